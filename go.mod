@@ -1,0 +1,9 @@
+module github.com/purecuda/purecuda
+
+go 1.25.0
+
+require (
+	github.com/ebitengine/purego v0.11.3
+	github.com/google/go-cmp v0.7.0
+	golang.org/x/sys v0.43.0
+)

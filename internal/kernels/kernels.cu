@@ -1,0 +1,57 @@
+// Test kernels. kernels.ptx is made from this file on a machine with the
+// CUDA toolkit:
+//
+//	nvcc -ptx -arch=compute_75 -o kernels.ptx kernels.cu
+//
+// The simulator (tests/sim) recognises each kernel by its entry name and
+// runs a native version with the same arguments.
+
+// now reads the GPU's nanosecond timer.
+__device__ static unsigned long long now(void) {
+	unsigned long long t;
+	asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+	return t;
+}
+
+__device__ static void spin_for(unsigned long long ns) {
+	unsigned long long t0 = now();
+	while (now() - t0 < ns) {
+	}
+}
+
+// spin keeps the GPU busy for ns nanoseconds.
+extern "C" __global__ void spin(unsigned long long ns) {
+	if (threadIdx.x == 0 && blockIdx.x == 0) spin_for(ns);
+}
+
+// add_one_i32 adds 1 to each of the n ints at data.
+extern "C" __global__ void add_one_i32(int *data, unsigned long long n) {
+	for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+	     i += (unsigned long long)gridDim.x * blockDim.x)
+		data[i] += 1;
+}
+
+// fill_i32 stores value into each of the n ints at data.
+extern "C" __global__ void fill_i32(int *data, unsigned long long n, int value) {
+	for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+	     i += (unsigned long long)gridDim.x * blockDim.x)
+		data[i] = value;
+}
+
+// sum_i64 waits spin_ns nanoseconds, then stores the sum of the n values at
+// in into *out. Launch it as one block of up to 1024 threads.
+extern "C" __global__ void sum_i64(const long long *in, unsigned long long n, long long *out,
+                                   unsigned long long spin_ns) {
+	__shared__ long long part[1024];
+	if (threadIdx.x == 0) spin_for(spin_ns);
+	__syncthreads();
+	long long s = 0;
+	for (unsigned long long i = threadIdx.x; i < n; i += blockDim.x) s += in[i];
+	part[threadIdx.x] = s;
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		long long t = 0;
+		for (unsigned int k = 0; k < blockDim.x; k++) t += part[k];
+		*out = t;
+	}
+}

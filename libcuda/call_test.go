@@ -1,0 +1,141 @@
+//go:build linux && (amd64 || arm64)
+
+package libcuda
+
+import (
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"unsafe"
+)
+
+// abiLibrary compiles testdata/abi.c into a shared library and opens it, so
+// the trampoline is checked against the system's C calling convention.
+func abiLibrary(t *testing.T) library {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("the ABI fixture is built with a Unix C compiler")
+	}
+	cc := ""
+	for _, c := range []string{os.Getenv("CC"), "cc", "gcc", "clang"} {
+		if c == "" {
+			continue
+		}
+		if p, err := exec.LookPath(c); err == nil {
+			cc = p
+			break
+		}
+	}
+	if cc == "" {
+		t.Skip("no C compiler (cc, gcc, clang) to build the ABI fixture")
+	}
+	so := filepath.Join(t.TempDir(), "libabi.so")
+	out, err := exec.Command(cc, "-O1", "-shared", "-fPIC", "-o", so, "testdata/abi.c").CombinedOutput()
+	if err != nil {
+		t.Fatalf("building the ABI fixture: %v\n%s", err, out)
+	}
+	lib, _, tried := openLibraryAt(so)
+	if lib == nil {
+		t.Fatalf("opening %s: %v", so, tried)
+	}
+	t.Cleanup(lib.close)
+	return lib
+}
+
+func mustSym(t *testing.T, lib library, name string) uintptr {
+	t.Helper()
+	a, ok := lib.sym(name)
+	if !ok {
+		t.Fatalf("no symbol %s", name)
+	}
+	return a
+}
+
+func TestCallPassesEveryArgumentWord(t *testing.T) {
+	fn := mustSym(t, abiLibrary(t), "abi_args")
+	for n := 0; n <= 19; n++ {
+		var f struct {
+			frame
+			a [maxArgWords]uintptr
+		}
+		f.fn, f.n = fn, uintptr(n+1)
+		f.a[0] = uintptr(n)
+		for i := 1; i <= n; i++ {
+			f.a[i] = 0x1000 + uintptr(i)
+		}
+		call(&f.frame)
+		if got := int32(f.r); got != 0 {
+			t.Errorf("%d arguments: argument %d arrived wrong", n+1, got)
+		}
+	}
+}
+
+func TestCallPointerArgumentsReachStackVariables(t *testing.T) {
+	fn := mustSym(t, abiLibrary(t), "abi_out")
+	var (
+		i int32
+		u uint64
+		p unsafe.Pointer
+	)
+	var f struct {
+		frame
+		a0, a1, a2 unsafe.Pointer
+		_          [5]uintptr
+	}
+	f.fn, f.n = fn, 3
+	f.a0, f.a1, f.a2 = unsafe.Pointer(&i), unsafe.Pointer(&u), unsafe.Pointer(&p)
+	call(&f.frame)
+	if i != -7 || u != 0xfedcba9876543210 || p != unsafe.Pointer(&u) {
+		t.Fatalf("out parameters: got %d, %#x, %p; want -7, 0xfedcba9876543210, %p", i, u, p, &u)
+	}
+}
+
+func TestCallSignExtendsAndTruncatesInt32(t *testing.T) {
+	fn := mustSym(t, abiLibrary(t), "abi_negative")
+	for _, v := range []int32{-1, -900, math.MinInt32, 0, 712} {
+		var f struct {
+			frame
+			a0 uintptr
+			_  [7]uintptr
+		}
+		f.fn, f.n, f.a0 = fn, 1, uintptr(v)
+		call(&f.frame)
+		if got := int32(f.r); got != v {
+			t.Errorf("abi_negative(%d) = %d", v, got)
+		}
+	}
+}
+
+func TestCallfMixesIntegerAndFloatArguments(t *testing.T) {
+	fn := mustSym(t, abiLibrary(t), "abi_floats")
+	// a + b*10 + c*100 + d*1000 + e*10000 with a=1 b=2 c=3 d=4 e=5.
+	r := callf(fn, 1<<1|1<<4, 1<<3, 1, uint64(math.Float32bits(2)), 3, math.Float64bits(4), uint64(math.Float32bits(5)))
+	if got := int32(r); got != 54321 {
+		t.Fatalf("abi_floats = %d, want 54321", got)
+	}
+}
+
+func TestCallAllocatesNothing(t *testing.T) {
+	fn := mustSym(t, abiLibrary(t), "abi_out")
+	var (
+		i int32
+		u uint64
+		p unsafe.Pointer
+	)
+	allocs := testing.AllocsPerRun(100, func() {
+		var f struct {
+			frame
+			a0, a1, a2 unsafe.Pointer
+			_          [5]uintptr
+		}
+		f.fn, f.n = fn, 3
+		f.a0, f.a1, f.a2 = unsafe.Pointer(&i), unsafe.Pointer(&u), unsafe.Pointer(&p)
+		call(&f.frame)
+	})
+	if allocs != 0 {
+		t.Fatalf("a call allocates %v times", allocs)
+	}
+}

@@ -1,0 +1,3 @@
+package libcuda
+
+//go:generate go run ../tools/gen

@@ -1,0 +1,170 @@
+package libcuda
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+)
+
+// proc is one driver entry point. The generated wrappers hold one each and
+// resolve it on first use: through cuGetProcAddress_v2 by its base name and
+// ABI version, or, with a driver that lacks cuGetProcAddress_v2, by looking
+// up the versioned symbol the header declares.
+type proc struct {
+	addr    uintptr // the resolved address; 0 until resolved (atomic)
+	name    string  // base name, e.g. "cuMemHostRegister"
+	symbol  string  // the symbol the header declares, e.g. "cuMemHostRegister_v2"
+	version int32   // ABI version from cudaTypedefs.h, e.g. 6050
+	err     error   // why resolution failed; guarded by resolveMu
+}
+
+// resolveMu serializes resolution, which happens once per entry point.
+var resolveMu sync.Mutex
+
+// fn returns the entry point's address, resolving it (and loading the
+// driver) on first use. It is small enough to be inlined into every wrapper:
+// after the first call it costs one load and one branch.
+func (p *proc) fn() (uintptr, error) {
+	if a := atomic.LoadUintptr(&p.addr); a != 0 {
+		return a, nil
+	}
+	return p.resolve()
+}
+
+func (p *proc) resolve() (uintptr, error) {
+	d, err := driverOrLoad()
+	if err != nil {
+		return 0, err
+	}
+	resolveMu.Lock()
+	defer resolveMu.Unlock()
+	if a := p.addr; a != 0 {
+		return a, nil
+	}
+	if p.err != nil {
+		return 0, p.err
+	}
+	a, err := d.lookup(p)
+	if err != nil {
+		p.err = err
+		return 0, err
+	}
+	atomic.StoreUintptr(&p.addr, a)
+	return a, nil
+}
+
+// result turns a CUresult into an error: nil for CUDA_SUCCESS, else the
+// Result itself (traced when PURECUDA_TRACE is set).
+func (p *proc) result(r uintptr) error {
+	if int32(r) == 0 {
+		return nil
+	}
+	return p.failed(Result(int32(r)))
+}
+
+func (p *proc) failed(r Result) error {
+	if tracing.Load() {
+		trace(p.symbol, r)
+	}
+	return r.boxed()
+}
+
+// The values of CUdriverProcAddressQueryResult and the flag that asks for
+// the legacy default stream semantics (not the per-thread variants).
+const (
+	procStatusSuccess       = 0
+	procStatusVersionTooLow = 2
+	procAddressLegacyStream = 1
+)
+
+// lookup finds p's address in the loaded driver.
+func (d *driver) lookup(p *proc) (uintptr, error) {
+	if int(p.version) > d.version {
+		return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.version}
+	}
+	if d.getProcAddress == 0 {
+		a, ok := d.sym(p.symbol)
+		if !ok {
+			return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.version, Missing: true}
+		}
+		return a, nil
+	}
+	name := append([]byte(p.name), 0)
+	var addr uintptr
+	var status int32
+	var f struct {
+		frame
+		a0 unsafe.Pointer // const char *symbol
+		a1 unsafe.Pointer // void **pfn
+		a2 uintptr        // int cudaVersion
+		a3 uintptr        // cuuint64_t flags
+		a4 unsafe.Pointer // CUdriverProcAddressQueryResult *symbolStatus
+		_  [3]uintptr
+	}
+	f.fn, f.n = d.getProcAddress, 5
+	f.a0, f.a1, f.a2, f.a3, f.a4 = unsafe.Pointer(&name[0]), unsafe.Pointer(&addr), uintptr(p.version), procAddressLegacyStream, unsafe.Pointer(&status)
+	call(&f.frame)
+	switch r := Result(int32(f.r)); {
+	case r != CUDA_SUCCESS:
+		return 0, fmt.Errorf("libcuda: cuGetProcAddress_v2(%s, %d): %w", p.name, p.version, r)
+	case status == procStatusVersionTooLow:
+		return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.version}
+	case status != procStatusSuccess || addr == 0:
+		return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.version, Missing: true}
+	}
+	return addr, nil
+}
+
+// SymbolError reports a driver entry point that cannot be used with the
+// loaded driver: the driver lacks it, or its ABI version is newer than the
+// driver. Only the function that needs it fails; everything else works.
+type SymbolError struct {
+	Symbol  string // the C symbol, e.g. "cuMemHostRegister_v2"
+	Version int    // the ABI version the binding calls it with, e.g. 6050
+	Driver  int    // the loaded driver's version, e.g. 13000
+	Missing bool   // the driver does not have it at all
+}
+
+func (e *SymbolError) Error() string {
+	if e.Missing {
+		return fmt.Sprintf("libcuda: %s (ABI %s) is not provided by the loaded driver (version %s)",
+			e.Symbol, FormatVersion(e.Version), FormatVersion(e.Driver))
+	}
+	return fmt.Sprintf("libcuda: %s needs driver version %s or later; the loaded driver is %s",
+		e.Symbol, FormatVersion(e.Version), FormatVersion(e.Driver))
+}
+
+// Is reports whether target is ErrSymbol, so errors.Is(err, ErrSymbol)
+// catches every SymbolError.
+func (e *SymbolError) Is(target error) bool { return target == ErrSymbol }
+
+// FormatVersion writes a CUDA version number such as 12050 as "12.5".
+func FormatVersion(v int) string {
+	if v%10 != 0 {
+		return fmt.Sprintf("%d.%d.%d", v/1000, v%1000/10, v%10)
+	}
+	return fmt.Sprintf("%d.%d", v/1000, v%1000/10)
+}
+
+// Symbols lists every entry point of the binding with what the loaded
+// driver says about it, resolving each one (and loading the driver).
+func Symbols() ([]SymbolInfo, error) {
+	if _, err := driverOrLoad(); err != nil {
+		return nil, err
+	}
+	out := make([]SymbolInfo, len(procs))
+	for i, p := range procs {
+		_, err := p.fn()
+		out[i] = SymbolInfo{Name: p.name, Symbol: p.symbol, Version: int(p.version), Err: err}
+	}
+	return out, nil
+}
+
+// SymbolInfo describes one entry point of the binding.
+type SymbolInfo struct {
+	Name    string // base name, e.g. "cuMemHostRegister"
+	Symbol  string // versioned C symbol, e.g. "cuMemHostRegister_v2"
+	Version int    // ABI version the binding asks for
+	Err     error  // nil when the loaded driver provides it
+}

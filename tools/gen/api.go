@@ -1,0 +1,200 @@
+package main
+
+import (
+	"fmt"
+	gotoken "go/token"
+	"sort"
+	"strings"
+)
+
+// reserved are the names besides Go keywords that a parameter cannot have
+// in a wrapper: predeclared names and packages the wrapper uses, the
+// runtime it calls and its temporaries.
+var reserved = map[string]bool{"error": true, "uintptr": true, "uint32": true, "uint64": true,
+	"unsafe": true, "math": true, "nil": true, "call": true, "callf": true, "frame": true,
+	"_f": true, "_fn": true, "_err": true, "_r": true}
+
+// arg is a parameter as the wrapper passes it.
+type arg struct {
+	name   string // Go name
+	goType string
+	kind   argKind
+	size   int64 // struct size, for aSmall and aBig
+}
+
+// apiFile writes zapi.go: a wrapper per function, then the procs.
+func (g *gen) apiFile() string {
+	var b strings.Builder
+	big := false
+	for _, f := range g.h.funcs {
+		big = g.wrapper(&b, f) || big
+	}
+	if big {
+		b.WriteString("// structsOnStack reports whether a struct above 16 bytes passed by value goes on the stack\n" +
+			"// after the register arguments (System V AMD64) rather than as a pointer to a copy\n" +
+			"// (AAPCS64, Windows x64).\n" +
+			"const structsOnStack = runtime.GOARCH == \"amd64\" && runtime.GOOS != \"windows\"\n\n")
+	}
+	names := make([]string, 0, len(g.h.funcs))
+	byName := map[string]*function{}
+	for _, f := range g.h.funcs {
+		names = append(names, g.funcNames[f])
+		byName[g.funcNames[f]] = f
+	}
+	sort.Strings(names)
+	b.WriteString("// The driver entry points, resolved on first use.\nvar (\n")
+	for _, n := range names {
+		f := byName[n]
+		fmt.Fprintf(&b, "proc%s = proc{name: %q, symbol: %q, version: %d}\n", n, g.abi[f].base, f.symbol, g.abi[f].version)
+	}
+	b.WriteString(")\n\n// procs lists every entry point, sorted by Go name.\nvar procs = [...]*proc{\n")
+	for _, n := range names {
+		fmt.Fprintf(&b, "&proc%s,\n", n)
+	}
+	b.WriteString("}\n")
+	return imports(b.String()) + b.String()
+}
+
+// wrapper writes the Go function for f. It reports whether f passes a
+// large struct by value.
+func (g *gen) wrapper(b *strings.Builder, f *function) (big bool) {
+	name := g.funcNames[f]
+	ai := g.abi[f]
+	var args []arg
+	var sig []string
+	floats, pointers := false, false
+	for i, p := range f.params {
+		a := arg{name: p.name, goType: g.typeName(p.typ)}
+		if a.name == "" {
+			a.name = fmt.Sprintf("arg%d", i)
+		}
+		if gotoken.IsKeyword(a.name) || reserved[a.name] {
+			a.name += "_"
+		}
+		var err error
+		if a.kind, a.size, err = classify(g.h, p, a.goType); err != nil {
+			g.failf("%s: %s: %v", f.pos, f.symbol, err)
+		}
+		floats = floats || a.kind == aFloat || a.kind == aDouble
+		pointers = pointers || a.kind == aPointer || a.kind == aBig
+		big = big || a.kind == aBig
+		args = append(args, a)
+		sig = append(sig, a.name+" "+a.goType)
+	}
+	if floats && pointers {
+		g.failf("%s: %s takes floating-point and pointer arguments", f.pos, f.symbol)
+	}
+	fmt.Fprintf(b, "// %s calls %s, resolved as %s at ABI version %d.\n//\n//\t%s\n", name, f.symbol, ai.base, ai.version, f.proto)
+	if f.deprecated {
+		fmt.Fprintf(b, "//\n// Deprecated: cuda.h marks %s deprecated.\n", f.symbol)
+	}
+	fmt.Fprintf(b, "func %s(%s) error {\n", name, strings.Join(sig, ", "))
+	fmt.Fprintf(b, "_fn, _err := proc%s.fn()\nif _err != nil {\nreturn _err\n}\n", name)
+	switch {
+	case floats:
+		var fl, db uint32
+		var words []string
+		for i, a := range args {
+			switch a.kind {
+			case aFloat:
+				fl |= 1 << i
+				words = append(words, "uint64(math.Float32bits("+a.name+"))")
+			case aDouble:
+				db |= 1 << i
+				words = append(words, "math.Float64bits("+a.name+")")
+			case aSmall:
+				words = append(words, fmt.Sprintf("uint64(*(*uint%d)(unsafe.Pointer(&%s)))", 8*a.size, a.name))
+			default:
+				words = append(words, "uint64("+a.name+")")
+			}
+		}
+		fmt.Fprintf(b, "_r := callf(_fn, %s, %s, %s)\n", bits(fl), bits(db), strings.Join(words, ", "))
+		fmt.Fprintf(b, "return proc%s.result(_r)\n}\n\n", name)
+	case big:
+		b.WriteString("if structsOnStack {\n")
+		g.frameCall(b, name, args, true)
+		b.WriteString("}\n")
+		g.frameCall(b, name, args, false)
+		b.WriteString("}\n\n")
+	default:
+		g.frameCall(b, name, args, false)
+		b.WriteString("}\n\n")
+	}
+	return big
+}
+
+// bits prints a bit mask for callf.
+func bits(m uint32) string {
+	if m == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%#b", m)
+}
+
+// sysvRegs is the number of integer argument registers of System V AMD64.
+const sysvRegs = 6
+
+// minWords is the number of argument words the trampoline always reads.
+const minWords = 8
+
+// frameCall writes the frame, the call and the return. With onStack, large
+// structs are laid into the stack words after the System V registers;
+// otherwise they are passed as a pointer to the parameter, a copy.
+func (g *gen) frameCall(b *strings.Builder, name string, args []arg, onStack bool) {
+	type slot struct {
+		typ, value string
+		words      int64
+	}
+	var regs, stack []slot
+	for _, a := range args {
+		s := slot{"uintptr", "uintptr(" + a.name + ")", 1}
+		switch a.kind {
+		case aPointer:
+			s = slot{"unsafe.Pointer", "unsafe.Pointer(" + a.name + ")", 1}
+		case aSmall:
+			s.value = fmt.Sprintf("uintptr(*(*uint%d)(unsafe.Pointer(&%s)))", 8*a.size, a.name)
+		case aBig:
+			s = slot{"unsafe.Pointer", "unsafe.Pointer(&" + a.name + ")", 1}
+			if onStack {
+				stack = append(stack, slot{a.goType, a.name, a.size / 8})
+				continue
+			}
+		}
+		if onStack && len(regs) == sysvRegs {
+			stack = append(stack, s)
+			continue
+		}
+		regs = append(regs, s)
+	}
+	var lines []string
+	words := int64(0)
+	field := func(s slot) {
+		lines = append(lines, fmt.Sprintf("a%d %s", words, s.typ))
+		words += s.words
+	}
+	for _, s := range regs {
+		field(s)
+	}
+	if len(stack) > 0 && words < sysvRegs {
+		lines = append(lines, fmt.Sprintf("_ [%d]uintptr", sysvRegs-words))
+		words = sysvRegs
+	}
+	for _, s := range stack {
+		field(s)
+	}
+	n := words
+	if words < minWords {
+		lines = append(lines, fmt.Sprintf("_ [%d]uintptr", minWords-words))
+	}
+	fmt.Fprintf(b, "var _f struct {\nframe\n%s\n}\n", strings.Join(lines, "\n"))
+	fmt.Fprintf(b, "_f.fn, _f.n = _fn, %d\n", n)
+	words = 0
+	for _, s := range append(regs, stack...) {
+		if words == int64(len(regs)) && len(stack) > 0 && words < sysvRegs {
+			words = sysvRegs
+		}
+		fmt.Fprintf(b, "_f.a%d = %s\n", words, s.value)
+		words += s.words
+	}
+	fmt.Fprintf(b, "call(&_f.frame)\nreturn proc%s.result(_f.r)\n", name)
+}

@@ -3,6 +3,7 @@
 package libcuda
 
 import (
+	_ "embed"
 	"math"
 	"os"
 	"os/exec"
@@ -11,6 +12,9 @@ import (
 	"testing"
 	"unsafe"
 )
+
+//go:embed testdata/abi.c
+var abiSource []byte
 
 // abiLibrary compiles testdata/abi.c into a shared library and opens it, so
 // the trampoline is checked against the system's C calling convention.
@@ -32,8 +36,12 @@ func abiLibrary(t *testing.T) library {
 	if cc == "" {
 		t.Skip("no C compiler (cc, gcc, clang) to build the ABI fixture")
 	}
-	so := filepath.Join(t.TempDir(), "libabi.so")
-	out, err := exec.Command(cc, "-O1", "-shared", "-fPIC", "-o", so, "testdata/abi.c").CombinedOutput()
+	dir := t.TempDir()
+	src, so := filepath.Join(dir, "abi.c"), filepath.Join(dir, "libabi.so")
+	if err := os.WriteFile(src, abiSource, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(cc, "-O1", "-shared", "-fPIC", "-o", so, src).CombinedOutput()
 	if err != nil {
 		t.Fatalf("building the ABI fixture: %v\n%s", err, out)
 	}

@@ -28,7 +28,11 @@ func ExampleWithContext() {
 	if err := errors.Join(libcuda.DeviceGet(&dev, 0), libcuda.DevicePrimaryCtxRetain(&ctx, dev)); err != nil {
 		log.Fatal(err)
 	}
-	defer libcuda.DevicePrimaryCtxRelease(dev)
+	defer func() {
+		if err := libcuda.DevicePrimaryCtxRelease(dev); err != nil {
+			log.Print(err)
+		}
+	}()
 
 	data := []float32{1, 2, 3, 4}
 	err := libcuda.WithContext(ctx, func() error {
@@ -65,7 +69,11 @@ func ExampleFunction_Launch() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer libcuda.ModuleUnload(m)
+	defer func() {
+		if err := libcuda.ModuleUnload(m); err != nil {
+			log.Print(err)
+		}
+	}()
 	addOne, err := m.Function("add_one_i32")
 	if err != nil {
 		log.Fatal(err)

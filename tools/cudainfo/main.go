@@ -135,7 +135,7 @@ func device(i int32) error {
 }
 
 // selfCheck copies 1 MiB to device 0 and back and runs one kernel on it.
-func selfCheck() error {
+func selfCheck() (err error) {
 	var dev libcuda.Device
 	if err := libcuda.DeviceGet(&dev, 0); err != nil {
 		return err
@@ -144,9 +144,9 @@ func selfCheck() error {
 	if err := libcuda.DevicePrimaryCtxRetain(&ctx, dev); err != nil {
 		return err
 	}
-	defer libcuda.DevicePrimaryCtxRelease(dev)
+	defer func() { err = errors.Join(err, libcuda.DevicePrimaryCtxRelease(dev)) }()
 	fmt.Println("\nself-check on device 0")
-	return libcuda.WithContext(ctx, func() error {
+	return libcuda.WithContext(ctx, func() (err error) {
 		const n = 1 << 18 // int32s: 1 MiB
 		host := make([]int32, n)
 		for i := range host {
@@ -156,7 +156,7 @@ func selfCheck() error {
 		if err := libcuda.MemAlloc(&d, n*4); err != nil {
 			return err
 		}
-		defer libcuda.MemFree(d)
+		defer func() { err = errors.Join(err, libcuda.MemFree(d)) }()
 		start := time.Now()
 		if err := libcuda.MemcpyHtoD(d, unsafe.Pointer(&host[0]), n*4); err != nil {
 			return err
@@ -177,7 +177,7 @@ func selfCheck() error {
 		if err != nil {
 			return err
 		}
-		defer libcuda.ModuleUnload(m)
+		defer func() { err = errors.Join(err, libcuda.ModuleUnload(m)) }()
 		f, err := m.Function("add_one_i32")
 		if err != nil {
 			return err

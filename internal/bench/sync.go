@@ -1,0 +1,96 @@
+//go:build linux
+
+package bench
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/purecuda/purecuda/internal/kernels"
+	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
+)
+
+// Kernel durations of the wait rows.
+const (
+	ShortKernel = 50 * time.Microsecond
+	LongKernel  = 100 * time.Millisecond
+)
+
+var syncModes = []sync.Policy{{Mode: sync.Auto}, {Mode: sync.Blocking}, {Mode: sync.Polling}}
+
+// spinKernel loads the spin kernel into the fixture's context.
+func (f *Fixture) spinKernel(b *testing.B) libcuda.Function {
+	var fn libcuda.Function
+	err := libcuda.WithContext(f.Ctx, func() error {
+		m, err := libcuda.LoadModule(kernels.PTX)
+		if err != nil {
+			return err
+		}
+		fn, err = m.Function("spin")
+		return err
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return fn
+}
+
+// SyncRows are package sync's rows: a wait on an idle stream, the time to
+// launch a 50µs kernel and see it finish, and the CPU time spent in a wait
+// for a 100ms kernel (metric cpu-ns/op).
+func (f *Fixture) SyncRows() []Row {
+	var rows []Row
+	ctx := context.Background()
+	for _, p := range syncModes {
+		rows = append(rows, Row{"wait, idle stream", p.Mode.String(), func(b *testing.B) {
+			f.OnThread(b, func(b *testing.B) {
+				for b.Loop() {
+					if err := p.Stream(ctx, 0, f.Stream); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}})
+	}
+	for _, p := range syncModes {
+		rows = append(rows, Row{"launch + wait, 50µs kernel", p.Mode.String(), func(b *testing.B) {
+			spin := f.spinKernel(b)
+			f.OnThread(b, func(b *testing.B) {
+				for b.Loop() {
+					if err := spin.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 1}, 0, f.Stream, uint64(ShortKernel)); err != nil {
+						b.Fatal(err)
+					}
+					if err := p.Stream(ctx, 0, f.Stream); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}})
+	}
+	for _, p := range syncModes {
+		rows = append(rows, Row{"CPU in a 100ms wait", p.Mode.String(), func(b *testing.B) {
+			spin := f.spinKernel(b)
+			f.OnThread(b, func(b *testing.B) {
+				var cpu time.Duration
+				for b.Loop() {
+					if err := spin.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 1}, 0, f.Stream, uint64(LongKernel)); err != nil {
+						b.Fatal(err)
+					}
+					c0, err := processCPU()
+					if err != nil {
+						b.Skip(err)
+					}
+					if err := p.Stream(ctx, 0, f.Stream); err != nil {
+						b.Fatal(err)
+					}
+					c1, _ := processCPU()
+					cpu += c1 - c0
+				}
+				b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+			})
+		}})
+	}
+	return rows
+}

@@ -1,0 +1,57 @@
+// Package sync waits for the GPU cooperatively: for the work submitted to a
+// stream, for an event, or for everything in a context, with a
+// context.Context for cancellation.
+//
+// A wait on something already finished costs one driver query on the
+// calling goroutine. Otherwise, in the default Auto mode, the caller spins
+// on the query for a short budget (fast wake-up for short kernels), then
+// queries between runtime.Gosched calls, and then hands the wait to a
+// helper OS thread from a small bounded pool, which blocks in the driver on
+// an event created with CU_EVENT_BLOCKING_SYNC (the thread sleeps, no core
+// is burnt) while the caller waits on a channel. Cancelling the
+// context.Context returns ctx.Err() at once and leaves the GPU work alone.
+// Policy sets the budgets and the Blocking and Polling modes.
+//
+// # Capture
+//
+// The queries are "potentially unsafe" calls in CUDA's stream capture
+// rules: made in the default (global) capture mode while another thread
+// captures in global mode, they fail and invalidate that capture. Package
+// sync therefore keeps count of the captures in progress that it has been
+// told about (package graph tells it of every capture it makes; code that
+// begins captures through libcuda directly can call EnterCapture). While
+// none is in progress a query is made as it is; while any is, queries run
+// on a locked OS thread in relaxed capture mode and the caller's mode is
+// restored after. Waiting on a stream that is being captured, or on a
+// whole context while any known capture is in progress, returns an error
+// matching ErrCapturing and does not touch the capture.
+//
+// An event recorded in a capture is the exception: no driver call tells
+// such an event apart from another without querying it, and the query
+// (which fails with CUDA_ERROR_CAPTURED_EVENT, also an ErrCapturing error
+// here) invalidates the capture, in relaxed mode too (measured on an H200,
+// driver 580). Do not wait on events recorded while their stream was being
+// captured. A capture begun through the driver without EnterCapture cannot
+// be seen, and a query in global mode from another goroutine can invalidate
+// it, as the driver documents for global mode.
+//
+// # Special streams
+//
+// The legacy default stream (a NULL Stream or CU_STREAM_LEGACY) belongs to
+// a context: Stream needs that context, and waits for the legacy stream
+// of it on any thread. CU_STREAM_PER_THREAD names a different stream on
+// every OS thread. Go moves goroutines between threads, so a goroutine that
+// submits work to the per-thread stream and then waits on it means the
+// stream of the thread it was on when it submitted, which only
+// runtime.LockOSThread makes certain. Stream therefore waits for the
+// per-thread stream of the calling thread, polling on that thread and never
+// handing the wait to a helper, and the caller must hold LockOSThread from
+// submission to wait.
+//
+// # Contexts
+//
+// A whole context can only be waited for with cuCtxSynchronize, which
+// blocks, so Context always waits on a helper thread, whatever the mode.
+// Whether that thread sleeps or spins is set by the context's scheduling
+// flags (CU_CTX_SCHED_BLOCKING_SYNC sleeps).
+package sync

@@ -1,0 +1,110 @@
+package sync
+
+import (
+	"fmt"
+
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// streamTarget is the work submitted to a stream so far.
+type streamTarget struct {
+	cu libcuda.Context // the stream's context; 0 when not given
+	s  libcuda.Stream
+}
+
+func (t streamTarget) String() string {
+	switch t.s {
+	case 0, libcuda.CU_STREAM_LEGACY:
+		return "legacy stream"
+	case libcuda.CU_STREAM_PER_THREAD:
+		return "per-thread stream"
+	}
+	return fmt.Sprintf("stream %#x", uintptr(t.s))
+}
+
+func (t streamTarget) legacy() bool { return t.s == 0 || t.s == libcuda.CU_STREAM_LEGACY }
+
+func (t streamTarget) query() error {
+	if t.legacy() {
+		// The legacy stream is the current context's: make cu current.
+		return libcuda.WithContext(t.cu, func() error { return query(t.checkedQuery) })
+	}
+	return query(t.checkedQuery)
+}
+
+// checkedQuery refuses a stream under capture before querying it; the
+// check is needed only while captures are known to be in progress.
+func (t streamTarget) checkedQuery() error {
+	if CapturesInProgress() > 0 && t.s != libcuda.CU_STREAM_PER_THREAD {
+		var st libcuda.StreamCaptureStatus
+		if err := libcuda.StreamIsCapturing(t.s, &st); err != nil {
+			return err
+		}
+		if st != libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
+			return &captureError{what: t.String(), err: fmt.Errorf("capture status %v", st)}
+		}
+	}
+	return libcuda.StreamQuery(t.s)
+}
+
+// block records an event that sleeps its waiter (CU_EVENT_BLOCKING_SYNC)
+// on the stream and waits for it, with the stream's context current.
+func (t streamTarget) block() error {
+	cu := t.cu
+	if cu == 0 {
+		if err := libcuda.StreamGetCtx(t.s, &cu); err != nil {
+			return err
+		}
+	}
+	if err := libcuda.CtxSetCurrent(cu); err != nil {
+		return err
+	}
+	if err := t.checkedQuery(); err == nil || !isNotReady(err) {
+		return err
+	}
+	var e libcuda.Event
+	if err := libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_BLOCKING_SYNC|libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
+		return err
+	}
+	err := libcuda.EventRecord(e, t.s)
+	if err == nil {
+		err = libcuda.EventSynchronize(e)
+	}
+	if derr := libcuda.EventDestroy(e); err == nil {
+		err = derr
+	}
+	return err
+}
+
+// eventTarget is an event's completion.
+type eventTarget libcuda.Event
+
+func (t eventTarget) String() string { return fmt.Sprintf("event %#x", uintptr(t)) }
+func (t eventTarget) query() error {
+	return query(func() error { return libcuda.EventQuery(libcuda.Event(t)) })
+}
+func (t eventTarget) block() error { return libcuda.EventSynchronize(libcuda.Event(t)) }
+
+// contextTarget is all work of a context.
+type contextTarget libcuda.Context
+
+func (t contextTarget) String() string { return fmt.Sprintf("context %#x", uintptr(t)) }
+
+// query is never used for a context: cuCtxSynchronize cannot poll.
+func (t contextTarget) query() error { return libcuda.CUDA_ERROR_NOT_READY }
+
+// block synchronizes the context. It holds the unsafe token meanwhile:
+// cuCtxSynchronize is refused during any capture, even in relaxed mode, so
+// EnterCapture waits for it.
+func (t contextTarget) block() error {
+	if !fast() {
+		return &captureError{what: t.String(), err: fmt.Errorf("%d captures in progress", CapturesInProgress())}
+	}
+	defer done()
+	if err := libcuda.CtxSetCurrent(libcuda.Context(t)); err != nil {
+		return err
+	}
+	return libcuda.CtxSynchronize()
+}
+
+func isNotReady(err error) bool { return err == libcuda.CUDA_ERROR_NOT_READY }

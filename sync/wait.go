@@ -1,0 +1,281 @@
+package sync
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// Mode is how a wait proceeds once the first query says the work is not
+// finished.
+type Mode int
+
+const (
+	// Auto spins on the query, then yields between queries, then blocks on
+	// a helper thread: fast for short waits, cheap for long ones.
+	Auto Mode = iota
+	// Blocking hands the wait to a helper thread at once.
+	Blocking
+	// Polling spins, yields, then sleeps between queries with backoff up to
+	// Policy.MaxSleep; it never blocks a thread.
+	Polling
+)
+
+func (m Mode) String() string {
+	switch m {
+	case Auto:
+		return "auto"
+	case Blocking:
+		return "blocking"
+	case Polling:
+		return "polling"
+	}
+	return fmt.Sprintf("Mode(%d)", int(m))
+}
+
+// Policy says how to wait. The zero value means DefaultPolicy's budgets in
+// Auto mode.
+type Policy struct {
+	Mode Mode
+	// Spin is how long the caller queries back to back (default 100µs: a
+	// kernel shorter than that is seen finished within one query).
+	Spin time.Duration
+	// Yield is how long after that the caller queries between
+	// runtime.Gosched calls before blocking or sleeping (default 200µs).
+	// A goroutine locked to its OS thread pays a thread hand-off for each
+	// Gosched (microseconds), so its wake-up is coarser in this phase.
+	Yield time.Duration
+	// MaxSleep caps the backoff of Polling mode, and of Auto mode while
+	// every helper thread is busy (default 1ms).
+	MaxSleep time.Duration
+}
+
+// DefaultPolicy is what Stream, Event and Context use.
+var DefaultPolicy = Policy{Mode: Auto, Spin: 100 * time.Microsecond, Yield: 200 * time.Microsecond, MaxSleep: time.Millisecond}
+
+func (p Policy) withDefaults() Policy {
+	if p.Spin == 0 {
+		p.Spin = DefaultPolicy.Spin
+	}
+	if p.Yield == 0 {
+		p.Yield = DefaultPolicy.Yield
+	}
+	if p.MaxSleep == 0 {
+		p.MaxSleep = DefaultPolicy.MaxSleep
+	}
+	return p
+}
+
+// Stream waits with DefaultPolicy until the work submitted to s so far has
+// finished. cu is the context s belongs to: needed for the legacy stream
+// (0 or CU_STREAM_LEGACY), optional (0) for other streams. See the package
+// documentation for CU_STREAM_PER_THREAD.
+func Stream(ctx context.Context, cu libcuda.Context, s libcuda.Stream) error {
+	return DefaultPolicy.Stream(ctx, cu, s)
+}
+
+// Event waits with DefaultPolicy until event e has completed. e must not
+// have been recorded in a stream capture: see the package documentation.
+func Event(ctx context.Context, e libcuda.Event) error { return DefaultPolicy.Event(ctx, e) }
+
+// Context waits until all work in context cu has finished.
+func Context(ctx context.Context, cu libcuda.Context) error { return DefaultPolicy.Context(ctx, cu) }
+
+// Stream waits with p until the work submitted to s so far has finished.
+func (p Policy) Stream(ctx context.Context, cu libcuda.Context, s libcuda.Stream) error {
+	switch s {
+	case libcuda.CU_STREAM_PER_THREAD:
+		return p.perThread(ctx)
+	case 0, libcuda.CU_STREAM_LEGACY:
+		if cu == 0 {
+			return errors.New("sync: waiting on the legacy stream needs its context")
+		}
+	}
+	return wait(p, ctx, streamTarget{cu: cu, s: s})
+}
+
+// Event waits with p until e has completed.
+func (p Policy) Event(ctx context.Context, e libcuda.Event) error {
+	if e == 0 {
+		return errors.New("sync: wait on a nil event")
+	}
+	return wait(p, ctx, eventTarget(e))
+}
+
+// Context waits until all work in cu has finished, on a helper thread.
+func (p Policy) Context(ctx context.Context, cu libcuda.Context) error {
+	if cu == 0 {
+		return errors.New("sync: wait on a nil context")
+	}
+	if n := CapturesInProgress(); n > 0 {
+		return &captureError{what: "context wait", err: fmt.Errorf("%d captures in progress", n)}
+	}
+	return onHelper(p, ctx, contextTarget(cu))
+}
+
+// target is something to wait for.
+type target interface {
+	// query returns nil when finished, CUDA_ERROR_NOT_READY while not.
+	query() error
+	// block waits in the driver; it runs on a helper thread in relaxed
+	// capture mode.
+	block() error
+	String() string
+}
+
+// wait is the common path of Stream and Event. It is generic so that the
+// path of a finished wait converts nothing to an interface: it allocates
+// nothing.
+func wait[T target](p Policy, ctx context.Context, t T) error {
+	err := t.query()
+	if !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+		return wrap(t, err)
+	}
+	if p.Mode == Blocking {
+		return onHelper(p, ctx, t)
+	}
+	p = p.withDefaults()
+	cancelled := ctx.Done()
+	start := time.Now()
+	for spins := 0; ; spins++ {
+		select {
+		case <-cancelled:
+			return ctx.Err()
+		default:
+		}
+		since := time.Since(start)
+		if since > p.Spin+p.Yield {
+			break
+		}
+		if since > p.Spin {
+			runtime.Gosched()
+		}
+		if err := t.query(); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+			return wrap(t, err)
+		}
+	}
+	if p.Mode == Auto {
+		return onHelper(p, ctx, t)
+	}
+	return sleepPoll(p, ctx, t, nil)
+}
+
+// sleepPoll queries with sleeps of growing length between, until t is
+// finished or, when helper is not nil, until helper() returns true (it has
+// taken the wait over).
+func sleepPoll[T target](p Policy, ctx context.Context, t T, helper func() (bool, error)) error {
+	p = p.withDefaults()
+	sleep := 10 * time.Microsecond
+	timer := time.NewTimer(sleep)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-timer.C:
+		}
+		if err := t.query(); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+			return wrap(t, err)
+		}
+		if helper != nil {
+			if took, err := helper(); took {
+				return err
+			}
+		}
+		sleep = min(2*sleep, p.MaxSleep)
+		timer.Reset(sleep)
+	}
+}
+
+// onHelper hands the blocking wait to a helper thread and waits for its
+// answer or for ctx. When every helper is busy, it polls with sleeps
+// meanwhile and hands over as soon as one is free.
+func onHelper[T target](p Policy, ctx context.Context, t T) error {
+	res := make(chan error, 1)
+	take := func() (bool, error) {
+		if !helpers.submit(job{t: t, res: res}) {
+			return false, nil
+		}
+		select {
+		case err := <-res:
+			return true, wrap(t, err)
+		case <-ctx.Done():
+			return true, ctx.Err()
+		}
+	}
+	if took, err := take(); took {
+		return err
+	}
+	if _, ok := any(t).(contextTarget); ok {
+		// A context cannot be queried: wait for a helper.
+		for {
+			if err := helpers.submitWait(ctx, job{t: t, res: res}); err != nil {
+				return err
+			}
+			select {
+			case err := <-res:
+				return wrap(t, err)
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	return sleepPoll(p, ctx, t, take)
+}
+
+// perThread polls the calling thread's per-thread default stream.
+func (p Policy) perThread(ctx context.Context) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	t := streamTarget{s: libcuda.CU_STREAM_PER_THREAD}
+	err := t.query()
+	if !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+		return wrap(t, err)
+	}
+	p = p.withDefaults()
+	start := time.Now()
+	for time.Since(start) < p.Spin {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		if err := t.query(); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+			return wrap(t, err)
+		}
+	}
+	return sleepPoll(p, ctx, t, nil)
+}
+
+// captureError is a wait refused because of a stream capture.
+type captureError struct {
+	what string
+	err  error
+}
+
+func (e *captureError) Error() string {
+	return "sync: " + e.what + ": stream capture in progress: " + e.err.Error()
+}
+func (e *captureError) Unwrap() error        { return e.err }
+func (e *captureError) Is(target error) bool { return target == ErrCapturing }
+
+// wrap adds what was waited for to a driver error and marks the errors
+// that come from a capture.
+func wrap[T target](t T, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrCapturing):
+		return err
+	case errors.Is(err, libcuda.CUDA_ERROR_CAPTURED_EVENT),
+		errors.Is(err, libcuda.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED),
+		errors.Is(err, libcuda.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED),
+		errors.Is(err, libcuda.CUDA_ERROR_STREAM_CAPTURE_IMPLICIT):
+		return &captureError{what: t.String(), err: err}
+	}
+	return fmt.Errorf("sync: %s: %w", t.String(), err)
+}

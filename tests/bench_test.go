@@ -1,0 +1,28 @@
+//go:build linux
+
+package tests
+
+import (
+	"testing"
+
+	"github.com/purecuda/purecuda/internal/bench"
+)
+
+// BenchmarkCall compares the generated call path with purego's SyscallN and
+// RegisterFunc on the same driver functions. Compare ways with benchstat;
+// tools/bench prints the same rows beside a C baseline.
+func BenchmarkCall(b *testing.B) {
+	needDriver(b)
+	f, err := bench.Setup()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := f.Close(); err != nil {
+			b.Error(err)
+		}
+	}()
+	for _, r := range f.CallRows() {
+		b.Run(r.Op+"/"+r.Way, r.F)
+	}
+}

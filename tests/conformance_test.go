@@ -1,0 +1,455 @@
+package tests
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// The conformance tests state what the driver does in the cases the release
+// logic depends on, and print it as a matrix. They run on the simulator and
+// on the GPU: passing on the GPU is what keeps the simulator honest.
+
+// code is the CUresult of err, or -1 for an error that is not a Result.
+func code(err error) int {
+	if err == nil {
+		return 0
+	}
+	var r libcuda.Result
+	if errors.As(err, &r) {
+		return int(r)
+	}
+	return -1
+}
+
+// hostBuffer returns n bytes of Go memory starting on a 4 KiB boundary,
+// kept alive until the test ends.
+func hostBuffer(t testing.TB, n int) unsafe.Pointer {
+	b := make([]byte, n+4096)
+	t.Cleanup(func() { runtime.KeepAlive(b) })
+	p := unsafe.Pointer(&b[0])
+	return unsafe.Add(p, (4096-uintptr(p)%4096)%4096)
+}
+
+// capCall is one driver call of the capture matrix. prep runs before the
+// capture begins and returns the call and what to do after the capture
+// has ended (given whether the call succeeded).
+type capCall struct {
+	name   string
+	unsafe bool // a "potentially unsafe" call in the driver's capture rules
+	prep   func(t *testing.T) (call func() error, after func(ok bool))
+}
+
+func captureCalls(other libcuda.Stream, dev libcuda.Deviceptr, pinned unsafe.Pointer) []capCall {
+	noAfter := func(bool) {}
+	var recorded libcuda.Event
+	return []capCall{
+		{"cuStreamQuery(other)", true, func(t *testing.T) (func() error, func(bool)) {
+			return func() error { return libcuda.StreamQuery(other) }, noAfter
+		}},
+		{"cuStreamSynchronize(other)", true, func(t *testing.T) (func() error, func(bool)) {
+			return func() error { return libcuda.StreamSynchronize(other) }, noAfter
+		}},
+		{"cuStreamQuery(legacy)", true, func(t *testing.T) (func() error, func(bool)) {
+			return func() error { return libcuda.StreamQuery(libcuda.CU_STREAM_LEGACY) }, noAfter
+		}},
+		{"cuEventQuery", true, func(t *testing.T) (func() error, func(bool)) {
+			must(t, libcuda.EventCreate(&recorded, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+			must(t, libcuda.EventRecord(recorded, other))
+			must(t, libcuda.StreamSynchronize(other))
+			return func() error { return libcuda.EventQuery(recorded) },
+				func(bool) { must(t, libcuda.EventDestroy(recorded)) }
+		}},
+		{"cuEventSynchronize", true, func(t *testing.T) (func() error, func(bool)) {
+			must(t, libcuda.EventCreate(&recorded, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+			must(t, libcuda.EventRecord(recorded, other))
+			must(t, libcuda.StreamSynchronize(other))
+			return func() error { return libcuda.EventSynchronize(recorded) },
+				func(bool) { must(t, libcuda.EventDestroy(recorded)) }
+		}},
+		{"cuMemHostRegister", true, func(t *testing.T) (func() error, func(bool)) {
+			p := hostBuffer(t, 4096)
+			return func() error { return libcuda.MemHostRegister(p, 4096, 0) },
+				func(ok bool) {
+					if ok {
+						must(t, libcuda.MemHostUnregister(p))
+					}
+				}
+		}},
+		{"cuMemHostUnregister", true, func(t *testing.T) (func() error, func(bool)) {
+			p := hostBuffer(t, 4096)
+			must(t, libcuda.MemHostRegister(p, 4096, 0))
+			return func() error { return libcuda.MemHostUnregister(p) },
+				func(ok bool) {
+					if !ok {
+						must(t, libcuda.MemHostUnregister(p))
+					}
+				}
+		}},
+		{"cuMemAlloc", true, func(t *testing.T) (func() error, func(bool)) {
+			var d libcuda.Deviceptr
+			return func() error { return libcuda.MemAlloc(&d, 4096) },
+				func(ok bool) {
+					if ok {
+						must(t, libcuda.MemFree(d))
+					}
+				}
+		}},
+		{"cuMemFree", true, func(t *testing.T) (func() error, func(bool)) {
+			var d libcuda.Deviceptr
+			must(t, libcuda.MemAlloc(&d, 4096))
+			return func() error { return libcuda.MemFree(d) },
+				func(ok bool) {
+					if !ok {
+						must(t, libcuda.MemFree(d))
+					}
+				}
+		}},
+		{"cuCtxSynchronize", true, func(t *testing.T) (func() error, func(bool)) {
+			return libcuda.CtxSynchronize, noAfter
+		}},
+		{"cuEventRecord(other)", false, func(t *testing.T) (func() error, func(bool)) {
+			must(t, libcuda.EventCreate(&recorded, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+			return func() error { return libcuda.EventRecord(recorded, other) },
+				func(bool) { must(t, libcuda.EventDestroy(recorded)) }
+		}},
+		{"cuStreamCreate+Destroy", false, func(t *testing.T) (func() error, func(bool)) {
+			return func() error {
+				var s libcuda.Stream
+				if err := libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
+					return err
+				}
+				return libcuda.StreamDestroy(s)
+			}, noAfter
+		}},
+		{"cuEventCreate+Destroy", false, func(t *testing.T) (func() error, func(bool)) {
+			return func() error {
+				var e libcuda.Event
+				if err := libcuda.EventCreate(&e, 0); err != nil {
+					return err
+				}
+				return libcuda.EventDestroy(e)
+			}, noAfter
+		}},
+		{"cuMemHostGetFlags", false, func(t *testing.T) (func() error, func(bool)) {
+			var f uint32
+			return func() error { return libcuda.MemHostGetFlags(&f, pinned) }, noAfter
+		}},
+		{"cuStreamIsCapturing(other)", false, func(t *testing.T) (func() error, func(bool)) {
+			var st libcuda.StreamCaptureStatus
+			return func() error { return libcuda.StreamIsCapturing(other, &st) }, noAfter
+		}},
+		{"cuMemcpyHtoDAsync(other)", false, func(t *testing.T) (func() error, func(bool)) {
+			return func() error { return libcuda.MemcpyHtoDAsync(dev, pinned, 64, other) },
+				func(bool) { must(t, libcuda.StreamSynchronize(other)) }
+		}},
+	}
+}
+
+var captureModes = []libcuda.StreamCaptureMode{
+	libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL,
+	libcuda.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL,
+	libcuda.CU_STREAM_CAPTURE_MODE_RELAXED,
+}
+
+func modeName(m libcuda.StreamCaptureMode) string {
+	return strings.ToLower(strings.TrimPrefix(m.String(), "CU_STREAM_CAPTURE_MODE_"))
+}
+
+// expectCapture gives the documented answer: the call's code and whether
+// the capture is invalidated (its end then returns 901).
+func expectCapture(c capCall, capMode libcuda.StreamCaptureMode, own bool, threadMode libcuda.StreamCaptureMode) (int, bool) {
+	if !c.unsafe {
+		return 0, false
+	}
+	if c.name == "cuCtxSynchronize" {
+		return 900, true // refused during any capture, in any mode
+	}
+	relaxed := threadMode == libcuda.CU_STREAM_CAPTURE_MODE_RELAXED
+	prohibited := own && capMode != libcuda.CU_STREAM_CAPTURE_MODE_RELAXED && !relaxed ||
+		!own && threadMode == libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL && capMode == libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL
+	if prohibited {
+		return 900, true
+	}
+	return 0, false
+}
+
+func TestConformanceCaptureMatrix(t *testing.T) {
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	other := newStream(t)
+	captured := newStream(t)
+	var dev libcuda.Deviceptr
+	must(t, libcuda.MemAlloc(&dev, 4096))
+	defer func() { must(t, libcuda.MemFree(dev)) }()
+	var pinned unsafe.Pointer
+	must(t, libcuda.MemHostAlloc(&pinned, 4096, uint32(libcuda.CU_MEMHOSTALLOC_PORTABLE)))
+	defer func() { must(t, libcuda.MemFreeHost(pinned)) }()
+	th := newOSThread(t, cu)
+
+	var rows []string
+	rows = append(rows, fmt.Sprintf("%-13s %-6s %-13s %-28s %5s %5s", "capture", "caller", "caller mode", "call", "code", "end"))
+	for _, capMode := range captureModes {
+		for _, own := range []bool{true, false} {
+			for _, threadMode := range captureModes {
+				for _, c := range captureCalls(other, dev, pinned) {
+					call, after := c.prep(t)
+					must(t, libcuda.StreamBeginCapture(captured, capMode))
+					must(t, libcuda.MemsetD8Async(dev, 1, 64, captured))
+					var got int
+					run := func() { withMode(t, threadMode, func() { got = code(call()) }) }
+					if own {
+						run()
+					} else {
+						th.do(run)
+					}
+					var graph libcuda.Graph
+					end := code(libcuda.StreamEndCapture(captured, &graph))
+					if graph != 0 {
+						must(t, libcuda.GraphDestroy(graph))
+					}
+					after(got == 0)
+
+					where := "other"
+					if own {
+						where = "own"
+					}
+					rows = append(rows, fmt.Sprintf("%-13s %-6s %-13s %-28s %5d %5d", modeName(capMode), where, modeName(threadMode), c.name, got, end))
+					wantCode, invalidated := expectCapture(c, capMode, own, threadMode)
+					wantEnd := 0
+					if invalidated {
+						wantEnd = 901
+					}
+					if got != wantCode || end != wantEnd {
+						t.Errorf("%s capture, %s thread in %s mode, %s: got %d and end %d, want %d and end %d",
+							modeName(capMode), where, modeName(threadMode), c.name, got, end, wantCode, wantEnd)
+					}
+				}
+			}
+		}
+	}
+	t.Log("capture matrix (code: the call's CUresult; end: cuStreamEndCapture's)\n" + strings.Join(rows, "\n"))
+}
+
+func TestConformanceCaptureSpecialCases(t *testing.T) {
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	var dev libcuda.Deviceptr
+	must(t, libcuda.MemAlloc(&dev, 4096))
+	defer func() { must(t, libcuda.MemFree(dev)) }()
+	th := newOSThread(t, cu)
+	relaxed := libcuda.CU_STREAM_CAPTURE_MODE_RELAXED
+	var rows []string
+	check := func(what string, got, want int) {
+		rows = append(rows, fmt.Sprintf("%-58s %5d", what, got))
+		if got != want {
+			t.Errorf("%s: got %d, want %d", what, got, want)
+		}
+	}
+	end := func(s libcuda.Stream) int {
+		var g libcuda.Graph
+		r := code(libcuda.StreamEndCapture(s, &g))
+		if g != 0 {
+			must(t, libcuda.GraphDestroy(g))
+		}
+		return r
+	}
+
+	// Work on the legacy stream while a blocking stream is captured.
+	var blocking libcuda.Stream
+	must(t, libcuda.StreamCreate(&blocking, 0))
+	defer func() { must(t, libcuda.StreamDestroy(blocking)) }()
+	must(t, libcuda.StreamBeginCapture(blocking, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL))
+	withMode(t, relaxed, func() {
+		check("legacy-stream memset during a blocking stream's capture", code(libcuda.MemsetD8Async(dev, 0, 64, libcuda.CU_STREAM_LEGACY)), 906)
+	})
+	check("  end of that capture", end(blocking), 901)
+
+	// An event recorded in a capture: querying it fails and invalidates
+	// the capture. cuEventSynchronize of such an event is logged, not
+	// checked: the simulator treats it like the query.
+	s := newStream(t)
+	var e libcuda.Event
+	must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	defer func() { must(t, libcuda.EventDestroy(e)) }()
+	for _, synchronize := range []bool{false, true} {
+		must(t, libcuda.StreamBeginCapture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL))
+		must(t, libcuda.MemsetD8Async(dev, 0, 64, s))
+		must(t, libcuda.EventRecord(e, s))
+		if !synchronize {
+			withMode(t, relaxed, func() {
+				check("cuEventQuery of an event recorded in the capture", code(libcuda.EventQuery(e)), 907)
+			})
+			check("  end of that capture", end(s), 901)
+			continue
+		}
+		var got int
+		withMode(t, relaxed, func() { got = code(libcuda.EventSynchronize(e)) })
+		rows = append(rows, fmt.Sprintf("%-58s %5d", "cuEventSynchronize of such an event (not checked)", got))
+		rows = append(rows, fmt.Sprintf("%-58s %5d", "  end of that capture (not checked)", end(s)))
+	}
+
+	// Ending a capture from another thread.
+	for _, m := range captureModes {
+		must(t, libcuda.StreamBeginCapture(s, m))
+		must(t, libcuda.MemsetD8Async(dev, 0, 64, s))
+		var got int
+		var g libcuda.Graph
+		th.do(func() { got = code(libcuda.StreamEndCapture(s, &g)) })
+		want := 908
+		if m == relaxed {
+			want = 0
+		}
+		check(fmt.Sprintf("cuStreamEndCapture of a %s capture from another thread", modeName(m)), got, want)
+		if got == 0 {
+			if g != 0 {
+				must(t, libcuda.GraphDestroy(g))
+			}
+			continue
+		}
+		// The refused end leaves the capture unusable: ending it on its own
+		// thread then fails with CUDA_ERROR_ILLEGAL_STATE, and ends it.
+		check("  end from the capturing thread", end(s), 401)
+		var st libcuda.StreamCaptureStatus
+		must(t, libcuda.StreamIsCapturing(s, &st))
+		check("  capture status after that", int(st), 0)
+	}
+	t.Log("capture special cases\n" + strings.Join(rows, "\n"))
+}
+
+func TestConformanceRegisterCodes(t *testing.T) {
+	onThread(t, primaryContext(t, 0))
+	p := hostBuffer(t, 4*4096)
+	at := func(off int) unsafe.Pointer { return unsafe.Add(p, off) }
+	var rows []string
+	check := func(what string, err error, want int) {
+		got := code(err)
+		rows = append(rows, fmt.Sprintf("%-52s %5d", what, got))
+		if got != want {
+			t.Errorf("%s: got %d, want %d", what, got, want)
+		}
+	}
+	check("register [0,4096)", libcuda.MemHostRegister(at(0), 4096, 0), 0)
+	check("register it again (identical)", libcuda.MemHostRegister(at(0), 4096, 0), 712)
+	check("register [100,200) (inside)", libcuda.MemHostRegister(at(100), 100, 0), 712)
+	check("register [2048,6144) (partial overlap)", libcuda.MemHostRegister(at(2048), 4096, 0), 712)
+	check("register [4096,8192) (adjacent)", libcuda.MemHostRegister(at(4096), 4096, 0), 0)
+	check("register [8192,8292) (one page, first range)", libcuda.MemHostRegister(at(8192), 100, 0), 0)
+	check("register [8392,8492) (same page, disjoint)", libcuda.MemHostRegister(at(8392), 100, 0), 0)
+	var d libcuda.Deviceptr
+	check("cuMemHostGetDevicePointer inside [0,4096)", libcuda.MemHostGetDevicePointer(&d, at(100), 0), 0)
+	if d != libcuda.Deviceptr(uintptr(at(100))) {
+		t.Errorf("device pointer %#x differs from the host pointer %p", d, at(100))
+	}
+	check("register length 0", libcuda.MemHostRegister(at(12288), 0, 0), 1)
+	check("register NULL", libcuda.MemHostRegister(nil, 4096, 0), 1)
+	check("unregister an interior address (+100)", libcuda.MemHostUnregister(at(100)), 1)
+	check("unregister an unknown address", libcuda.MemHostUnregister(at(12288)), 713)
+	check("unregister [0,4096)", libcuda.MemHostUnregister(at(0)), 0)
+	check("unregister [0,4096) again", libcuda.MemHostUnregister(at(0)), 713)
+	check("unregister [4096,8192)", libcuda.MemHostUnregister(at(4096)), 0)
+	check("unregister [8192,8292)", libcuda.MemHostUnregister(at(8192)), 0)
+	check("unregister [8392,8492)", libcuda.MemHostUnregister(at(8392)), 0)
+	t.Log("register and unregister codes\n" + strings.Join(rows, "\n"))
+}
+
+func TestConformanceStreamAndEventSemantics(t *testing.T) {
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	var rows []string
+	check := func(what string, got, want int) {
+		rows = append(rows, fmt.Sprintf("%-60s %5d", what, got))
+		if got != want {
+			t.Errorf("%s: got %d, want %d", what, got, want)
+		}
+	}
+
+	// A stream held by a wait on a host word.
+	g := newGate(t)
+	s := newStream(t)
+	g.hold(t, s)
+	var e libcuda.Event
+	must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	defer func() { must(t, libcuda.EventDestroy(e)) }()
+	must(t, libcuda.EventRecord(e, s))
+	check("cuStreamQuery of a stream held by cuStreamWaitValue32", code(libcuda.StreamQuery(s)), 600)
+	check("cuEventQuery of an event recorded after the hold", code(libcuda.EventQuery(e)), 600)
+	g.open()
+	check("cuStreamSynchronize after the host writes the value", code(libcuda.StreamSynchronize(s)), 0)
+	check("cuEventQuery then", code(libcuda.EventQuery(e)), 0)
+
+	// An event outlives the stream it was recorded on.
+	g2 := newGate(t)
+	var s2 libcuda.Stream
+	must(t, libcuda.StreamCreate(&s2, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
+	g2.hold(t, s2)
+	must(t, libcuda.EventRecord(e, s2))
+	check("cuStreamDestroy of a stream with work pending", code(libcuda.StreamDestroy(s2)), 0)
+	check("cuEventQuery of its event", code(libcuda.EventQuery(e)), 600)
+	time.AfterFunc(20*time.Millisecond, g2.open)
+	check("cuEventSynchronize of it once the work ends", code(libcuda.EventSynchronize(e)), 0)
+	t.Log("stream and event semantics\n" + strings.Join(rows, "\n"))
+}
+
+// TestConformanceUnregisterFencesTheDevice checks decision 7's premise: an
+// unregister (and a free) waits for all work in flight on the device, and
+// launches from other threads wait meanwhile.
+func TestConformanceUnregisterFencesTheDevice(t *testing.T) {
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	m := loadKernels(t)
+	spin := kernel(t, m, "spin")
+	busy := newStream(t)
+	launchStream := newStream(t)
+	th := newOSThread(t, cu)
+
+	for _, op := range []string{"cuMemHostUnregister", "cuMemFree"} {
+		p := hostBuffer(t, 4096)
+		must(t, libcuda.MemHostRegister(p, 4096, 0))
+		var d libcuda.Deviceptr
+		must(t, libcuda.MemAlloc(&d, 4096))
+		g := newGate(t)
+		g.hold(t, busy)
+
+		const held = 100 * time.Millisecond
+		start := time.Now()
+		time.AfterFunc(held, g.open)
+		launched := make(chan time.Duration, 1)
+		go func() {
+			time.Sleep(held / 4)
+			th.do(func() {
+				t0 := time.Now()
+				if err := spin.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 1}, 0, launchStream, uint64(0)); err != nil {
+					t.Error(err)
+				}
+				launched <- time.Since(t0)
+			})
+		}()
+		var err error
+		if op == "cuMemHostUnregister" {
+			err = libcuda.MemHostUnregister(p)
+			must(t, libcuda.MemFree(d))
+		} else {
+			err = libcuda.MemFree(d)
+			must(t, libcuda.MemHostUnregister(p))
+		}
+		took := time.Since(start)
+		must(t, err)
+		launch := <-launched
+		t.Logf("%s with a stream held %v: returned after %v; a launch from another thread meanwhile took %v", op, held, took.Round(time.Millisecond), launch.Round(time.Millisecond))
+		if took < held*9/10 {
+			t.Errorf("%s returned after %v, before the held work ended (%v)", op, took, held)
+		}
+		if launch < held/2 {
+			t.Errorf("a launch during %s took %v: it was not held by the fence", op, launch)
+		}
+		must(t, libcuda.StreamSynchronize(busy))
+		must(t, libcuda.StreamSynchronize(launchStream))
+	}
+}

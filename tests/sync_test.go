@@ -1,0 +1,278 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"runtime/pprof"
+	gosync "sync"
+	"testing"
+	"time"
+
+	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
+)
+
+var modes = []sync.Policy{
+	{Mode: sync.Auto},
+	{Mode: sync.Blocking},
+	{Mode: sync.Polling},
+}
+
+func TestWaitOnIdleStreamReturnsAtOnce(t *testing.T) {
+	onThread(t, primaryContext(t, 0))
+	s := newStream(t)
+	for _, p := range modes {
+		if err := p.Stream(context.Background(), 0, s); err != nil {
+			t.Errorf("%v: %v", p.Mode, err)
+		}
+	}
+}
+
+// waitAsync starts wait on another goroutine and returns its result channel.
+func waitAsync(wait func() error) <-chan error {
+	ch := make(chan error, 1)
+	go func() { ch <- wait() }()
+	return ch
+}
+
+// stillWaiting checks that ch delivers nothing for a while.
+func stillWaiting(t *testing.T, what string, ch <-chan error) {
+	t.Helper()
+	select {
+	case err := <-ch:
+		t.Fatalf("%s returned %v before the work ended", what, err)
+	case <-time.After(30 * time.Millisecond):
+	}
+}
+
+func finished(t *testing.T, what string, ch <-chan error) {
+	t.Helper()
+	select {
+	case err := <-ch:
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not return after the work ended", what)
+	}
+}
+
+func TestWaitReturnsWhenTheWorkEnds(t *testing.T) {
+	cu := primaryContext(t, 0)
+	for _, p := range modes {
+		t.Run(p.Mode.String(), func(t *testing.T) {
+			onThread(t, cu)
+			g := newGate(t)
+			s := newStream(t)
+			g.hold(t, s)
+			var e libcuda.Event
+			must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+			defer func() { must(t, libcuda.EventDestroy(e)) }()
+			must(t, libcuda.EventRecord(e, s))
+
+			ctx := context.Background()
+			onStream := waitAsync(func() error { return p.Stream(ctx, 0, s) })
+			onEvent := waitAsync(func() error { return p.Event(ctx, e) })
+			onContext := waitAsync(func() error { return p.Context(ctx, cu) })
+			stillWaiting(t, "stream wait", onStream)
+			stillWaiting(t, "event wait", onEvent)
+			stillWaiting(t, "context wait", onContext)
+			g.open()
+			finished(t, "stream wait", onStream)
+			finished(t, "event wait", onEvent)
+			finished(t, "context wait", onContext)
+			must(t, libcuda.StreamQuery(s))
+		})
+	}
+}
+
+func TestCancelledWaitReturnsAtOnceAndLeavesTheWorkAlone(t *testing.T) {
+	cu := primaryContext(t, 0)
+	for _, p := range modes {
+		t.Run(p.Mode.String(), func(t *testing.T) {
+			onThread(t, cu)
+			g := newGate(t)
+			s := newStream(t)
+			g.hold(t, s)
+			ctx, cancel := context.WithCancel(context.Background())
+			ch := waitAsync(func() error { return p.Stream(ctx, 0, s) })
+			stillWaiting(t, "stream wait", ch)
+			cancel()
+			select {
+			case err := <-ch:
+				if !errors.Is(err, context.Canceled) {
+					t.Fatalf("cancelled wait returned %v", err)
+				}
+			case <-time.After(time.Second):
+				t.Fatal("the cancelled wait did not return")
+			}
+			if err := libcuda.StreamQuery(s); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+				t.Fatalf("the stream's work was disturbed: query = %v", err)
+			}
+			g.open()
+			finished(t, "a new wait", waitAsync(func() error { return p.Stream(context.Background(), 0, s) }))
+		})
+	}
+}
+
+func TestLegacyStreamWaitNeedsItsContext(t *testing.T) {
+	cu := primaryContext(t, 0)
+	if err := sync.Stream(context.Background(), 0, libcuda.CU_STREAM_LEGACY); err == nil {
+		t.Fatal("a legacy stream wait without a context succeeded")
+	}
+	// From a goroutine with no context current on its thread.
+	done := waitAsync(func() error { return sync.Stream(context.Background(), cu, libcuda.CU_STREAM_LEGACY) })
+	finished(t, "legacy stream wait", done)
+}
+
+func TestPerThreadStreamWaitIsForTheCallersThread(t *testing.T) {
+	onThread(t, primaryContext(t, 0)) // the test holds LockOSThread from submission to wait
+	g := newGate(t)
+	g.hold(t, libcuda.CU_STREAM_PER_THREAD)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := sync.Stream(ctx, 0, libcuda.CU_STREAM_PER_THREAD); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("wait on a held per-thread stream = %v, want the deadline", err)
+	}
+	g.open()
+	must(t, sync.Stream(context.Background(), 0, libcuda.CU_STREAM_PER_THREAD))
+}
+
+func TestWaitsDuringCaptureAreRefusedAndTheCaptureSurvives(t *testing.T) {
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	busy := newStream(t)
+	g := newGate(t)
+	g.hold(t, busy)
+	captured := newStream(t)
+	var dev libcuda.Deviceptr
+	must(t, libcuda.MemAlloc(&dev, 64))
+	defer func() { must(t, libcuda.MemFree(dev)) }()
+
+	leave := sync.EnterCapture()
+	var outside libcuda.Event
+	must(t, libcuda.EventCreate(&outside, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	defer func() { must(t, libcuda.EventDestroy(outside)) }()
+	must(t, libcuda.EventRecord(outside, busy))
+
+	must(t, libcuda.StreamBeginCapture(captured, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL))
+	var graph libcuda.Graph
+	ended := false
+	endCapture := func() error {
+		if ended {
+			return nil
+		}
+		ended = true
+		defer leave()
+		return libcuda.StreamEndCapture(captured, &graph)
+	}
+	defer func() {
+		if err := endCapture(); err != nil {
+			t.Error(err)
+		}
+	}()
+	must(t, libcuda.MemsetD8Async(dev, 0, 64, captured))
+
+	ctx := context.Background()
+	// Refused, from another goroutine, with ErrCapturing.
+	for what, wait := range map[string]func() error{
+		"capturing stream": func() error { return sync.Stream(ctx, 0, captured) },
+		"context":          func() error { return sync.Context(ctx, cu) },
+	} {
+		if err := <-waitAsync(wait); !errors.Is(err, sync.ErrCapturing) {
+			t.Errorf("wait on the %s during a capture = %v, want ErrCapturing", what, err)
+		}
+	}
+	// Allowed: another stream and an event recorded outside the capture,
+	// busy and then done, from other goroutines.
+	ch := waitAsync(func() error { return sync.Stream(ctx, 0, busy) })
+	chEvent := waitAsync(func() error { return sync.Event(ctx, outside) })
+	stillWaiting(t, "busy stream wait", ch)
+	stillWaiting(t, "event wait", chEvent)
+	g.open()
+	finished(t, "busy stream wait during a capture", ch)
+	finished(t, "event wait during a capture", chEvent)
+
+	must(t, endCapture())
+	if graph == 0 {
+		t.Fatal("the capture ended without a graph")
+	}
+	must(t, libcuda.GraphDestroy(graph))
+}
+
+func TestThousandsOfWaitersCompleteWithBoundedThreads(t *testing.T) {
+	onThread(t, primaryContext(t, 0))
+	const n = 1000
+	// One stream waits on the gate; the others wait on an event recorded
+	// after that, as work waiting on other work does. (On the H200, creating
+	// streams while many others were each held by cuStreamWaitValue32
+	// blocked cuStreamCreate for minutes.)
+	g := newGate(t)
+	first := newStream(t)
+	g.hold(t, first)
+	var held libcuda.Event
+	must(t, libcuda.EventCreate(&held, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	defer func() { must(t, libcuda.EventDestroy(held)) }()
+	must(t, libcuda.EventRecord(held, first))
+	streams := make([]libcuda.Stream, n)
+	for i := range streams {
+		streams[i] = newStream(t)
+		must(t, libcuda.StreamWaitEvent(streams[i], held, 0))
+	}
+	threads := pprof.Lookup("threadcreate").Count()
+	var wg gosync.WaitGroup
+	errs := make(chan error, n)
+	for i, s := range streams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := sync.Stream(context.Background(), 0, s); err != nil {
+				errs <- fmt.Errorf("stream %d: %w", i, err)
+			}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond) // all waiting: spinning, polling or blocked
+	g.open()
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	grown := pprof.Lookup("threadcreate").Count() - threads
+	if limit := sync.MaxHelpers + runtime.GOMAXPROCS(0) + 8; grown > limit {
+		t.Fatalf("%d waiters made %d OS threads, more than %d", n, grown, limit)
+	}
+	t.Logf("%d waiters, %d new OS threads", n, grown)
+}
+
+// An event recorded in a capture cannot be told apart before it is queried,
+// and the driver invalidates the capture when it is (measured on the H200):
+// the wait says why it failed.
+func TestWaitOnEventRecordedInCaptureSaysCapturing(t *testing.T) {
+	onThread(t, primaryContext(t, 0))
+	s := newStream(t)
+	var dev libcuda.Deviceptr
+	must(t, libcuda.MemAlloc(&dev, 64))
+	defer func() { must(t, libcuda.MemFree(dev)) }()
+	var e libcuda.Event
+	must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	defer func() { must(t, libcuda.EventDestroy(e)) }()
+
+	leave := sync.EnterCapture()
+	defer leave()
+	must(t, libcuda.StreamBeginCapture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL))
+	must(t, libcuda.MemsetD8Async(dev, 0, 64, s))
+	must(t, libcuda.EventRecord(e, s))
+	err := <-waitAsync(func() error { return sync.Event(context.Background(), e) })
+	var g libcuda.Graph
+	end := libcuda.StreamEndCapture(s, &g)
+	if g != 0 {
+		must(t, libcuda.GraphDestroy(g))
+	}
+	if !errors.Is(err, sync.ErrCapturing) || !errors.Is(err, libcuda.CUDA_ERROR_CAPTURED_EVENT) {
+		t.Fatalf("wait on an event recorded in a capture = %v, want ErrCapturing and CUDA_ERROR_CAPTURED_EVENT", err)
+	}
+	t.Logf("the capture's end after that: %v", end)
+}

@@ -1,0 +1,145 @@
+// The C baseline of tools/bench: the same driver operations as the Go rows,
+// called through function pointers from dlopen, timed with clock_gettime.
+// It prints one line per row: "<operation>\t<ns per op>".
+//
+//	cc -O2 -o baseline baseline.c -ldl
+//	./baseline /path/to/libcuda.so.1 kernels.ptx
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/resource.h>
+#include <time.h>
+
+typedef int CUresult;
+typedef void *CUcontext;
+typedef void *CUstream;
+typedef int CUdevice;
+typedef void *CUmodule;
+typedef void *CUfunction;
+typedef void *CUevent;
+
+static double cpu_ns(void) {
+	struct rusage ru;
+	getrusage(RUSAGE_SELF, &ru);
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e9 + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e3;
+}
+
+static char *read_file(const char *path) {
+	FILE *f = fopen(path, "rb");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc(n + 1);
+	if (fread(buf, 1, n, f) != (size_t)n) {
+		perror(path);
+		exit(1);
+	}
+	buf[n] = 0;
+	fclose(f);
+	return buf;
+}
+
+static double now_ns(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static void *must_sym(void *lib, const char *name) {
+	void *p = dlsym(lib, name);
+	if (!p) {
+		fprintf(stderr, "baseline: no %s\n", name);
+		exit(1);
+	}
+	return p;
+}
+
+#define CHECK(call)                                                      \
+	do {                                                                 \
+		CUresult r_ = (call);                                            \
+		if (r_ != 0) {                                                   \
+			fprintf(stderr, "baseline: %s returned %d\n", #call, r_);  \
+			exit(1);                                                     \
+		}                                                                \
+	} while (0)
+
+// best_of runs a timed loop of n iterations five times and keeps the
+// fastest, as testing.B's steady state does.
+#define BEST_OF(label, n, body)                                  \
+	do {                                                         \
+		double best = 1e300;                                     \
+		for (int rep = 0; rep < 5; rep++) {                      \
+			double t0 = now_ns();                                \
+			for (long i = 0; i < (n); i++) { body; }             \
+			double per = (now_ns() - t0) / (double)(n);          \
+			if (per < best) best = per;                          \
+		}                                                        \
+		printf("%s\t%.1f\n", label, best);                       \
+	} while (0)
+
+int main(int argc, char **argv) {
+	const char *path = argc > 1 ? argv[1] : "libcuda.so.1";
+	void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (!lib) {
+		fprintf(stderr, "baseline: %s\n", dlerror());
+		return 1;
+	}
+	CUresult (*cuInit)(unsigned) = must_sym(lib, "cuInit");
+	CUresult (*cuDeviceGet)(CUdevice *, int) = must_sym(lib, "cuDeviceGet");
+	CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice) = must_sym(lib, "cuDevicePrimaryCtxRetain");
+	CUresult (*cuCtxSetCurrent)(CUcontext) = must_sym(lib, "cuCtxSetCurrent");
+	CUresult (*cuCtxGetCurrent)(CUcontext *) = must_sym(lib, "cuCtxGetCurrent");
+	CUresult (*cuStreamCreate)(CUstream *, unsigned) = must_sym(lib, "cuStreamCreate");
+	CUresult (*cuStreamQuery)(CUstream) = must_sym(lib, "cuStreamQuery");
+	CUresult (*cuStreamSynchronize)(CUstream) = must_sym(lib, "cuStreamSynchronize");
+	CUresult (*cuModuleLoadData)(CUmodule *, const void *) = must_sym(lib, "cuModuleLoadData");
+	CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *) = must_sym(lib, "cuModuleGetFunction");
+	CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+	                           unsigned, CUstream, void **, void **) = must_sym(lib, "cuLaunchKernel");
+	CUresult (*cuEventCreate)(CUevent *, unsigned) = must_sym(lib, "cuEventCreate");
+	CUresult (*cuEventRecord)(CUevent, CUstream) = must_sym(lib, "cuEventRecord");
+	CUresult (*cuEventSynchronize)(CUevent) = must_sym(lib, "cuEventSynchronize");
+
+	CUdevice dev;
+	CUcontext ctx, cur;
+	CUstream s;
+	CHECK(cuInit(0));
+	CHECK(cuDeviceGet(&dev, 0));
+	CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CHECK(cuCtxSetCurrent(ctx));
+	CHECK(cuStreamCreate(&s, 1));
+
+	BEST_OF("cuCtxGetCurrent", 2000000, CHECK(cuCtxGetCurrent(&cur)));
+	BEST_OF("cuStreamQuery (idle)", 200000, CHECK(cuStreamQuery(s)));
+	BEST_OF("wait, idle stream", 200000, CHECK(cuStreamSynchronize(s)));
+	if (argc < 3) return 0;
+
+	// The rows that launch the spin kernel of internal/kernels.
+	CUmodule mod;
+	CUfunction spin;
+	CUevent ev;
+	CHECK(cuModuleLoadData(&mod, read_file(argv[2])));
+	CHECK(cuModuleGetFunction(&spin, mod, "spin"));
+	CHECK(cuEventCreate(&ev, 0x1 | 0x2)); // blocking sync, no timing
+	unsigned long long ns;
+	void *params[] = {&ns};
+#define LAUNCH() CHECK(cuLaunchKernel(spin, 1, 1, 1, 1, 1, 1, 0, s, params, NULL))
+	ns = 50000;
+	BEST_OF("launch + wait, 50µs kernel", 2000, LAUNCH(); while (cuStreamQuery(s) == 600) {});
+	BEST_OF("launch + wait, 50µs kernel (C cuStreamSynchronize)", 2000, LAUNCH(); CHECK(cuStreamSynchronize(s)));
+	BEST_OF("launch + wait, 50µs kernel (C blocking-sync event)", 2000,
+	        LAUNCH(); CHECK(cuEventRecord(ev, s)); CHECK(cuEventSynchronize(ev)));
+	ns = 100000000;
+	double c0 = cpu_ns();
+	for (int i = 0; i < 5; i++) { LAUNCH(); CHECK(cuStreamSynchronize(s)); }
+	printf("CPU in a 100ms wait\t%.1f\n", (cpu_ns() - c0) / 5);
+	c0 = cpu_ns();
+	for (int i = 0; i < 5; i++) { LAUNCH(); CHECK(cuEventRecord(ev, s)); CHECK(cuEventSynchronize(ev)); }
+	printf("CPU in a 100ms wait (C blocking-sync event)\t%.1f\n", (cpu_ns() - c0) / 5);
+	return 0;
+}

@@ -1,0 +1,207 @@
+//go:build linux
+
+// Command bench runs purecuda's benchmarks on a machine with a GPU next to a
+// C baseline that it compiles there with cc, and prints one table:
+// nanoseconds and allocations per operation for each way, and the ratio of
+// the generated call to C.
+//
+//	go build -o bench ./tools/bench   # here; CGO_ENABLED=0 works
+//	./bench                           # there: needs the driver and cc
+//
+// Built with cgo enabled it also measures a cgo call of the same function.
+package main
+
+import (
+	"bufio"
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/purecuda/purecuda/internal/bench"
+	"github.com/purecuda/purecuda/internal/kernels"
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+//go:embed csrc/baseline.c
+var baselineC []byte
+
+// extraRows adds rows from optional files (cgo.go).
+var extraRows []func(f *bench.Fixture) []bench.Row
+
+func main() {
+	cc := flag.String("cc", "cc", "C compiler for the baseline")
+	flag.Parse()
+	if err := run(*cc, *benchtime); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type result struct {
+	ns     float64
+	allocs int64
+}
+
+// Like the C baseline, each Go row is run several times and the fastest
+// run counts: the machine's noise only ever adds time.
+var (
+	repeat    = flag.Int("repeat", 5, "runs of each row; the fastest counts")
+	benchtime = flag.Duration("benchtime", 300*time.Millisecond, "time of one run of a row")
+)
+
+func bestOf(n int, f func(b *testing.B)) (result, error) {
+	best := result{ns: math.Inf(1)}
+	for range n {
+		br := testing.Benchmark(f)
+		if br.N == 0 {
+			return result{}, errors.New("the benchmark failed")
+		}
+		ns := float64(br.T.Nanoseconds()) / float64(br.N)
+		if cpu, ok := br.Extra["cpu-ns/op"]; ok {
+			ns = cpu // rows that measure CPU time report it instead
+		}
+		if ns < best.ns {
+			best = result{ns, br.AllocsPerOp()}
+		}
+	}
+	return best, nil
+}
+
+func run(cc string, benchtime time.Duration) (err error) {
+	testing.Init()
+	if err := flag.Set("test.benchtime", benchtime.String()); err != nil {
+		return err
+	}
+	if err := libcuda.Load(); err != nil {
+		return err
+	}
+	f, err := bench.Setup()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, f.Close()) }()
+	rows := append(f.CallRows(), f.SyncRows()...)
+	for _, extra := range extraRows {
+		rows = append(rows, extra(f)...)
+	}
+
+	var ops, ways []string
+	got := map[[2]string]result{}
+	for _, r := range rows {
+		res, err := bestOf(*repeat, r.F)
+		if err != nil {
+			return fmt.Errorf("%s / %s: %v", r.Op, r.Way, err)
+		}
+		ns := res.ns
+		got[[2]string{r.Op, r.Way}] = res
+		fmt.Fprintf(os.Stderr, "%-40s %-20s %12.1f\n", r.Op, r.Way, ns)
+		ops = appendNew(ops, r.Op)
+		ways = appendNew(ways, r.Way)
+	}
+	lib, _ := libcuda.Loaded()
+	cns, cops, err := baseline(cc, lib.Path)
+	if err != nil {
+		return err
+	}
+	for _, op := range cops {
+		ops = appendNew(ops, op)
+	}
+
+	fmt.Printf("driver %s, CUDA %s\n\n", lib.Path, libcuda.FormatVersion(lib.Version))
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(w, "operation\t")
+	for _, way := range ways {
+		fmt.Fprintf(w, "%s ns/op\tallocs\t", way)
+	}
+	fmt.Fprint(w, "C ns/op\tfirst/C\t\n")
+	for _, op := range ops {
+		fmt.Fprintf(w, "%s\t", op)
+		for _, way := range ways {
+			if r, ok := got[[2]string{op, way}]; ok {
+				fmt.Fprintf(w, "%.1f\t%d\t", r.ns, r.allocs)
+			} else {
+				fmt.Fprint(w, "-\t-\t")
+			}
+		}
+		c, ok := cns[op]
+		var g result
+		gok := false
+		for _, way := range ways {
+			if g, gok = got[[2]string{op, way}]; gok {
+				break
+			}
+		}
+		switch {
+		case ok && gok:
+			fmt.Fprintf(w, "%.1f\t%.2fx\t\n", c, g.ns/c)
+		case ok:
+			fmt.Fprintf(w, "%.1f\t-\t\n", c)
+		default:
+			fmt.Fprint(w, "-\t-\t\n")
+		}
+	}
+	return w.Flush()
+}
+
+func appendNew(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// baseline compiles baseline.c and runs it against the same driver; it
+// returns the C figure of each operation and the operations in order.
+func baseline(cc, libPath string) (map[string]float64, []string, error) {
+	dir, err := os.MkdirTemp("", "purecuda-bench-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(dir)
+	src := filepath.Join(dir, "baseline.c")
+	ptx := filepath.Join(dir, "kernels.ptx")
+	if err := os.WriteFile(src, baselineC, 0o644); err != nil {
+		return nil, nil, err
+	}
+	if err := os.WriteFile(ptx, kernels.PTX, 0o644); err != nil {
+		return nil, nil, err
+	}
+	exe := filepath.Join(dir, "baseline")
+	if out, err := exec.Command(cc, "-O2", "-o", exe, src, "-ldl").CombinedOutput(); err != nil {
+		return nil, nil, fmt.Errorf("compiling the C baseline: %v\n%s", err, out)
+	}
+	cmd := exec.Command(exe, libPath, ptx)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, nil, fmt.Errorf("running the C baseline: %v", err)
+	}
+	res := map[string]float64{}
+	var ops []string
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		op, ns, ok := strings.Cut(sc.Text(), "\t")
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(ns, 64)
+		if err != nil {
+			return nil, nil, fmt.Errorf("baseline output %q: %v", sc.Text(), err)
+		}
+		res[op] = v
+		ops = append(ops, op)
+	}
+	return res, ops, nil
+}

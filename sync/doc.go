@@ -48,6 +48,14 @@
 // handing the wait to a helper, and the caller must hold LockOSThread from
 // submission to wait.
 //
+// # Threads
+//
+// Every goroutine inside a driver call holds an OS thread, so the number of
+// goroutines querying at once is bounded by GOMAXPROCS (the others count as
+// "not ready" and query again later) and blocking waits by MaxHelpers.
+// Thousands of goroutines can wait at once with a bounded number of
+// threads.
+//
 // # Contexts
 //
 // A whole context can only be waited for with cuCtxSynchronize, which

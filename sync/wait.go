@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/purecuda/purecuda/libcuda"
@@ -131,7 +132,7 @@ type target interface {
 // path of a finished wait converts nothing to an interface: it allocates
 // nothing.
 func wait[T target](p Policy, ctx context.Context, t T) error {
-	err := t.query()
+	err := limitedQuery(t)
 	if !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 		return wrap(t, err)
 	}
@@ -154,7 +155,7 @@ func wait[T target](p Policy, ctx context.Context, t T) error {
 		if since > p.Spin {
 			runtime.Gosched()
 		}
-		if err := t.query(); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+		if err := limitedQuery(t); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 			return wrap(t, err)
 		}
 	}
@@ -178,7 +179,7 @@ func sleepPoll[T target](p Policy, ctx context.Context, t T, helper func() (bool
 			return ctx.Err()
 		case <-timer.C:
 		}
-		if err := t.query(); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+		if err := limitedQuery(t); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 			return wrap(t, err)
 		}
 		if helper != nil {
@@ -249,6 +250,25 @@ func (p Policy) perThread(ctx context.Context) error {
 		}
 	}
 	return sleepPoll(p, ctx, t, nil)
+}
+
+// queriesInFlight bounds the goroutines inside a driver query at once.
+// Each goroutine in a foreign call holds an OS thread, and the runtime adds
+// threads when calls block (on a lock in the driver, say): with thousands
+// of waiters, unbounded queries would mean thousands of threads. A waiter
+// that finds every slot taken counts the query as "not ready" and tries
+// again later.
+var queriesInFlight atomic.Int32
+
+func maxQueries() int32 { return int32(runtime.GOMAXPROCS(0)) }
+
+func limitedQuery[T target](t T) error {
+	if queriesInFlight.Add(1) > maxQueries() {
+		queriesInFlight.Add(-1)
+		return libcuda.CUDA_ERROR_NOT_READY
+	}
+	defer queriesInFlight.Add(-1)
+	return t.query()
 }
 
 // captureError is a wait refused because of a stream capture.

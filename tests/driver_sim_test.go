@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"testing"
 
+	"github.com/ebitengine/purego"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -97,4 +99,19 @@ func findCompiler() string {
 		}
 	}
 	return ""
+}
+
+// simFailNext makes the next count calls of the driver function named
+// (base name, e.g. "cuMemHostUnregister") fail with code, on the simulator.
+func simFailNext(t testing.TB, name string, count int, code libcuda.Result) {
+	t.Helper()
+	h, err := purego.Dlopen(simLibrary, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var failNext func(name string, count, code int32) int32
+	purego.RegisterLibFunc(&failNext, h, "sim_fail_next")
+	if r := failNext(name, int32(count), int32(code)); r != 0 {
+		t.Fatalf("sim_fail_next(%s) = %d", name, r)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/purecuda/purecuda/libcuda"
 )
@@ -82,3 +83,6 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// unsafePointer is unsafe.Pointer for tests that only pass addresses.
+func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }

@@ -1,0 +1,2521 @@
+/*
+ * sim.c: a CPU simulator of the CUDA driver API, the fixture that purecuda's
+ * test suite runs on when there is no GPU.
+ *
+ * Build (one translation unit; needs no CUDA header or library):
+ *
+ *     cc -O2 -shared -fPIC -pthread -Wall -Wextra -o libcudasim.so tests/sim/sim.c
+ *
+ * Self-test (see sim_selftest.c; the second line checks for data races):
+ *
+ *     cc -O2 -pthread -o /tmp/sim_selftest tests/sim/sim_selftest.c -ldl && /tmp/sim_selftest ./libcudasim.so
+ *     cc -g -O1 -fsanitize=thread -shared -fPIC -pthread -o /tmp/libcudasim_tsan.so tests/sim/sim.c
+ *     cc -g -O1 -fsanitize=thread -pthread -o /tmp/sim_selftest_tsan tests/sim/sim_selftest.c -ldl
+ *     /tmp/sim_selftest_tsan /tmp/libcudasim_tsan.so
+ *
+ * What it models
+ *   - One device, or two when PURECUDA_SIM_DEVICES=2 is set when cuInit runs.
+ *     Its attributes are an H200's where they matter to the tests.
+ *   - Device memory is host memory: a CUdeviceptr is the address of a malloc'd
+ *     block. Registered and pinned host memory has device pointer == host pointer.
+ *   - Each stream has a worker thread that runs its work in order. Kernels are
+ *     recognised by their PTX entry names and run as native C (see "Kernels").
+ *     The legacy default stream synchronises with blocking streams as the real
+ *     driver's does; the per-thread default stream is a blocking stream.
+ *   - cuMemHostUnregister, cuMemFreeHost and cuMemFree are device-wide fences:
+ *     they return once all work submitted before them is done, and meanwhile
+ *     most other threads' calls that submit or allocate wait (see gate()).
+ *   - Stream capture with the driver's rules for "potentially unsafe" calls,
+ *     capture modes, fork/join through events, and the error codes 900-908.
+ *     Graphs hold the captured work and replay it in capture order.
+ *   - Device work that touches memory the device could not reach (not allocated,
+ *     registered or pinned) is not run: the context gets the sticky error
+ *     CUDA_ERROR_ILLEGAL_ADDRESS, as a GPU would report, and a line is printed.
+ *
+ * Test hooks, exported next to the driver functions:
+ *   int sim_fail_next(const char *base_name, int count, int code): the next
+ *       `count` calls of that function return `code` and do nothing.
+ *   long long sim_stat(const char *name): a counter (see stat_names), -1 if unknown.
+ *   void sim_reset_stats(void): zero the counters that only grow.
+ *
+ * Locking: one mutex (mu) guards all state; one condition variable (cv) is
+ * broadcast whenever something finishes. Nothing slow runs with mu held:
+ * workers drop it to run a task, waiters sleep on cv.
+ *
+ * Handles are pointers to the structs below. Handle structs are never freed,
+ * only marked dead (magic = 0), so a stale handle is reported as invalid
+ * rather than read after free.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ==== BEGIN DRIVER TYPES ====
+ * The driver's types and constants that this file uses, declared here with
+ * the driver's numeric values so that no CUDA header is needed. */
+typedef int CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef uint32_t cuuint32_t;
+typedef uint64_t cuuint64_t;
+typedef struct CUctx_st *CUcontext;
+typedef struct CUstream_st *CUstream;
+typedef struct CUevent_st *CUevent;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUfunc_st *CUfunction;
+typedef struct CUgraph_st *CUgraph;
+typedef struct CUgraphNode_st *CUgraphNode;
+typedef struct CUgraphExec_st *CUgraphExec;
+typedef int CUdevice_attribute;
+typedef int CUpointer_attribute;
+typedef int CUstreamCaptureMode;
+typedef int CUstreamCaptureStatus;
+typedef int CUjit_option;
+typedef int CUdriverProcAddressQueryResult;
+typedef int CUgraphExecUpdateResult;
+typedef int CUgraphNodeType;
+typedef void (*CUhostFn)(void *userData);
+typedef struct CUlaunchAttribute_st CUlaunchAttribute;
+typedef struct CUctxCreateParams_st CUctxCreateParams;
+typedef struct CUlaunchConfig_st {
+    unsigned int gridDimX, gridDimY, gridDimZ;
+    unsigned int blockDimX, blockDimY, blockDimZ;
+    unsigned int sharedMemBytes;
+    CUstream hStream;
+    CUlaunchAttribute *attrs;
+    unsigned int numAttrs;
+} CUlaunchConfig;
+typedef struct CUgraphExecUpdateResultInfo_st {
+    CUgraphExecUpdateResult result;
+    CUgraphNode errorNode;
+    CUgraphNode errorFromNode;
+} CUgraphExecUpdateResultInfo;
+typedef struct CUgraphEdgeData_st {
+    unsigned char from_port, to_port, type, reserved[5];
+} CUgraphEdgeData;
+
+#define CU_STREAM_LEGACY ((CUstream)0x1)
+#define CU_STREAM_PER_THREAD ((CUstream)0x2)
+
+enum {
+    CUDA_SUCCESS = 0,
+    CUDA_ERROR_INVALID_VALUE = 1,
+    CUDA_ERROR_OUT_OF_MEMORY = 2,
+    CUDA_ERROR_NOT_INITIALIZED = 3,
+    CUDA_ERROR_NO_DEVICE = 100,
+    CUDA_ERROR_INVALID_DEVICE = 101,
+    CUDA_ERROR_INVALID_IMAGE = 200,
+    CUDA_ERROR_INVALID_CONTEXT = 201,
+    CUDA_ERROR_INVALID_HANDLE = 400,
+    CUDA_ERROR_ILLEGAL_STATE = 401,
+    CUDA_ERROR_NOT_FOUND = 500,
+    CUDA_ERROR_NOT_READY = 600,
+    CUDA_ERROR_ILLEGAL_ADDRESS = 700,
+    CUDA_ERROR_CONTEXT_IS_DESTROYED = 709,
+    CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
+    CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
+    CUDA_ERROR_NOT_SUPPORTED = 801,
+    CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED = 900,
+    CUDA_ERROR_STREAM_CAPTURE_INVALIDATED = 901,
+    CUDA_ERROR_STREAM_CAPTURE_MERGE = 902,
+    CUDA_ERROR_STREAM_CAPTURE_UNMATCHED = 903,
+    CUDA_ERROR_STREAM_CAPTURE_UNJOINED = 904,
+    CUDA_ERROR_STREAM_CAPTURE_ISOLATION = 905,
+    CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906,
+    CUDA_ERROR_CAPTURED_EVENT = 907,
+    CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
+    CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE = 910,
+    CUDA_ERROR_UNKNOWN = 999,
+};
+enum { CU_STREAM_DEFAULT = 0, CU_STREAM_NON_BLOCKING = 1 };
+enum { CU_EVENT_DEFAULT = 0, CU_EVENT_BLOCKING_SYNC = 1, CU_EVENT_DISABLE_TIMING = 2, CU_EVENT_INTERPROCESS = 4 };
+enum { CU_EVENT_RECORD_EXTERNAL = 1, CU_EVENT_WAIT_EXTERNAL = 1 };
+enum { CU_STREAM_CAPTURE_MODE_GLOBAL = 0, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1, CU_STREAM_CAPTURE_MODE_RELAXED = 2 };
+enum { CU_STREAM_CAPTURE_STATUS_NONE = 0, CU_STREAM_CAPTURE_STATUS_ACTIVE = 1,
+       CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2 };
+enum { CU_STREAM_WAIT_VALUE_GEQ = 0, CU_STREAM_WAIT_VALUE_EQ = 1, CU_STREAM_WAIT_VALUE_AND = 2,
+       CU_STREAM_WAIT_VALUE_NOR = 3, CU_STREAM_WAIT_VALUE_FLUSH = 1 << 30 };
+enum { CU_MEMORYTYPE_HOST = 1, CU_MEMORYTYPE_DEVICE = 2 };
+enum { CU_POINTER_ATTRIBUTE_CONTEXT = 1, CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2, CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3,
+       CU_POINTER_ATTRIBUTE_HOST_POINTER = 4, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
+       CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11, CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12 };
+enum { CU_GET_PROC_ADDRESS_LEGACY_STREAM = 1, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM = 2 };
+enum { CU_GET_PROC_ADDRESS_SUCCESS = 0, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1,
+       CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2 };
+enum { CU_GRAPH_NODE_TYPE_KERNEL = 0, CU_GRAPH_NODE_TYPE_MEMCPY = 1, CU_GRAPH_NODE_TYPE_MEMSET = 2,
+       CU_GRAPH_NODE_TYPE_HOST = 3,
+       CU_GRAPH_NODE_TYPE_GRAPH = 4, CU_GRAPH_NODE_TYPE_EMPTY = 5, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP = 12 };
+enum { CU_GRAPH_EXEC_UPDATE_SUCCESS = 0, CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED = 2,
+       CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED = 3 };
+/* ==== END DRIVER TYPES ==== */
+
+#define DRIVER_VERSION 13000
+#define MAX_DEVICES 2
+#define TOTAL_MEM ((size_t)140 << 30)
+
+enum { MAGIC_CTX = 0x43545831, MAGIC_STREAM = 0x5354524d, MAGIC_EVENT = 0x45564e54, MAGIC_MODULE = 0x4d4f444c,
+       MAGIC_FUNC = 0x46554e43, MAGIC_GRAPH = 0x47525048, MAGIC_EXEC = 0x45584543 };
+
+/* ===================================================================
+ * Shared state, small helpers
+ * =================================================================== */
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+#define LOCK() pthread_mutex_lock(&mu)
+#define UNLOCK() pthread_mutex_unlock(&mu)
+static void wait_cv(void) { pthread_cond_wait(&cv, &mu); }
+static void wake_all(void) { pthread_cond_broadcast(&cv); }
+
+static void *xcalloc(size_t n, size_t size) {
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p) { fputs("purecuda sim: out of memory\n", stderr); abort(); }
+    return p;
+}
+static void *xrealloc(void *p, size_t size) {
+    p = realloc(p, size ? size : 1);
+    if (!p) { fputs("purecuda sim: out of memory\n", stderr); abort(); }
+    return p;
+}
+/* Grow array `a` (of `cap` elements) so that it holds at least `need`. */
+#define GROW(a, cap, need) do { if ((need) > (cap)) { (cap) = (need) < 8 ? 8 : 2 * (need); \
+    (a) = xrealloc((a), (size_t)(cap) * sizeof *(a)); } } while (0)
+
+static uint64_t now_ns(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+static void sleep_until(uint64_t deadline) {
+    struct timespec t = { (time_t)(deadline / 1000000000u), (long)(deadline % 1000000000u) };
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR) {}
+}
+static void nap(void) { sleep_until(now_ns() + 20000); }
+
+static int initialised; /* read with __atomic_load_n: some calls check it without mu */
+static int ndevices;
+
+/* Counters for sim_stat. Updated with mu held. */
+static struct {
+    long long registered_ranges, registered_bytes, live_streams, live_events, live_allocations,
+        live_host_allocations, live_graphs, live_graph_execs, live_modules, active_captures;
+    /* cumulative, zeroed by sim_reset_stats */
+    long long captures_invalidated, unregister_calls, register_calls, fences, kernel_launches,
+        graph_launches, illegal_addresses;
+} st;
+
+/* ===================================================================
+ * Fault injection: sim_fail_next arms a function's next calls to fail.
+ * =================================================================== */
+
+static struct fault { char name[64]; int left; CUresult code; } faults[32];
+static int faults_armed; /* entries with left > 0; read without mu */
+
+static void recount_faults(void) {
+    int n = 0;
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) n += faults[i].left > 0;
+    __atomic_store_n(&faults_armed, n, __ATOMIC_RELEASE);
+}
+
+static int take_fault(const char *name, CUresult *code) {
+    int hit = 0;
+    LOCK();
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        if (faults[i].left > 0 && strcmp(faults[i].name, name) == 0) {
+            faults[i].left--;
+            *code = faults[i].code;
+            hit = 1;
+            break;
+        }
+    recount_faults();
+    UNLOCK();
+    return hit;
+}
+
+/* First statement of every driver entry point (called without mu held). */
+#define FAIL_POINT(name) do { CUresult fc_; \
+    if (__atomic_load_n(&faults_armed, __ATOMIC_ACQUIRE) && take_fault(name, &fc_)) return fc_; } while (0)
+
+/* ===================================================================
+ * Threads: each OS thread has a context stack, a capture mode and its
+ * per-thread default streams.
+ * =================================================================== */
+
+static _Thread_local struct {
+    int id;
+    CUcontext stack[16];
+    int depth;
+    int mode; /* cuThreadExchangeStreamCaptureMode; 0 is GLOBAL, the default */
+    struct { CUcontext ctx; CUstream s; } pts[MAX_DEVICES * 4];
+    int npts;
+} ts;
+static int next_thread_id;
+
+static int thread_id(void) {
+    if (!ts.id) ts.id = __atomic_add_fetch(&next_thread_id, 1, __ATOMIC_RELAXED);
+    return ts.id;
+}
+
+/* ===================================================================
+ * Contexts
+ * =================================================================== */
+
+struct CUctx_st {
+    unsigned magic;
+    int dev;
+    int primary, retains; /* a primary context is active while retains > 0 */
+    int destroyed;
+    unsigned flags;
+    CUstream legacy;      /* the legacy default stream, made on first use */
+    CUresult sticky;      /* set when device work faulted */
+};
+static struct CUctx_st primary_ctx[MAX_DEVICES];
+
+/* The calling thread's current context, ready for use. mu held. */
+static CUresult current_ctx(CUcontext *out) {
+    if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+    if (ts.depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    CUcontext c = ts.stack[ts.depth - 1];
+    if (c->destroyed || (c->primary && c->retains == 0)) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    if (c->sticky) return c->sticky;
+    *out = c;
+    return CUDA_SUCCESS;
+}
+
+/* ===================================================================
+ * Memory the device can reach: device allocations, pinned host
+ * allocations and registered host ranges, in one table.
+ * =================================================================== */
+
+enum { MEM_DEVICE = 1, MEM_HOSTALLOC, MEM_REGISTERED };
+struct range { uintptr_t start; size_t len; int kind; unsigned flags; CUcontext ctx; };
+static struct range *ranges;
+static int nranges, cap_ranges;
+
+static struct range *range_containing(uintptr_t p) {
+    for (int i = 0; i < nranges; i++)
+        if (p >= ranges[i].start && p - ranges[i].start < ranges[i].len) return &ranges[i];
+    return NULL;
+}
+static struct range *range_at(uintptr_t start, int kind) {
+    for (int i = 0; i < nranges; i++)
+        if (ranges[i].start == start && ranges[i].kind == kind) return &ranges[i];
+    return NULL;
+}
+/* The kind of a pinned or registered range overlapping [start, start+len), pinned
+ * allocations first; 0 if none. */
+static int host_overlap(uintptr_t start, size_t len) {
+    int kind = 0;
+    for (int i = 0; i < nranges; i++)
+        if (ranges[i].kind != MEM_DEVICE && start < ranges[i].start + ranges[i].len && ranges[i].start < start + len)
+            if (!kind || ranges[i].kind == MEM_HOSTALLOC) kind = ranges[i].kind;
+    return kind;
+}
+/* Whether the device may touch [p, p+len). */
+static int reachable(uintptr_t p, size_t len) {
+    if (len == 0) return 1;
+    struct range *r = range_containing(p);
+    return r && len <= r->len - (p - r->start);
+}
+static void range_add(uintptr_t start, size_t len, int kind, unsigned flags, CUcontext ctx) {
+    GROW(ranges, cap_ranges, nranges + 1);
+    ranges[nranges++] = (struct range){ start, len, kind, flags, ctx };
+}
+static void range_remove(struct range *r) { *r = ranges[--nranges]; }
+
+/* ===================================================================
+ * Kernels: the test kernels, recognised by PTX entry name, run natively.
+ * Each writes every element (as if launched over the whole range);
+ * the grid size is not used.
+ * =================================================================== */
+
+enum { K_ADD_ONE, K_FILL, K_SUM, K_SPIN, K_COUNT };
+static const struct kernel_def { const char *name; int nargs; unsigned char size[4]; } kernels[K_COUNT] = {
+    [K_ADD_ONE] = { "add_one_i32", 2, { 8, 8 } },       /* (int *data, u64 n) */
+    [K_FILL] = { "fill_i32", 3, { 8, 8, 4 } },          /* (int *data, u64 n, int value) */
+    [K_SUM] = { "sum_i64", 4, { 8, 8, 8, 8 } },         /* (const i64 *in, u64 n, i64 *out, u64 spin_ns) */
+    [K_SPIN] = { "spin", 1, { 8 } },                    /* (u64 ns) */
+};
+
+/* ===================================================================
+ * Tasks: one unit of device work, as queued on a stream or held in a
+ * graph node.
+ * =================================================================== */
+
+enum { T_NOP, T_KERNEL, T_COPY, T_SET, T_WAIT, T_WRITE, T_HOST, T_GRAPH };
+struct prog;
+struct task {
+    int kind;
+    int kernel; uint64_t arg[4];               /* T_KERNEL */
+    void *dst; const void *src; size_t n;      /* T_COPY bytes; T_SET elements; T_WAIT/T_WRITE word */
+    int dev_dst, dev_src;                      /* T_COPY: which sides must be device-reachable */
+    unsigned width; uint64_t value;            /* T_SET element bytes and value; T_WAIT/T_WRITE */
+    unsigned flags;                            /* T_WAIT comparison */
+    CUhostFn fn; void *user;                   /* T_HOST */
+    struct prog *prog;                         /* T_GRAPH: a graph launched into a capture */
+};
+
+static int node_type(const struct task *t) {
+    switch (t->kind) {
+    case T_KERNEL: return CU_GRAPH_NODE_TYPE_KERNEL;
+    case T_COPY: return CU_GRAPH_NODE_TYPE_MEMCPY;
+    case T_SET: return CU_GRAPH_NODE_TYPE_MEMSET;
+    case T_HOST: return CU_GRAPH_NODE_TYPE_HOST;
+    case T_GRAPH: return CU_GRAPH_NODE_TYPE_GRAPH;
+    case T_WAIT: case T_WRITE: return CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
+    default: return CU_GRAPH_NODE_TYPE_EMPTY;
+    }
+}
+
+/* Whether every address the task touches on the device side is reachable. mu held. */
+static int task_reachable(const struct task *t) {
+    uintptr_t a0 = (uintptr_t)t->arg[0], a2 = (uintptr_t)t->arg[2];
+    switch (t->kind) {
+    case T_KERNEL:
+        switch (t->kernel) {
+        case K_ADD_ONE: case K_FILL: return reachable(a0, t->arg[1] * 4);
+        case K_SUM: return reachable(a0, t->arg[1] * 8) && reachable(a2, 8);
+        default: return 1;
+        }
+    case T_COPY:
+        return (!t->dev_dst || reachable((uintptr_t)t->dst, t->n)) &&
+               (!t->dev_src || reachable((uintptr_t)t->src, t->n));
+    case T_SET: return reachable((uintptr_t)t->dst, t->n * t->width);
+    case T_WAIT: case T_WRITE: return reachable((uintptr_t)t->dst, t->width);
+    default: return 1;
+    }
+}
+
+static int wait_satisfied(const struct task *t) {
+    uint64_t v, c = t->value;
+    int64_t diff;
+    if (t->width == 8) {
+        v = __atomic_load_n((uint64_t *)t->dst, __ATOMIC_ACQUIRE);
+        diff = (int64_t)(v - c);
+    } else {
+        v = __atomic_load_n((uint32_t *)t->dst, __ATOMIC_ACQUIRE);
+        c = (uint32_t)c;
+        diff = (int32_t)(uint32_t)(v - c);
+    }
+    switch (t->flags & 3) {
+    case CU_STREAM_WAIT_VALUE_GEQ: return diff >= 0;
+    case CU_STREAM_WAIT_VALUE_EQ: return v == c;
+    case CU_STREAM_WAIT_VALUE_AND: return (v & c) != 0;
+    default: return t->width == 8 ? ~(v | c) != 0 : (uint32_t)~(v | c) != 0;
+    }
+}
+
+static CUresult run_prog(struct prog *p);
+
+/* Run one task on a worker thread, mu not held. */
+static CUresult run_task(const struct task *t) {
+    if (t->kind == T_GRAPH) return run_prog(t->prog);
+    LOCK();
+    int ok = task_reachable(t);
+    UNLOCK();
+    if (!ok) {
+        fprintf(stderr, "purecuda sim: %s touched memory the device cannot reach (illegal address)\n",
+                t->kind == T_KERNEL ? kernels[t->kernel].name : "a copy, memset or stream memory operation");
+        return CUDA_ERROR_ILLEGAL_ADDRESS;
+    }
+    switch (t->kind) {
+    case T_KERNEL: {
+        uint64_t n = t->arg[1];
+        if (t->kernel == K_ADD_ONE) {
+            int32_t *d = (int32_t *)(uintptr_t)t->arg[0];
+            for (uint64_t i = 0; i < n; i++) d[i] += 1;
+        } else if (t->kernel == K_FILL) {
+            int32_t *d = (int32_t *)(uintptr_t)t->arg[0], v = (int32_t)(uint32_t)t->arg[2];
+            for (uint64_t i = 0; i < n; i++) d[i] = v;
+        } else if (t->kernel == K_SUM) {
+            sleep_until(now_ns() + t->arg[3]);
+            const int64_t *in = (const int64_t *)(uintptr_t)t->arg[0];
+            int64_t s = 0;
+            for (uint64_t i = 0; i < n; i++) s += in[i];
+            *(int64_t *)(uintptr_t)t->arg[2] = s;
+        } else if (t->kernel == K_SPIN) {
+            sleep_until(now_ns() + t->arg[0]);
+        }
+        break;
+    }
+    case T_COPY: memmove(t->dst, t->src, t->n); break;
+    case T_SET:
+        if (t->width == 1) memset(t->dst, (int)t->value, t->n);
+        else for (size_t i = 0; i < t->n; i++) ((uint32_t *)t->dst)[i] = (uint32_t)t->value;
+        break;
+    case T_WAIT: while (!wait_satisfied(t)) nap(); break;
+    case T_WRITE:
+        if (t->width == 8) __atomic_store_n((uint64_t *)t->dst, t->value, __ATOMIC_RELEASE);
+        else __atomic_store_n((uint32_t *)t->dst, (uint32_t)t->value, __ATOMIC_RELEASE);
+        break;
+    case T_HOST: t->fn(t->user); break;
+    default: break;
+    }
+    return CUDA_SUCCESS;
+}
+
+/* ===================================================================
+ * Graphs and their executable form.
+ * A graph is a list of nodes in the order they were added, each with its
+ * dependencies; an executable graph holds a "prog", an immutable copy of
+ * the nodes, shared by reference with the launches still running it.
+ * Replay runs the nodes one after another in that order (a valid
+ * topological order, since a node is added after its dependencies).
+ * =================================================================== */
+
+struct CUgraphNode_st {
+    struct task t;
+    int type, index;
+    struct CUgraphNode_st **deps;
+    int ndeps;
+    unsigned mark; /* scratch for the join check */
+};
+struct CUgraph_st {
+    unsigned magic;
+    struct CUgraphNode_st **nodes;
+    int n, cap;
+};
+struct pnode { struct task t; int type, ndeps; int *deps; };
+struct prog { int refs, n; struct pnode *nodes; };
+struct CUgraphExec_st {
+    unsigned magic;
+    CUcontext ctx;
+    struct prog *prog;
+    struct op *last; /* the newest launch: launches of one graph run one at a time */
+};
+
+static void prog_ref(struct prog *p) { p->refs++; }
+static void prog_unref(struct prog *p) { /* mu held */
+    if (!p || --p->refs > 0) return;
+    for (int i = 0; i < p->n; i++) {
+        if (p->nodes[i].t.kind == T_GRAPH) prog_unref(p->nodes[i].t.prog);
+        free(p->nodes[i].deps);
+    }
+    free(p->nodes);
+    free(p);
+}
+static struct prog *prog_from_graph(CUgraph g) { /* mu held */
+    struct prog *p = xcalloc(1, sizeof *p);
+    p->refs = 1;
+    p->n = g->n;
+    p->nodes = xcalloc((size_t)g->n, sizeof *p->nodes);
+    for (int i = 0; i < g->n; i++) {
+        struct CUgraphNode_st *gn = g->nodes[i];
+        struct pnode *pn = &p->nodes[i];
+        pn->t = gn->t;
+        pn->type = gn->type;
+        pn->ndeps = gn->ndeps;
+        pn->deps = xcalloc((size_t)gn->ndeps, sizeof *pn->deps);
+        for (int j = 0; j < gn->ndeps; j++) pn->deps[j] = gn->deps[j]->index;
+        if (pn->t.kind == T_GRAPH) prog_ref(pn->t.prog);
+    }
+    return p;
+}
+static CUresult run_prog(struct prog *p) { /* mu not held; the caller holds a reference */
+    for (int i = 0; i < p->n; i++) {
+        CUresult r = run_task(&p->nodes[i].t);
+        if (r) return r;
+    }
+    return CUDA_SUCCESS;
+}
+
+static CUgraph graph_new(void) {
+    CUgraph g = xcalloc(1, sizeof *g);
+    g->magic = MAGIC_GRAPH;
+    st.live_graphs++;
+    return g;
+}
+static struct CUgraphNode_st *graph_add(CUgraph g, const struct task *t, struct CUgraphNode_st **deps, int ndeps) {
+    struct CUgraphNode_st *n = xcalloc(1, sizeof *n);
+    n->t = *t;
+    n->type = node_type(t);
+    n->index = g->n;
+    n->ndeps = ndeps;
+    n->deps = xcalloc((size_t)ndeps, sizeof *deps);
+    if (ndeps) memcpy(n->deps, deps, (size_t)ndeps * sizeof *deps);
+    if (t->kind == T_GRAPH) prog_ref(t->prog);
+    GROW(g->nodes, g->cap, g->n + 1);
+    g->nodes[g->n++] = n;
+    return n;
+}
+static void graph_free(CUgraph g) { /* mu held */
+    for (int i = 0; i < g->n; i++) {
+        if (g->nodes[i]->t.kind == T_GRAPH) prog_unref(g->nodes[i]->t.prog);
+        free(g->nodes[i]->deps);
+        free(g->nodes[i]);
+    }
+    free(g->nodes);
+    g->nodes = NULL;
+    g->n = g->cap = 0;
+    g->magic = 0;
+    st.live_graphs--;
+}
+
+/* ===================================================================
+ * Streams and the work queued on them.
+ * An op is a task submitted to a stream. It is done when the worker has
+ * run it; it starts only when its dependencies (ops on other streams:
+ * implicit legacy-stream ordering, event waits) are done. Ops are
+ * reference counted: the queue, stream->last, events and other ops'
+ * dependency lists hold them.
+ * =================================================================== */
+
+struct op {
+    int refs, done;
+    struct op *next;
+    struct op **deps;
+    int ndeps, capdeps;
+    struct task t;
+    void *staged; /* owned copy of pageable source memory */
+    uint64_t t_done;
+};
+
+enum { S_USER, S_LEGACY, S_PER_THREAD };
+struct capture;
+struct CUstream_st {
+    unsigned magic;
+    CUcontext ctx;
+    unsigned flags;
+    int prio, kind;
+    struct op *head, *tail; /* queued, not yet done */
+    struct op *last;        /* newest op, done or not */
+    int has_worker, destroyed;
+    struct CUstream_st *prev, *next; /* all_streams */
+    /* capture state */
+    struct capture *cap;
+    struct CUgraphNode_st **cdeps; /* what the next captured node depends on */
+    int ncdeps, capcdeps;
+    CUgraphNode *info_nodes;       /* arrays handed out by cuStreamGetCaptureInfo */
+    CUgraphEdgeData *info_edges;
+};
+static CUstream all_streams;
+static int fences_active; /* device fences in progress (on any device) */
+
+static int pending(const struct op *o) { return o && !o->done; }
+static int is_blocking(CUstream s) { return s->kind != S_LEGACY && !(s->flags & CU_STREAM_NON_BLOCKING); }
+
+static void op_ref(struct op *o) { if (o) o->refs++; }
+static void op_unref(struct op *o) { /* mu held */
+    if (!o || --o->refs > 0) return;
+    for (int i = 0; i < o->ndeps; i++) op_unref(o->deps[i]);
+    free(o->deps);
+    free(o->staged);
+    if (o->t.kind == T_GRAPH) prog_unref(o->t.prog);
+    free(o);
+}
+static void op_add_dep(struct op *o, struct op *dep) {
+    if (!pending(dep)) return;
+    GROW(o->deps, o->capdeps, o->ndeps + 1);
+    op_ref(dep);
+    o->deps[o->ndeps++] = dep;
+}
+static int deps_done(struct op *o) {
+    for (int i = 0; i < o->ndeps; i++)
+        if (!o->deps[i]->done) return 0;
+    return 1;
+}
+
+static CUstream stream_new(CUcontext ctx, unsigned flags, int prio, int kind) {
+    CUstream s = xcalloc(1, sizeof *s);
+    s->magic = MAGIC_STREAM;
+    s->ctx = ctx;
+    s->flags = flags;
+    s->prio = prio;
+    s->kind = kind;
+    s->next = all_streams;
+    if (all_streams) all_streams->prev = s;
+    all_streams = s;
+    return s;
+}
+/* Unlink a destroyed stream whose work is all done. Its struct stays allocated. */
+static void stream_retire(CUstream s) {
+    if (s->prev) s->prev->next = s->next; else all_streams = s->next;
+    if (s->next) s->next->prev = s->prev;
+    s->prev = s->next = NULL;
+    op_unref(s->last);
+    s->last = NULL;
+    free(s->cdeps); free(s->info_nodes); free(s->info_edges);
+    s->cdeps = NULL; s->info_nodes = NULL; s->info_edges = NULL;
+}
+
+static void *worker_main(void *arg) {
+    CUstream s = arg;
+    LOCK();
+    for (;;) {
+        while (!s->head && !s->destroyed) wait_cv();
+        if (!s->head) break;
+        struct op *o = s->head;
+        while (!deps_done(o)) wait_cv();
+        if (!s->ctx->sticky) {
+            UNLOCK();
+            CUresult r = run_task(&o->t);
+            LOCK();
+            if (r && !s->ctx->sticky) { s->ctx->sticky = r; st.illegal_addresses++; }
+        }
+        o->done = 1;
+        o->t_done = now_ns();
+        s->head = o->next;
+        if (!s->head) s->tail = NULL;
+        o->next = NULL;
+        op_unref(o); /* the queue's reference */
+        wake_all();
+    }
+    stream_retire(s);
+    UNLOCK();
+    return NULL;
+}
+
+/* Queue a task on stream s (not capturing) after `after` (may be NULL), with the
+ * legacy stream's implicit ordering. Returns the op; the queue holds it. mu held. */
+static struct op *submit(CUstream s, const struct task *t, struct op *after) {
+    struct op *o = xcalloc(1, sizeof *o);
+    o->refs = 1;
+    o->t = *t;
+    if (t->kind == T_GRAPH) prog_ref(t->prog);
+    if (t->kind == T_COPY && !reachable((uintptr_t)t->src, t->n)) {
+        /* pageable source: the driver copies it before returning */
+        o->staged = xcalloc(1, t->n);
+        memcpy(o->staged, t->src, t->n);
+        o->t.src = o->staged;
+    }
+    if (s->kind == S_LEGACY) {
+        for (CUstream x = all_streams; x; x = x->next)
+            if (x->ctx == s->ctx && is_blocking(x)) op_add_dep(o, x->last);
+    } else if (is_blocking(s) && s->ctx->legacy) {
+        op_add_dep(o, s->ctx->legacy->last);
+    }
+    op_add_dep(o, after);
+    if (s->tail) s->tail->next = o; else s->head = o;
+    s->tail = o;
+    op_ref(o);
+    op_unref(s->last);
+    s->last = o;
+    if (!s->has_worker) {
+        pthread_t th;
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&at, 256 << 10);
+        if (pthread_create(&th, &at, worker_main, s) != 0) {
+            fputs("purecuda sim: cannot start a stream worker thread\n", stderr);
+            abort();
+        }
+        pthread_attr_destroy(&at);
+        s->has_worker = 1;
+    }
+    wake_all();
+    return o;
+}
+
+/* Wait until every op in `ops` is done, then drop them. mu held. */
+static void wait_ops(struct op **ops, int n) {
+    for (int i = 0; i < n; i++)
+        while (!ops[i]->done) wait_cv();
+    for (int i = 0; i < n; i++) op_unref(ops[i]);
+    free(ops);
+}
+/* Wait for all work submitted so far to streams of ctx (or, with ctx NULL,
+ * of device dev). mu held. */
+static void wait_idle(CUcontext ctx, int dev) {
+    struct op **ops = NULL;
+    int n = 0, cap = 0;
+    for (CUstream x = all_streams; x; x = x->next)
+        if ((ctx ? x->ctx == ctx : x->ctx->dev == dev) && pending(x->last)) {
+            GROW(ops, cap, n + 1);
+            op_ref(x->last);
+            ops[n++] = x->last;
+        }
+    wait_ops(ops, n);
+}
+/* The device-wide fence of unregister and free: wait for all work submitted
+ * so far while other threads' calls that pass the gate wait for us. mu held. */
+static void fence_device(int dev) {
+    fences_active++;
+    st.fences++;
+    wait_idle(NULL, dev);
+    fences_active--;
+    wake_all();
+}
+/* While a fence is in progress, calls from other threads that create or
+ * destroy streams, events, modules or executable graphs, allocate, free,
+ * register, instantiate, upload, or submit work (launches, copies, memsets,
+ * host functions, event records, graph launches, begin capture) wait here,
+ * as they block for the whole fence on the H200. Queries, synchronisation,
+ * cuStreamWaitEvent, the stream memory operations, recording into a capture,
+ * end capture, graph create/destroy/update and attribute queries do not.
+ * mu held; released while waiting. */
+static void gate(void) {
+    while (fences_active) wait_cv();
+}
+
+/* ===================================================================
+ * Stream capture
+ * =================================================================== */
+
+struct capture {
+    unsigned long long id;
+    int mode, thread, invalidated;
+    CUcontext ctx;
+    CUstream origin;
+    CUgraph graph;
+    CUstream *members; /* origin and the streams that joined through events */
+    int nmembers, capmembers;
+    struct capture *next;
+};
+static struct capture *captures; /* begun and not yet ended */
+static unsigned long long last_capture_id;
+
+static void invalidate(struct capture *c) {
+    if (!c->invalidated) { c->invalidated = 1; st.captures_invalidated++; }
+}
+static struct capture *find_capture(unsigned long long id) {
+    for (struct capture *c = captures; c; c = c->next)
+        if (c->id == id) return c;
+    return NULL;
+}
+static void set_cdeps(CUstream s, struct CUgraphNode_st **deps, int n) {
+    GROW(s->cdeps, s->capcdeps, n);
+    if (n) memcpy(s->cdeps, deps, (size_t)n * sizeof *deps);
+    s->ncdeps = n;
+}
+static void add_cdeps(CUstream s, struct CUgraphNode_st **deps, int n) {
+    for (int i = 0; i < n; i++) {
+        int have = 0;
+        for (int j = 0; j < s->ncdeps; j++) have |= s->cdeps[j] == deps[i];
+        if (!have) { GROW(s->cdeps, s->capcdeps, s->ncdeps + 1); s->cdeps[s->ncdeps++] = deps[i]; }
+    }
+}
+static void capture_join(struct capture *c, CUstream s) {
+    GROW(c->members, c->capmembers, c->nmembers + 1);
+    c->members[c->nmembers++] = s;
+    s->cap = c;
+    s->ncdeps = 0;
+}
+static void capture_leave(struct capture *c, CUstream s) {
+    for (int i = 0; i < c->nmembers; i++)
+        if (c->members[i] == s) c->members[i] = c->members[--c->nmembers];
+    s->cap = NULL;
+    s->ncdeps = 0;
+}
+static void capture_end(struct capture *c) {
+    for (int i = 0; i < c->nmembers; i++) { c->members[i]->cap = NULL; c->members[i]->ncdeps = 0; }
+    for (struct capture **pp = &captures; *pp; pp = &(*pp)->next)
+        if (*pp == c) { *pp = c->next; break; }
+    free(c->members);
+    free(c);
+    st.active_captures--;
+}
+
+/* The rule for "potentially unsafe" calls (synchronising, allocating,
+ * registering). Returns 900 after invalidating each capture the call
+ * conflicts with, or 0. With whole_ctx set (cuCtxSynchronize) every capture
+ * in that context conflicts, whatever the modes. mu held. */
+static CUresult unsafe_call(CUcontext whole_ctx) {
+    int me = thread_id(), hit = 0;
+    for (struct capture *c = captures; c; c = c->next) {
+        int conflict;
+        if (whole_ctx) conflict = c->ctx == whole_ctx;
+        else if (ts.mode == CU_STREAM_CAPTURE_MODE_RELAXED) conflict = 0;
+        else if (c->thread == me) conflict = c->mode != CU_STREAM_CAPTURE_MODE_RELAXED;
+        else conflict = ts.mode == CU_STREAM_CAPTURE_MODE_GLOBAL && c->mode == CU_STREAM_CAPTURE_MODE_GLOBAL;
+        if (conflict) { invalidate(c); hit = 1; }
+    }
+    return hit ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : CUDA_SUCCESS;
+}
+
+/* Whether use of ctx's legacy stream would depend implicitly on a capture
+ * (a blocking stream of ctx is capturing); optionally invalidate those. mu held. */
+static int legacy_conflict(CUcontext ctx, int invalidate_them) {
+    int hit = 0;
+    for (struct capture *c = captures; c; c = c->next) {
+        if (c->ctx != ctx) continue;
+        for (int i = 0; i < c->nmembers; i++)
+            if (is_blocking(c->members[i])) {
+                hit = 1;
+                if (invalidate_them) invalidate(c);
+                break;
+            }
+    }
+    return hit;
+}
+
+/* Record a task into the capture of stream s. mu held. */
+static CUresult record(CUstream s, const struct task *t) {
+    if (s->cap->invalidated) return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    struct CUgraphNode_st *n = graph_add(s->cap->graph, t, s->cdeps, s->ncdeps);
+    set_cdeps(s, &n, 1);
+    return CUDA_SUCCESS;
+}
+
+/* Every stream that joined the capture must have been joined back: each of
+ * its current dependencies must be the origin's or an ancestor of them. mu held. */
+static int capture_joined(struct capture *c) {
+    static unsigned epoch;
+    epoch++;
+    struct CUgraphNode_st **todo = NULL;
+    int n = 0, cap = 0;
+    for (int i = 0; i < c->origin->ncdeps; i++) { GROW(todo, cap, n + 1); todo[n++] = c->origin->cdeps[i]; }
+    while (n > 0) {
+        struct CUgraphNode_st *x = todo[--n];
+        if (x->mark == epoch) continue;
+        x->mark = epoch;
+        for (int i = 0; i < x->ndeps; i++) { GROW(todo, cap, n + 1); todo[n++] = x->deps[i]; }
+    }
+    free(todo);
+    for (int i = 0; i < c->nmembers; i++)
+        for (int j = 0; j < c->members[i]->ncdeps; j++)
+            if (c->members[i]->cdeps[j]->mark != epoch) return 0;
+    return 1;
+}
+
+/* ===================================================================
+ * Resolving stream handles and enqueuing work
+ * =================================================================== */
+
+/* The stream a handle names; NULL and CU_STREAM_LEGACY are the current
+ * context's legacy stream, CU_STREAM_PER_THREAD this thread's stream. mu held. */
+static CUresult stream_of(CUstream h, CUstream *out) {
+    CUcontext c;
+    CUresult r;
+    if (h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD) {
+        if ((r = current_ctx(&c))) return r;
+        if (h != CU_STREAM_PER_THREAD) {
+            if (!c->legacy) c->legacy = stream_new(c, 0, 0, S_LEGACY);
+            *out = c->legacy;
+            return CUDA_SUCCESS;
+        }
+        for (int i = 0; i < ts.npts; i++)
+            if (ts.pts[i].ctx == c) { *out = ts.pts[i].s; return CUDA_SUCCESS; }
+        if (ts.npts == (int)(sizeof ts.pts / sizeof ts.pts[0])) return CUDA_ERROR_OUT_OF_MEMORY;
+        ts.pts[ts.npts].ctx = c;
+        *out = ts.pts[ts.npts++].s = stream_new(c, 0, 0, S_PER_THREAD);
+        return CUDA_SUCCESS;
+    }
+    if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+    if (h->magic != MAGIC_STREAM) return CUDA_ERROR_INVALID_HANDLE;
+    if (h->ctx->sticky) return h->ctx->sticky;
+    *out = h;
+    return CUDA_SUCCESS;
+}
+
+/* Common start of every enqueue: resolve the stream and say whether it is
+ * capturing (the caller then records); else apply the legacy-stream capture
+ * rule and, when `gated`, wait out device fences. mu held. */
+static CUresult begin_enqueue(CUstream h, CUstream *out, int *capturing, int gated) {
+    for (;;) {
+        CUresult r = stream_of(h, out);
+        if (r) return r;
+        *capturing = (*out)->cap != NULL;
+        if (*capturing) return CUDA_SUCCESS; /* recording into a capture passes the gate */
+        if ((*out)->kind == S_LEGACY && legacy_conflict((*out)->ctx, 1)) return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+        if (!gated || !fences_active) return CUDA_SUCCESS;
+        wait_cv();
+    }
+}
+
+/* Enqueue (or record) a task on a stream. Copies, memsets and stream memory
+ * operations are checked against reachable memory first; a copy into
+ * pageable memory returns only when done, as the driver's does. */
+static CUresult enqueue(CUstream h, const struct task *t) {
+    CUstream s;
+    int capturing;
+    LOCK();
+    CUresult r = begin_enqueue(h, &s, &capturing, t->kind != T_WAIT && t->kind != T_WRITE);
+    if (!r && t->kind != T_KERNEL && !task_reachable(t)) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r && capturing) r = record(s, t);
+    else if (!r) {
+        struct op *o = submit(s, t, NULL);
+        if (t->kind == T_COPY && !reachable((uintptr_t)t->dst, t->n)) {
+            op_ref(o);
+            while (!o->done) wait_cv();
+            op_unref(o);
+            r = s->ctx->sticky;
+        }
+    }
+    UNLOCK();
+    return r;
+}
+
+/* Run a task on the legacy stream and wait for it (the synchronous copies). */
+static CUresult run_sync(const struct task *t) {
+    CUstream s;
+    int capturing;
+    LOCK();
+    CUresult r = begin_enqueue(NULL, &s, &capturing, 1);
+    if (!r && !task_reachable(t)) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) {
+        struct op *o = submit(s, t, NULL);
+        op_ref(o);
+        while (!o->done) wait_cv();
+        op_unref(o);
+        r = s->ctx->sticky;
+    }
+    UNLOCK();
+    return r;
+}
+
+/* ===================================================================
+ * API: initialisation, devices, contexts
+ * =================================================================== */
+
+CUresult cuInit(unsigned int flags) {
+    FAIL_POINT("cuInit");
+    if (flags != 0) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    if (!initialised) {
+        const char *env = getenv("PURECUDA_SIM_DEVICES");
+        ndevices = env && atoi(env) == 2 ? 2 : 1;
+        for (int i = 0; i < ndevices; i++)
+            primary_ctx[i] = (struct CUctx_st){ .magic = MAGIC_CTX, .dev = i, .primary = 1 };
+        __atomic_store_n(&initialised, 1, __ATOMIC_RELEASE);
+    }
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDriverGetVersion(int *version) {
+    FAIL_POINT("cuDriverGetVersion");
+    if (!version) return CUDA_ERROR_INVALID_VALUE;
+    *version = DRIVER_VERSION;
+    return CUDA_SUCCESS;
+}
+
+static CUresult check_device(CUdevice dev) {
+    if (!__atomic_load_n(&initialised, __ATOMIC_ACQUIRE)) return CUDA_ERROR_NOT_INITIALIZED;
+    return dev >= 0 && dev < ndevices ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+CUresult cuDeviceGet(CUdevice *device, int ordinal) {
+    FAIL_POINT("cuDeviceGet");
+    CUresult r = check_device(ordinal);
+    if (r) return r;
+    if (!device) return CUDA_ERROR_INVALID_VALUE;
+    *device = ordinal;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetCount(int *count) {
+    FAIL_POINT("cuDeviceGetCount");
+    if (!__atomic_load_n(&initialised, __ATOMIC_ACQUIRE)) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!count) return CUDA_ERROR_INVALID_VALUE;
+    *count = ndevices;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetName(char *name, int len, CUdevice dev) {
+    FAIL_POINT("cuDeviceGetName");
+    CUresult r = check_device(dev);
+    if (r) return r;
+    if (!name || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    snprintf(name, (size_t)len, "purecuda simulated H200");
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev) {
+    FAIL_POINT("cuDeviceTotalMem");
+    CUresult r = check_device(dev);
+    if (r) return r;
+    if (!bytes) return CUDA_ERROR_INVALID_VALUE;
+    *bytes = TOTAL_MEM;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) {
+    FAIL_POINT("cuDeviceGetAttribute");
+    static const struct { int attr, value; } attrs[] = {
+        { 1, 1024 },        /* MAX_THREADS_PER_BLOCK */
+        { 2, 1024 }, { 3, 1024 }, { 4, 64 },                  /* MAX_BLOCK_DIM_X/Y/Z */
+        { 5, 2147483647 }, { 6, 65535 }, { 7, 65535 },      /* MAX_GRID_DIM_X/Y/Z */
+        { 8, 49152 },       /* MAX_SHARED_MEMORY_PER_BLOCK */
+        { 10, 32 },         /* WARP_SIZE */
+        { 16, 132 },        /* MULTIPROCESSOR_COUNT */
+        { 18, 0 },          /* INTEGRATED */
+        { 19, 1 },          /* CAN_MAP_HOST_MEMORY */
+        { 20, 0 },          /* COMPUTE_MODE: default */
+        { 31, 1 },          /* CONCURRENT_KERNELS */
+        { 39, 2048 },       /* MAX_THREADS_PER_MULTIPROCESSOR */
+        { 40, 3 },          /* ASYNC_ENGINE_COUNT */
+        { 41, 1 },          /* UNIFIED_ADDRESSING */
+        { 75, 9 }, { 76, 0 },                                /* COMPUTE_CAPABILITY_MAJOR/MINOR */
+        { 78, 1 },          /* STREAM_PRIORITIES_SUPPORTED */
+        { 83, 1 },          /* MANAGED_MEMORY */
+        { 88, 0 },          /* PAGEABLE_MEMORY_ACCESS */
+        { 89, 0 },          /* CONCURRENT_MANAGED_ACCESS */
+        { 91, 1 },          /* CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM */
+        { 92, 0 }, { 93, 0 }, { 94, 0 },                     /* the deprecated _V1 stream memory operations */
+        { 99, 1 },          /* HOST_REGISTER_SUPPORTED */
+        { 100, 0 },         /* PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES */
+        { 113, 1 },         /* READ_ONLY_HOST_REGISTER_SUPPORTED */
+        { 115, 0 },         /* MEMORY_POOLS_SUPPORTED: the simulator has no pools */
+        { 122, 1 }, { 123, 1 },                              /* 64-bit stream memory operations, WAIT_VALUE_NOR */
+    };
+    CUresult r = check_device(dev);
+    if (r) return r;
+    if (!pi) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
+        if (attrs[i].attr == attrib) { *pi = attrs[i].value; return CUDA_SUCCESS; }
+    return CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
+    FAIL_POINT("cuDevicePrimaryCtxRetain");
+    CUresult r = check_device(dev);
+    if (r) return r;
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUcontext c = &primary_ctx[dev];
+    if (c->retains++ == 0) c->sticky = 0;
+    *pctx = c;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
+    FAIL_POINT("cuDevicePrimaryCtxRelease");
+    CUresult r = check_device(dev);
+    if (r) return r;
+    LOCK();
+    if (primary_ctx[dev].retains == 0) r = CUDA_ERROR_INVALID_CONTEXT;
+    else primary_ctx[dev].retains--;
+    UNLOCK();
+    return r;
+}
+
+CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active) {
+    FAIL_POINT("cuDevicePrimaryCtxGetState");
+    CUresult r = check_device(dev);
+    if (r) return r;
+    if (!flags || !active) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    *flags = primary_ctx[dev].flags;
+    *active = primary_ctx[dev].retains > 0;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) {
+    FAIL_POINT("cuDevicePrimaryCtxSetFlags");
+    CUresult r = check_device(dev);
+    if (r) return r;
+    LOCK();
+    primary_ctx[dev].flags = flags;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
+    FAIL_POINT("cuDevicePrimaryCtxReset");
+    return check_device(dev);
+}
+
+CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags, CUdevice dev) {
+    FAIL_POINT("cuCtxCreate");
+    (void)params;
+    CUresult r = check_device(dev);
+    if (r) return r;
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    if (ts.depth == (int)(sizeof ts.stack / sizeof ts.stack[0])) return CUDA_ERROR_OUT_OF_MEMORY;
+    CUcontext c = xcalloc(1, sizeof *c);
+    *c = (struct CUctx_st){ .magic = MAGIC_CTX, .dev = dev, .flags = flags };
+    ts.stack[ts.depth++] = c;
+    *pctx = c;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxDestroy_v2(CUcontext ctx) {
+    FAIL_POINT("cuCtxDestroy");
+    LOCK();
+    CUresult r = CUDA_SUCCESS;
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (!ctx || ctx->magic != MAGIC_CTX || ctx->primary) r = CUDA_ERROR_INVALID_CONTEXT;
+    else {
+        wait_idle(ctx, 0);
+        ctx->destroyed = 1;
+        ctx->magic = 0;
+        if (ts.depth > 0 && ts.stack[ts.depth - 1] == ctx) ts.depth--;
+    }
+    UNLOCK();
+    return r;
+}
+
+static CUresult check_ctx_handle(CUcontext ctx) { /* mu held */
+    if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+    return ctx && ctx->magic == MAGIC_CTX ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+CUresult cuCtxSetCurrent(CUcontext ctx) {
+    FAIL_POINT("cuCtxSetCurrent");
+    LOCK();
+    CUresult r = ctx ? check_ctx_handle(ctx) : initialised ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+    UNLOCK();
+    if (r) return r;
+    if (ctx && ts.depth == 0) ts.stack[ts.depth++] = ctx;
+    else if (ctx) ts.stack[ts.depth - 1] = ctx;
+    else if (ts.depth > 0) ts.depth--;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetCurrent(CUcontext *pctx) {
+    FAIL_POINT("cuCtxGetCurrent");
+    if (!__atomic_load_n(&initialised, __ATOMIC_ACQUIRE)) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!pctx) return CUDA_ERROR_INVALID_VALUE;
+    *pctx = ts.depth ? ts.stack[ts.depth - 1] : NULL;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
+    FAIL_POINT("cuCtxPushCurrent");
+    LOCK();
+    CUresult r = check_ctx_handle(ctx);
+    UNLOCK();
+    if (r) return r;
+    if (ts.depth == (int)(sizeof ts.stack / sizeof ts.stack[0])) return CUDA_ERROR_OUT_OF_MEMORY;
+    ts.stack[ts.depth++] = ctx;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPopCurrent_v2(CUcontext *pctx) {
+    FAIL_POINT("cuCtxPopCurrent");
+    if (!__atomic_load_n(&initialised, __ATOMIC_ACQUIRE)) return CUDA_ERROR_NOT_INITIALIZED;
+    if (ts.depth == 0) return CUDA_ERROR_INVALID_CONTEXT;
+    CUcontext c = ts.stack[--ts.depth];
+    if (pctx) *pctx = c;
+    return CUDA_SUCCESS;
+}
+
+static CUresult ctx_get_device(CUdevice *device, CUcontext ctx) {
+    CUresult r;
+    LOCK();
+    if (!ctx) r = current_ctx(&ctx);
+    else r = check_ctx_handle(ctx);
+    if (!r && !device) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) *device = ctx->dev;
+    UNLOCK();
+    return r;
+}
+CUresult cuCtxGetDevice(CUdevice *device) {
+    FAIL_POINT("cuCtxGetDevice");
+    return ctx_get_device(device, NULL);
+}
+CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx) {
+    FAIL_POINT("cuCtxGetDevice");
+    return ctx_get_device(device, ctx);
+}
+
+static CUresult ctx_synchronize(CUcontext ctx) {
+    CUresult r;
+    LOCK();
+    if (!ctx) r = current_ctx(&ctx);
+    else r = check_ctx_handle(ctx);
+    if (!r) r = unsafe_call(ctx);
+    if (!r) {
+        wait_idle(ctx, 0);
+        r = ctx->sticky;
+    }
+    UNLOCK();
+    return r;
+}
+CUresult cuCtxSynchronize(void) {
+    FAIL_POINT("cuCtxSynchronize");
+    return ctx_synchronize(NULL);
+}
+CUresult cuCtxSynchronize_v2(CUcontext ctx) {
+    FAIL_POINT("cuCtxSynchronize");
+    return ctx_synchronize(ctx);
+}
+
+/* ===================================================================
+ * API: streams
+ * =================================================================== */
+
+static CUresult stream_create(CUstream *ph, unsigned int flags, int prio) {
+    CUcontext c;
+    if (!ph || flags > CU_STREAM_NON_BLOCKING) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    gate();
+    CUresult r = current_ctx(&c);
+    if (!r) {
+        /* priorities run from -5 (greatest) to 0, as on the H200 */
+        *ph = stream_new(c, flags, prio < -5 ? -5 : prio > 0 ? 0 : prio, S_USER);
+        st.live_streams++;
+    }
+    UNLOCK();
+    return r;
+}
+CUresult cuStreamCreate(CUstream *ph, unsigned int flags) {
+    FAIL_POINT("cuStreamCreate");
+    return stream_create(ph, flags, 0);
+}
+CUresult cuStreamCreateWithPriority(CUstream *ph, unsigned int flags, int priority) {
+    FAIL_POINT("cuStreamCreateWithPriority");
+    return stream_create(ph, flags, priority);
+}
+
+CUresult cuStreamDestroy_v2(CUstream h) {
+    FAIL_POINT("cuStreamDestroy");
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    gate();
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (h == NULL || h == CU_STREAM_LEGACY || h == CU_STREAM_PER_THREAD || h->magic != MAGIC_STREAM)
+        r = CUDA_ERROR_INVALID_HANDLE;
+    else {
+        /* destroying the origin of a capture ends the capture; a joined stream just leaves it */
+        if (h->cap && h->cap->origin == h) {
+            graph_free(h->cap->graph);
+            capture_end(h->cap);
+        } else if (h->cap) {
+            capture_leave(h->cap, h);
+        }
+        h->magic = 0;
+        h->destroyed = 1;
+        st.live_streams--;
+        if (!h->has_worker) stream_retire(h);
+        wake_all();
+    }
+    UNLOCK();
+    return r;
+}
+
+CUresult cuStreamGetFlags(CUstream h, unsigned int *flags) {
+    FAIL_POINT("cuStreamGetFlags");
+    CUstream s;
+    LOCK();
+    CUresult r = stream_of(h, &s);
+    if (!r && !flags) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) *flags = s->flags;
+    UNLOCK();
+    return r;
+}
+
+CUresult cuStreamGetCtx(CUstream h, CUcontext *pctx) {
+    FAIL_POINT("cuStreamGetCtx");
+    CUstream s;
+    LOCK();
+    CUresult r = stream_of(h, &s);
+    if (!r && !pctx) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) *pctx = s->ctx;
+    UNLOCK();
+    return r;
+}
+
+CUresult cuStreamGetPriority(CUstream h, int *priority) {
+    FAIL_POINT("cuStreamGetPriority");
+    CUstream s;
+    LOCK();
+    CUresult r = stream_of(h, &s);
+    if (!r && !priority) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) *priority = s->prio;
+    UNLOCK();
+    return r;
+}
+
+/* Shared checks of cuStreamQuery and cuStreamSynchronize. mu held. */
+static CUresult stream_check_sync(CUstream h, CUstream *out) {
+    CUresult r = stream_of(h, out);
+    if (!r) r = unsafe_call(NULL);
+    if (r) return r;
+    if ((*out)->cap) {
+        invalidate((*out)->cap);
+        return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
+    if ((*out)->kind == S_LEGACY && legacy_conflict((*out)->ctx, 1)) return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamQuery(CUstream h) {
+    FAIL_POINT("cuStreamQuery");
+    CUstream s;
+    LOCK();
+    CUresult r = stream_check_sync(h, &s);
+    if (!r && pending(s->last)) r = CUDA_ERROR_NOT_READY;
+    UNLOCK();
+    return r;
+}
+
+CUresult cuStreamSynchronize(CUstream h) {
+    FAIL_POINT("cuStreamSynchronize");
+    CUstream s;
+    LOCK();
+    CUresult r = stream_check_sync(h, &s);
+    if (!r) {
+        struct op *o = s->last;
+        if (o) {
+            op_ref(o);
+            while (!o->done) wait_cv();
+            op_unref(o);
+        }
+        r = s->ctx->sticky;
+    }
+    UNLOCK();
+    return r;
+}
+
+CUresult cuLaunchHostFunc(CUstream h, CUhostFn fn, void *user) {
+    FAIL_POINT("cuLaunchHostFunc");
+    if (!fn) return CUDA_ERROR_INVALID_VALUE;
+    struct task t = { .kind = T_HOST, .fn = fn, .user = user };
+    return enqueue(h, &t);
+}
+
+/* ----- stream memory operations ----- */
+
+static CUresult mem_op(CUstream h, CUdeviceptr addr, uint64_t value, unsigned flags, int kind, unsigned width) {
+    if (addr % width) return CUDA_ERROR_INVALID_VALUE;
+    if (kind == T_WAIT && (flags & ~(3u | CU_STREAM_WAIT_VALUE_FLUSH))) return CUDA_ERROR_INVALID_VALUE;
+    if (kind == T_WRITE && flags > 1) return CUDA_ERROR_INVALID_VALUE;
+    struct task t = { .kind = kind, .dst = (void *)(uintptr_t)addr, .value = value, .flags = flags, .width = width };
+    return enqueue(h, &t);
+}
+CUresult cuStreamWaitValue32_v2(CUstream h, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
+    FAIL_POINT("cuStreamWaitValue32");
+    return mem_op(h, addr, value, flags, T_WAIT, 4);
+}
+CUresult cuStreamWaitValue64_v2(CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
+    FAIL_POINT("cuStreamWaitValue64");
+    return mem_op(h, addr, value, flags, T_WAIT, 8);
+}
+CUresult cuStreamWriteValue32_v2(CUstream h, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
+    FAIL_POINT("cuStreamWriteValue32");
+    return mem_op(h, addr, value, flags, T_WRITE, 4);
+}
+CUresult cuStreamWriteValue64_v2(CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
+    FAIL_POINT("cuStreamWriteValue64");
+    return mem_op(h, addr, value, flags, T_WRITE, 8);
+}
+
+/* ===================================================================
+ * API: events
+ * An event points at the op of its last record (NULL: never recorded,
+ * which counts as complete), or, when last recorded in a capture, at that
+ * capture's dependency set.
+ * =================================================================== */
+
+struct CUevent_st {
+    unsigned magic, flags;
+    CUcontext ctx;
+    struct op *rec;
+    int in_capture;
+    unsigned long long cap_id;
+    struct CUgraphNode_st **cdeps;
+    int ncdeps, capcdeps;
+};
+
+CUresult cuEventCreate(CUevent *ph, unsigned int flags) {
+    FAIL_POINT("cuEventCreate");
+    CUcontext c;
+    if (!ph || flags > 7 || ((flags & CU_EVENT_INTERPROCESS) && !(flags & CU_EVENT_DISABLE_TIMING)))
+        return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    gate();
+    CUresult r = current_ctx(&c);
+    if (!r) {
+        CUevent e = xcalloc(1, sizeof *e);
+        e->magic = MAGIC_EVENT;
+        e->flags = flags;
+        e->ctx = c;
+        *ph = e;
+        st.live_events++;
+    }
+    UNLOCK();
+    return r;
+}
+
+CUresult cuEventDestroy_v2(CUevent e) {
+    FAIL_POINT("cuEventDestroy");
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    gate();
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (!e || e->magic != MAGIC_EVENT) r = CUDA_ERROR_INVALID_HANDLE;
+    else {
+        e->magic = 0;
+        op_unref(e->rec);
+        e->rec = NULL;
+        free(e->cdeps);
+        e->cdeps = NULL;
+        st.live_events--;
+    }
+    UNLOCK();
+    return r;
+}
+
+static CUresult event_record(CUevent e, CUstream h, unsigned flags) {
+    CUstream s;
+    int capturing;
+    if (flags > CU_EVENT_RECORD_EXTERNAL) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult r = !initialised ? CUDA_ERROR_NOT_INITIALIZED
+               : !e || e->magic != MAGIC_EVENT ? CUDA_ERROR_INVALID_HANDLE
+               : begin_enqueue(h, &s, &capturing, 1);
+    if (!r && capturing) {
+        if (s->cap->invalidated) r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+        else if (flags & CU_EVENT_RECORD_EXTERNAL) r = CUDA_ERROR_NOT_SUPPORTED;
+        else {
+            op_unref(e->rec);
+            e->rec = NULL;
+            e->in_capture = 1;
+            e->cap_id = s->cap->id;
+            GROW(e->cdeps, e->capcdeps, s->ncdeps);
+            if (s->ncdeps) memcpy(e->cdeps, s->cdeps, (size_t)s->ncdeps * sizeof *s->cdeps);
+            e->ncdeps = s->ncdeps;
+        }
+    } else if (!r) {
+        struct task t = { .kind = T_NOP };
+        struct op *o = submit(s, &t, NULL);
+        op_ref(o);
+        op_unref(e->rec);
+        e->rec = o;
+        e->in_capture = 0;
+    }
+    UNLOCK();
+    return r;
+}
+CUresult cuEventRecord(CUevent e, CUstream h) {
+    FAIL_POINT("cuEventRecord");
+    return event_record(e, h, 0);
+}
+CUresult cuEventRecordWithFlags(CUevent e, CUstream h, unsigned int flags) {
+    FAIL_POINT("cuEventRecordWithFlags");
+    return event_record(e, h, flags);
+}
+
+/* Shared checks of cuEventQuery and cuEventSynchronize. An event last
+ * recorded in a capture gives 907 while that capture is live (and the call
+ * invalidates it), 1 once it is invalidated or ended. mu held. */
+static CUresult event_check_sync(CUevent e) {
+    if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!e || e->magic != MAGIC_EVENT) return CUDA_ERROR_INVALID_HANDLE;
+    if (e->in_capture) {
+        struct capture *c = find_capture(e->cap_id);
+        if (!c || c->invalidated) return CUDA_ERROR_INVALID_VALUE;
+        invalidate(c);
+        return CUDA_ERROR_CAPTURED_EVENT;
+    }
+    return unsafe_call(NULL);
+}
+
+CUresult cuEventQuery(CUevent e) {
+    FAIL_POINT("cuEventQuery");
+    LOCK();
+    CUresult r = event_check_sync(e);
+    if (!r && e->ctx->sticky) r = e->ctx->sticky;
+    if (!r && pending(e->rec)) r = CUDA_ERROR_NOT_READY;
+    UNLOCK();
+    return r;
+}
+
+CUresult cuEventSynchronize(CUevent e) {
+    FAIL_POINT("cuEventSynchronize");
+    LOCK();
+    CUresult r = event_check_sync(e);
+    if (!r && e->rec) {
+        struct op *o = e->rec;
+        op_ref(o);
+        while (!o->done) wait_cv();
+        op_unref(o);
+    }
+    if (!r) r = e->ctx->sticky;
+    UNLOCK();
+    return r;
+}
+
+static CUresult event_elapsed(float *ms, CUevent a, CUevent b) {
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (!ms) r = CUDA_ERROR_INVALID_VALUE;
+    else if (!a || a->magic != MAGIC_EVENT || !b || b->magic != MAGIC_EVENT) r = CUDA_ERROR_INVALID_HANDLE;
+    else if ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING) r = CUDA_ERROR_INVALID_HANDLE;
+    else if (!a->rec || !b->rec) r = CUDA_ERROR_INVALID_HANDLE;
+    else if (!a->rec->done || !b->rec->done) r = CUDA_ERROR_NOT_READY;
+    else *ms = (float)((double)((int64_t)(b->rec->t_done - a->rec->t_done)) / 1e6);
+    UNLOCK();
+    return r;
+}
+CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
+    FAIL_POINT("cuEventElapsedTime");
+    return event_elapsed(ms, a, b);
+}
+CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b) {
+    FAIL_POINT("cuEventElapsedTime");
+    return event_elapsed(ms, a, b);
+}
+
+CUresult cuStreamWaitEvent(CUstream h, CUevent e, unsigned int flags) {
+    FAIL_POINT("cuStreamWaitEvent");
+    CUstream s;
+    int capturing;
+    LOCK();
+    CUresult r = stream_of(h, &s);
+    if (!r && (!e || e->magic != MAGIC_EVENT)) r = CUDA_ERROR_INVALID_HANDLE;
+    if (!r && flags > CU_EVENT_WAIT_EXTERNAL) r = CUDA_ERROR_INVALID_VALUE;
+    if (r) goto out;
+    struct capture *ec = e->in_capture ? find_capture(e->cap_id) : NULL;
+    if (e->in_capture && !ec) {
+        r = CUDA_ERROR_INVALID_VALUE; /* last recorded in a capture that has ended */
+    } else if (ec) {
+        /* the event holds captured work: s joins that capture (fork) or merges its dependencies (join) */
+        if (s->cap == ec) {
+            if (ec->invalidated) r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+            else add_cdeps(s, e->cdeps, e->ncdeps);
+        } else if (s->cap) {
+            invalidate(s->cap);
+            invalidate(ec);
+            r = CUDA_ERROR_STREAM_CAPTURE_MERGE;
+        } else if (s->kind == S_LEGACY) {
+            invalidate(ec);
+            r = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+        } else if (ec->invalidated) {
+            r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+        } else {
+            capture_join(ec, s);
+            set_cdeps(s, e->cdeps, e->ncdeps);
+        }
+    } else if (s->cap) {
+        /* a capturing stream may not wait for work outside its capture */
+        if (s->cap->invalidated) r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+        else if (flags & CU_EVENT_WAIT_EXTERNAL) r = CUDA_ERROR_NOT_SUPPORTED;
+        else if (e->rec) {
+            invalidate(s->cap);
+            r = CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+        }
+    } else if (flags & CU_EVENT_WAIT_EXTERNAL) {
+        r = CUDA_ERROR_ILLEGAL_STATE;
+    } else {
+        r = begin_enqueue(h, &s, &capturing, 0);
+        if (!r && !capturing && pending(e->rec)) {
+            struct task t = { .kind = T_NOP };
+            submit(s, &t, e->rec);
+        }
+    }
+out:
+    UNLOCK();
+    return r;
+}
+
+/* ===================================================================
+ * API: capture
+ * =================================================================== */
+
+CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode) {
+    FAIL_POINT("cuThreadExchangeStreamCaptureMode");
+    if (!__atomic_load_n(&initialised, __ATOMIC_ACQUIRE)) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!mode || *mode < 0 || *mode > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
+    int old = ts.mode;
+    ts.mode = *mode;
+    *mode = old;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuStreamBeginCapture_v2(CUstream h, CUstreamCaptureMode mode) {
+    FAIL_POINT("cuStreamBeginCapture");
+    CUstream s;
+    if (mode < 0 || mode > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    gate();
+    CUresult r = stream_of(h, &s);
+    if (!r && s->kind == S_LEGACY) r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    else if (!r && s->cap) r = CUDA_ERROR_ILLEGAL_STATE; /* the capture in progress goes on */
+    else if (!r) {
+        struct capture *c = xcalloc(1, sizeof *c);
+        c->id = ++last_capture_id;
+        c->mode = mode;
+        c->thread = thread_id();
+        c->ctx = s->ctx;
+        c->origin = s;
+        c->graph = graph_new();
+        c->next = captures;
+        captures = c;
+        capture_join(c, s);
+        st.active_captures++;
+    }
+    UNLOCK();
+    return r;
+}
+
+CUresult cuStreamEndCapture(CUstream h, CUgraph *phGraph) {
+    FAIL_POINT("cuStreamEndCapture");
+    CUstream s;
+    if (!phGraph) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult r = stream_of(h, &s);
+    struct capture *c = r ? NULL : s->cap;
+    if (!r && !c) r = CUDA_ERROR_ILLEGAL_STATE;
+    else if (!r && c->origin != s) {
+        invalidate(c);
+        r = CUDA_ERROR_STREAM_CAPTURE_UNMATCHED;
+    } else if (!r && c->mode != CU_STREAM_CAPTURE_MODE_RELAXED && c->thread != thread_id()) {
+        /* refused, and the capture is over (as measured) */
+        r = CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD;
+        invalidate(c);
+        graph_free(c->graph);
+        capture_end(c);
+        *phGraph = NULL;
+    } else if (!r) {
+        if (c->invalidated) r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+        else if (!capture_joined(c)) { invalidate(c); r = CUDA_ERROR_STREAM_CAPTURE_UNJOINED; }
+        CUgraph g = c->graph;
+        capture_end(c);
+        if (r) { graph_free(g); *phGraph = NULL; }
+        else *phGraph = g;
+    }
+    UNLOCK();
+    return r;
+}
+
+static CUstreamCaptureStatus capture_status(CUstream s) {
+    return !s->cap ? CU_STREAM_CAPTURE_STATUS_NONE
+         : s->cap->invalidated ? CU_STREAM_CAPTURE_STATUS_INVALIDATED : CU_STREAM_CAPTURE_STATUS_ACTIVE;
+}
+
+CUresult cuStreamIsCapturing(CUstream h, CUstreamCaptureStatus *status) {
+    FAIL_POINT("cuStreamIsCapturing");
+    CUstream s;
+    LOCK();
+    CUresult r = stream_of(h, &s);
+    if (!r && !status) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r && s->kind == S_LEGACY && legacy_conflict(s->ctx, 0)) r = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    if (!r) *status = capture_status(s);
+    UNLOCK();
+    return r;
+}
+
+CUresult cuStreamGetCaptureInfo_v3(CUstream h, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph,
+                                   const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *ndeps) {
+    FAIL_POINT("cuStreamGetCaptureInfo");
+    CUstream s;
+    LOCK();
+    CUresult r = stream_of(h, &s);
+    if (!r && (!status || (edges && !deps))) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r && s->kind == S_LEGACY && legacy_conflict(s->ctx, 0)) r = CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
+    if (!r) {
+        *status = capture_status(s);
+        if (*status == CU_STREAM_CAPTURE_STATUS_ACTIVE) {
+            if (id) *id = s->cap->id;
+            if (graph) *graph = s->cap->graph;
+            s->info_nodes = xrealloc(s->info_nodes, (size_t)(s->ncdeps + 1) * sizeof *s->info_nodes);
+            s->info_edges = xrealloc(s->info_edges, (size_t)(s->ncdeps + 1) * sizeof *s->info_edges);
+            for (int i = 0; i < s->ncdeps; i++) s->info_nodes[i] = s->cdeps[i];
+            memset(s->info_edges, 0, (size_t)(s->ncdeps + 1) * sizeof *s->info_edges);
+            if (deps) *deps = s->info_nodes;
+            if (edges) *edges = s->info_edges;
+            if (ndeps) *ndeps = (size_t)s->ncdeps;
+        }
+    }
+    UNLOCK();
+    return r;
+}
+
+/* ===================================================================
+ * API: device and host memory
+ * =================================================================== */
+
+CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
+    FAIL_POINT("cuMemGetInfo");
+    CUcontext c;
+    LOCK();
+    CUresult r = current_ctx(&c);
+    if (!r && (!free_bytes || !total)) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) {
+        size_t used = 0;
+        for (int i = 0; i < nranges; i++)
+            if (ranges[i].kind == MEM_DEVICE && ranges[i].ctx->dev == c->dev) used += ranges[i].len;
+        *total = TOTAL_MEM;
+        *free_bytes = used < TOTAL_MEM ? TOTAL_MEM - used : 0;
+    }
+    UNLOCK();
+    return r;
+}
+
+/* Common start of the allocating, freeing and registering calls: the fence
+ * gate, a context and the capture rule for potentially unsafe calls. mu held. */
+static CUresult unsafe_prologue(CUcontext *c) {
+    gate();
+    CUresult r = current_ctx(c);
+    return r ? r : unsafe_call(NULL);
+}
+
+static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
+
+CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size) {
+    FAIL_POINT("cuMemAlloc");
+    CUcontext c;
+    LOCK();
+    CUresult r = unsafe_prologue(&c);
+    if (!r && (!dptr || size == 0)) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) {
+        void *p = aligned_alloc(256, round_up(size, 256));
+        if (!p) r = CUDA_ERROR_OUT_OF_MEMORY;
+        else {
+            range_add((uintptr_t)p, size, MEM_DEVICE, 0, c);
+            st.live_allocations++;
+            *dptr = (CUdeviceptr)(uintptr_t)p;
+        }
+    }
+    UNLOCK();
+    return r;
+}
+
+/* Free a device allocation or pinned host allocation starting at p, after
+ * the device-wide fence. mu held. */
+static CUresult free_range(CUcontext c, uintptr_t p, int kind) {
+    if (!range_at(p, kind)) return CUDA_ERROR_INVALID_VALUE;
+    fence_device(c->dev);
+    struct range *rg = range_at(p, kind); /* the table may have moved while we waited */
+    if (!rg) return CUDA_ERROR_INVALID_VALUE;
+    range_remove(rg);
+    free((void *)p);
+    if (kind == MEM_DEVICE) st.live_allocations--; else st.live_host_allocations--;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr dptr) {
+    FAIL_POINT("cuMemFree");
+    CUcontext c;
+    LOCK();
+    CUresult r = unsafe_prologue(&c);
+    if (!r && dptr) r = free_range(c, (uintptr_t)dptr, MEM_DEVICE); /* freeing 0 is a no-op */
+    UNLOCK();
+    return r;
+}
+
+static CUresult host_alloc(void **pp, size_t size, unsigned flags) {
+    CUcontext c;
+    LOCK();
+    CUresult r = unsafe_prologue(&c);
+    if (!r && (!pp || flags > 7)) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) {
+        void *p = aligned_alloc(4096, round_up(size ? size : 1, 4096));
+        if (!p) r = CUDA_ERROR_OUT_OF_MEMORY;
+        else {
+            range_add((uintptr_t)p, size, MEM_HOSTALLOC, flags, c);
+            st.live_host_allocations++;
+            *pp = p;
+        }
+    }
+    UNLOCK();
+    return r;
+}
+CUresult cuMemHostAlloc(void **pp, size_t size, unsigned int flags) {
+    FAIL_POINT("cuMemHostAlloc");
+    return host_alloc(pp, size, flags);
+}
+CUresult cuMemAllocHost_v2(void **pp, size_t size) {
+    FAIL_POINT("cuMemAllocHost");
+    return host_alloc(pp, size, 0);
+}
+
+CUresult cuMemFreeHost(void *p) {
+    FAIL_POINT("cuMemFreeHost");
+    CUcontext c;
+    LOCK();
+    CUresult r = unsafe_prologue(&c);
+    if (!r) r = free_range(c, (uintptr_t)p, MEM_HOSTALLOC);
+    UNLOCK();
+    return r;
+}
+
+/* Registration works on byte ranges: any overlap with a registered range is
+ * refused with 712 (with pinned memory, 1); ranges that merely share a page
+ * are fine. */
+static CUresult host_register(void *p, size_t size, unsigned flags) {
+    CUcontext c;
+    LOCK();
+    CUresult r = unsafe_prologue(&c);
+    if (!r && (!p || size == 0 || flags > 0xf)) r = CUDA_ERROR_INVALID_VALUE;
+    int overlap = r ? 0 : host_overlap((uintptr_t)p, size);
+    if (overlap) r = overlap == MEM_HOSTALLOC ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+    if (!r) {
+        range_add((uintptr_t)p, size, MEM_REGISTERED, flags, c);
+        st.registered_ranges++;
+        st.registered_bytes += (long long)size;
+    }
+    UNLOCK();
+    return r;
+}
+/* Counts a call of register or unregister, injected failures included. */
+static void count_call(long long *counter) {
+    LOCK();
+    (*counter)++;
+    UNLOCK();
+}
+
+CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned int flags) {
+    count_call(&st.register_calls);
+    FAIL_POINT("cuMemHostRegister");
+    return host_register(p, size, flags);
+}
+CUresult cuMemHostRegister(void *p, size_t size, unsigned int flags) { /* the 4.0 ABI; same behaviour here */
+    count_call(&st.register_calls);
+    FAIL_POINT("cuMemHostRegister");
+    return host_register(p, size, flags);
+}
+
+CUresult cuMemHostUnregister(void *p) {
+    count_call(&st.unregister_calls);
+    FAIL_POINT("cuMemHostUnregister");
+    CUcontext c;
+    LOCK();
+    CUresult r = unsafe_prologue(&c);
+    if (!r) {
+        struct range *rg = range_containing((uintptr_t)p);
+        if (!p || (rg && rg->kind == MEM_HOSTALLOC)) r = CUDA_ERROR_INVALID_VALUE;
+        else if (!rg || rg->kind != MEM_REGISTERED) r = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+        else if (rg->start != (uintptr_t)p) r = CUDA_ERROR_INVALID_VALUE;
+    }
+    if (!r) {
+        fence_device(c->dev);
+        struct range *rg = range_at((uintptr_t)p, MEM_REGISTERED);
+        if (!rg) r = CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+        else {
+            st.registered_ranges--;
+            st.registered_bytes -= (long long)rg->len;
+            range_remove(rg);
+        }
+    }
+    UNLOCK();
+    return r;
+}
+
+/* The registered or pinned range holding p, for the pointer queries. mu held. */
+static struct range *host_range(void *p) {
+    struct range *rg = range_containing((uintptr_t)p);
+    return rg && rg->kind != MEM_DEVICE ? rg : NULL;
+}
+
+CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int flags) {
+    FAIL_POINT("cuMemHostGetDevicePointer");
+    CUcontext c;
+    LOCK();
+    CUresult r = current_ctx(&c);
+    if (!r && (!pdptr || flags != 0 || !host_range(p))) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) *pdptr = (CUdeviceptr)(uintptr_t)p;
+    UNLOCK();
+    return r;
+}
+
+CUresult cuMemHostGetFlags(unsigned int *pflags, void *p) {
+    FAIL_POINT("cuMemHostGetFlags");
+    CUcontext c;
+    LOCK();
+    CUresult r = current_ctx(&c);
+    struct range *rg = r ? NULL : host_range(p);
+    if (!r && (!pflags || !rg)) r = CUDA_ERROR_INVALID_VALUE;
+    /* the driver adds DEVICEMAP (all host memory is mapped); for registered
+     * memory it drops the register-only flags (READ_ONLY, IOMEMORY) */
+    if (!r) *pflags = 2 | (rg->kind == MEM_HOSTALLOC ? rg->flags : rg->flags & 1);
+    UNLOCK();
+    return r;
+}
+
+CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr ptr) {
+    FAIL_POINT("cuPointerGetAttribute");
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    struct range *rg = range_containing((uintptr_t)ptr);
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (!data || !rg) r = CUDA_ERROR_INVALID_VALUE;
+    else switch (attr) {
+    case CU_POINTER_ATTRIBUTE_CONTEXT: *(CUcontext *)data = rg->ctx; break;
+    case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+        *(unsigned int *)data = rg->kind == MEM_DEVICE ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+        break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_POINTER: *(CUdeviceptr *)data = ptr; break;
+    case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+        if (rg->kind == MEM_DEVICE) r = CUDA_ERROR_INVALID_VALUE;
+        else *(void **)data = (void *)(uintptr_t)ptr;
+        break;
+    case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: *(int *)data = rg->ctx->dev; break;
+    case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: *(CUdeviceptr *)data = (CUdeviceptr)rg->start; break;
+    case CU_POINTER_ATTRIBUTE_RANGE_SIZE: *(size_t *)data = rg->len; break;
+    default: r = CUDA_ERROR_INVALID_VALUE;
+    }
+    UNLOCK();
+    return r;
+}
+
+/* ----- copies and memsets ----- */
+
+static struct task copy_task(uintptr_t dst, uintptr_t src, size_t n, int dev_dst, int dev_src) {
+    return (struct task){ .kind = T_COPY, .dst = (void *)dst, .src = (const void *)src, .n = n,
+                          .dev_dst = dev_dst, .dev_src = dev_src };
+}
+static struct task set_task(CUdeviceptr dst, unsigned value, size_t n, unsigned width) {
+    return (struct task){ .kind = T_SET, .dst = (void *)(uintptr_t)dst, .value = value, .n = n, .width = width };
+}
+
+CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+    FAIL_POINT("cuMemcpy");
+    struct task t = copy_task(dst, src, n, 0, 0);
+    return run_sync(&t);
+}
+CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
+    FAIL_POINT("cuMemcpyHtoD");
+    struct task t = copy_task(dst, (uintptr_t)src, n, 1, 0);
+    return run_sync(&t);
+}
+CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
+    FAIL_POINT("cuMemcpyDtoH");
+    struct task t = copy_task((uintptr_t)dst, src, n, 0, 1);
+    return run_sync(&t);
+}
+CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
+    FAIL_POINT("cuMemcpyDtoD");
+    struct task t = copy_task(dst, src, n, 1, 1);
+    return run_sync(&t);
+}
+CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h) {
+    FAIL_POINT("cuMemcpyAsync");
+    struct task t = copy_task(dst, src, n, 0, 0);
+    return enqueue(h, &t);
+}
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream h) {
+    FAIL_POINT("cuMemcpyHtoDAsync");
+    struct task t = copy_task(dst, (uintptr_t)src, n, 1, 0);
+    return enqueue(h, &t);
+}
+CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream h) {
+    FAIL_POINT("cuMemcpyDtoHAsync");
+    struct task t = copy_task((uintptr_t)dst, src, n, 0, 1);
+    return enqueue(h, &t);
+}
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h) {
+    FAIL_POINT("cuMemcpyDtoDAsync");
+    struct task t = copy_task(dst, src, n, 1, 1);
+    return enqueue(h, &t);
+}
+CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t n) {
+    FAIL_POINT("cuMemsetD8");
+    struct task t = set_task(dst, value, n, 1);
+    return run_sync(&t);
+}
+CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int value, size_t n) {
+    FAIL_POINT("cuMemsetD32");
+    if (dst % 4) return CUDA_ERROR_INVALID_VALUE;
+    struct task t = set_task(dst, value, n, 4);
+    return run_sync(&t);
+}
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream h) {
+    FAIL_POINT("cuMemsetD8Async");
+    struct task t = set_task(dst, value, n, 1);
+    return enqueue(h, &t);
+}
+CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t n, CUstream h) {
+    FAIL_POINT("cuMemsetD32Async");
+    if (dst % 4) return CUDA_ERROR_INVALID_VALUE;
+    struct task t = set_task(dst, value, n, 4);
+    return enqueue(h, &t);
+}
+
+/* ===================================================================
+ * API: modules and launches
+ * A module remembers which test kernels its image declares (".entry NAME"
+ * in PTX text); other entries are ignored.
+ * =================================================================== */
+
+struct CUfunc_st { unsigned magic; int kernel; };
+struct CUmod_st { unsigned magic; struct CUfunc_st funcs[K_COUNT]; };
+
+static CUresult module_load(CUmodule *pm, const void *image) {
+    CUcontext c;
+    if (!pm || !image) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    gate();
+    CUresult r = current_ctx(&c);
+    const unsigned char *b = image;
+    int binary = (b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F') ||
+                 (b[0] == 0x50 && b[1] == 0xed && b[2] == 0x55 && b[3] == 0xba); /* cubin or fatbin */
+    if (!r && !binary && !strstr(image, ".version")) r = CUDA_ERROR_INVALID_IMAGE;
+    if (!r) {
+        CUmodule m = xcalloc(1, sizeof *m);
+        m->magic = MAGIC_MODULE;
+        for (const char *p = binary ? "" : image; (p = strstr(p, ".entry")) != NULL;) {
+            p += 6;
+            while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
+            size_t len = strcspn(p, " \t\r\n(");
+            for (int k = 0; k < K_COUNT; k++)
+                if (strlen(kernels[k].name) == len && strncmp(p, kernels[k].name, len) == 0)
+                    m->funcs[k] = (struct CUfunc_st){ MAGIC_FUNC, k };
+        }
+        *pm = m;
+        st.live_modules++;
+    }
+    UNLOCK();
+    return r;
+}
+CUresult cuModuleLoadData(CUmodule *pm, const void *image) {
+    FAIL_POINT("cuModuleLoadData");
+    return module_load(pm, image);
+}
+CUresult cuModuleLoadDataEx(CUmodule *pm, const void *image, unsigned int nopts, CUjit_option *opts, void **vals) {
+    FAIL_POINT("cuModuleLoadDataEx");
+    (void)nopts; (void)opts; (void)vals;
+    return module_load(pm, image);
+}
+
+CUresult cuModuleUnload(CUmodule m) {
+    FAIL_POINT("cuModuleUnload");
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    gate();
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (!m || m->magic != MAGIC_MODULE) r = CUDA_ERROR_INVALID_HANDLE;
+    else {
+        m->magic = 0;
+        for (int k = 0; k < K_COUNT; k++) m->funcs[k].magic = 0;
+        st.live_modules--;
+    }
+    UNLOCK();
+    return r;
+}
+
+CUresult cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name) {
+    FAIL_POINT("cuModuleGetFunction");
+    CUresult r = CUDA_ERROR_NOT_FOUND;
+    LOCK();
+    gate();
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (!m || m->magic != MAGIC_MODULE) r = CUDA_ERROR_INVALID_HANDLE;
+    else if (!pf || !name) r = CUDA_ERROR_INVALID_VALUE;
+    else for (int k = 0; k < K_COUNT; k++)
+        if (m->funcs[k].magic == MAGIC_FUNC && strcmp(kernels[k].name, name) == 0) {
+            *pf = &m->funcs[k];
+            r = CUDA_SUCCESS;
+        }
+    UNLOCK();
+    return r;
+}
+
+static CUresult launch(CUfunction f, const unsigned dim[6], CUstream h, void **params, void **extra) {
+    struct task t = { .kind = T_KERNEL };
+    LOCK();
+    CUresult r = CUDA_SUCCESS;
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (!f || f->magic != MAGIC_FUNC) r = CUDA_ERROR_INVALID_HANDLE;
+    else if (!dim[0] || !dim[1] || !dim[2] || !dim[3] || !dim[4] || !dim[5] ||
+             (uint64_t)dim[3] * dim[4] * dim[5] > 1024)
+        r = CUDA_ERROR_INVALID_VALUE;
+    else if (!params && extra) r = CUDA_ERROR_NOT_SUPPORTED;
+    else if (!params) r = CUDA_ERROR_INVALID_VALUE;
+    else {
+        const struct kernel_def *k = &kernels[f->kernel];
+        t.kernel = f->kernel;
+        for (int i = 0; i < k->nargs; i++) memcpy(&t.arg[i], params[i], k->size[i]);
+        st.kernel_launches++;
+    }
+    UNLOCK();
+    return r ? r : enqueue(h, &t);
+}
+CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                        unsigned int by, unsigned int bz, unsigned int shmem, CUstream h, void **params, void **extra) {
+    FAIL_POINT("cuLaunchKernel");
+    (void)shmem;
+    const unsigned dim[6] = { gx, gy, gz, bx, by, bz };
+    return launch(f, dim, h, params, extra);
+}
+CUresult cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra) {
+    FAIL_POINT("cuLaunchKernelEx");
+    if (!cfg) return CUDA_ERROR_INVALID_VALUE;
+    const unsigned dim[6] = { cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ,
+                              cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ };
+    return launch(f, dim, cfg->hStream, params, extra);
+}
+
+/* ===================================================================
+ * API: graphs
+ * =================================================================== */
+
+CUresult cuGraphCreate(CUgraph *pg, unsigned int flags) {
+    FAIL_POINT("cuGraphCreate");
+    if (!pg || flags) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult r = initialised ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+    if (!r) *pg = graph_new();
+    UNLOCK();
+    return r;
+}
+
+CUresult cuGraphDestroy(CUgraph g) {
+    FAIL_POINT("cuGraphDestroy");
+    LOCK();
+    CUresult r = !initialised ? CUDA_ERROR_NOT_INITIALIZED
+               : !g || g->magic != MAGIC_GRAPH ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+    if (!r) graph_free(g);
+    UNLOCK();
+    return r;
+}
+
+CUresult cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *num) {
+    FAIL_POINT("cuGraphGetNodes");
+    LOCK();
+    CUresult r = !initialised ? CUDA_ERROR_NOT_INITIALIZED
+               : !g || g->magic != MAGIC_GRAPH || !num ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+    if (!r && !nodes) *num = (size_t)g->n;
+    else if (!r) {
+        size_t i;
+        for (i = 0; i < *num; i++) nodes[i] = i < (size_t)g->n ? g->nodes[i] : NULL;
+        if (*num > (size_t)g->n) *num = (size_t)g->n;
+    }
+    UNLOCK();
+    return r;
+}
+
+CUresult cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType *type) {
+    FAIL_POINT("cuGraphNodeGetType");
+    if (!node || !type) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    *type = node->type;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
+CUresult cuGraphInstantiateWithFlags(CUgraphExec *px, CUgraph g, unsigned long long flags) {
+    FAIL_POINT("cuGraphInstantiateWithFlags");
+    CUcontext c;
+    (void)flags;
+    LOCK();
+    gate();
+    CUresult r = current_ctx(&c);
+    if (!r && (!px || !g || g->magic != MAGIC_GRAPH)) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) {
+        CUgraphExec x = xcalloc(1, sizeof *x);
+        x->magic = MAGIC_EXEC;
+        x->ctx = c;
+        x->prog = prog_from_graph(g);
+        *px = x;
+        st.live_graph_execs++;
+    }
+    UNLOCK();
+    return r;
+}
+
+CUresult cuGraphExecDestroy(CUgraphExec x) {
+    FAIL_POINT("cuGraphExecDestroy");
+    LOCK();
+    gate();
+    CUresult r = !initialised ? CUDA_ERROR_NOT_INITIALIZED
+               : !x || x->magic != MAGIC_EXEC ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+    if (!r) {
+        x->magic = 0;
+        prog_unref(x->prog);
+        op_unref(x->last);
+        x->prog = NULL;
+        x->last = NULL;
+        st.live_graph_execs--;
+    }
+    UNLOCK();
+    return r;
+}
+
+CUresult cuGraphUpload(CUgraphExec x, CUstream h) {
+    FAIL_POINT("cuGraphUpload");
+    CUstream s;
+    LOCK();
+    gate();
+    CUresult r = stream_of(h, &s);
+    if (!r && (!x || x->magic != MAGIC_EXEC)) r = CUDA_ERROR_INVALID_VALUE;
+    UNLOCK();
+    return r;
+}
+
+CUresult cuGraphLaunch(CUgraphExec x, CUstream h) {
+    FAIL_POINT("cuGraphLaunch");
+    CUstream s;
+    int capturing;
+    LOCK();
+    CUresult r = !initialised ? CUDA_ERROR_NOT_INITIALIZED
+               : !x || x->magic != MAGIC_EXEC ? CUDA_ERROR_INVALID_VALUE
+               : begin_enqueue(h, &s, &capturing, 1);
+    if (!r) {
+        struct task t = { .kind = T_GRAPH, .prog = x->prog };
+        if (capturing) r = record(s, &t);
+        else {
+            struct op *o = submit(s, &t, x->last);
+            op_ref(o);
+            op_unref(x->last);
+            x->last = o;
+            st.graph_launches++;
+        }
+    }
+    UNLOCK();
+    return r;
+}
+
+/* Update in place when the graph has the same shape: the same number of
+ * nodes, node types and dependencies (by position). The new parameters,
+ * kernels included, apply to later launches. */
+CUresult cuGraphExecUpdate_v2(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultInfo *info) {
+    FAIL_POINT("cuGraphExecUpdate");
+    LOCK();
+    CUresult r = !initialised ? CUDA_ERROR_NOT_INITIALIZED
+               : !x || x->magic != MAGIC_EXEC || !g || g->magic != MAGIC_GRAPH || !info ? CUDA_ERROR_INVALID_VALUE
+               : CUDA_SUCCESS;
+    if (!r) {
+        struct prog *p = x->prog;
+        int res = CU_GRAPH_EXEC_UPDATE_SUCCESS;
+        CUgraphNode bad = NULL;
+        if (p->n != g->n) res = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+        for (int i = 0; !res && i < g->n; i++) {
+            struct CUgraphNode_st *gn = g->nodes[i];
+            if (gn->type != p->nodes[i].type) res = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+            else if (gn->ndeps != p->nodes[i].ndeps) res = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+            else for (int j = 0; j < gn->ndeps; j++)
+                if (gn->deps[j]->index != p->nodes[i].deps[j]) res = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
+            if (res) bad = gn;
+        }
+        info->result = res;
+        info->errorNode = bad;
+        info->errorFromNode = NULL;
+        if (res) r = CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+        else {
+            x->prog = prog_from_graph(g);
+            prog_unref(p);
+        }
+    }
+    UNLOCK();
+    return r;
+}
+
+/* ===================================================================
+ * API: error names and descriptions
+ * =================================================================== */
+
+static const struct { CUresult code; const char *name, *text; } errors[] = {
+    { 0, "CUDA_SUCCESS", "no error" },
+    { 1, "CUDA_ERROR_INVALID_VALUE", "an argument is out of range or not acceptable here" },
+    { 2, "CUDA_ERROR_OUT_OF_MEMORY", "not enough memory for the request" },
+    { 3, "CUDA_ERROR_NOT_INITIALIZED", "cuInit has not been called" },
+    { 100, "CUDA_ERROR_NO_DEVICE", "no device is present" },
+    { 101, "CUDA_ERROR_INVALID_DEVICE", "the device ordinal is not valid" },
+    { 200, "CUDA_ERROR_INVALID_IMAGE", "the module image is not valid" },
+    { 201, "CUDA_ERROR_INVALID_CONTEXT", "no valid context is current, or the context handle is not valid" },
+    { 400, "CUDA_ERROR_INVALID_HANDLE", "the handle is not valid" },
+    { 401, "CUDA_ERROR_ILLEGAL_STATE", "the operation does not fit the object's current state" },
+    { 500, "CUDA_ERROR_NOT_FOUND", "the named symbol was not found" },
+    { 600, "CUDA_ERROR_NOT_READY", "the work queried has not finished yet" },
+    { 700, "CUDA_ERROR_ILLEGAL_ADDRESS", "device work touched memory it cannot reach; the context is unusable" },
+    { 709, "CUDA_ERROR_CONTEXT_IS_DESTROYED", "the current context is destroyed or an inactive primary context" },
+    { 712, "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", "part of the range is already registered" },
+    { 713, "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", "the pointer is not the start of a registered range" },
+    { 801, "CUDA_ERROR_NOT_SUPPORTED", "the operation is not supported here" },
+    { 900, "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED", "the call is not allowed while a stream capture is in progress" },
+    { 901, "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED", "the stream capture was invalidated by an earlier error" },
+    { 902, "CUDA_ERROR_STREAM_CAPTURE_MERGE", "the call would merge two separate captures" },
+    { 903, "CUDA_ERROR_STREAM_CAPTURE_UNMATCHED", "the capture was not begun on this stream" },
+    { 904, "CUDA_ERROR_STREAM_CAPTURE_UNJOINED", "a stream forked into the capture was not joined back" },
+    { 905, "CUDA_ERROR_STREAM_CAPTURE_ISOLATION", "the dependency would cross the boundary of the capture" },
+    { 906, "CUDA_ERROR_STREAM_CAPTURE_IMPLICIT", "the legacy stream would depend implicitly on a capture" },
+    { 907, "CUDA_ERROR_CAPTURED_EVENT", "the event was last recorded in a capture" },
+    { 908, "CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD", "the capture must be ended by the thread that began it" },
+    { 910, "CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE", "the executable graph cannot take this graph's changes in place" },
+    { 999, "CUDA_ERROR_UNKNOWN", "an unknown error" },
+};
+
+static CUresult error_lookup(CUresult code, const char **out, int want_name) {
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
+        if (errors[i].code == code) { *out = want_name ? errors[i].name : errors[i].text; return CUDA_SUCCESS; }
+    *out = NULL;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+CUresult cuGetErrorName(CUresult code, const char **name) {
+    FAIL_POINT("cuGetErrorName");
+    return error_lookup(code, name, 1);
+}
+CUresult cuGetErrorString(CUresult code, const char **text) {
+    FAIL_POINT("cuGetErrorString");
+    return error_lookup(code, text, 0);
+}
+
+/* ===================================================================
+ * API: cuGetProcAddress
+ * Entry points by base name and ABI version: the newest entry whose
+ * version is not above the one asked for wins. `ptds` is the version of
+ * the driver's per-thread-default-stream variant, if it has one; the
+ * simulator provides no such variants.
+ * =================================================================== */
+
+CUresult cuGetProcAddress_v2(const char *, void **, int, cuuint64_t, CUdriverProcAddressQueryResult *);
+
+#define SYM(name, version, ptds, fn) { name, version, ptds, (void *)fn }
+static const struct sym { const char *name; int version, ptds; void *fn; } syms[] = {
+    SYM("cuGetErrorString", 6000, 0, cuGetErrorString),
+    SYM("cuGetErrorName", 6000, 0, cuGetErrorName),
+    SYM("cuInit", 2000, 0, cuInit),
+    SYM("cuDriverGetVersion", 2020, 0, cuDriverGetVersion),
+    SYM("cuDeviceGet", 2000, 0, cuDeviceGet),
+    SYM("cuDeviceGetCount", 2000, 0, cuDeviceGetCount),
+    SYM("cuDeviceGetName", 2000, 0, cuDeviceGetName),
+    SYM("cuDeviceTotalMem", 3020, 0, cuDeviceTotalMem_v2),
+    SYM("cuDeviceGetAttribute", 2000, 0, cuDeviceGetAttribute),
+    SYM("cuDevicePrimaryCtxRetain", 7000, 0, cuDevicePrimaryCtxRetain),
+    SYM("cuDevicePrimaryCtxRelease", 11000, 0, cuDevicePrimaryCtxRelease_v2),
+    SYM("cuDevicePrimaryCtxGetState", 7000, 0, cuDevicePrimaryCtxGetState),
+    SYM("cuDevicePrimaryCtxSetFlags", 11000, 0, cuDevicePrimaryCtxSetFlags_v2),
+    SYM("cuDevicePrimaryCtxReset", 11000, 0, cuDevicePrimaryCtxReset_v2),
+    SYM("cuCtxCreate", 12050, 0, cuCtxCreate_v4),
+    SYM("cuCtxDestroy", 4000, 0, cuCtxDestroy_v2),
+    SYM("cuCtxSetCurrent", 4000, 0, cuCtxSetCurrent),
+    SYM("cuCtxGetCurrent", 4000, 0, cuCtxGetCurrent),
+    SYM("cuCtxPushCurrent", 4000, 0, cuCtxPushCurrent_v2),
+    SYM("cuCtxPopCurrent", 4000, 0, cuCtxPopCurrent_v2),
+    SYM("cuCtxGetDevice", 2000, 0, cuCtxGetDevice),
+    SYM("cuCtxGetDevice", 13000, 0, cuCtxGetDevice_v2),
+    SYM("cuCtxSynchronize", 2000, 0, cuCtxSynchronize),
+    SYM("cuCtxSynchronize", 13000, 0, cuCtxSynchronize_v2),
+    SYM("cuStreamCreate", 2000, 0, cuStreamCreate),
+    SYM("cuStreamCreateWithPriority", 5050, 0, cuStreamCreateWithPriority),
+    SYM("cuStreamDestroy", 4000, 0, cuStreamDestroy_v2),
+    SYM("cuStreamGetFlags", 5050, 7000, cuStreamGetFlags),
+    SYM("cuStreamGetPriority", 5050, 7000, cuStreamGetPriority),
+    SYM("cuStreamGetCtx", 9020, 9020, cuStreamGetCtx),
+    SYM("cuStreamQuery", 2000, 7000, cuStreamQuery),
+    SYM("cuStreamSynchronize", 2000, 7000, cuStreamSynchronize),
+    SYM("cuStreamWaitEvent", 3020, 7000, cuStreamWaitEvent),
+    SYM("cuLaunchHostFunc", 10000, 10000, cuLaunchHostFunc),
+    SYM("cuStreamWaitValue32", 11070, 11070, cuStreamWaitValue32_v2),
+    SYM("cuStreamWaitValue64", 11070, 11070, cuStreamWaitValue64_v2),
+    SYM("cuStreamWriteValue32", 11070, 11070, cuStreamWriteValue32_v2),
+    SYM("cuStreamWriteValue64", 11070, 11070, cuStreamWriteValue64_v2),
+    SYM("cuThreadExchangeStreamCaptureMode", 10010, 0, cuThreadExchangeStreamCaptureMode),
+    SYM("cuStreamBeginCapture", 10010, 10010, cuStreamBeginCapture_v2),
+    SYM("cuStreamEndCapture", 10000, 10000, cuStreamEndCapture),
+    SYM("cuStreamIsCapturing", 10000, 10000, cuStreamIsCapturing),
+    SYM("cuStreamGetCaptureInfo", 12030, 12030, cuStreamGetCaptureInfo_v3),
+    SYM("cuEventCreate", 2000, 0, cuEventCreate),
+    SYM("cuEventDestroy", 4000, 0, cuEventDestroy_v2),
+    SYM("cuEventRecord", 2000, 7000, cuEventRecord),
+    SYM("cuEventRecordWithFlags", 11010, 11010, cuEventRecordWithFlags),
+    SYM("cuEventQuery", 2000, 0, cuEventQuery),
+    SYM("cuEventSynchronize", 2000, 0, cuEventSynchronize),
+    SYM("cuEventElapsedTime", 2000, 0, cuEventElapsedTime),
+    SYM("cuEventElapsedTime", 12080, 0, cuEventElapsedTime_v2),
+    SYM("cuMemGetInfo", 3020, 0, cuMemGetInfo_v2),
+    SYM("cuMemAlloc", 3020, 0, cuMemAlloc_v2),
+    SYM("cuMemFree", 3020, 0, cuMemFree_v2),
+    SYM("cuMemAllocHost", 3020, 0, cuMemAllocHost_v2),
+    SYM("cuMemHostAlloc", 2020, 0, cuMemHostAlloc),
+    SYM("cuMemFreeHost", 2000, 0, cuMemFreeHost),
+    SYM("cuMemHostRegister", 4000, 0, cuMemHostRegister),
+    SYM("cuMemHostRegister", 6050, 0, cuMemHostRegister_v2),
+    SYM("cuMemHostUnregister", 4000, 0, cuMemHostUnregister),
+    SYM("cuMemHostGetDevicePointer", 3020, 0, cuMemHostGetDevicePointer_v2),
+    SYM("cuMemHostGetFlags", 2030, 0, cuMemHostGetFlags),
+    SYM("cuPointerGetAttribute", 4000, 0, cuPointerGetAttribute),
+    SYM("cuMemcpy", 4000, 7000, cuMemcpy),
+    SYM("cuMemcpyAsync", 4000, 7000, cuMemcpyAsync),
+    SYM("cuMemcpyHtoD", 3020, 7000, cuMemcpyHtoD_v2),
+    SYM("cuMemcpyDtoH", 3020, 7000, cuMemcpyDtoH_v2),
+    SYM("cuMemcpyDtoD", 3020, 7000, cuMemcpyDtoD_v2),
+    SYM("cuMemcpyHtoDAsync", 3020, 7000, cuMemcpyHtoDAsync_v2),
+    SYM("cuMemcpyDtoHAsync", 3020, 7000, cuMemcpyDtoHAsync_v2),
+    SYM("cuMemcpyDtoDAsync", 3020, 7000, cuMemcpyDtoDAsync_v2),
+    SYM("cuMemsetD8", 3020, 7000, cuMemsetD8_v2),
+    SYM("cuMemsetD32", 3020, 7000, cuMemsetD32_v2),
+    SYM("cuMemsetD8Async", 3020, 7000, cuMemsetD8Async),
+    SYM("cuMemsetD32Async", 3020, 7000, cuMemsetD32Async),
+    SYM("cuModuleLoadData", 2000, 0, cuModuleLoadData),
+    SYM("cuModuleLoadDataEx", 2010, 0, cuModuleLoadDataEx),
+    SYM("cuModuleUnload", 2000, 0, cuModuleUnload),
+    SYM("cuModuleGetFunction", 2000, 0, cuModuleGetFunction),
+    SYM("cuLaunchKernel", 4000, 7000, cuLaunchKernel),
+    SYM("cuLaunchKernelEx", 11060, 11060, cuLaunchKernelEx),
+    SYM("cuGraphCreate", 10000, 0, cuGraphCreate),
+    SYM("cuGraphDestroy", 10000, 0, cuGraphDestroy),
+    SYM("cuGraphGetNodes", 10000, 0, cuGraphGetNodes),
+    SYM("cuGraphNodeGetType", 10000, 0, cuGraphNodeGetType),
+    SYM("cuGraphInstantiateWithFlags", 11040, 0, cuGraphInstantiateWithFlags),
+    SYM("cuGraphInstantiate", 12000, 0, cuGraphInstantiateWithFlags),
+    SYM("cuGraphExecDestroy", 10000, 0, cuGraphExecDestroy),
+    SYM("cuGraphUpload", 11010, 11010, cuGraphUpload),
+    SYM("cuGraphLaunch", 10000, 10000, cuGraphLaunch),
+    SYM("cuGraphExecUpdate", 12000, 0, cuGraphExecUpdate_v2),
+    SYM("cuGetProcAddress", 12000, 0, cuGetProcAddress_v2),
+};
+
+CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint64_t flags,
+                             CUdriverProcAddressQueryResult *status) {
+    FAIL_POINT("cuGetProcAddress");
+    if (!symbol || !pfn || version > DRIVER_VERSION || flags > CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM)
+        return CUDA_ERROR_INVALID_VALUE;
+    const struct sym *best = NULL;
+    int known = 0;
+    for (size_t i = 0; i < sizeof syms / sizeof syms[0]; i++)
+        if (strcmp(syms[i].name, symbol) == 0) {
+            known = 1;
+            if (syms[i].version <= version && (!best || syms[i].version > best->version)) best = &syms[i];
+        }
+    int res = !known ? CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND : !best ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT
+                                                           : CU_GET_PROC_ADDRESS_SUCCESS;
+    if (!res && (flags & CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM) && best->ptds)
+        res = version < best->ptds ? CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT : CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND;
+    *pfn = res ? NULL : best->fn;
+    if (status) *status = res;
+    return CUDA_SUCCESS;
+}
+
+/* ===================================================================
+ * Test hooks
+ * =================================================================== */
+
+int sim_fail_next(const char *name, int count, int code) {
+    if (!name || strlen(name) >= sizeof faults[0].name) return -1;
+    int r = -1;
+    LOCK();
+    struct fault *slot = NULL;
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) {
+        if (strcmp(faults[i].name, name) == 0) { slot = &faults[i]; break; }
+        if (!slot && faults[i].left <= 0) slot = &faults[i];
+    }
+    if (slot) {
+        strcpy(slot->name, name);
+        slot->left = count > 0 ? count : 0;
+        slot->code = code;
+        r = 0;
+    }
+    recount_faults();
+    UNLOCK();
+    return r;
+}
+
+static const struct { const char *name; long long *value; int cumulative; } stat_names[] = {
+    { "registered_ranges", &st.registered_ranges, 0 },
+    { "registered_bytes", &st.registered_bytes, 0 },
+    { "live_streams", &st.live_streams, 0 },
+    { "live_events", &st.live_events, 0 },
+    { "live_allocations", &st.live_allocations, 0 },
+    { "live_host_allocations", &st.live_host_allocations, 0 },
+    { "live_graphs", &st.live_graphs, 0 },
+    { "live_graph_execs", &st.live_graph_execs, 0 },
+    { "live_modules", &st.live_modules, 0 },
+    { "active_captures", &st.active_captures, 0 },
+    { "captures_invalidated", &st.captures_invalidated, 1 },
+    { "unregister_calls", &st.unregister_calls, 1 },
+    { "register_calls", &st.register_calls, 1 },
+    { "fences", &st.fences, 1 },
+    { "kernel_launches", &st.kernel_launches, 1 },
+    { "graph_launches", &st.graph_launches, 1 },
+    { "illegal_addresses", &st.illegal_addresses, 1 },
+};
+
+long long sim_stat(const char *name) {
+    long long v = -1;
+    LOCK();
+    for (size_t i = 0; name && i < sizeof stat_names / sizeof stat_names[0]; i++)
+        if (strcmp(stat_names[i].name, name) == 0) v = *stat_names[i].value;
+    UNLOCK();
+    return v;
+}
+
+void sim_reset_stats(void) {
+    LOCK();
+    for (size_t i = 0; i < sizeof stat_names / sizeof stat_names[0]; i++)
+        if (stat_names[i].cumulative) *stat_names[i].value = 0;
+    UNLOCK();
+}

@@ -8,3 +8,7 @@ import "github.com/purecuda/purecuda/libcuda"
 const onGPU = true
 
 func setupDriver() error { return libcuda.Load() }
+
+// stressCycles is the number of wrap/use/free cycles of the hostmem stress
+// test on the GPU.
+const stressCycles = 10_000

@@ -1,4 +1,4 @@
-//go:build !gpu
+//go:build !gpu && linux
 
 package tests
 
@@ -115,3 +115,7 @@ func simFailNext(t testing.TB, name string, count int, code libcuda.Result) {
 		t.Fatalf("sim_fail_next(%s) = %d", name, r)
 	}
 }
+
+// stressCycles is the number of wrap/use/free cycles of the hostmem stress
+// test on the simulator.
+const stressCycles = 100_000

@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -50,11 +51,13 @@ func main() {
 type result struct {
 	ns     float64
 	allocs int64
+	extra  map[string]float64 // the row's own metrics
 }
 
 // Like the C baseline, each Go row is run several times and the fastest
 // run counts: the machine's noise only ever adds time.
 var (
+	only      = flag.String("run", "", "run only the rows whose \"operation/way\" matches this `regexp`")
 	repeat    = flag.Int("repeat", 5, "runs of each row; the fastest counts")
 	benchtime = flag.Duration("benchtime", 300*time.Millisecond, "time of one run of a row")
 )
@@ -67,11 +70,13 @@ func bestOf(n int, f func(b *testing.B)) (result, error) {
 			return result{}, errors.New("the benchmark failed")
 		}
 		ns := float64(br.T.Nanoseconds()) / float64(br.N)
-		if cpu, ok := br.Extra["cpu-ns/op"]; ok {
-			ns = cpu // rows that measure CPU time report it instead
+		for unit, v := range br.Extra {
+			if strings.HasSuffix(unit, "-ns/op") {
+				ns = v // rows that measure CPU time or a latency report it instead
+			}
 		}
 		if ns < best.ns {
-			best = result{ns, br.AllocsPerOp()}
+			best = result{ns, br.AllocsPerOp(), br.Extra}
 		}
 	}
 	return best, nil
@@ -91,20 +96,34 @@ func run(cc string, benchtime time.Duration) (err error) {
 	}
 	defer func() { err = errors.Join(err, f.Close()) }()
 	rows := append(f.CallRows(), f.SyncRows()...)
+	rows = append(rows, f.GraphRows()...)
+	rows = append(rows, f.HostmemRows()...)
+	rows = append(rows, f.StallRows()...)
 	for _, extra := range extraRows {
 		rows = append(rows, extra(f)...)
 	}
 
+	match, err := regexp.Compile(*only)
+	if err != nil {
+		return fmt.Errorf("-run: %v", err)
+	}
 	var ops, ways []string
 	got := map[[2]string]result{}
 	for _, r := range rows {
+		if !match.MatchString(r.Op + "/" + r.Way) {
+			continue
+		}
 		res, err := bestOf(*repeat, r.F)
 		if err != nil {
 			return fmt.Errorf("%s / %s: %v", r.Op, r.Way, err)
 		}
 		ns := res.ns
 		got[[2]string{r.Op, r.Way}] = res
-		fmt.Fprintf(os.Stderr, "%-40s %-20s %12.1f\n", r.Op, r.Way, ns)
+		fmt.Fprintf(os.Stderr, "%-44s %-24s %14.1f", r.Op, r.Way, ns)
+		for unit, v := range res.extra {
+			fmt.Fprintf(os.Stderr, "  %s=%g", unit, v)
+		}
+		fmt.Fprintln(os.Stderr)
 		ops = appendNew(ops, r.Op)
 		ways = appendNew(ways, r.Way)
 	}
@@ -118,36 +137,27 @@ func run(cc string, benchtime time.Duration) (err error) {
 	}
 
 	fmt.Printf("driver %s, CUDA %s\n\n", lib.Path, libcuda.FormatVersion(lib.Version))
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(w, "operation\t")
-	for _, way := range ways {
-		fmt.Fprintf(w, "%s ns/op\tallocs\t", way)
-	}
-	fmt.Fprint(w, "C ns/op\tfirst/C\t\n")
+	// One line per operation and way; the C figure and the ratio of the
+	// way to it stand on the operation's lines.
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprint(w, "operation\tway\tns/op\tallocs/op\tC ns/op\tway/C\t\n")
 	for _, op := range ops {
-		fmt.Fprintf(w, "%s\t", op)
+		c, hasC := cns[op]
+		found := false
 		for _, way := range ways {
-			if r, ok := got[[2]string{op, way}]; ok {
-				fmt.Fprintf(w, "%.1f\t%d\t", r.ns, r.allocs)
+			r, ok := got[[2]string{op, way}]
+			if !ok {
+				continue
+			}
+			found = true
+			if hasC {
+				fmt.Fprintf(w, "%s\t%s\t%.1f\t%d\t%.1f\t%.2fx\t\n", op, way, r.ns, r.allocs, c, r.ns/c)
 			} else {
-				fmt.Fprint(w, "-\t-\t")
+				fmt.Fprintf(w, "%s\t%s\t%.1f\t%d\t-\t-\t\n", op, way, r.ns, r.allocs)
 			}
 		}
-		c, ok := cns[op]
-		var g result
-		gok := false
-		for _, way := range ways {
-			if g, gok = got[[2]string{op, way}]; gok {
-				break
-			}
-		}
-		switch {
-		case ok && gok:
-			fmt.Fprintf(w, "%.1f\t%.2fx\t\n", c, g.ns/c)
-		case ok:
-			fmt.Fprintf(w, "%.1f\t-\t\n", c)
-		default:
-			fmt.Fprint(w, "-\t-\t\n")
+		if !found && hasC {
+			fmt.Fprintf(w, "%s\tC only\t-\t-\t%.1f\t-\t\n", op, c)
 		}
 	}
 	return w.Flush()

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -104,6 +105,11 @@ int main(int argc, char **argv) {
 	CUresult (*cuEventCreate)(CUevent *, unsigned) = must_sym(lib, "cuEventCreate");
 	CUresult (*cuEventRecord)(CUevent, CUstream) = must_sym(lib, "cuEventRecord");
 	CUresult (*cuEventSynchronize)(CUevent) = must_sym(lib, "cuEventSynchronize");
+	CUresult (*cuMemHostRegister)(void *, size_t, unsigned) = must_sym(lib, "cuMemHostRegister_v2");
+	CUresult (*cuMemHostUnregister)(void *) = must_sym(lib, "cuMemHostUnregister");
+	CUresult (*cuMemAlloc)(unsigned long long *, size_t) = must_sym(lib, "cuMemAlloc_v2");
+	CUresult (*cuMemFree)(unsigned long long) = must_sym(lib, "cuMemFree_v2");
+	CUresult (*cuMemcpyHtoDAsync)(unsigned long long, const void *, size_t, CUstream) = must_sym(lib, "cuMemcpyHtoDAsync_v2");
 
 	CUdevice dev;
 	CUcontext ctx, cur;
@@ -117,6 +123,31 @@ int main(int argc, char **argv) {
 	BEST_OF("cuCtxGetCurrent", 2000000, CHECK(cuCtxGetCurrent(&cur)));
 	BEST_OF("cuStreamQuery (idle)", 200000, CHECK(cuStreamQuery(s)));
 	BEST_OF("wait, idle stream", 200000, CHECK(cuStreamSynchronize(s)));
+
+	// Registering host memory, and copying from it.
+	static const struct { const char *label; size_t n; long iters; } regs[] = {
+		{"register + unregister, 4 KiB", 4 << 10, 200},
+		{"register + unregister, 1 MiB", 1 << 20, 100},
+		{"register + unregister, 64 MiB", 64 << 20, 10},
+	};
+	for (unsigned k = 0; k < sizeof regs / sizeof regs[0]; k++) {
+		void *p = aligned_alloc(4096, regs[k].n);
+		memset(p, 1, regs[k].n);
+		BEST_OF(regs[k].label, regs[k].iters, CHECK(cuMemHostRegister(p, regs[k].n, 3)); CHECK(cuMemHostUnregister(p)));
+		free(p);
+	}
+	{
+		size_t n = 256 << 20;
+		void *p = aligned_alloc(4096, n);
+		memset(p, 1, n);
+		unsigned long long d;
+		CHECK(cuMemAlloc(&d, n));
+		CHECK(cuMemHostRegister(p, n, 3));
+		BEST_OF("host to device copy, 256 MiB", 10, CHECK(cuMemcpyHtoDAsync(d, p, n, s)); CHECK(cuStreamSynchronize(s)));
+		CHECK(cuMemHostUnregister(p));
+		CHECK(cuMemFree(d));
+		free(p);
+	}
 	if (argc < 3) return 0;
 
 	// The rows that launch the spin kernel of internal/kernels.

@@ -1,0 +1,238 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"strings"
+
+	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
+)
+
+// DefaultMode is the capture mode to use when nothing calls for another:
+// thread-local. A global capture is invalidated by potentially unsafe
+// calls that any other goroutine of the program makes in global mode;
+// a thread-local one refuses them only on the capturing thread, where the
+// captured function runs. See the package documentation.
+const DefaultMode = libcuda.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+
+// ErrInvalidated is matched (errors.Is) by the error of a capture that the
+// driver invalidated.
+var ErrInvalidated = errors.New("graph: capture invalidated")
+
+// Capture captures the work that f issues on stream s into a graph, in
+// the given capture mode, and returns the graph; the caller destroys it.
+//
+// f runs on the calling goroutine, locked to its OS thread from the begin
+// of the capture to its end, with s's context current (the thread's
+// previous context is made current again after). It receives s. Work that
+// f issues on s, or on streams that join the capture through events
+// recorded on s, goes into the graph instead of running.
+//
+// When f returns an error, or the driver invalidated the capture, Capture
+// returns a *CaptureError and destroys what was captured. When f panics,
+// the capture is ended, what it made is destroyed and the panic goes on.
+//
+// s must be a stream of the caller's: the legacy default stream cannot be
+// captured. CU_STREAM_PER_THREAD means the per-thread stream of the
+// capturing thread, whose context must be current when Capture is called.
+func Capture(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(s libcuda.Stream) error) (g *Graph, err error) {
+	if s == 0 || s == libcuda.CU_STREAM_LEGACY {
+		return nil, errors.New("graph: the legacy default stream cannot be captured; capture a stream created with cuStreamCreate")
+	}
+	if f == nil {
+		return nil, errors.New("graph: Capture: nil function")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var cu, prev libcuda.Context
+	if err := libcuda.StreamGetCtx(s, &cu); err != nil {
+		return nil, fmt.Errorf("graph: capture of %s: the stream's context: %w", streamName(s), err)
+	}
+	if err := libcuda.CtxGetCurrent(&prev); err != nil {
+		return nil, fmt.Errorf("graph: capture of %s: %w", streamName(s), err)
+	}
+	if prev != cu {
+		if err := libcuda.CtxSetCurrent(cu); err != nil {
+			return nil, fmt.Errorf("graph: capture of %s: making its context current: %w", streamName(s), err)
+		}
+		defer func() {
+			if rerr := libcuda.CtxSetCurrent(prev); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("graph: restoring the thread's context after a capture: %w", rerr))
+			}
+		}()
+	}
+	return runCapture(s, cu, mode, f)
+}
+
+// runCapture runs the capture on the locked thread, s's context current.
+func runCapture(s libcuda.Stream, cu libcuda.Context, mode libcuda.StreamCaptureMode, f func(libcuda.Stream) error) (*Graph, error) {
+	enter()
+	leaveSync := sync.EnterCapture()
+	var c *capture
+	finish := func() {
+		leaveSync()
+		exit(c)
+	}
+	if err := libcuda.StreamBeginCapture(s, mode); err != nil {
+		finish()
+		return nil, fmt.Errorf("graph: cannot begin capturing %s in %s: %w%s", streamName(s), modeName(mode), err, beginHint(err))
+	}
+	var status libcuda.StreamCaptureStatus
+	var id uint64
+	if err := libcuda.StreamGetCaptureInfo(s, &status, &id, nil, nil, nil, nil); err != nil {
+		var raw libcuda.Graph
+		eerr := libcuda.StreamEndCapture(s, &raw)
+		if raw != 0 {
+			eerr = errors.Join(eerr, libcuda.GraphDestroy(raw))
+		}
+		finish()
+		return nil, errors.Join(fmt.Errorf("graph: capture of %s: cuStreamGetCaptureInfo: %w", streamName(s), err), eerr)
+	}
+	c = &capture{id: id, stream: s, leases: newLeases()}
+	register(c)
+
+	done := false
+	defer func() {
+		if done {
+			return
+		}
+		// f panicked or called runtime.Goexit: end the capture and drop
+		// what it made; the panic goes on.
+		var raw libcuda.Graph
+		_ = libcuda.StreamEndCapture(s, &raw) // fails when the capture was invalidated: nothing to report to
+		if raw != 0 {
+			if err := libcuda.GraphDestroy(raw); err != nil {
+				slog.Error("graph: destroying the graph of a capture whose function panicked", "err", err)
+			}
+		}
+		finish()
+		c.leases.unref()
+	}()
+
+	ferr := f(s)
+	serr := libcuda.StreamIsCapturing(s, &status)
+	var raw libcuda.Graph
+	eerr := libcuda.StreamEndCapture(s, &raw)
+	done = true
+	finish()
+
+	invalidated := serr == nil && status == libcuda.CU_STREAM_CAPTURE_STATUS_INVALIDATED ||
+		errors.Is(eerr, libcuda.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+	if ferr == nil && eerr == nil && serr == nil && raw != 0 {
+		return newGraph(raw, cu, c.leases), nil
+	}
+	err := &CaptureError{Stream: s, Mode: mode, Invalidated: invalidated, Err: ferr, End: eerr}
+	if serr != nil {
+		err.End = errors.Join(eerr, fmt.Errorf("cuStreamIsCapturing: %w", serr))
+	}
+	if raw != 0 {
+		if derr := libcuda.GraphDestroy(raw); derr != nil {
+			err.End = errors.Join(err.End, fmt.Errorf("destroying the captured graph: %w", derr))
+		}
+	}
+	c.leases.unref()
+	return nil, err
+}
+
+// CaptureError is the error of a capture that failed: the captured
+// function returned an error, or the driver invalidated the capture or
+// refused to end it. The graph was not made, or was destroyed.
+type CaptureError struct {
+	Stream libcuda.Stream            // the stream the capture began on
+	Mode   libcuda.StreamCaptureMode // the capture's mode
+	// Invalidated is true when the driver invalidated the capture.
+	Invalidated bool
+	// Err is what the captured function returned. When the capture was
+	// invalidated and Err is a capture error (CUDA_ERROR_STREAM_CAPTURE_*,
+	// CUDA_ERROR_CAPTURED_EVENT), it is the error of the call that broke it.
+	Err error
+	// End is what ending the capture returned.
+	End error
+}
+
+func (e *CaptureError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "graph: capture of %s in %s", streamName(e.Stream), modeName(e.Mode))
+	switch {
+	case e.Invalidated && e.Err != nil && isCaptureError(e.Err):
+		fmt.Fprintf(&b, " was invalidated by a call the captured function made: %v", e.Err)
+	case e.Invalidated:
+		b.WriteString(" was invalidated by a call that the captured function did not report" +
+			" (the driver does not say which): a potentially unsafe call (synchronize, query," +
+			" allocate, free, register) on the capturing thread")
+		if e.Mode == libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL {
+			b.WriteString(" or on another thread in global mode")
+		}
+		b.WriteString(", a query of an event recorded in the capture, or cuCtxSynchronize on any thread")
+		if e.Err != nil {
+			fmt.Fprintf(&b, "; the captured function failed too: %v", e.Err)
+		}
+	case e.Err != nil:
+		fmt.Fprintf(&b, ": the captured function failed: %v", e.Err)
+	}
+	if e.End != nil {
+		fmt.Fprintf(&b, "; ending the capture: %v", e.End)
+	}
+	return b.String()
+}
+
+// Unwrap returns the captured function's error and the end's.
+func (e *CaptureError) Unwrap() []error {
+	var errs []error
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	if e.End != nil {
+		errs = append(errs, e.End)
+	}
+	return errs
+}
+
+// Is reports whether target is ErrInvalidated and the capture was.
+func (e *CaptureError) Is(target error) bool { return target == ErrInvalidated && e.Invalidated }
+
+// isCaptureError reports whether err is one of the driver's capture errors.
+func isCaptureError(err error) bool {
+	var r libcuda.Result
+	if !errors.As(err, &r) {
+		return false
+	}
+	return r >= libcuda.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED && r <= libcuda.CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD
+}
+
+func beginHint(err error) string {
+	switch {
+	case errors.Is(err, libcuda.CUDA_ERROR_ILLEGAL_STATE):
+		return " (is the stream being captured already?)"
+	case errors.Is(err, libcuda.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED):
+		return " (the stream cannot be captured)"
+	case errors.Is(err, libcuda.CUDA_ERROR_STREAM_CAPTURE_IMPLICIT):
+		return " (a blocking stream would depend on the legacy stream, which another capture is using)"
+	}
+	return ""
+}
+
+func streamName(s libcuda.Stream) string {
+	switch s {
+	case 0, libcuda.CU_STREAM_LEGACY:
+		return "the legacy stream"
+	case libcuda.CU_STREAM_PER_THREAD:
+		return "the per-thread stream"
+	}
+	return fmt.Sprintf("stream %#x", uintptr(s))
+}
+
+func modeName(m libcuda.StreamCaptureMode) string {
+	switch m {
+	case libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL:
+		return "global mode"
+	case libcuda.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL:
+		return "thread-local mode"
+	case libcuda.CU_STREAM_CAPTURE_MODE_RELAXED:
+		return "relaxed mode"
+	}
+	return m.String()
+}

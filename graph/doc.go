@@ -1,0 +1,80 @@
+// Package graph captures work issued on a stream into CUDA graphs,
+// instantiates, launches, uploads and updates them, and keeps what the
+// captured work uses alive for as long as a graph can still run it.
+//
+//	g, err := graph.Capture(s, graph.DefaultMode, func(s libcuda.Stream) error {
+//		return fn.Launch(grid, block, 0, s, buf, n)
+//	})
+//	exec, err := g.Instantiate()
+//	err = exec.Launch(s)
+//
+// Cached does what CUDA.jl's @captured does: its first Run captures,
+// instantiates and launches; later runs capture again and update the
+// executable graph in place when the topology allows, else instantiate
+// again.
+//
+// # Threads
+//
+// The driver ties a capture in global or thread-local mode, and the capture
+// mode itself, to the OS thread: calls that are refused during a capture
+// are judged by the thread that makes them, and such a capture must end on
+// the thread that began it. Capture therefore runs on a locked OS thread
+// from the begin of the capture to its end, with the stream's context
+// current, and restores the thread's previous context after. The function
+// it runs is called on that thread: work it issues itself is issued there;
+// goroutines it starts are not.
+//
+// # Modes
+//
+// All three capture modes can be used. DefaultMode is thread-local: in a Go
+// program other goroutines run on other threads and do unrelated CUDA work,
+// and in global mode any of them that allocates, frees, registers,
+// queries or synchronizes in the default (global) mode of its thread
+// invalidates the capture. Thread-local mode still refuses those calls on
+// the capturing thread itself, where they are mistakes in the captured
+// function, and leaves other goroutines alone. Relaxed mode refuses
+// nothing but cuCtxSynchronize.
+//
+// Global mode is supported and safe with the rest of this module: what this
+// module does on other goroutines while a capture made through it is in
+// progress (waits in package sync, releases of leases, graph destruction,
+// the work of package hostmem) runs in relaxed mode or is postponed until
+// the captures end. Other code must do the same: run potentially unsafe
+// calls through Relaxed, or queue them with Postpone.
+//
+// # Failed captures
+//
+// A capture the driver invalidated returns a *CaptureError that matches
+// ErrInvalidated. The driver does not say which call invalidated it: the
+// error names the call when the captured function returned that call's
+// error, and otherwise says that the call was made elsewhere. The partial
+// graph is destroyed. A panic in the captured function ends the capture,
+// destroys what it made and is re-raised.
+//
+// # Captures in progress and postponed work
+//
+// InProgress counts the captures made through this package, on every
+// goroutine, and package sync is told of each one (sync.EnterCapture).
+// Postpone queues a function to run once none is in progress: this is how
+// work that no capture mode allows (cuCtxSynchronize) is kept from
+// invalidating them. Captures begun directly through the driver cannot be
+// seen: neither InProgress nor Postpone knows of them (package sync knows
+// of those whose code calls sync.EnterCapture), and a postponed function
+// can run, and break them, while they are in progress.
+//
+// # Leases
+//
+// Lease attaches a release function to the capture in progress on a
+// stream. It runs once the graph made by that capture and every executable
+// graph made from it are destroyed and their last launches have finished.
+// Executable graphs record an event after each launch; Destroy returns at
+// once and the wait for that event (through package sync) and the release
+// run on a goroutine of this package. Drain waits for all of that to end.
+//
+// # Thread safety
+//
+// Graph, Exec and Cached may be used from several goroutines: their
+// methods are serialized. A Graph or Exec that is dropped without Destroy
+// is destroyed after the garbage collector has found it unreachable, once
+// no capture is in progress, and its leases are released after that.
+package graph

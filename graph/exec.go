@@ -1,0 +1,265 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	gosync "sync"
+
+	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
+)
+
+// Exec is an executable graph: launch it on streams, update it from newly
+// captured graphs, destroy it when done. Destroy does not wait for its
+// launches: what its graphs lease is released in the background once the
+// last launch has finished.
+type Exec struct {
+	st      *execState
+	cleanup runtime.Cleanup
+}
+
+// execState is an Exec's state, shared with its GC backstop.
+type execState struct {
+	mu  gosync.Mutex
+	raw libcuda.GraphExec // 0 once destroyed
+	ctx libcuda.Context
+	// holds are the leases whose release waits for this executable graph;
+	// when there are any, last is recorded after every launch.
+	holds    []*leases
+	last     libcuda.Event
+	launched bool // last has been recorded
+	// untracked is set when a launch could not be followed by its event:
+	// holds are then never released.
+	untracked bool
+}
+
+func newExec(raw libcuda.GraphExec, cu libcuda.Context, ev libcuda.Event, holds []*leases) *Exec {
+	st := &execState{raw: raw, ctx: cu, holds: holds, last: ev}
+	e := &Exec{st: st}
+	e.cleanup = runtime.AddCleanup(e, func(st *execState) {
+		Postpone(func() {
+			slog.Debug("graph: an Exec was not destroyed; destroying it after the GC found it unreachable")
+			st.mu.Lock()
+			defer st.mu.Unlock()
+			if err := st.destroy(); err != nil {
+				slog.Error("graph: destroying an unreachable Exec", "err", err)
+			}
+		})
+	}, st)
+	return e
+}
+
+// Raw returns the driver's handle, valid until Destroy. Do not destroy it,
+// do not launch it directly (launches made around Exec are not tracked for
+// leases), and keep e reachable while using it (runtime.KeepAlive).
+func (e *Exec) Raw() libcuda.GraphExec {
+	e.st.mu.Lock()
+	defer e.st.mu.Unlock()
+	return e.st.raw
+}
+
+// Launch launches e on stream s. The launch runs after the work issued on
+// s before it and after e's previous launches.
+//
+// When s is being captured through this package, the launch becomes part
+// of that capture's graph, which then keeps e's leases too. Launching e
+// into a capture made directly through the driver is refused when e holds
+// leases, since they could not follow.
+func (e *Exec) Launch(s libcuda.Stream) error {
+	st := e.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.raw == 0 {
+		return fmt.Errorf("graph: Launch: %w", ErrDestroyed)
+	}
+	if len(st.holds) == 0 {
+		if err := libcuda.GraphLaunch(st.raw, s); err != nil {
+			return fmt.Errorf("graph: Launch on %s: %w", streamName(s), err)
+		}
+		return nil
+	}
+	return st.launchTracked(s)
+}
+
+// launchTracked launches and records the launch's completion. st.mu held.
+func (st *execState) launchTracked(s libcuda.Stream) error {
+	switch s {
+	case 0, libcuda.CU_STREAM_LEGACY, libcuda.CU_STREAM_PER_THREAD:
+		// Which stream these mean depends on the thread: launch and record
+		// on the same one.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
+	if sync.CapturesInProgress() > 0 {
+		var status libcuda.StreamCaptureStatus
+		if err := libcuda.StreamIsCapturing(s, &status); err != nil {
+			return fmt.Errorf("graph: Launch on %s: %w", streamName(s), err)
+		}
+		if status != libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
+			return st.launchIntoCapture(s)
+		}
+	}
+	if err := libcuda.GraphLaunch(st.raw, s); err != nil {
+		return fmt.Errorf("graph: Launch on %s: %w", streamName(s), err)
+	}
+	if err := libcuda.EventRecord(st.last, s); err != nil {
+		st.untracked = true
+		return fmt.Errorf("graph: Launch on %s: launched, but its end cannot be tracked, so what the graph leases is kept for good: %w", streamName(s), err)
+	}
+	st.launched = true
+	return nil
+}
+
+// launchIntoCapture launches into the capture in progress on s, whose
+// graph takes references to st's leases. st.mu held.
+func (st *execState) launchIntoCapture(s libcuda.Stream) error {
+	holds := append([]*leases(nil), st.holds...)
+	for _, h := range holds {
+		h.ref()
+	}
+	release := func() {
+		for _, h := range holds {
+			h.unref()
+		}
+	}
+	if !Lease(s, release) {
+		release()
+		return fmt.Errorf("graph: Launch on %s: the stream is being captured, not through package graph, and the leases of this executable graph could not follow the launch into that capture", streamName(s))
+	}
+	if err := libcuda.GraphLaunch(st.raw, s); err != nil {
+		return fmt.Errorf("graph: Launch into the capture on %s: %w", streamName(s), err)
+	}
+	return nil
+}
+
+// Upload uploads e's work to the device on stream s ahead of its launch,
+// so that the first launch costs no more than later ones.
+func (e *Exec) Upload(s libcuda.Stream) error {
+	st := e.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.raw == 0 {
+		return fmt.Errorf("graph: Upload: %w", ErrDestroyed)
+	}
+	if err := libcuda.GraphUpload(st.raw, s); err != nil {
+		return fmt.Errorf("graph: Upload on %s: %w", streamName(s), err)
+	}
+	return nil
+}
+
+// Update updates e in place with the node parameters of g, which must
+// have e's topology (the same nodes, of the same types, with the same
+// dependencies). inPlace is true when it did; launches after it run g's
+// work, launches before it are not affected. inPlace is false, with a nil
+// error, when the driver refused the update because g differs too much
+// (CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE): e is left as it was, and g should
+// be instantiated instead.
+//
+// After an update e keeps g's leases instead of those of the graphs it
+// was made from before, which are released once the launches made before
+// the update have finished (and their graphs are destroyed).
+func (e *Exec) Update(g *Graph) (inPlace bool, err error) {
+	if g == nil {
+		return false, errors.New("graph: Update: nil graph")
+	}
+	st := e.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.raw == 0 {
+		return false, fmt.Errorf("graph: Update: %w", ErrDestroyed)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.raw == 0 {
+		return false, fmt.Errorf("graph: Update: the new graph: %w", ErrDestroyed)
+	}
+	held := g.leases.held()
+	var info libcuda.GraphExecUpdateResultInfo
+	var ev libcuda.Event
+	updated := false
+	err = inContext(st.ctx, func() error {
+		if err := libcuda.GraphExecUpdate(st.raw, g.raw, &info); err != nil {
+			return err
+		}
+		updated = true
+		if held {
+			return newEvent(&ev)
+		}
+		return nil
+	})
+	switch {
+	case !updated && errors.Is(err, libcuda.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE):
+		return false, nil
+	case !updated && info.Result != libcuda.CU_GRAPH_EXEC_UPDATE_SUCCESS:
+		return false, fmt.Errorf("graph: Update (%v): %w", info.Result, err)
+	case !updated:
+		return false, fmt.Errorf("graph: Update: %w", err)
+	}
+	if err != nil {
+		err = fmt.Errorf("graph: Update: updated, but: %w", err)
+	}
+	if held && ev == 0 {
+		// Without an event the launches cannot be tracked: keep every
+		// lease, old and new, for good.
+		st.untracked = true
+	}
+	if st.untracked {
+		destroyEvent(ev)
+		if held {
+			g.leases.ref()
+			st.holds = append(st.holds, g.leases)
+		}
+		if err != nil {
+			err = fmt.Errorf("%w; its launches cannot be tracked, so what its graphs lease is kept for good", err)
+		}
+		return true, err
+	}
+	retire(st.last, st.launched, st.holds)
+	st.holds, st.last, st.launched = nil, ev, false
+	if held {
+		g.leases.ref()
+		st.holds = []*leases{g.leases}
+	}
+	return true, err
+}
+
+// Destroy destroys e. It does not wait for e's launches: the leases it
+// keeps are released in the background once its last launch has finished
+// (see Drain).
+func (e *Exec) Destroy() error {
+	st := e.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.raw == 0 {
+		return fmt.Errorf("graph: Destroy: %w", ErrDestroyed)
+	}
+	e.cleanup.Stop()
+	if err := st.destroy(); err != nil {
+		return fmt.Errorf("graph: Destroy: %w", err)
+	}
+	return nil
+}
+
+// destroy destroys the executable graph and retires its leases. st.mu held.
+func (st *execState) destroy() error {
+	if st.raw == 0 {
+		return nil
+	}
+	raw := st.raw
+	st.raw = 0
+	if err := Relaxed(func() error { return libcuda.GraphExecDestroy(raw) }); err != nil {
+		// It may still exist, and run: keep what it leases.
+		destroyEvent(st.last)
+		st.last = 0
+		return err
+	}
+	if st.untracked {
+		destroyEvent(st.last)
+	} else {
+		retire(st.last, st.launched, st.holds)
+	}
+	st.holds, st.last = nil, 0
+	return nil
+}

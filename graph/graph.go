@@ -1,0 +1,128 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	gosync "sync"
+
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// ErrDestroyed is matched (errors.Is) by the error of a method called on
+// a Graph or Exec that was destroyed, or a Cached that was closed.
+var ErrDestroyed = errors.New("graph: already destroyed")
+
+// Graph is a graph made by a capture. Instantiate it to launch it;
+// Destroy it when it is no longer needed.
+type Graph struct {
+	mu      gosync.Mutex
+	raw     libcuda.Graph   // 0 once destroyed
+	ctx     libcuda.Context // the captured stream's context
+	leases  *leases         // attached during the capture; the graph holds a reference
+	cleanup runtime.Cleanup
+}
+
+// graphRemains is what the GC backstop of a Graph needs.
+type graphRemains struct {
+	raw    libcuda.Graph
+	leases *leases
+}
+
+func newGraph(raw libcuda.Graph, cu libcuda.Context, l *leases) *Graph {
+	g := &Graph{raw: raw, ctx: cu, leases: l}
+	g.cleanup = runtime.AddCleanup(g, func(r graphRemains) {
+		Postpone(func() {
+			slog.Debug("graph: a Graph was not destroyed; destroying it after the GC found it unreachable")
+			if err := Relaxed(func() error { return libcuda.GraphDestroy(r.raw) }); err != nil {
+				slog.Error("graph: destroying an unreachable Graph", "err", err)
+				return // what its leases hold is kept
+			}
+			r.leases.unref()
+		})
+	}, graphRemains{raw, l})
+	return g
+}
+
+// Raw returns the driver's handle, valid until Destroy. Do not destroy it,
+// and keep g reachable while using it (runtime.KeepAlive).
+func (g *Graph) Raw() libcuda.Graph {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.raw
+}
+
+// Nodes returns the number of nodes in g.
+func (g *Graph) Nodes() (int, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.raw == 0 {
+		return 0, fmt.Errorf("graph: Nodes: %w", ErrDestroyed)
+	}
+	var n uint64
+	if err := libcuda.GraphGetNodes(g.raw, nil, &n); err != nil {
+		return 0, fmt.Errorf("graph: Nodes: %w", err)
+	}
+	return int(n), nil
+}
+
+// Instantiate makes an executable graph of g. The executable graph keeps
+// g's leases until it is destroyed and its last launch has finished.
+func (g *Graph) Instantiate() (*Exec, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.raw == 0 {
+		return nil, fmt.Errorf("graph: Instantiate: %w", ErrDestroyed)
+	}
+	held := g.leases.held()
+	var x libcuda.GraphExec
+	var ev libcuda.Event
+	err := inContext(g.ctx, func() error {
+		if err := libcuda.GraphInstantiateWithFlags(&x, g.raw, 0); err != nil {
+			return err
+		}
+		if !held {
+			return nil
+		}
+		if err := newEvent(&ev); err != nil {
+			return errors.Join(err, libcuda.GraphExecDestroy(x))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("graph: Instantiate: %w", err)
+	}
+	var holds []*leases
+	if held {
+		g.leases.ref()
+		holds = []*leases{g.leases}
+	}
+	return newExec(x, g.ctx, ev, holds), nil
+}
+
+// newEvent creates the event that tracks an executable graph's launches,
+// in the current context.
+func newEvent(ev *libcuda.Event) error {
+	return libcuda.EventCreate(ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING|libcuda.CU_EVENT_BLOCKING_SYNC))
+}
+
+// Destroy destroys g. Its leases are released once every executable graph
+// made from it is destroyed and has finished its last launch; Destroy
+// itself does not wait.
+func (g *Graph) Destroy() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.raw == 0 {
+		return fmt.Errorf("graph: Destroy: %w", ErrDestroyed)
+	}
+	g.cleanup.Stop()
+	raw := g.raw
+	g.raw = 0
+	if err := Relaxed(func() error { return libcuda.GraphDestroy(raw) }); err != nil {
+		// What the leases hold is kept: the graph may still exist.
+		return fmt.Errorf("graph: Destroy: %w", err)
+	}
+	g.leases.unref()
+	return nil
+}

@@ -1,0 +1,228 @@
+package hostmem
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	gosync "sync"
+	"unsafe"
+
+	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
+)
+
+var (
+	// ErrEmpty is returned for a nil or empty slice, or a zero size.
+	ErrEmpty = errors.New("hostmem: empty memory")
+	// ErrNoContext is returned for a wrap without a context.
+	ErrNoContext = errors.New("hostmem: no context")
+	// ErrFreed is returned for a use of a buffer after Free.
+	ErrFreed = errors.New("hostmem: buffer already freed")
+	// ErrUntrackedCapture is returned by Use on a stream that is being
+	// captured, but not through package graph: no lease can be attached,
+	// so the memory is kept for the life of the process.
+	ErrUntrackedCapture = errors.New("hostmem: stream captured outside package graph")
+)
+
+// Buffer is host memory the GPU can use. Its methods are safe for
+// concurrent use.
+type Buffer struct {
+	st      *state
+	cleanup runtime.Cleanup
+}
+
+// state is what the release of a buffer needs. It does not point back to
+// the Buffer, so the Buffer can be collected and its cleanup run.
+type state struct {
+	mu      gosync.Mutex
+	ctx     libcuda.Context
+	p       unsafe.Pointer
+	size    uintptr
+	dptr    libcuda.Deviceptr
+	regs    []*registration
+	uses    []use // one per stream used, with the event last recorded there
+	unknown bool  // some use cannot be waited for by events: wait for the context
+	leased  bool  // a use was leased to a graph
+	freed   bool
+}
+
+type use struct {
+	s  libcuda.Stream
+	ev libcuda.Event
+}
+
+// Wrap makes the memory of s usable by the GPU in context ctx: it
+// registers it (device-mapped, portable), or reuses a registration that
+// covers it, and keeps it referenced and pinned until the buffer is freed
+// and the GPU work that used it is done.
+//
+// # Memory
+//
+// s must not be resliced beyond its length for GPU use, and its contents
+// may change under the GPU's feet only as the program's own
+// synchronization allows. Keep using s from Go as usual.
+func Wrap[T any](ctx libcuda.Context, s []T) (*Buffer, error) {
+	var zero T
+	n := uintptr(len(s)) * unsafe.Sizeof(zero)
+	if n == 0 {
+		return nil, ErrEmpty
+	}
+	return wrap(ctx, unsafe.Pointer(unsafe.SliceData(s)), n, true)
+}
+
+// Alloc allocates size bytes of pinned, device-mapped, portable host
+// memory outside the Go heap (cuMemHostAlloc) with the same lifecycle as a
+// wrapped slice: Free releases it once the GPU is done, and cuMemFreeHost
+// runs in the batches that unregister retired memory.
+func Alloc(ctx libcuda.Context, size int) (*Buffer, error) {
+	if size <= 0 {
+		return nil, ErrEmpty
+	}
+	if ctx == 0 {
+		return nil, ErrNoContext
+	}
+	var p unsafe.Pointer
+	err := driverCall(ctx, func() error {
+		return libcuda.MemHostAlloc(&p, uint64(size), uint32(libcuda.CU_MEMHOSTALLOC_PORTABLE|libcuda.CU_MEMHOSTALLOC_DEVICEMAP))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("hostmem: cuMemHostAlloc(%d): %w", size, err)
+	}
+	return wrap(ctx, p, uintptr(size), false)
+}
+
+func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer, error) {
+	if ctx == 0 {
+		return nil, ErrNoContext
+	}
+	dev, err := deviceOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mode := registered
+	switch {
+	case !goMem:
+		mode = allocated
+	case dev.pageable:
+		mode = pageable
+	}
+	regs, err := reg.acquire(ctx, p, n, goMem, mode)
+	if err != nil {
+		return nil, err
+	}
+	st := &state{ctx: ctx, p: p, size: n, regs: regs, dptr: libcuda.Deviceptr(uintptr(p))}
+	if mode != pageable && !dev.hostPointer {
+		// The device maps registered memory elsewhere: ask, and refuse a
+		// range that several registrations cover.
+		err := driverCall(ctx, func() error { return libcuda.MemHostGetDevicePointer(&st.dptr, p, 0) })
+		if err == nil && len(regs) > 1 {
+			err = errors.New("hostmem: the range spans registrations and the device maps them apart")
+		}
+		if err != nil {
+			reg.release(regs)
+			return nil, err
+		}
+	}
+	b := &Buffer{st: st}
+	b.cleanup = runtime.AddCleanup(b, func(st *state) { go st.free() }, st)
+	return b, nil
+}
+
+// DevicePtr is the address of the buffer for the GPU, or 0 after Free.
+func (b *Buffer) DevicePtr() libcuda.Deviceptr {
+	b.st.mu.Lock()
+	defer b.st.mu.Unlock()
+	if b.st.freed {
+		return 0
+	}
+	return b.st.dptr
+}
+
+// Size is the buffer's length in bytes.
+func (b *Buffer) Size() int { return int(b.st.size) }
+
+// Pointer is the buffer's host address (of the wrapped slice's first
+// element, or of the allocation).
+func (b *Buffer) Pointer() unsafe.Pointer { return b.st.p }
+
+// Use records that work just submitted to stream s uses the buffer: its
+// release waits for that work. Call it after submitting the work (and again
+// after more work). On a stream being captured through package graph, the
+// memory is leased to the capture's graph instead.
+//
+// The legacy stream and the per-thread stream are tracked like others
+// outside captures (the per-thread stream as the calling thread's: hold
+// runtime.LockOSThread from submission to Use); while captures are in
+// progress, a use on them makes the release wait for the whole context.
+func (b *Buffer) Use(s libcuda.Stream) error {
+	st := b.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.freed {
+		return ErrFreed
+	}
+	special := s == 0 || s == libcuda.CU_STREAM_LEGACY || s == libcuda.CU_STREAM_PER_THREAD
+	if special && (graph.InProgress() > 0 || sync.CapturesInProgress() > 0) {
+		st.unknown = true // an event here could join or break a capture
+		return nil
+	}
+	return libcuda.WithContext(st.ctx, func() error {
+		var cs libcuda.StreamCaptureStatus
+		if err := libcuda.StreamIsCapturing(s, &cs); err != nil {
+			return fmt.Errorf("hostmem: Use: %w", err)
+		}
+		if cs != libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
+			return st.lease(s)
+		}
+		for i := range st.uses {
+			if st.uses[i].s == s {
+				return st.record(st.uses[i].ev, s)
+			}
+		}
+		var ev libcuda.Event
+		if err := libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
+			return fmt.Errorf("hostmem: Use: %w", err)
+		}
+		st.uses = append(st.uses, use{s: s, ev: ev})
+		return st.record(ev, s)
+	})
+}
+
+func (st *state) record(ev libcuda.Event, s libcuda.Stream) error {
+	if err := libcuda.EventRecord(ev, s); err != nil {
+		st.unknown = true // the release will wait for the context instead
+		return fmt.Errorf("hostmem: Use: %w", err)
+	}
+	return nil
+}
+
+// lease keeps the buffer's registrations for the graph being captured on
+// s; st.mu and the registry are not both held.
+func (st *state) lease(s libcuda.Stream) error {
+	regs := st.regs
+	reg.mu.Lock()
+	for _, r := range regs {
+		r.refs++
+	}
+	reg.mu.Unlock()
+	st.leased = true
+	if !graph.Lease(s, func() { reg.release(regs) }) {
+		reg.mu.Lock()
+		for _, r := range regs {
+			r.kept++ // the references stay: kept for good
+		}
+		reg.mu.Unlock()
+		return ErrUntrackedCapture
+	}
+	return nil
+}
+
+// Free releases the buffer: at once for the caller, in the background for
+// the memory, which stays registered and pinned until the GPU work that
+// used it is done. Freeing twice does nothing.
+func (b *Buffer) Free() error {
+	b.cleanup.Stop()
+	b.st.free()
+	return nil
+}

@@ -1,0 +1,61 @@
+// Package hostmem makes Go host memory usable by the GPU and releases it
+// only once the GPU is done with it.
+//
+// Wrap registers (page-locks and maps) a Go slice for the device and keeps
+// the Go memory referenced and pinned (runtime.Pinner) until it is
+// unregistered; Alloc does the same for pinned memory outside the Go heap
+// (cuMemHostAlloc). Buffer.Use records that work just submitted to a stream
+// uses the buffer; Buffer.Free returns at once and the release runs in the
+// background: it waits (package sync) for what was submitted to every
+// stream the buffer was used on, then retires the registration.
+//
+// # Why retire instead of unregister
+//
+// Registering costs about 100µs even for one page, and an unregister waits
+// for all work in flight on the device while launches from other threads
+// wait too (measured on an H200: see DESIGN.md). So a retired registration
+// keeps the memory registered and pinned; wrapping memory inside it again
+// revives it at no cost. Retired registrations are unregistered in batches:
+// when their bytes pass SetRetiredLimit's budget, on Trim and Drain, and
+// after a release saw the whole context idle. Only once the unregister has
+// returned is the Go memory unpinned and let go.
+//
+// # Sharing registrations
+//
+// The driver refuses any byte overlap between registrations. Registrations
+// are therefore shared: a wrap inside memory that is registered already
+// (by a live, pending or retired registration) reuses it, and the part of
+// a wrap not yet registered is registered beside what is. With unified
+// addressing the device address of registered memory is its host address
+// (CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM), so
+// neighbouring registrations form one contiguous range for the GPU. Memory
+// registered by someone else is used as it is and never unregistered here.
+// On a device that reads pageable memory directly
+// (CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS), nothing is registered, but
+// the memory is still kept alive until the GPU is done.
+//
+// # Capture
+//
+// Event queries and unregisters run in relaxed capture mode on a locked OS
+// thread with the right context current, so a release never invalidates
+// another goroutine's capture. A use on a stream that is being captured
+// through package graph attaches a lease to the capture: the memory stays
+// until the graph and every executable graph made from it are gone. Uses
+// that cannot be tracked to a stream (no Use at all, or the legacy or
+// per-thread stream while captures are in progress) need a wait for the
+// whole context, which no capture allows: it is postponed through package
+// graph until its captures have ended. Captures begun directly through the
+// driver cannot be seen.
+//
+// # Failures
+//
+// A failure while releasing is logged through log/slog at level Error with
+// the address, size and error, and the memory stays pinned and referenced
+// for good rather than risk the GPU reading freed memory.
+//
+// # Garbage collection
+//
+// A Buffer that becomes unreachable without Free is released the same way:
+// its cleanup (runtime.AddCleanup) only starts the release on another
+// goroutine.
+package hostmem

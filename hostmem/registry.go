@@ -1,0 +1,302 @@
+package hostmem
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	"sort"
+	"sync"
+	"unsafe"
+
+	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// kind says who made a registration and how it ends.
+type kind int
+
+const (
+	registered kind = iota // cuMemHostRegister here; ends with cuMemHostUnregister
+	allocated              // cuMemHostAlloc here; ends with cuMemFreeHost
+	foreign                // registered by someone else; never ended here
+	pageable               // not registered: the device reads it directly
+)
+
+// registration is one range of host memory known to the registry.
+type registration struct {
+	p          unsafe.Pointer // start; keeps Go memory reachable
+	start, end uintptr
+	kind       kind
+	ctx        libcuda.Context
+	refs       int           // buffers, releases in progress and leases holding it
+	ending     chan struct{} // not nil while its unregister runs; closed after
+	failed     bool          // its unregister failed: kept for good
+	kept       int           // references of failed releases: never dropped
+	goMem      bool          // p is Go memory: pinned while registered
+	pin        runtime.Pinner
+}
+
+func (r *registration) size() int64 { return int64(r.end - r.start) }
+
+// retires reports whether r waits for a batch unregister once unused.
+func (r *registration) retires() bool {
+	return (r.kind == registered || r.kind == allocated) && !r.failed
+}
+
+// registry holds every registration, sorted by address, non-overlapping.
+type registry struct {
+	mu       sync.Mutex
+	regs     []*registration
+	retired  int64 // bytes of unused registrations waiting for a batch
+	limit    int64 // retired bytes that start a batch
+	trimming bool  // an automatic batch is running
+	stats    counters
+}
+
+// counters are the numbers Stats reports that the registry keeps.
+type counters struct {
+	failures    int
+	unregisters int64
+	registers   int64
+}
+
+// DefaultRetiredLimit is the budget of retired bytes past which a batch of
+// unregisters starts.
+const DefaultRetiredLimit = 256 << 20
+
+var reg = &registry{limit: DefaultRetiredLimit}
+
+// SetRetiredLimit sets the bytes of retired registrations past which they
+// are unregistered in a batch, and returns the previous limit. 0 unregisters
+// each registration as soon as it is retired.
+func SetRetiredLimit(bytes int64) int64 {
+	reg.mu.Lock()
+	defer reg.mu.Unlock()
+	old := reg.limit
+	reg.limit = bytes
+	return old
+}
+
+// overlapping returns the index range of registrations overlapping
+// [start, end).
+func (g *registry) overlapping(start, end uintptr) (int, int) {
+	i := sort.Search(len(g.regs), func(i int) bool { return g.regs[i].end > start })
+	j := i
+	for j < len(g.regs) && g.regs[j].start < end {
+		j++
+	}
+	return i, j
+}
+
+func (g *registry) insert(r *registration) {
+	i := sort.Search(len(g.regs), func(i int) bool { return g.regs[i].start >= r.start })
+	g.regs = append(g.regs, nil)
+	copy(g.regs[i+1:], g.regs[i:])
+	g.regs[i] = r
+}
+
+func (g *registry) remove(r *registration) {
+	i := sort.Search(len(g.regs), func(i int) bool { return g.regs[i].start >= r.start })
+	if i < len(g.regs) && g.regs[i] == r {
+		g.regs = append(g.regs[:i], g.regs[i+1:]...)
+	}
+}
+
+// acquire returns registrations covering the n bytes at p, each with a
+// reference taken for the caller: existing ones are reused (retired ones
+// revived) and the gaps are registered. goMem says p is Go memory.
+func (g *registry) acquire(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool, mode kind) ([]*registration, error) {
+	start, end := uintptr(p), uintptr(p)+n
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for {
+		i, j := g.overlapping(start, end)
+		var ending chan struct{}
+		for _, r := range g.regs[i:j] {
+			if r.ending != nil {
+				ending = r.ending
+			}
+		}
+		if ending != nil {
+			// An unregister of this memory is running: wait for it.
+			g.mu.Unlock()
+			<-ending
+			g.mu.Lock()
+			continue
+		}
+		// Register the gaps, in address order.
+		var fresh []*registration
+		at := start
+		for _, r := range append(g.regs[i:j:j], nil) {
+			gapEnd := end
+			if r != nil {
+				gapEnd = min(r.start, end)
+			}
+			if gapEnd > at {
+				r, err := g.register(ctx, unsafe.Add(p, at-start), gapEnd-at, goMem, mode)
+				if err != nil {
+					for _, f := range fresh {
+						g.insert(f)
+						g.unref(f) // fresh ones retire; the next batch ends them
+					}
+					return nil, err
+				}
+				fresh = append(fresh, r)
+			}
+			if r != nil {
+				at = max(at, r.end)
+			}
+		}
+		for _, f := range fresh {
+			g.insert(f)
+		}
+		i, j = g.overlapping(start, end)
+		cover := append([]*registration(nil), g.regs[i:j]...)
+		for _, r := range cover {
+			if r.refs == 0 && r.retires() {
+				g.retired -= r.size() // revived
+			}
+			if !containsFresh(fresh, r) {
+				r.refs++
+			}
+		}
+		return cover, nil
+	}
+}
+
+func containsFresh(fresh []*registration, r *registration) bool {
+	for _, f := range fresh {
+		if f == r {
+			return true
+		}
+	}
+	return false
+}
+
+// register makes one new registration of the n bytes at p, with one
+// reference. It runs with g.mu held: registering does not fence the device.
+func (g *registry) register(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool, mode kind) (*registration, error) {
+	r := &registration{p: p, start: uintptr(p), end: uintptr(p) + n, kind: mode, ctx: ctx, refs: 1, goMem: goMem}
+	if mode == registered {
+		err := driverCall(ctx, func() error {
+			return libcuda.MemHostRegister(p, uint64(n), uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE|libcuda.CU_MEMHOSTREGISTER_DEVICEMAP))
+		})
+		switch {
+		case err == nil:
+			g.stats.registers++
+		case errors.Is(err, libcuda.CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) && registeredElsewhere(ctx, p, n):
+			r.kind = foreign
+		default:
+			return nil, fmt.Errorf("hostmem: registering %#x+%d: %w", uintptr(p), n, err)
+		}
+	}
+	if goMem {
+		r.pin.Pin(p)
+	}
+	return r, nil
+}
+
+// registeredElsewhere reports whether all of [p, p+n) is page-locked by
+// someone else: the driver knows flags for its first and last byte.
+func registeredElsewhere(ctx libcuda.Context, p unsafe.Pointer, n uintptr) bool {
+	var flags uint32
+	return driverCall(ctx, func() error {
+		if err := libcuda.MemHostGetFlags(&flags, p); err != nil {
+			return err
+		}
+		return libcuda.MemHostGetFlags(&flags, unsafe.Add(p, n-1))
+	}) == nil
+}
+
+// unref drops one reference; g.mu is held. An unused registration that
+// retires waits for a batch; the others are let go at once.
+func (g *registry) unref(r *registration) {
+	r.refs--
+	if r.refs > 0 {
+		return
+	}
+	if r.retires() {
+		g.retired += r.size()
+		return
+	}
+	if r.failed {
+		return // kept for good
+	}
+	g.remove(r)
+	r.drop()
+}
+
+// drop unpins r's memory and lets it go.
+func (r *registration) drop() {
+	r.pin.Unpin()
+	r.p = nil
+}
+
+// release drops one reference on each of regs and starts a batch when the
+// retired bytes pass the limit.
+func (g *registry) release(regs []*registration) {
+	g.mu.Lock()
+	for _, r := range regs {
+		g.unref(r)
+	}
+	start := g.retired > g.limit && !g.trimming
+	if start {
+		g.trimming = true
+	}
+	g.mu.Unlock()
+	if start {
+		go func() {
+			g.trim()
+			g.mu.Lock()
+			g.trimming = false
+			g.mu.Unlock()
+		}()
+	}
+}
+
+// trim unregisters every retired registration and returns how many it
+// ended. Each runs in relaxed capture mode with its context current; the
+// registry is not locked meanwhile, and wraps of that memory wait for it.
+func (g *registry) trim() int {
+	g.mu.Lock()
+	var batch []*registration
+	for _, r := range g.regs {
+		if r.refs == 0 && r.retires() && r.ending == nil {
+			r.ending = make(chan struct{})
+			g.retired -= r.size()
+			batch = append(batch, r)
+		}
+	}
+	g.mu.Unlock()
+	for _, r := range batch {
+		p := r.p
+		err := driverCall(r.ctx, func() error {
+			if r.kind == allocated {
+				return libcuda.MemFreeHost(p)
+			}
+			return libcuda.MemHostUnregister(p)
+		})
+		g.mu.Lock()
+		g.stats.unregisters++
+		if err != nil {
+			g.stats.failures++
+			r.failed = true // stays in the registry, pinned, for good
+			slog.Error("hostmem: releasing host memory failed; it stays pinned for good",
+				"addr", fmt.Sprintf("%#x", r.start), "size", r.size(), "err", err)
+		} else {
+			g.remove(r)
+			r.drop()
+		}
+		close(r.ending)
+		r.ending = nil
+		g.mu.Unlock()
+	}
+	return len(batch)
+}
+
+// driverCall runs f on a locked OS thread in relaxed capture mode with ctx
+// current, restoring both after.
+func driverCall(ctx libcuda.Context, f func() error) error {
+	return graph.Relaxed(func() error { return libcuda.WithContext(ctx, f) })
+}

@@ -1,0 +1,202 @@
+package hostmem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	gosync "sync"
+
+	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
+)
+
+// releases counts the releases that have not finished, and lets Drain wait.
+var releases struct {
+	mu        gosync.Mutex
+	pending   int           // started, not finished (postponed ones included)
+	postponed int           // waiting for captures to end
+	changed   chan struct{} // closed and replaced whenever pending drops
+}
+
+func init() { releases.changed = make(chan struct{}) }
+
+func adjust(pending, postponed int) {
+	releases.mu.Lock()
+	releases.pending += pending
+	releases.postponed += postponed
+	if pending < 0 {
+		close(releases.changed)
+		releases.changed = make(chan struct{})
+	}
+	releases.mu.Unlock()
+}
+
+// free marks the buffer freed and starts its release, once.
+func (st *state) free() {
+	st.mu.Lock()
+	if st.freed {
+		st.mu.Unlock()
+		return
+	}
+	st.freed = true
+	st.mu.Unlock()
+	adjust(1, 0)
+	go st.release()
+}
+
+// release waits for the buffer's uses, then retires its registrations.
+// It runs on its own goroutine; a whole-context wait during captures is
+// postponed until they end.
+func (st *state) release() {
+	// A buffer never used on a stream may have been used by work hostmem
+	// does not know of.
+	known := (len(st.uses) > 0 || st.leased) && !st.unknown
+	for _, u := range st.uses {
+		if err := sync.Event(context.Background(), u.ev); err != nil {
+			st.fail(fmt.Errorf("waiting for stream %#x: %w", uintptr(u.s), err))
+			return
+		}
+	}
+	for _, u := range st.uses {
+		if err := libcuda.WithContext(st.ctx, func() error { return libcuda.EventDestroy(u.ev) }); err != nil {
+			slog.Warn("hostmem: destroying a release event", "err", err)
+		}
+	}
+	st.uses = nil
+	if !known {
+		st.waitContext()
+		return
+	}
+	st.retire()
+}
+
+// waitContext waits for all work of the buffer's context, postponing the
+// wait through package graph while captures are in progress.
+func (st *state) waitContext() {
+	err := sync.Context(context.Background(), st.ctx)
+	if errors.Is(err, sync.ErrCapturing) {
+		adjust(0, 1)
+		graph.Postpone(func() {
+			adjust(0, -1)
+			go st.waitContext()
+		})
+		return
+	}
+	if err != nil {
+		st.fail(fmt.Errorf("waiting for the context: %w", err))
+		return
+	}
+	st.retire()
+	// The context was idle just now: a good moment for a batch.
+	go reg.trim()
+}
+
+func (st *state) retire() {
+	reg.release(st.regs)
+	adjust(-1, 0)
+}
+
+// fail logs a release that could not be completed; the memory stays
+// registered, referenced and pinned for good.
+func (st *state) fail(err error) {
+	reg.mu.Lock()
+	reg.stats.failures++
+	for _, r := range st.regs {
+		r.kept++ // its reference is never dropped
+	}
+	reg.mu.Unlock()
+	slog.Error("hostmem: release failed; the memory stays pinned for good",
+		"addr", fmt.Sprintf("%#x", uintptr(st.p)), "size", st.size, "err", err)
+	adjust(-1, 0)
+}
+
+// Trim unregisters every retired registration now and returns how many it
+// ended. An unregister waits for all work in flight on the device and holds
+// other threads' launches meanwhile: call it when the device is idle or a
+// stall does not matter.
+func Trim() int { return reg.trim() }
+
+// Drain waits until every release in progress has finished, then
+// unregisters what is retired. Memory of buffers not freed, and memory
+// leased to graphs that still exist, stays registered.
+func Drain(ctx context.Context) error {
+	for {
+		releases.mu.Lock()
+		pending, changed := releases.pending, releases.changed
+		releases.mu.Unlock()
+		if pending == 0 {
+			break
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	// Unregister what is retired, and wait for batches already running.
+	for {
+		reg.trim()
+		reg.mu.Lock()
+		var ending chan struct{}
+		for _, r := range reg.regs {
+			if r.ending != nil {
+				ending = r.ending
+				break
+			}
+		}
+		reg.mu.Unlock()
+		if ending == nil {
+			return nil
+		}
+		select {
+		case <-ending:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Stats are counts of the package's registrations and releases.
+type Stats struct {
+	Registrations int   // registered ranges in use or retired
+	Bytes         int64 // their bytes
+	Kept          int   // ranges kept registered and pinned for good after a failure
+	Retired       int   // unused registrations waiting for a batch unregister
+	RetiredBytes  int64
+	Pending       int   // releases in progress, postponed ones included
+	Postponed     int   // releases waiting for captures to end
+	Failures      int   // releases or unregisters that failed
+	Registers     int64 // cuMemHostRegister calls made
+	Unregisters   int64 // cuMemHostUnregister and cuMemFreeHost calls made
+}
+
+// ReadStats returns the current counts.
+func ReadStats() Stats {
+	var s Stats
+	reg.mu.Lock()
+	for _, r := range reg.regs {
+		if r.kind == foreign || r.kind == pageable {
+			continue
+		}
+		if r.failed || r.kept > 0 {
+			s.Kept++
+			continue
+		}
+		s.Registrations++
+		s.Bytes += r.size()
+		if r.refs == 0 && r.retires() {
+			s.Retired++
+		}
+	}
+	s.RetiredBytes = reg.retired
+	s.Failures = reg.stats.failures
+	s.Registers = reg.stats.registers
+	s.Unregisters = reg.stats.unregisters
+	reg.mu.Unlock()
+	releases.mu.Lock()
+	s.Pending, s.Postponed = releases.pending, releases.postponed
+	releases.mu.Unlock()
+	return s
+}

@@ -1,0 +1,279 @@
+//go:build linux
+
+package bench
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// HostmemSizes are the sizes of the wrap rows.
+var HostmemSizes = []int{4 << 10, 1 << 20, 64 << 20}
+
+// CopyBytes is the size of the host-to-device copy row.
+const CopyBytes = 256 << 20
+
+func sizeName(n int) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d KiB", n>>10)
+}
+
+// drainB waits for hostmem's releases and unregisters.
+func drainB(b *testing.B) {
+	if err := hostmem.Drain(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+}
+
+// HostmemRows are package hostmem's rows.
+func (f *Fixture) HostmemRows() []Row {
+	var rows []Row
+	for _, n := range HostmemSizes {
+		rows = append(rows, Row{"register + unregister, " + sizeName(n), "Wrap+Use+Free+Drain", func(b *testing.B) {
+			mem := make([]byte, n)
+			f.OnThread(b, func(b *testing.B) {
+				for b.Loop() {
+					buf, err := hostmem.Wrap(f.Ctx, mem)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := buf.Use(f.Stream); err != nil {
+						b.Fatal(err)
+					}
+					if err := buf.Free(); err != nil {
+						b.Fatal(err)
+					}
+					drainB(b)
+				}
+			})
+		}})
+	}
+	rows = append(rows, Row{"wrap again during a pending release, 1 MiB", "Wrap+Use+Free", func(b *testing.B) {
+		mem := make([]byte, 1<<20)
+		f.OnThread(b, func(b *testing.B) {
+			// A release held pending by a stream waiting on a host word.
+			var word unsafe.Pointer
+			if err := libcuda.MemHostAlloc(&word, 64, uint32(libcuda.CU_MEMHOSTALLOC_DEVICEMAP)); err != nil {
+				b.Fatal(err)
+			}
+			atomic.StoreUint32((*uint32)(word), 0)
+			var dw libcuda.Deviceptr
+			var held libcuda.Stream
+			must(b, libcuda.MemHostGetDevicePointer(&dw, word, 0))
+			must(b, libcuda.StreamCreate(&held, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
+			must(b, libcuda.StreamWaitValue32(held, dw, 1, uint32(libcuda.CU_STREAM_WAIT_VALUE_GEQ)))
+			first, err := hostmem.Wrap(f.Ctx, mem)
+			must(b, err)
+			must(b, first.Use(held))
+			must(b, first.Free())
+			b.ResetTimer()
+			for b.Loop() {
+				buf, err := hostmem.Wrap(f.Ctx, mem)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := buf.Use(f.Stream); err != nil {
+					b.Fatal(err)
+				}
+				if err := buf.Free(); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.StopTimer()
+			atomic.StoreUint32((*uint32)(word), 1)
+			must(b, libcuda.StreamSynchronize(held))
+			must(b, libcuda.StreamDestroy(held))
+			drainB(b)
+			must(b, libcuda.MemFreeHost(word))
+		})
+	}})
+	rows = append(rows, Row{"host to device copy, 256 MiB", "from wrapped memory", func(b *testing.B) {
+		mem := make([]byte, CopyBytes)
+		f.OnThread(b, func(b *testing.B) {
+			var d libcuda.Deviceptr
+			must(b, libcuda.MemAlloc(&d, CopyBytes))
+			buf, err := hostmem.Wrap(f.Ctx, mem)
+			must(b, err)
+			b.SetBytes(CopyBytes)
+			b.ResetTimer()
+			for b.Loop() {
+				must(b, libcuda.MemcpyHtoDAsync(d, buf.Pointer(), CopyBytes, f.Stream))
+				must(b, libcuda.StreamSynchronize(f.Stream))
+			}
+			b.StopTimer()
+			must(b, buf.Use(f.Stream))
+			must(b, buf.Free())
+			drainB(b)
+			must(b, libcuda.MemFree(d))
+		})
+	}})
+	rows = append(rows, Row{"GPU done -> retired, 1 MiB", "hostmem", func(b *testing.B) {
+		mem := make([]byte, 1<<20)
+		f.OnThread(b, func(b *testing.B) {
+			var word unsafe.Pointer
+			must(b, libcuda.MemHostAlloc(&word, 64, uint32(libcuda.CU_MEMHOSTALLOC_DEVICEMAP)))
+			var dw libcuda.Deviceptr
+			must(b, libcuda.MemHostGetDevicePointer(&dw, word, 0))
+			var total time.Duration
+			for b.Loop() {
+				atomic.StoreUint32((*uint32)(word), 0)
+				must(b, libcuda.StreamWaitValue32(f.Stream, dw, 1, uint32(libcuda.CU_STREAM_WAIT_VALUE_GEQ)))
+				buf, err := hostmem.Wrap(f.Ctx, mem)
+				must(b, err)
+				must(b, buf.Use(f.Stream))
+				must(b, buf.Free())
+				t0 := time.Now()
+				atomic.StoreUint32((*uint32)(word), 1)
+				for hostmem.ReadStats().Pending > 0 {
+				}
+				total += time.Since(t0)
+			}
+			b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "latency-ns/op")
+			drainB(b)
+			must(b, libcuda.MemFreeHost(word))
+		})
+	}})
+	rows = append(rows, Row{"trim -> dropped, 1 MiB", "hostmem", func(b *testing.B) {
+		mem := make([]byte, 1<<20)
+		f.OnThread(b, func(b *testing.B) {
+			var total time.Duration
+			for b.Loop() {
+				buf, err := hostmem.Wrap(f.Ctx, mem)
+				must(b, err)
+				must(b, buf.Use(f.Stream))
+				must(b, buf.Free())
+				for hostmem.ReadStats().Pending > 0 {
+				}
+				t0 := time.Now()
+				if n := hostmem.Trim(); n != 1 {
+					b.Fatalf("Trim ended %d registrations", n)
+				}
+				total += time.Since(t0)
+			}
+			b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "latency-ns/op")
+		})
+	}})
+	return rows
+}
+
+func must(b *testing.B, err error) {
+	if err != nil {
+		b.Fatal(err)
+	}
+}
+
+// StallRows measure the p99 duration of a kernel-launch call on one
+// goroutine while the GPU is kept busy by another, without and with a
+// wrap/use/free loop running beside them (metric p99-ns/op). With
+// registrations retired instead of unregistered, the loop should make no
+// unregister and so stall no launch.
+func (f *Fixture) StallRows() []Row {
+	var rows []Row
+	for _, loop := range []bool{false, true} {
+		way := "without wrap loop"
+		if loop {
+			way = "with wrap/use/free loop"
+		}
+		rows = append(rows, Row{"launch call p99, busy GPU", way, func(b *testing.B) {
+			spin := f.spinKernel(b)
+			var stop atomic.Bool
+			done := make(chan error, 2)
+			// Keep the GPU busy: 200µs kernels back to back on their own stream.
+			go func() {
+				done <- libcuda.WithContext(f.Ctx, func() error {
+					var s libcuda.Stream
+					if err := libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
+						return err
+					}
+					for !stop.Load() {
+						if err := spin.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 1}, 0, s, uint64(200*time.Microsecond)); err != nil {
+							return err
+						}
+						if err := libcuda.StreamSynchronize(s); err != nil {
+							return err
+						}
+					}
+					return libcuda.StreamDestroy(s)
+				})
+			}()
+			unregs := hostmem.ReadStats().Unregisters
+			var cycles atomic.Int64
+			if loop {
+				go func() {
+					done <- libcuda.WithContext(f.Ctx, func() error {
+						var s libcuda.Stream
+						if err := libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
+							return err
+						}
+						mems := make([][]byte, 8)
+						for i := range mems {
+							mems[i] = make([]byte, 64<<10)
+						}
+						for i := 0; !stop.Load(); i++ {
+							buf, err := hostmem.Wrap(f.Ctx, mems[i%len(mems)])
+							if err != nil {
+								return err
+							}
+							if err := buf.Use(s); err != nil {
+								return err
+							}
+							if err := buf.Free(); err != nil {
+								return err
+							}
+							cycles.Add(1)
+						}
+						return libcuda.StreamDestroy(s)
+					})
+				}()
+			} else {
+				done <- nil
+			}
+			f.OnThread(b, func(b *testing.B) {
+				var s libcuda.Stream
+				must(b, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
+				durs := make([]time.Duration, 0, 1<<16)
+				for b.Loop() {
+					t0 := time.Now()
+					must(b, spin.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 1}, 0, s, uint64(0)))
+					durs = append(durs, time.Since(t0))
+					if len(durs)%64 == 0 {
+						must(b, libcuda.StreamSynchronize(s))
+					}
+				}
+				b.StopTimer()
+				stop.Store(true)
+				for range 2 {
+					must(b, <-done)
+				}
+				must(b, libcuda.StreamSynchronize(s))
+				must(b, libcuda.StreamDestroy(s))
+				b.ReportMetric(float64(percentile(durs, 0.99).Nanoseconds()), "p99-ns/op")
+				if loop {
+					b.ReportMetric(float64(hostmem.ReadStats().Unregisters-unregs), "unregisters")
+					b.ReportMetric(float64(cycles.Load()), "wrap-cycles")
+				}
+			})
+			drainB(b)
+		}})
+	}
+	return rows
+}
+
+func percentile(d []time.Duration, p float64) time.Duration {
+	if len(d) == 0 {
+		return 0
+	}
+	s := append([]time.Duration(nil), d...)
+	slices.Sort(s)
+	return s[int(p*float64(len(s)-1))]
+}

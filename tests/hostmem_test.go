@@ -1,0 +1,501 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// DESIGN.md's eight scenarios of the release logic, and hostmem's bad
+// inputs. Each scenario also checks that nothing was logged at error level.
+
+// drain waits for every release and lease, and checks that no
+// registration is left.
+func drain(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	must(t, graph.Drain(ctx))
+	must(t, hostmem.Drain(ctx))
+	if st := hostmem.ReadStats(); st.Registrations != 0 || st.Pending != 0 {
+		t.Fatalf("after Drain: %+v", st)
+	}
+}
+
+// sumSetup makes n int64 values 1..n and returns them with their sum.
+func sumSetup(n int) ([]int64, int64) {
+	v := make([]int64, n)
+	var sum int64
+	for i := range v {
+		v[i] = int64(i + 1)
+		sum += v[i]
+	}
+	return v, sum
+}
+
+// churn allocates and drops garbage and runs the GC, so that freed memory
+// would be reused and overwritten.
+func churn() {
+	for range 3 {
+		junk := make([][]int64, 64)
+		for i := range junk {
+			junk[i] = make([]int64, 1<<14)
+			for j := range junk[i] {
+				junk[i][j] = -1
+			}
+		}
+		runtime.GC()
+	}
+}
+
+// sumOnDevice launches sum_i64 over the buffer on s (after spinning spin)
+// into out.
+func sumOnDevice(t testing.TB, m libcuda.Module, s libcuda.Stream, b *hostmem.Buffer, n int, out libcuda.Deviceptr, spin time.Duration) {
+	t.Helper()
+	must(t, kernel(t, m, "sum_i64").Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 256}, 0, s, b.DevicePtr(), uint64(n), out, uint64(spin)))
+}
+
+func readInt64(t testing.TB, d libcuda.Deviceptr) int64 {
+	t.Helper()
+	var v int64
+	must(t, libcuda.MemcpyDtoH(unsafePointer(&v), d, 8))
+	return v
+}
+
+func deviceInt64(t testing.TB) libcuda.Deviceptr {
+	t.Helper()
+	var d libcuda.Deviceptr
+	must(t, libcuda.MemAlloc(&d, 8))
+	t.Cleanup(func() { must(t, libcuda.MemFree(d)) })
+	return d
+}
+
+func TestScenario1WrapKeepsGoMemoryAlive(t *testing.T) {
+	noErrorsLogged(t)
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	m := loadKernels(t)
+	s := newStream(t)
+	out := deviceInt64(t)
+	const n = 1 << 16
+	v, want := sumSetup(n)
+	b, err := hostmem.Wrap(cu, v)
+	must(t, err)
+	v = nil // only the buffer refers to the memory now
+	churn()
+	sumOnDevice(t, m, s, b, n, out, 0)
+	must(t, b.Use(s))
+	must(t, libcuda.StreamSynchronize(s))
+	if got := readInt64(t, out); got != want {
+		t.Fatalf("sum over wrapped memory after GC = %d, want %d", got, want)
+	}
+	must(t, b.Free())
+	drain(t)
+}
+
+func TestScenario2FreeWhileGPUBusyWaits(t *testing.T) {
+	noErrorsLogged(t)
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	m := loadKernels(t)
+	s := newStream(t)
+	g := newGate(t)
+	out := deviceInt64(t)
+	const n = 1 << 16
+	v, want := sumSetup(n)
+	b, err := hostmem.Wrap(cu, v)
+	must(t, err)
+	v = nil
+	g.hold(t, s)
+	sumOnDevice(t, m, s, b, n, out, 0)
+	must(t, b.Use(s))
+	must(t, b.Free())
+	b = nil
+	churn()
+	if st := hostmem.ReadStats(); st.Pending != 1 || st.Registrations != 1 {
+		t.Fatalf("while the GPU is held: %+v, want 1 pending release of 1 registration", st)
+	}
+	g.open()
+	must(t, libcuda.StreamSynchronize(s))
+	churn()
+	if got := readInt64(t, out); got != want {
+		t.Fatalf("sum = %d, want %d", got, want)
+	}
+	drain(t)
+}
+
+func TestScenario3WrapAgainRightAfterFreeReusesTheRegistration(t *testing.T) {
+	noErrorsLogged(t)
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	m := loadKernels(t)
+	s := newStream(t)
+	g := newGate(t)
+	out := deviceInt64(t)
+	const n = 1 << 16
+	v, want := sumSetup(n)
+	b, err := hostmem.Wrap(cu, v)
+	must(t, err)
+	registers := hostmem.ReadStats().Registers
+	g.hold(t, s)
+	sumOnDevice(t, m, s, b, n, out, 0)
+	must(t, b.Use(s))
+	must(t, b.Free())
+	again, err := hostmem.Wrap(cu, v) // the release is still pending
+	if err != nil {
+		t.Fatalf("wrapping again during the pending release: %v", err)
+	}
+	half, err := hostmem.Wrap(cu, v[n/4:n/2]) // inside it
+	must(t, err)
+	if got := hostmem.ReadStats().Registers; got != registers {
+		t.Errorf("wrapping again registered %d more times, want 0", got-registers)
+	}
+	g.open()
+	must(t, libcuda.StreamSynchronize(s))
+	if got := readInt64(t, out); got != want {
+		t.Fatalf("sum = %d, want %d", got, want)
+	}
+	must(t, again.Free())
+	must(t, half.Free())
+	drain(t)
+}
+
+func TestWrapPartlyOverlappingRetiredMemoryRegistersTheRest(t *testing.T) {
+	noErrorsLogged(t)
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	v := make([]byte, 64<<10)
+	a, err := hostmem.Wrap(cu, v[:40<<10])
+	must(t, err)
+	must(t, a.Free())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for hostmem.ReadStats().Pending > 0 { // let it retire, not unregister
+		if ctx.Err() != nil {
+			t.Fatal("the release did not finish")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	b, err := hostmem.Wrap(cu, v[20<<10:])
+	if err != nil {
+		t.Fatalf("wrap overlapping a retired registration: %v", err)
+	}
+	if b.DevicePtr() != libcuda.Deviceptr(uintptr(unsafePointer(&v[20<<10]))) {
+		t.Errorf("device pointer %#x is not the host address", b.DevicePtr())
+	}
+	must(t, b.Free())
+	drain(t)
+}
+
+func TestScenario4StreamDestroyedBeforeFree(t *testing.T) {
+	noErrorsLogged(t)
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	m := loadKernels(t)
+	g := newGate(t)
+	out := deviceInt64(t)
+	const n = 1 << 16
+	v, want := sumSetup(n)
+	b, err := hostmem.Wrap(cu, v)
+	must(t, err)
+	var s libcuda.Stream
+	must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
+	g.hold(t, s)
+	sumOnDevice(t, m, s, b, n, out, 0)
+	must(t, b.Use(s))
+	must(t, libcuda.StreamDestroy(s))
+	must(t, b.Free())
+	v, b = nil, nil
+	churn()
+	g.open()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	must(t, hostmem.Drain(ctx))
+	if got := readInt64(t, out); got != want {
+		t.Fatalf("sum = %d, want %d", got, want)
+	}
+	drain(t)
+}
+
+// captureWhile captures a global-mode graph on its own goroutine (locked
+// thread) that launches add_one_i32 on data, and runs during in the
+// middle of the capture. It returns the graph's error.
+func captureWhile(t *testing.T, cu libcuda.Context, m libcuda.Module, data libcuda.Deviceptr, n int, during func()) (*graph.Graph, error) {
+	t.Helper()
+	addOne := kernel(t, m, "add_one_i32")
+	type result struct {
+		g   *graph.Graph
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		var r result
+		r.err = libcuda.WithContext(cu, func() error {
+			var s libcuda.Stream
+			if err := libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
+				return err
+			}
+			defer libcuda.StreamDestroy(s)
+			r.g, r.err = graph.Capture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, func(s libcuda.Stream) error {
+				if err := addOne.Launch(libcuda.Dim3{X: 4}, libcuda.Dim3{X: 256}, 0, s, data, uint64(n)); err != nil {
+					return err
+				}
+				during()
+				return nil
+			})
+			return r.err
+		})
+		done <- r
+	}()
+	r := <-done
+	return r.g, r.err
+}
+
+// launchGraph instantiates g, launches it on a new stream and waits.
+func launchGraph(t *testing.T, g *graph.Graph) {
+	t.Helper()
+	e, err := g.Instantiate()
+	must(t, err)
+	s := newStream(t)
+	must(t, e.Launch(s))
+	must(t, libcuda.StreamSynchronize(s))
+	must(t, e.Destroy())
+	must(t, g.Destroy())
+}
+
+func TestScenario5FreeDuringGlobalCaptureKeepsTheCapture(t *testing.T) {
+	noErrorsLogged(t)
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	m := loadKernels(t)
+	s := newStream(t)
+	out := deviceInt64(t)
+	const n = 1 << 16
+	v, want := sumSetup(n)
+	b, err := hostmem.Wrap(cu, v)
+	must(t, err)
+	sumOnDevice(t, m, s, b, n, out, 5*time.Millisecond)
+	must(t, b.Use(s))
+	old := hostmem.SetRetiredLimit(0) // unregister at once, during the capture
+	defer hostmem.SetRetiredLimit(old)
+
+	const k = 1024
+	var data libcuda.Deviceptr
+	must(t, libcuda.MemAlloc(&data, k*4))
+	defer func() { must(t, libcuda.MemFree(data)) }()
+	must(t, libcuda.MemsetD32(data, 0, k))
+	g, err := captureWhile(t, cu, m, data, k, func() {
+		must(t, b.Free())
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		for hostmem.ReadStats().Registrations > 0 && ctx.Err() == nil {
+			time.Sleep(time.Millisecond) // the release and unregister run now
+		}
+	})
+	if err != nil {
+		t.Fatalf("the capture was broken by the release: %v", err)
+	}
+	launchGraph(t, g)
+	got := make([]int32, k)
+	must(t, libcuda.MemcpyDtoH(unsafePointer(&got[0]), data, k*4))
+	if got[0] != 1 || got[k-1] != 1 {
+		t.Fatalf("the graph's add_one gave %d..%d, want 1", got[0], got[k-1])
+	}
+	if sum := readInt64(t, out); sum != want {
+		t.Fatalf("sum = %d, want %d", sum, want)
+	}
+	drain(t)
+}
+
+func TestScenario6UnknownUseIsPostponedUntilCapturesEnd(t *testing.T) {
+	noErrorsLogged(t)
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	m := loadKernels(t)
+	const n = 1 << 12
+	v, want := sumSetup(n)
+	b, err := hostmem.Wrap(cu, v)
+	must(t, err)
+	out := deviceInt64(t)
+	// Used on the legacy stream: the release needs a context wait.
+	sumOnDevice(t, m, libcuda.CU_STREAM_LEGACY, b, n, out, 0)
+	var data libcuda.Deviceptr
+	must(t, libcuda.MemAlloc(&data, 4096))
+	defer func() { must(t, libcuda.MemFree(data)) }()
+	must(t, libcuda.MemsetD32(data, 0, 1024))
+	var during hostmem.Stats
+	g, err := captureWhile(t, cu, m, data, 1024, func() {
+		must(t, b.Use(libcuda.CU_STREAM_LEGACY))
+		must(t, b.Free())
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		for hostmem.ReadStats().Postponed == 0 && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		during = hostmem.ReadStats()
+	})
+	if err != nil {
+		t.Fatalf("the capture was broken: %v", err)
+	}
+	if during.Postponed != 1 || during.Registrations != 1 {
+		t.Errorf("during the capture: %+v, want the release postponed with its registration", during)
+	}
+	launchGraph(t, g)
+	must(t, libcuda.CtxSynchronize())
+	if sum := readInt64(t, out); sum != want {
+		t.Fatalf("sum = %d, want %d", sum, want)
+	}
+	drain(t)
+}
+
+func TestScenario7DroppedBufferIsReleasedAfterTheGPU(t *testing.T) {
+	noErrorsLogged(t)
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	m := loadKernels(t)
+	s := newStream(t)
+	g := newGate(t)
+	out := deviceInt64(t)
+	const n = 1 << 16
+	v, want := sumSetup(n)
+	func() {
+		b, err := hostmem.Wrap(cu, v)
+		must(t, err)
+		g.hold(t, s)
+		sumOnDevice(t, m, s, b, n, out, 0)
+		must(t, b.Use(s))
+	}() // b is dropped without Free
+	v = nil
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for hostmem.ReadStats().Pending == 0 {
+		if ctx.Err() != nil {
+			t.Fatal("the dropped buffer's cleanup did not start its release")
+		}
+		runtime.GC()
+		time.Sleep(time.Millisecond)
+	}
+	churn()
+	g.open()
+	must(t, libcuda.StreamSynchronize(s))
+	if sum := readInt64(t, out); sum != want {
+		t.Fatalf("sum = %d, want %d", sum, want)
+	}
+	drain(t)
+}
+
+func TestScenario8GraphKeepsWrappedMemoryAlive(t *testing.T) {
+	noErrorsLogged(t)
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	m := loadKernels(t)
+	out := deviceInt64(t)
+	const n = 1 << 14
+	v, want := sumSetup(n)
+	b, err := hostmem.Wrap(cu, v)
+	must(t, err)
+	s := newStream(t)
+	g, err := graph.Capture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, func(s libcuda.Stream) error {
+		sumOnDevice(t, m, s, b, n, out, 0)
+		return b.Use(s)
+	})
+	must(t, err)
+	must(t, b.Free())
+	v, b = nil, nil
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	must(t, hostmem.Drain(ctx))
+	if st := hostmem.ReadStats(); st.Registrations != 1 {
+		t.Fatalf("with the graph alive: %+v, want its registration kept", st)
+	}
+	churn()
+	e, err := g.Instantiate()
+	must(t, err)
+	must(t, g.Destroy()) // the executable graph still holds the lease
+	for range 2 {
+		must(t, libcuda.MemsetD8(out, 0, 8))
+		must(t, e.Launch(s))
+		must(t, libcuda.StreamSynchronize(s))
+		if sum := readInt64(t, out); sum != want {
+			t.Fatalf("graph's sum = %d, want %d", sum, want)
+		}
+		churn()
+	}
+	must(t, e.Destroy())
+	drain(t)
+}
+
+func TestHostmemBadInputs(t *testing.T) {
+	noErrorsLogged(t)
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	if _, err := hostmem.Wrap(0, make([]byte, 10)); !errors.Is(err, hostmem.ErrNoContext) {
+		t.Errorf("wrap without a context: %v", err)
+	}
+	if _, err := hostmem.Wrap[byte](cu, nil); !errors.Is(err, hostmem.ErrEmpty) {
+		t.Errorf("wrap of nil: %v", err)
+	}
+	if _, err := hostmem.Wrap(cu, []struct{}{{}, {}}); !errors.Is(err, hostmem.ErrEmpty) {
+		t.Errorf("wrap of zero-size elements: %v", err)
+	}
+	if _, err := hostmem.Alloc(cu, 0); !errors.Is(err, hostmem.ErrEmpty) {
+		t.Errorf("alloc of 0 bytes: %v", err)
+	}
+	b, err := hostmem.Wrap(cu, make([]float32, 100))
+	must(t, err)
+	s := newStream(t)
+	must(t, b.Use(s))
+	must(t, b.Free())
+	if err := b.Free(); err != nil {
+		t.Errorf("second Free: %v", err)
+	}
+	if err := b.Use(s); !errors.Is(err, hostmem.ErrFreed) {
+		t.Errorf("Use after Free: %v", err)
+	}
+	if b.DevicePtr() != 0 {
+		t.Error("DevicePtr after Free is not 0")
+	}
+	a, err := hostmem.Alloc(cu, 1<<20)
+	must(t, err)
+	if a.DevicePtr() == 0 || a.Size() != 1<<20 {
+		t.Errorf("Alloc: device pointer %#x, size %d", a.DevicePtr(), a.Size())
+	}
+	must(t, a.Free())
+	drain(t)
+}
+
+func TestHostmemContextDestroyedWithWrapPendingKeepsTheMemory(t *testing.T) {
+	errs := captureErrors(t)
+	primaryContext(t, 0) // initialises the driver
+	var dev libcuda.Device
+	must(t, libcuda.DeviceGet(&dev, 0))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var cu libcuda.Context
+	must(t, libcuda.CtxCreate(&cu, nil, 0, dev))
+	b, err := hostmem.Wrap(cu, make([]int64, 1024))
+	must(t, err)
+	var s libcuda.Stream
+	must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
+	must(t, b.Use(s))
+	must(t, libcuda.StreamDestroy(s))
+	must(t, libcuda.CtxDestroy(cu))
+	must(t, b.Free())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	must(t, hostmem.Drain(ctx))
+	st := hostmem.ReadStats()
+	if st.Failures == 0 || len(errs.messages()) == 0 {
+		t.Fatalf("release in a destroyed context: %+v, logged %q; want a logged failure", st, errs.messages())
+	}
+	if st.Kept == 0 {
+		t.Fatal("the memory of the failed release was let go")
+	}
+	t.Logf("logged: %s", errs.messages()[0])
+}

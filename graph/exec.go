@@ -63,16 +63,29 @@ func (e *Exec) Raw() libcuda.GraphExec {
 // Launch launches e on stream s. The launch runs after the work issued on
 // s before it and after e's previous launches.
 //
-// When s is being captured through this package, the launch becomes part
-// of that capture's graph, which then keeps e's leases too. Launching e
-// into a capture made directly through the driver is refused when e holds
-// leases, since they could not follow.
+// A launch into a stream that is being captured is refused with an error
+// matching libcuda.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, before the driver
+// sees it: the driver refuses it too and invalidates the capture (measured
+// on an H200). The check is made while package sync knows of captures in
+// progress.
 func (e *Exec) Launch(s libcuda.Stream) error {
 	st := e.st
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.raw == 0 {
 		return fmt.Errorf("graph: Launch: %w", ErrDestroyed)
+	}
+	if sync.CapturesInProgress() > 0 {
+		// The driver refuses a launch into a capture and invalidates the
+		// capture (measured on an H200): refuse it before the driver does.
+		var status libcuda.StreamCaptureStatus
+		if err := libcuda.StreamIsCapturing(s, &status); err != nil {
+			return fmt.Errorf("graph: Launch on %s: %w", streamName(s), err)
+		}
+		if status != libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
+			return fmt.Errorf("graph: Launch on %s: an executable graph cannot be launched into a stream capture: %w",
+				streamName(s), libcuda.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+		}
 	}
 	if len(st.holds) == 0 {
 		if err := libcuda.GraphLaunch(st.raw, s); err != nil {
@@ -92,15 +105,6 @@ func (st *execState) launchTracked(s libcuda.Stream) error {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 	}
-	if sync.CapturesInProgress() > 0 {
-		var status libcuda.StreamCaptureStatus
-		if err := libcuda.StreamIsCapturing(s, &status); err != nil {
-			return fmt.Errorf("graph: Launch on %s: %w", streamName(s), err)
-		}
-		if status != libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
-			return st.launchIntoCapture(s)
-		}
-	}
 	if err := libcuda.GraphLaunch(st.raw, s); err != nil {
 		return fmt.Errorf("graph: Launch on %s: %w", streamName(s), err)
 	}
@@ -109,28 +113,6 @@ func (st *execState) launchTracked(s libcuda.Stream) error {
 		return fmt.Errorf("graph: Launch on %s: launched, but its end cannot be tracked, so what the graph leases is kept for good: %w", streamName(s), err)
 	}
 	st.launched = true
-	return nil
-}
-
-// launchIntoCapture launches into the capture in progress on s, whose
-// graph takes references to st's leases. st.mu held.
-func (st *execState) launchIntoCapture(s libcuda.Stream) error {
-	holds := append([]*leases(nil), st.holds...)
-	for _, h := range holds {
-		h.ref()
-	}
-	release := func() {
-		for _, h := range holds {
-			h.unref()
-		}
-	}
-	if !Lease(s, release) {
-		release()
-		return fmt.Errorf("graph: Launch on %s: the stream is being captured, not through package graph, and the leases of this executable graph could not follow the launch into that capture", streamName(s))
-	}
-	if err := libcuda.GraphLaunch(st.raw, s); err != nil {
-		return fmt.Errorf("graph: Launch into the capture on %s: %w", streamName(s), err)
-	}
 	return nil
 }
 

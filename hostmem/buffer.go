@@ -180,8 +180,8 @@ func (b *Buffer) Use(s libcuda.Stream) error {
 				return st.record(st.uses[i].ev, s)
 			}
 		}
-		var ev libcuda.Event
-		if err := libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
+		ev, err := getEvent(st.ctx)
+		if err != nil {
 			return fmt.Errorf("hostmem: Use: %w", err)
 		}
 		st.uses = append(st.uses, use{s: s, ev: ev})

@@ -8,7 +8,6 @@ import (
 	gosync "sync"
 
 	"github.com/purecuda/purecuda/graph"
-	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
 
@@ -54,15 +53,13 @@ func (st *state) release() {
 	// does not know of.
 	known := (len(st.uses) > 0 || st.leased) && !st.unknown
 	for _, u := range st.uses {
-		if err := sync.Event(context.Background(), u.ev); err != nil {
+		if err := releasePolicy.Event(context.Background(), u.ev); err != nil {
 			st.fail(fmt.Errorf("waiting for stream %#x: %w", uintptr(u.s), err))
 			return
 		}
 	}
 	for _, u := range st.uses {
-		if err := libcuda.WithContext(st.ctx, func() error { return libcuda.EventDestroy(u.ev) }); err != nil {
-			slog.Warn("hostmem: destroying a release event", "err", err)
-		}
+		putEvent(st.ctx, u.ev)
 	}
 	st.uses = nil
 	if !known {

@@ -14,15 +14,16 @@ import (
 var ErrCapturing = errors.New("sync: stream capture in progress")
 
 // The capture registry. captures counts the captures in progress that
-// EnterCapture was told of; unsafe counts the driver calls in flight that
-// are made in the caller's own capture mode because captures was zero when
-// they started. EnterCapture raises captures and then waits for unsafe to
-// drain, and a fast call raises unsafe and then checks captures: with
-// sequentially consistent atomics one of the two always sees the other, so
-// no query in global mode overlaps a capture that this package knows of.
+// EnterCapture was told of; inflight counts this package's potentially
+// unsafe driver calls in flight. EnterCapture raises captures and then
+// waits for inflight to drain, and a call raises inflight and then checks
+// captures, making the call in the caller's own mode only when it is zero:
+// with sequentially consistent atomics one of the two always sees the
+// other, so no query in global mode overlaps a capture that this package
+// knows of.
 var (
 	captures atomic.Int64
-	unsafe   atomic.Int64
+	inflight atomic.Int32
 )
 
 // EnterCapture records that a stream capture is about to begin and returns
@@ -32,7 +33,7 @@ var (
 // capture after it returns. Package graph calls it for every capture.
 func EnterCapture() (leave func()) {
 	captures.Add(1)
-	for unsafe.Load() != 0 {
+	for inflight.Load() != 0 {
 		runtime.Gosched()
 	}
 	var once gosync.Once
@@ -48,15 +49,15 @@ func CapturesInProgress() int { return int(captures.Load()) }
 // fast reports whether a potentially unsafe call may be made in the
 // caller's own capture mode; if so the caller must call done afterwards.
 func fast() bool {
-	unsafe.Add(1)
+	inflight.Add(1)
 	if captures.Load() == 0 {
 		return true
 	}
-	unsafe.Add(-1)
+	inflight.Add(-1)
 	return false
 }
 
-func done() { unsafe.Add(-1) }
+func done() { inflight.Add(-1) }
 
 // relaxed runs f on a locked OS thread in relaxed capture mode and
 // restores the thread's previous mode after, also when f panics.
@@ -75,12 +76,20 @@ func relaxed(f func() error) (err error) {
 	return f()
 }
 
-// query runs a potentially unsafe query: directly while no known capture is
-// in progress, else in relaxed mode.
-func query(f func() error) error {
-	if fast() {
-		defer done()
-		return f()
+// guardedQuery runs t's query, a potentially unsafe call: in the caller's
+// mode while no known capture is in progress, else in relaxed mode. With
+// limited set, it refuses (as "not ready") when GOMAXPROCS queries are in
+// flight already: each goroutine in a foreign call holds an OS thread, and
+// the runtime adds threads when calls block (on a lock in the driver, say),
+// so thousands of waiters querying at once would mean thousands of threads.
+func guardedQuery[T target](t T, limited bool) error {
+	if n := inflight.Add(1); limited && n > int32(runtime.GOMAXPROCS(0)) {
+		inflight.Add(-1)
+		return libcuda.CUDA_ERROR_NOT_READY
 	}
-	return relaxed(f)
+	defer inflight.Add(-1)
+	if captures.Load() == 0 {
+		return t.query()
+	}
+	return relaxed(t.query)
 }

@@ -27,9 +27,9 @@ func (t streamTarget) legacy() bool { return t.s == 0 || t.s == libcuda.CU_STREA
 func (t streamTarget) query() error {
 	if t.legacy() {
 		// The legacy stream is the current context's: make cu current.
-		return libcuda.WithContext(t.cu, func() error { return query(t.checkedQuery) })
+		return libcuda.WithContext(t.cu, t.checkedQuery)
 	}
-	return query(t.checkedQuery)
+	return t.checkedQuery()
 }
 
 // checkedQuery refuses a stream under capture before querying it; the
@@ -80,10 +80,8 @@ func (t streamTarget) block() error {
 type eventTarget libcuda.Event
 
 func (t eventTarget) String() string { return fmt.Sprintf("event %#x", uintptr(t)) }
-func (t eventTarget) query() error {
-	return query(func() error { return libcuda.EventQuery(libcuda.Event(t)) })
-}
-func (t eventTarget) block() error { return libcuda.EventSynchronize(libcuda.Event(t)) }
+func (t eventTarget) query() error   { return libcuda.EventQuery(libcuda.Event(t)) }
+func (t eventTarget) block() error   { return libcuda.EventSynchronize(libcuda.Event(t)) }
 
 // contextTarget is all work of a context.
 type contextTarget libcuda.Context
@@ -93,7 +91,7 @@ func (t contextTarget) String() string { return fmt.Sprintf("context %#x", uintp
 // query is never used for a context: cuCtxSynchronize cannot poll.
 func (t contextTarget) query() error { return libcuda.CUDA_ERROR_NOT_READY }
 
-// block synchronizes the context. It holds the unsafe token meanwhile:
+// block synchronizes the context. It counts as in flight meanwhile:
 // cuCtxSynchronize is refused during any capture, even in relaxed mode, so
 // EnterCapture waits for it.
 func (t contextTarget) block() error {

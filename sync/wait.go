@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sync/atomic"
 	"time"
 
 	"github.com/purecuda/purecuda/libcuda"
@@ -120,7 +119,8 @@ func (p Policy) Context(ctx context.Context, cu libcuda.Context) error {
 
 // target is something to wait for.
 type target interface {
-	// query returns nil when finished, CUDA_ERROR_NOT_READY while not.
+	// query returns nil when finished, CUDA_ERROR_NOT_READY while not. It
+	// is a potentially unsafe call: call it through guardedQuery.
 	query() error
 	// block waits in the driver; it runs on a helper thread in relaxed
 	// capture mode.
@@ -132,7 +132,7 @@ type target interface {
 // path of a finished wait converts nothing to an interface: it allocates
 // nothing.
 func wait[T target](p Policy, ctx context.Context, t T) error {
-	err := limitedQuery(t)
+	err := guardedQuery(t, true)
 	if !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 		return wrap(t, err)
 	}
@@ -155,7 +155,7 @@ func wait[T target](p Policy, ctx context.Context, t T) error {
 		if since > p.Spin {
 			runtime.Gosched()
 		}
-		if err := limitedQuery(t); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+		if err := guardedQuery(t, true); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 			return wrap(t, err)
 		}
 	}
@@ -179,7 +179,7 @@ func sleepPoll[T target](p Policy, ctx context.Context, t T, helper func() (bool
 			return ctx.Err()
 		case <-timer.C:
 		}
-		if err := limitedQuery(t); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+		if err := guardedQuery(t, true); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 			return wrap(t, err)
 		}
 		if helper != nil {
@@ -233,7 +233,7 @@ func (p Policy) perThread(ctx context.Context) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	t := streamTarget{s: libcuda.CU_STREAM_PER_THREAD}
-	err := t.query()
+	err := guardedQuery(t, false)
 	if !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 		return wrap(t, err)
 	}
@@ -245,30 +245,11 @@ func (p Policy) perThread(ctx context.Context) error {
 			return ctx.Err()
 		default:
 		}
-		if err := t.query(); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+		if err := guardedQuery(t, false); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 			return wrap(t, err)
 		}
 	}
 	return sleepPoll(p, ctx, t, nil)
-}
-
-// queriesInFlight bounds the goroutines inside a driver query at once.
-// Each goroutine in a foreign call holds an OS thread, and the runtime adds
-// threads when calls block (on a lock in the driver, say): with thousands
-// of waiters, unbounded queries would mean thousands of threads. A waiter
-// that finds every slot taken counts the query as "not ready" and tries
-// again later.
-var queriesInFlight atomic.Int32
-
-func maxQueries() int32 { return int32(runtime.GOMAXPROCS(0)) }
-
-func limitedQuery[T target](t T) error {
-	if queriesInFlight.Add(1) > maxQueries() {
-		queriesInFlight.Add(-1)
-		return libcuda.CUDA_ERROR_NOT_READY
-	}
-	defer queriesInFlight.Add(-1)
-	return t.query()
 }
 
 // captureError is a wait refused because of a stream capture.

@@ -2234,8 +2234,12 @@ CUresult cuGraphLaunch(CUgraphExec x, CUstream h) {
                : begin_enqueue(h, &s, &capturing, 1);
     if (!r) {
         struct task t = { .kind = T_GRAPH, .prog = x->prog };
-        if (capturing) r = record(s, &t);
-        else {
+        if (capturing) {
+            /* The driver refuses a graph launch into a capture and
+             * invalidates the capture (H200, driver 580). */
+            invalidate(s->cap);
+            r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+        } else {
             struct op *o = submit(s, &t, x->last);
             op_ref(o);
             op_unref(x->last);

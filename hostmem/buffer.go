@@ -41,9 +41,10 @@ type state struct {
 	size    uintptr
 	dptr    libcuda.Deviceptr
 	regs    []*registration
-	uses    []use // one per stream used, with the event last recorded there
-	unknown bool  // some use cannot be waited for by events: wait for the context
-	leased  bool  // a use was leased to a graph
+	unhold  func() // lets the primary context go, if ctx is one
+	uses    []use  // one per stream used, with the event last recorded there
+	unknown bool   // some use cannot be waited for by events: wait for the context
+	leased  bool   // a use was leased to a graph
 	freed   bool
 }
 
@@ -107,11 +108,17 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 	case dev.pageable:
 		mode = pageable
 	}
-	regs, err := reg.acquire(ctx, p, n, goMem, mode)
+	// The buffer's events must not outlive its context.
+	unhold, err := holdContext(ctx, dev.dev)
 	if err != nil {
 		return nil, err
 	}
-	st := &state{ctx: ctx, p: p, size: n, regs: regs, dptr: libcuda.Deviceptr(uintptr(p))}
+	regs, err := reg.acquire(ctx, dev.dev, p, n, goMem, mode)
+	if err != nil {
+		unhold()
+		return nil, err
+	}
+	st := &state{ctx: ctx, p: p, size: n, regs: regs, unhold: unhold, dptr: libcuda.Deviceptr(uintptr(p))}
 	if mode != pageable && !dev.hostPointer {
 		// The device maps registered memory elsewhere: ask, and refuse a
 		// range that several registrations cover.
@@ -121,6 +128,7 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 		}
 		if err != nil {
 			reg.release(regs)
+			unhold()
 			return nil, err
 		}
 	}
@@ -180,8 +188,8 @@ func (b *Buffer) Use(s libcuda.Stream) error {
 				return st.record(st.uses[i].ev, s)
 			}
 		}
-		ev, err := getEvent(st.ctx)
-		if err != nil {
+		var ev libcuda.Event
+		if err := libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
 			return fmt.Errorf("hostmem: Use: %w", err)
 		}
 		st.uses = append(st.uses, use{s: s, ev: ev})

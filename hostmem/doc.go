@@ -47,6 +47,15 @@
 // graph until its captures have ended. Captures begun directly through the
 // driver cannot be seen.
 //
+// # Contexts
+//
+// A buffer's events and registrations belong to its context. When that is
+// a device's primary context, hostmem holds it (cuDevicePrimaryCtxRetain)
+// until the buffer's release and its registrations have ended, so a program
+// may release its own hold early. A context made with cuCtxCreate must
+// outlive the releases of the buffers wrapped in it: destroyed earlier, the
+// release fails, is logged, and the memory stays pinned.
+//
 // # Failures
 //
 // A failure while releasing is logged through log/slog at level Error with

@@ -29,6 +29,7 @@ type registration struct {
 	start, end uintptr
 	kind       kind
 	ctx        libcuda.Context
+	unhold     func()        // lets ctx go once the registration has ended
 	refs       int           // buffers, releases in progress and leases holding it
 	ending     chan struct{} // not nil while its unregister runs; closed after
 	failed     bool          // its unregister failed: kept for good
@@ -106,7 +107,7 @@ func (g *registry) remove(r *registration) {
 // acquire returns registrations covering the n bytes at p, each with a
 // reference taken for the caller: existing ones are reused (retired ones
 // revived) and the gaps are registered. goMem says p is Go memory.
-func (g *registry) acquire(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool, mode kind) ([]*registration, error) {
+func (g *registry) acquire(ctx libcuda.Context, dev libcuda.Device, p unsafe.Pointer, n uintptr, goMem bool, mode kind) ([]*registration, error) {
 	start, end := uintptr(p), uintptr(p)+n
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -134,7 +135,7 @@ func (g *registry) acquire(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goM
 				gapEnd = min(r.start, end)
 			}
 			if gapEnd > at {
-				r, err := g.register(ctx, unsafe.Add(p, at-start), gapEnd-at, goMem, mode)
+				r, err := g.register(ctx, dev, unsafe.Add(p, at-start), gapEnd-at, goMem, mode)
 				if err != nil {
 					for _, f := range fresh {
 						g.insert(f)
@@ -176,8 +177,12 @@ func containsFresh(fresh []*registration, r *registration) bool {
 
 // register makes one new registration of the n bytes at p, with one
 // reference. It runs with g.mu held: registering does not fence the device.
-func (g *registry) register(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool, mode kind) (*registration, error) {
-	r := &registration{p: p, start: uintptr(p), end: uintptr(p) + n, kind: mode, ctx: ctx, refs: 1, goMem: goMem}
+func (g *registry) register(ctx libcuda.Context, dev libcuda.Device, p unsafe.Pointer, n uintptr, goMem bool, mode kind) (*registration, error) {
+	unhold, err := holdContext(ctx, dev)
+	if err != nil {
+		return nil, err
+	}
+	r := &registration{p: p, start: uintptr(p), end: uintptr(p) + n, kind: mode, ctx: ctx, unhold: unhold, refs: 1, goMem: goMem}
 	if mode == registered {
 		err := driverCall(ctx, func() error {
 			return libcuda.MemHostRegister(p, uint64(n), uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE|libcuda.CU_MEMHOSTREGISTER_DEVICEMAP))
@@ -188,6 +193,7 @@ func (g *registry) register(ctx libcuda.Context, p unsafe.Pointer, n uintptr, go
 		case errors.Is(err, libcuda.CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) && registeredElsewhere(ctx, p, n):
 			r.kind = foreign
 		default:
+			unhold()
 			return nil, fmt.Errorf("hostmem: registering %#x+%d: %w", uintptr(p), n, err)
 		}
 	}
@@ -227,10 +233,11 @@ func (g *registry) unref(r *registration) {
 	r.drop()
 }
 
-// drop unpins r's memory and lets it go.
+// drop unpins r's memory and lets it and its context go.
 func (r *registration) drop() {
 	r.pin.Unpin()
 	r.p = nil
+	r.unhold()
 }
 
 // release drops one reference on each of regs and starts a batch when the

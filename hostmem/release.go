@@ -8,6 +8,7 @@ import (
 	gosync "sync"
 
 	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
 
@@ -59,7 +60,9 @@ func (st *state) release() {
 		}
 	}
 	for _, u := range st.uses {
-		putEvent(st.ctx, u.ev)
+		if err := libcuda.WithContext(st.ctx, func() error { return libcuda.EventDestroy(u.ev) }); err != nil {
+			slog.Warn("hostmem: destroying a release event", "err", err)
+		}
 	}
 	st.uses = nil
 	if !known {
@@ -92,6 +95,7 @@ func (st *state) waitContext() {
 
 func (st *state) retire() {
 	reg.release(st.regs)
+	st.unhold()
 	adjust(-1, 0)
 }
 

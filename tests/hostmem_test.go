@@ -499,3 +499,29 @@ func TestHostmemContextDestroyedWithWrapPendingKeepsTheMemory(t *testing.T) {
 	}
 	t.Logf("logged: %s", errs.messages()[0])
 }
+
+// The events and registrations of a release outlive the user's hold on a
+// primary context: hostmem holds it until the release has ended.
+func TestReleaseOutlivesTheUsersPrimaryContext(t *testing.T) {
+	noErrorsLogged(t)
+	primaryContext(t, 0) // initialises the driver; released at the end
+	var dev libcuda.Device
+	must(t, libcuda.DeviceGet(&dev, 0))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var cu libcuda.Context
+	must(t, libcuda.DevicePrimaryCtxRetain(&cu, dev))
+	must(t, libcuda.CtxSetCurrent(cu))
+	g := newGate(t)
+	var s libcuda.Stream
+	must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
+	b, err := hostmem.Wrap(cu, make([]int64, 1<<12))
+	must(t, err)
+	g.hold(t, s)
+	must(t, b.Use(s))
+	must(t, b.Free())
+	must(t, libcuda.StreamDestroy(s))
+	must(t, libcuda.DevicePrimaryCtxRelease(dev)) // our own hold ends here
+	g.open()
+	drain(t)
+}

@@ -205,21 +205,23 @@ func TestWaitsDuringCaptureAreRefusedAndTheCaptureSurvives(t *testing.T) {
 func TestThousandsOfWaitersCompleteWithBoundedThreads(t *testing.T) {
 	onThread(t, primaryContext(t, 0))
 	const n = 1000
-	// One stream waits on the gate; the others wait on an event recorded
-	// after that, as work waiting on other work does. (On the H200, creating
-	// streams while many others were each held by cuStreamWaitValue32
-	// blocked cuStreamCreate for minutes.)
-	g := newGate(t)
-	first := newStream(t)
-	g.hold(t, first)
-	var held libcuda.Event
-	must(t, libcuda.EventCreate(&held, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-	defer func() { must(t, libcuda.EventDestroy(held)) }()
-	must(t, libcuda.EventRecord(held, first))
+	// Every stream is created first: on the H200, cuStreamCreate blocked
+	// for minutes while another stream was held by cuStreamWaitValue32.
+	// Then one stream waits on the gate and the others on an event
+	// recorded after that, as work waiting on other work does.
 	streams := make([]libcuda.Stream, n)
 	for i := range streams {
 		streams[i] = newStream(t)
-		must(t, libcuda.StreamWaitEvent(streams[i], held, 0))
+	}
+	g := newGate(t)
+	first := newStream(t)
+	var held libcuda.Event
+	must(t, libcuda.EventCreate(&held, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	defer func() { must(t, libcuda.EventDestroy(held)) }()
+	g.hold(t, first)
+	must(t, libcuda.EventRecord(held, first))
+	for _, s := range streams {
+		must(t, libcuda.StreamWaitEvent(s, held, 0))
 	}
 	threads := pprof.Lookup("threadcreate").Count()
 	var wg gosync.WaitGroup

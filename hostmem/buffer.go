@@ -49,8 +49,10 @@ type state struct {
 }
 
 type use struct {
-	s  libcuda.Stream
-	ev libcuda.Event
+	s      libcuda.Stream
+	ev     libcuda.Event
+	ctx    libcuda.Context // the stream's, where the event lives
+	unhold func()          // lets ctx go, when it is not the buffer's
 }
 
 // Wrap makes the memory of s usable by the GPU in context ctx: it
@@ -175,26 +177,62 @@ func (b *Buffer) Use(s libcuda.Stream) error {
 		st.unknown = true // an event here could join or break a capture
 		return nil
 	}
-	return libcuda.WithContext(st.ctx, func() error {
-		var cs libcuda.StreamCaptureStatus
-		if err := libcuda.StreamIsCapturing(s, &cs); err != nil {
+	for i := range st.uses {
+		if st.uses[i].s == s {
+			u := st.uses[i]
+			return libcuda.WithContext(u.ctx, func() error {
+				if capturing, err := isCapturing(s); err != nil || capturing {
+					if err == nil {
+						err = st.lease(s)
+					}
+					return err
+				}
+				return st.record(u.ev, s)
+			})
+		}
+	}
+	// The event belongs to the stream's context, which may be another
+	// device's: registered memory is portable.
+	ctx := st.ctx
+	if !special {
+		if err := libcuda.StreamGetCtx(s, &ctx); err != nil {
 			return fmt.Errorf("hostmem: Use: %w", err)
 		}
-		if cs != libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
-			return st.lease(s)
+	}
+	return libcuda.WithContext(ctx, func() error {
+		if capturing, err := isCapturing(s); err != nil || capturing {
+			if err == nil {
+				err = st.lease(s)
+			}
+			return err
 		}
-		for i := range st.uses {
-			if st.uses[i].s == s {
-				return st.record(st.uses[i].ev, s)
+		u := use{s: s, ctx: ctx, unhold: func() {}}
+		if ctx != st.ctx {
+			dev, err := deviceOf(ctx)
+			if err != nil {
+				return err
+			}
+			if u.unhold, err = holdContext(ctx, dev.dev); err != nil {
+				return err
 			}
 		}
-		var ev libcuda.Event
-		if err := libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
+		if err := libcuda.EventCreate(&u.ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
+			u.unhold()
 			return fmt.Errorf("hostmem: Use: %w", err)
 		}
-		st.uses = append(st.uses, use{s: s, ev: ev})
-		return st.record(ev, s)
+		st.uses = append(st.uses, u)
+		return st.record(u.ev, s)
 	})
+}
+
+// isCapturing reports whether s is being captured; a call allowed in every
+// capture mode.
+func isCapturing(s libcuda.Stream) (bool, error) {
+	var cs libcuda.StreamCaptureStatus
+	if err := libcuda.StreamIsCapturing(s, &cs); err != nil {
+		return false, fmt.Errorf("hostmem: Use: %w", err)
+	}
+	return cs != libcuda.CU_STREAM_CAPTURE_STATUS_NONE, nil
 }
 
 func (st *state) record(ev libcuda.Event, s libcuda.Stream) error {

@@ -60,9 +60,10 @@ func (st *state) release() {
 		}
 	}
 	for _, u := range st.uses {
-		if err := libcuda.WithContext(st.ctx, func() error { return libcuda.EventDestroy(u.ev) }); err != nil {
+		if err := libcuda.WithContext(u.ctx, func() error { return libcuda.EventDestroy(u.ev) }); err != nil {
 			slog.Warn("hostmem: destroying a release event", "err", err)
 		}
+		u.unhold()
 	}
 	st.uses = nil
 	if !known {

@@ -33,6 +33,10 @@ func setupDriver() error {
 	if err := os.Setenv(libcuda.EnvLibrary, so); err != nil {
 		return err
 	}
+	// Two simulated devices, for the tests of several GPUs.
+	if err := os.Setenv("PURECUDA_SIM_DEVICES", "2"); err != nil {
+		return err
+	}
 	if err := libcuda.Load(); err != nil {
 		return err
 	}

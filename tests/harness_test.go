@@ -1,6 +1,7 @@
 package tests
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -86,3 +87,6 @@ func must(t testing.TB, err error) {
 
 // unsafePointer is unsafe.Pointer for tests that only pass addresses.
 func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
+
+// errorsJoin is errors.Join for cleanups that run several calls.
+func errorsJoin(errs ...error) error { return errors.Join(errs...) }

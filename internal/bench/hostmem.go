@@ -289,3 +289,65 @@ func percentile(d []time.Duration, p float64) time.Duration {
 	slices.Sort(s)
 	return s[int(p*float64(len(s)-1))]
 }
+
+// MultiGPURows copy from one wrapped buffer to two GPUs at once; compare
+// with the one-GPU row "host to device copy, 256 MiB". They need devices 0
+// and 1.
+func (f *Fixture) MultiGPURows() []Row {
+	return []Row{{Op: "host to device copy, 256 MiB", Way: "from wrapped memory to 2 GPUs at once", F: func(b *testing.B) {
+		mem := make([]byte, CopyBytes)
+		var dev1 libcuda.Device
+		var ctx1 libcuda.Context
+		must(b, libcuda.DeviceGet(&dev1, 1))
+		must(b, libcuda.DevicePrimaryCtxRetain(&ctx1, dev1))
+		defer func() { must(b, libcuda.DevicePrimaryCtxRelease(dev1)) }()
+		buf, err := hostmem.Wrap(f.Ctx, mem)
+		must(b, err)
+		type side struct {
+			ctx libcuda.Context
+			s   libcuda.Stream
+			d   libcuda.Deviceptr
+		}
+		sides := []*side{{ctx: f.Ctx}, {ctx: ctx1}}
+		for _, sd := range sides {
+			must(b, libcuda.WithContext(sd.ctx, func() error {
+				if err := libcuda.StreamCreate(&sd.s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
+					return err
+				}
+				return libcuda.MemAlloc(&sd.d, CopyBytes)
+			}))
+		}
+		b.SetBytes(2 * CopyBytes)
+		b.ResetTimer()
+		for b.Loop() {
+			errs := make(chan error, len(sides))
+			for _, sd := range sides {
+				go func() {
+					errs <- libcuda.WithContext(sd.ctx, func() error {
+						if err := libcuda.MemcpyHtoDAsync(sd.d, buf.Pointer(), CopyBytes, sd.s); err != nil {
+							return err
+						}
+						return libcuda.StreamSynchronize(sd.s)
+					})
+				}()
+			}
+			for range sides {
+				must(b, <-errs)
+			}
+		}
+		b.StopTimer()
+		for _, sd := range sides {
+			must(b, buf.Use(sd.s))
+		}
+		must(b, buf.Free())
+		drainB(b)
+		for _, sd := range sides {
+			must(b, libcuda.WithContext(sd.ctx, func() error {
+				if err := libcuda.MemFree(sd.d); err != nil {
+					return err
+				}
+				return libcuda.StreamDestroy(sd.s)
+			}))
+		}
+	}}}
+}

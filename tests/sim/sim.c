@@ -1990,6 +1990,28 @@ CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstre
     struct task t = copy_task(dst, src, n, 1, 1);
     return enqueue(h, &t);
 }
+/* Peer copies: device memory is host memory here, so they are device to
+ * device copies once both contexts are known to be valid. */
+static CUresult peer_contexts(CUcontext a, CUcontext b) {
+    if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+    if (!a || a->magic != MAGIC_CTX || !b || b->magic != MAGIC_CTX) return CUDA_ERROR_INVALID_CONTEXT;
+    return CUDA_SUCCESS;
+}
+CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n) {
+    FAIL_POINT("cuMemcpyPeer");
+    CUresult r = peer_contexts(dctx, sctx);
+    if (r) return r;
+    struct task t = copy_task(dst, src, n, 1, 1);
+    return run_sync(&t);
+}
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream h) {
+    FAIL_POINT("cuMemcpyPeerAsync");
+    CUresult r = peer_contexts(dctx, sctx);
+    if (r) return r;
+    struct task t = copy_task(dst, src, n, 1, 1);
+    return enqueue(h, &t);
+}
+
 CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t n) {
     FAIL_POINT("cuMemsetD8");
     struct task t = set_task(dst, value, n, 1);
@@ -2417,6 +2439,8 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuMemcpyHtoD", 3020, 7000, cuMemcpyHtoD_v2),
     SYM("cuMemcpyDtoH", 3020, 7000, cuMemcpyDtoH_v2),
     SYM("cuMemcpyDtoD", 3020, 7000, cuMemcpyDtoD_v2),
+    SYM("cuMemcpyPeer", 4000, 7000, cuMemcpyPeer),
+    SYM("cuMemcpyPeerAsync", 4000, 7000, cuMemcpyPeerAsync),
     SYM("cuMemcpyHtoDAsync", 3020, 7000, cuMemcpyHtoDAsync_v2),
     SYM("cuMemcpyDtoHAsync", 3020, 7000, cuMemcpyDtoHAsync_v2),
     SYM("cuMemcpyDtoDAsync", 3020, 7000, cuMemcpyDtoDAsync_v2),

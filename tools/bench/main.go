@@ -99,6 +99,15 @@ func run(cc string, benchtime time.Duration) (err error) {
 	rows = append(rows, f.GraphRows()...)
 	rows = append(rows, f.HostmemRows()...)
 	rows = append(rows, f.StallRows()...)
+	var devices int32
+	if err := libcuda.DeviceGetCount(&devices); err != nil {
+		return err
+	}
+	if devices >= 2 {
+		rows = append(rows, f.MultiGPURows()...)
+	} else {
+		fmt.Fprintf(os.Stderr, "the rows of two GPUs need 2 devices; %d here\n", devices)
+	}
 	for _, extra := range extraRows {
 		rows = append(rows, extra(f)...)
 	}

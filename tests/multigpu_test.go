@@ -1,0 +1,206 @@
+package tests
+
+import (
+	"context"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/internal/kernels"
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// Tests of several devices. The simulator has two; on a machine with one
+// GPU they skip, saying so.
+
+func needDevices(t *testing.T, n int) {
+	t.Helper()
+	needDriver(t)
+	var c int32
+	must(t, libcuda.DeviceGetCount(&c))
+	if int(c) < n {
+		t.Skipf("needs %d devices; this machine has %d", n, c)
+	}
+}
+
+// deviceSetup is one device's context, stream, sum kernel and output word.
+type deviceSetup struct {
+	ctx libcuda.Context
+	s   libcuda.Stream
+	sum libcuda.Function
+	out libcuda.Deviceptr
+}
+
+func setupDevice(t *testing.T, ordinal int) *deviceSetup {
+	d := &deviceSetup{ctx: primaryContext(t, ordinal)}
+	must(t, libcuda.WithContext(d.ctx, func() error {
+		if err := libcuda.StreamCreate(&d.s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
+			return err
+		}
+		m, err := libcuda.LoadModule(kernels.PTX)
+		if err != nil {
+			return err
+		}
+		if d.sum, err = m.Function("sum_i64"); err != nil {
+			return err
+		}
+		return libcuda.MemAlloc(&d.out, 8)
+	}))
+	t.Cleanup(func() {
+		must(t, libcuda.WithContext(d.ctx, func() error {
+			if err := libcuda.StreamDestroy(d.s); err != nil {
+				return err
+			}
+			return libcuda.MemFree(d.out)
+		}))
+	})
+	return d
+}
+
+func (d *deviceSetup) result(t *testing.T) int64 {
+	var v int64
+	must(t, libcuda.WithContext(d.ctx, func() error {
+		if err := libcuda.StreamSynchronize(d.s); err != nil {
+			return err
+		}
+		return libcuda.MemcpyDtoH(unsafe.Pointer(&v), d.out, 8)
+	}))
+	return v
+}
+
+func TestWrappedMemoryUsedOnTwoDevicesIsReleasedAfterBoth(t *testing.T) {
+	needDevices(t, 2)
+	noErrorsLogged(t)
+	d0, d1 := setupDevice(t, 0), setupDevice(t, 1)
+	onThread(t, d0.ctx)
+	g0, g1 := newGate(t), newGate(t) // portable: both devices wait on them
+	const n = 1 << 14
+	v, want := sumSetup(n)
+	b, err := hostmem.Wrap(d0.ctx, v)
+	must(t, err)
+	for i, d := range []*deviceSetup{d0, d1} {
+		g := []*gate{g0, g1}[i]
+		must(t, libcuda.WithContext(d.ctx, func() error {
+			g.hold(t, d.s)
+			return d.sum.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 256}, 0, d.s, b.DevicePtr(), uint64(n), d.out, uint64(0))
+		}))
+		must(t, b.Use(d.s)) // each use's event lives in its stream's context
+	}
+	must(t, b.Free())
+	g0.open()
+	time.Sleep(20 * time.Millisecond)
+	if st := hostmem.ReadStats(); st.Pending != 1 {
+		t.Fatalf("with device 1 still busy: %+v, want the release pending", st)
+	}
+	g1.open()
+	if got0, got1 := d0.result(t), d1.result(t); got0 != want || got1 != want {
+		t.Fatalf("sums on the two devices: %d and %d, want %d", got0, got1, want)
+	}
+	drain(t)
+}
+
+func TestCopiesBetweenDevicesThroughWrappedMemoryAndPeer(t *testing.T) {
+	needDevices(t, 2)
+	noErrorsLogged(t)
+	ctx0, ctx1 := primaryContext(t, 0), primaryContext(t, 1)
+	const n = 1 << 16
+	src := make([]int32, n)
+	for i := range src {
+		src[i] = int32(3*i + 1)
+	}
+	var a, c libcuda.Deviceptr // on device 0
+	var bdev libcuda.Deviceptr // on device 1
+	must(t, libcuda.WithContext(ctx0, func() error {
+		if err := libcuda.MemAlloc(&a, n*4); err != nil {
+			return err
+		}
+		if err := libcuda.MemAlloc(&c, n*4); err != nil {
+			return err
+		}
+		return libcuda.MemcpyHtoD(a, unsafe.Pointer(&src[0]), n*4)
+	}))
+	must(t, libcuda.WithContext(ctx1, func() error { return libcuda.MemAlloc(&bdev, n*4) }))
+	defer func() {
+		must(t, libcuda.WithContext(ctx0, func() error { return errorsJoin(libcuda.MemFree(a), libcuda.MemFree(c)) }))
+		must(t, libcuda.WithContext(ctx1, func() error { return libcuda.MemFree(bdev) }))
+	}()
+
+	// Device 0 -> wrapped host memory -> device 1.
+	host := make([]int32, n)
+	b, err := hostmem.Wrap(ctx0, host)
+	must(t, err)
+	must(t, libcuda.WithContext(ctx0, func() error { return libcuda.MemcpyDtoH(b.Pointer(), a, n*4) }))
+	must(t, libcuda.WithContext(ctx1, func() error { return libcuda.MemcpyHtoD(bdev, b.Pointer(), n*4) }))
+	// Device 1 -> device 0, peer to peer.
+	must(t, libcuda.WithContext(ctx0, func() error { return libcuda.MemcpyPeer(c, ctx0, bdev, ctx1, n*4) }))
+	back := make([]int32, n)
+	must(t, libcuda.WithContext(ctx0, func() error { return libcuda.MemcpyDtoH(unsafe.Pointer(&back[0]), c, n*4) }))
+	for i := range back {
+		if back[i] != src[i] {
+			t.Fatalf("element %d is %d after the round trip, want %d", i, back[i], src[i])
+		}
+	}
+	must(t, b.Free())
+	drain(t)
+}
+
+func TestCaptureOnOneDeviceWhileMemoryOfTheOtherIsReleased(t *testing.T) {
+	needDevices(t, 2)
+	noErrorsLogged(t)
+	d0 := setupDevice(t, 0)
+	ctx1 := primaryContext(t, 1)
+	onThread(t, d0.ctx)
+	const n = 1 << 12
+	v, want := sumSetup(n)
+	b, err := hostmem.Wrap(d0.ctx, v)
+	must(t, err)
+	must(t, d0.sum.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 256}, 0, d0.s, b.DevicePtr(), uint64(n), d0.out, uint64(time.Millisecond)))
+	must(t, b.Use(d0.s))
+	old := hostmem.SetRetiredLimit(0) // unregister during the capture
+	defer hostmem.SetRetiredLimit(old)
+
+	m1 := func() libcuda.Module {
+		var m libcuda.Module
+		must(t, libcuda.WithContext(ctx1, func() error {
+			var err error
+			m, err = libcuda.LoadModule(kernels.PTX)
+			return err
+		}))
+		return m
+	}()
+	var data libcuda.Deviceptr
+	must(t, libcuda.WithContext(ctx1, func() error {
+		if err := libcuda.MemAlloc(&data, 1024*4); err != nil {
+			return err
+		}
+		return libcuda.MemsetD32(data, 0, 1024)
+	}))
+	g, err := captureWhile(t, ctx1, m1, data, 1024, func() {
+		must(t, b.Free())
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		for hostmem.ReadStats().Registrations > 0 && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+	})
+	if err != nil {
+		t.Fatalf("the capture on device 1 was broken by a release on device 0: %v", err)
+	}
+	must(t, libcuda.WithContext(ctx1, func() error {
+		e, err := g.Instantiate()
+		if err != nil {
+			return err
+		}
+		var s libcuda.Stream
+		if err := libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
+			return err
+		}
+		return errorsJoin(e.Launch(s), libcuda.StreamSynchronize(s), e.Destroy(), g.Destroy(), libcuda.StreamDestroy(s),
+			libcuda.MemFree(data), libcuda.ModuleUnload(m1))
+	}))
+	if got := d0.result(t); got != want {
+		t.Fatalf("sum on device 0 = %d, want %d", got, want)
+	}
+	drain(t)
+}

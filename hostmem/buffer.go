@@ -52,7 +52,8 @@ type use struct {
 	s      libcuda.Stream
 	ev     libcuda.Event
 	ctx    libcuda.Context // the stream's, where the event lives
-	unhold func()          // lets ctx go, when it is not the buffer's
+	unhold func()          // lets ctx go
+	pooled bool            // the event may go back to the pool
 }
 
 // Wrap makes the memory of s usable by the GPU in context ctx: it
@@ -111,11 +112,11 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 		mode = pageable
 	}
 	// The buffer's events must not outlive its context.
-	unhold, err := holdContext(ctx, dev.dev)
+	unhold, _, err := holdContext(ctx)
 	if err != nil {
 		return nil, err
 	}
-	regs, err := reg.acquire(ctx, dev.dev, p, n, goMem, mode)
+	regs, err := reg.acquire(ctx, p, n, goMem, mode)
 	if err != nil {
 		unhold()
 		return nil, err
@@ -206,18 +207,9 @@ func (b *Buffer) Use(s libcuda.Stream) error {
 			}
 			return err
 		}
-		u := use{s: s, ctx: ctx, unhold: func() {}}
-		if ctx != st.ctx {
-			dev, err := deviceOf(ctx)
-			if err != nil {
-				return err
-			}
-			if u.unhold, err = holdContext(ctx, dev.dev); err != nil {
-				return err
-			}
-		}
-		if err := libcuda.EventCreate(&u.ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
-			u.unhold()
+		u := use{s: s, ctx: ctx}
+		var err error
+		if u.ev, u.unhold, u.pooled, err = getEvent(ctx); err != nil {
 			return fmt.Errorf("hostmem: Use: %w", err)
 		}
 		st.uses = append(st.uses, u)

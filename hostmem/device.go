@@ -11,6 +11,7 @@ import (
 // deviceInfo is what wrapping needs to know about a context's device.
 type deviceInfo struct {
 	dev         libcuda.Device
+	primary     bool // the context is dev's primary context
 	pageable    bool // reads pageable host memory directly
 	hostPointer bool // registered memory has its host address on the device
 }
@@ -37,7 +38,12 @@ func deviceOf(ctx libcuda.Context) (deviceInfo, error) {
 			return err
 		}
 		info.hostPointer = v != 0
-		return nil
+		var p libcuda.Context
+		if err := libcuda.DevicePrimaryCtxRetain(&p, dev); err != nil {
+			return err
+		}
+		info.primary = p == ctx
+		return libcuda.DevicePrimaryCtxRelease(dev)
 	})
 	if err != nil {
 		return deviceInfo{}, err
@@ -46,28 +52,50 @@ func deviceOf(ctx libcuda.Context) (deviceInfo, error) {
 	return info, nil
 }
 
-// holdContext keeps ctx alive, if it is dev's primary context, until the
+// holds counts hostmem's holds on primary contexts; the driver is asked to
+// retain a context on its first hold and to release it after its last.
+var holds struct {
+	mu gosync.Mutex
+	n  map[libcuda.Context]int
+}
+
+// holdContext keeps ctx alive, if it is a primary context, until the
 // returned function is called: a primary context is destroyed when its
 // last user releases it, and with it the events and registrations that
 // hostmem still has to wait for or end. Other contexts are the caller's to
-// keep alive (see the package documentation).
-func holdContext(ctx libcuda.Context, dev libcuda.Device) (func(), error) {
-	var primary libcuda.Context
-	if err := libcuda.DevicePrimaryCtxRetain(&primary, dev); err != nil {
-		return nil, fmt.Errorf("hostmem: %w", err)
+// keep alive (see the package documentation); held reports which it was.
+func holdContext(ctx libcuda.Context) (unhold func(), held bool, err error) {
+	info, err := deviceOf(ctx)
+	if err != nil {
+		return nil, false, err
 	}
-	if primary != ctx {
-		if err := libcuda.DevicePrimaryCtxRelease(dev); err != nil {
-			return nil, fmt.Errorf("hostmem: %w", err)
+	if !info.primary {
+		return func() {}, false, nil
+	}
+	holds.mu.Lock()
+	defer holds.mu.Unlock()
+	if holds.n[ctx] == 0 {
+		var p libcuda.Context
+		if err := libcuda.DevicePrimaryCtxRetain(&p, info.dev); err != nil {
+			return nil, false, fmt.Errorf("hostmem: %w", err)
 		}
-		return func() {}, nil
+		if holds.n == nil {
+			holds.n = make(map[libcuda.Context]int)
+		}
 	}
+	holds.n[ctx]++
 	var once gosync.Once
 	return func() {
 		once.Do(func() {
-			if err := libcuda.DevicePrimaryCtxRelease(dev); err != nil {
+			holds.mu.Lock()
+			defer holds.mu.Unlock()
+			if holds.n[ctx]--; holds.n[ctx] > 0 {
+				return
+			}
+			delete(holds.n, ctx)
+			if err := libcuda.DevicePrimaryCtxRelease(info.dev); err != nil {
 				slog.Warn("hostmem: releasing the primary context", "err", err)
 			}
 		})
-	}, nil
+	}, true, nil
 }

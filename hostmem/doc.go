@@ -52,7 +52,9 @@
 // A buffer's events and registrations belong to its context. When that is
 // a device's primary context, hostmem holds it (cuDevicePrimaryCtxRetain)
 // until the buffer's release and its registrations have ended, so a program
-// may release its own hold early. A context made with cuCtxCreate must
+// may release its own hold early. Completed events are kept for reuse (their
+// creation and destruction take driver locks that other threads' launches
+// wait for); a kept event holds its context too, and Drain lets them go. A context made with cuCtxCreate must
 // outlive the releases of the buffers wrapped in it: destroyed earlier, the
 // release fails, is logged, and the memory stays pinned.
 //

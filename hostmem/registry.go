@@ -107,7 +107,7 @@ func (g *registry) remove(r *registration) {
 // acquire returns registrations covering the n bytes at p, each with a
 // reference taken for the caller: existing ones are reused (retired ones
 // revived) and the gaps are registered. goMem says p is Go memory.
-func (g *registry) acquire(ctx libcuda.Context, dev libcuda.Device, p unsafe.Pointer, n uintptr, goMem bool, mode kind) ([]*registration, error) {
+func (g *registry) acquire(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool, mode kind) ([]*registration, error) {
 	start, end := uintptr(p), uintptr(p)+n
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -135,7 +135,7 @@ func (g *registry) acquire(ctx libcuda.Context, dev libcuda.Device, p unsafe.Poi
 				gapEnd = min(r.start, end)
 			}
 			if gapEnd > at {
-				r, err := g.register(ctx, dev, unsafe.Add(p, at-start), gapEnd-at, goMem, mode)
+				r, err := g.register(ctx, unsafe.Add(p, at-start), gapEnd-at, goMem, mode)
 				if err != nil {
 					for _, f := range fresh {
 						g.insert(f)
@@ -177,8 +177,8 @@ func containsFresh(fresh []*registration, r *registration) bool {
 
 // register makes one new registration of the n bytes at p, with one
 // reference. It runs with g.mu held: registering does not fence the device.
-func (g *registry) register(ctx libcuda.Context, dev libcuda.Device, p unsafe.Pointer, n uintptr, goMem bool, mode kind) (*registration, error) {
-	unhold, err := holdContext(ctx, dev)
+func (g *registry) register(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool, mode kind) (*registration, error) {
+	unhold, _, err := holdContext(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 	gosync "sync"
 
 	"github.com/purecuda/purecuda/graph"
-	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
 
@@ -60,10 +59,7 @@ func (st *state) release() {
 		}
 	}
 	for _, u := range st.uses {
-		if err := libcuda.WithContext(u.ctx, func() error { return libcuda.EventDestroy(u.ev) }); err != nil {
-			slog.Warn("hostmem: destroying a release event", "err", err)
-		}
-		u.unhold()
+		putEvent(u)
 	}
 	st.uses = nil
 	if !known {
@@ -137,6 +133,7 @@ func Drain(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
+	flushEvents()
 	// Unregister what is retired, and wait for batches already running.
 	for {
 		reg.trim()

@@ -525,3 +525,51 @@ func TestReleaseOutlivesTheUsersPrimaryContext(t *testing.T) {
 	g.open()
 	drain(t)
 }
+
+// Completed events are kept for reuse. A kept event holds its primary
+// context, so it stays valid when the program releases the context between
+// uses (on the H200 a kept event of a destroyed context crashed the driver),
+// and Drain lets everything go.
+func TestKeptEventsHoldTheirContextAndDrainLetsGo(t *testing.T) {
+	noErrorsLogged(t)
+	needDriver(t)
+	drain(t)
+	var dev libcuda.Device
+	must(t, libcuda.DeviceGet(&dev, 0))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	cycle := func() {
+		var cu libcuda.Context
+		must(t, libcuda.DevicePrimaryCtxRetain(&cu, dev))
+		must(t, libcuda.CtxSetCurrent(cu))
+		var s libcuda.Stream
+		must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
+		b, err := hostmem.Wrap(cu, make([]int64, 512))
+		must(t, err)
+		must(t, b.Use(s))
+		must(t, b.Free())
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		for hostmem.ReadStats().Pending > 0 && ctx.Err() == nil {
+			time.Sleep(time.Millisecond) // the event goes back to the pool
+		}
+		must(t, libcuda.StreamDestroy(s))
+		must(t, libcuda.CtxSetCurrent(0))
+		must(t, libcuda.DevicePrimaryCtxRelease(dev)) // the program's hold ends
+	}
+	cycle()
+	cycle() // reuses the kept event
+	drain(t)
+	if kept := hostmem.ReadStats().Kept; kept > 0 {
+		// Memory kept after an earlier test's failure holds the context
+		// for good, as it should.
+		t.Logf("%d registrations kept after failures hold the context", kept)
+		return
+	}
+	var flags uint32
+	var active int32
+	must(t, libcuda.DevicePrimaryCtxGetState(dev, &flags, &active))
+	if active != 0 {
+		t.Fatal("after Drain, hostmem still holds the primary context")
+	}
+}

@@ -2,7 +2,8 @@ package libcuda
 
 // frame is the head of the argument block that the assembly trampoline
 // reads. The generated wrappers declare, per call, a struct that embeds frame
-// and follows it with at least minArgWords argument words: unsafe.Pointer
+// and follows it with at least 8 argument words (the trampolines load all
+// register arguments unconditionally): unsafe.Pointer
 // fields for pointer arguments and uintptr fields for everything else.
 // Keeping Go pointers in pointer-typed fields of a stack object means the
 // garbage collector sees them and a stack copy before the call adjusts them;
@@ -14,14 +15,10 @@ type frame struct {
 	n  uintptr // number of argument words that follow this head
 }
 
-const (
-	// minArgWords is the number of argument words every block carries, so
-	// the trampoline can load all register arguments unconditionally.
-	minArgWords = 8
-	// maxArgWords is the most arguments a call can pass: the register
-	// arguments plus 16 words on the C stack.
-	maxArgWords = 20
-)
+// maxArgWords is the most arguments a call can pass: 8 in registers (on
+// arm64; fewer elsewhere) and up to 16 on the C stack, which the
+// trampolines reserve.
+const maxArgWords = 20
 
 // floatFrame is the argument block of callf: the integer-class words, then
 // the eight floating-point argument registers.

@@ -29,10 +29,9 @@ type driver struct {
 }
 
 var (
-	loadMu   sync.Mutex
-	loaded   atomic.Pointer[driver]
-	loadErr  error // the last failure of the lazy load; guarded by loadMu
-	attempts int   // loads tried, for tests; guarded by loadMu
+	loadMu  sync.Mutex
+	loaded  atomic.Pointer[driver]
+	loadErr error // the last failure of the lazy load; guarded by loadMu
 )
 
 // Load opens the CUDA driver library, if it is not open yet. The first
@@ -75,7 +74,6 @@ func loadLocked() (*driver, error) {
 	if d := loaded.Load(); d != nil {
 		return d, nil
 	}
-	attempts++
 	lib, path, tried := openLibrary()
 	if lib == nil {
 		loadErr = &LoadError{Tried: tried}

@@ -169,6 +169,7 @@ type Stats struct {
 	Failures      int   // releases or unregisters that failed
 	Registers     int64 // cuMemHostRegister calls made
 	Unregisters   int64 // cuMemHostUnregister and cuMemFreeHost calls made
+	HeldContexts  int   // primary contexts hostmem holds (see Contexts in the package doc)
 }
 
 // ReadStats returns the current counts.
@@ -197,5 +198,8 @@ func ReadStats() Stats {
 	releases.mu.Lock()
 	s.Pending, s.Postponed = releases.pending, releases.postponed
 	releases.mu.Unlock()
+	holds.mu.Lock()
+	s.HeldContexts = len(holds.n)
+	holds.mu.Unlock()
 	return s
 }

@@ -290,6 +290,7 @@ func TestScenario5FreeDuringGlobalCaptureKeepsTheCapture(t *testing.T) {
 	must(t, libcuda.MemAlloc(&data, k*4))
 	defer func() { must(t, libcuda.MemFree(data)) }()
 	must(t, libcuda.MemsetD32(data, 0, k))
+	var during hostmem.Stats
 	g, err := captureWhile(t, cu, m, data, k, func() {
 		must(t, b.Free())
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -297,9 +298,13 @@ func TestScenario5FreeDuringGlobalCaptureKeepsTheCapture(t *testing.T) {
 		for hostmem.ReadStats().Registrations > 0 && ctx.Err() == nil {
 			time.Sleep(time.Millisecond) // the release and unregister run now
 		}
+		during = hostmem.ReadStats()
 	})
 	if err != nil {
 		t.Fatalf("the capture was broken by the release: %v", err)
+	}
+	if during.Registrations != 0 || during.Pending != 0 {
+		t.Fatalf("during the capture: %+v, want the release and the unregister done", during)
 	}
 	launchGraph(t, g)
 	got := make([]int32, k)
@@ -534,6 +539,7 @@ func TestKeptEventsHoldTheirContextAndDrainLetsGo(t *testing.T) {
 	noErrorsLogged(t)
 	needDriver(t)
 	drain(t)
+	heldBefore := hostmem.ReadStats().HeldContexts // by memory kept after earlier failures
 	var dev libcuda.Device
 	must(t, libcuda.DeviceGet(&dev, 0))
 	runtime.LockOSThread()
@@ -558,13 +564,16 @@ func TestKeptEventsHoldTheirContextAndDrainLetsGo(t *testing.T) {
 		must(t, libcuda.DevicePrimaryCtxRelease(dev)) // the program's hold ends
 	}
 	cycle()
+	if held := hostmem.ReadStats().HeldContexts; held != 1 {
+		t.Fatalf("with an event kept: hostmem holds %d contexts, want 1", held)
+	}
 	cycle() // reuses the kept event
 	drain(t)
-	if kept := hostmem.ReadStats().Kept; kept > 0 {
-		// Memory kept after an earlier test's failure holds the context
-		// for good, as it should.
-		t.Logf("%d registrations kept after failures hold the context", kept)
-		return
+	if held := hostmem.ReadStats().HeldContexts; held != heldBefore {
+		t.Fatalf("after Drain hostmem holds %d contexts, %d before the test", held, heldBefore)
+	}
+	if heldBefore > 0 {
+		return // memory kept after an earlier failure holds the context for good
 	}
 	var flags uint32
 	var active int32

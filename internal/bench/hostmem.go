@@ -52,16 +52,7 @@ func (f *Fixture) HostmemRows() []Row {
 			}
 			f.OnThread(b, func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
-					buf, err := hostmem.Wrap(f.Ctx, mems[i%k])
-					if err != nil {
-						b.Fatal(err)
-					}
-					if err := buf.Use(f.Stream); err != nil {
-						b.Fatal(err)
-					}
-					if err := buf.Free(); err != nil {
-						b.Fatal(err)
-					}
+					f.cycle(b, mems[i%k], f.Stream)
 					if i%k == k-1 {
 						drainB(b)
 					}
@@ -74,39 +65,21 @@ func (f *Fixture) HostmemRows() []Row {
 		mem := make([]byte, 1<<20)
 		f.OnThread(b, func(b *testing.B) {
 			// A release held pending by a stream waiting on a host word.
-			var word unsafe.Pointer
-			if err := libcuda.MemHostAlloc(&word, 64, uint32(libcuda.CU_MEMHOSTALLOC_DEVICEMAP)); err != nil {
-				b.Fatal(err)
-			}
-			atomic.StoreUint32((*uint32)(word), 0)
-			var dw libcuda.Deviceptr
+			w := newHostWord(b)
 			var held libcuda.Stream
-			must(b, libcuda.MemHostGetDevicePointer(&dw, word, 0))
 			must(b, libcuda.StreamCreate(&held, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
-			must(b, libcuda.StreamWaitValue32(held, dw, 1, uint32(libcuda.CU_STREAM_WAIT_VALUE_GEQ)))
-			first, err := hostmem.Wrap(f.Ctx, mem)
-			must(b, err)
-			must(b, first.Use(held))
-			must(b, first.Free())
+			w.hold(b, held)
+			f.cycle(b, mem, held)
 			b.ResetTimer()
 			for b.Loop() {
-				buf, err := hostmem.Wrap(f.Ctx, mem)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := buf.Use(f.Stream); err != nil {
-					b.Fatal(err)
-				}
-				if err := buf.Free(); err != nil {
-					b.Fatal(err)
-				}
+				f.cycle(b, mem, f.Stream)
 			}
 			b.StopTimer()
-			atomic.StoreUint32((*uint32)(word), 1)
+			w.open()
 			must(b, libcuda.StreamSynchronize(held))
 			must(b, libcuda.StreamDestroy(held))
 			drainB(b)
-			must(b, libcuda.MemFreeHost(word))
+			w.free(b)
 		})
 	}})
 	rows = append(rows, Row{"host to device copy, 256 MiB", "from wrapped memory", func(b *testing.B) {
@@ -132,27 +105,21 @@ func (f *Fixture) HostmemRows() []Row {
 	rows = append(rows, Row{"GPU done -> retired, 1 MiB", "hostmem", func(b *testing.B) {
 		mem := make([]byte, 1<<20)
 		f.OnThread(b, func(b *testing.B) {
-			var word unsafe.Pointer
-			must(b, libcuda.MemHostAlloc(&word, 64, uint32(libcuda.CU_MEMHOSTALLOC_DEVICEMAP)))
-			var dw libcuda.Deviceptr
-			must(b, libcuda.MemHostGetDevicePointer(&dw, word, 0))
+			w := newHostWord(b)
 			var total time.Duration
 			for b.Loop() {
-				atomic.StoreUint32((*uint32)(word), 0)
-				must(b, libcuda.StreamWaitValue32(f.Stream, dw, 1, uint32(libcuda.CU_STREAM_WAIT_VALUE_GEQ)))
-				buf, err := hostmem.Wrap(f.Ctx, mem)
-				must(b, err)
-				must(b, buf.Use(f.Stream))
-				must(b, buf.Free())
+				w.close()
+				w.hold(b, f.Stream)
+				f.cycle(b, mem, f.Stream)
 				t0 := time.Now()
-				atomic.StoreUint32((*uint32)(word), 1)
+				w.open()
 				for hostmem.ReadStats().Pending > 0 {
 				}
 				total += time.Since(t0)
 			}
 			b.ReportMetric(float64(total.Nanoseconds())/float64(b.N), "latency-ns/op")
 			drainB(b)
-			must(b, libcuda.MemFreeHost(word))
+			w.free(b)
 		})
 	}})
 	rows = append(rows, Row{"trim -> dropped, 1 MiB", "hostmem", func(b *testing.B) {
@@ -160,10 +127,7 @@ func (f *Fixture) HostmemRows() []Row {
 		f.OnThread(b, func(b *testing.B) {
 			var total time.Duration
 			for b.Loop() {
-				buf, err := hostmem.Wrap(f.Ctx, mem)
-				must(b, err)
-				must(b, buf.Use(f.Stream))
-				must(b, buf.Free())
+				f.cycle(b, mem, f.Stream)
 				for hostmem.ReadStats().Pending > 0 {
 				}
 				t0 := time.Now()
@@ -351,3 +315,34 @@ func (f *Fixture) MultiGPURows() []Row {
 		}
 	}}}
 }
+
+// cycle wraps mem, records a use on s and frees it.
+func (f *Fixture) cycle(b *testing.B, mem []byte, s libcuda.Stream) {
+	buf, err := hostmem.Wrap(f.Ctx, mem)
+	must(b, err)
+	must(b, buf.Use(s))
+	must(b, buf.Free())
+}
+
+// hostWord is a word of pinned, mapped host memory that streams wait on
+// until the host writes 1: a way to hold a stream for exactly as long as
+// a benchmark wants. The fixture's context must be current.
+type hostWord struct {
+	host unsafe.Pointer
+	dev  libcuda.Deviceptr
+}
+
+func newHostWord(b *testing.B) *hostWord {
+	w := &hostWord{}
+	must(b, libcuda.MemHostAlloc(&w.host, 64, uint32(libcuda.CU_MEMHOSTALLOC_DEVICEMAP)))
+	w.close()
+	must(b, libcuda.MemHostGetDevicePointer(&w.dev, w.host, 0))
+	return w
+}
+
+func (w *hostWord) hold(b *testing.B, s libcuda.Stream) {
+	must(b, libcuda.StreamWaitValue32(s, w.dev, 1, uint32(libcuda.CU_STREAM_WAIT_VALUE_GEQ)))
+}
+func (w *hostWord) open()             { atomic.StoreUint32((*uint32)(w.host), 1) }
+func (w *hostWord) close()            { atomic.StoreUint32((*uint32)(w.host), 0) }
+func (w *hostWord) free(b *testing.B) { must(b, libcuda.MemFreeHost(w.host)) }

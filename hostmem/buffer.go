@@ -41,19 +41,26 @@ type state struct {
 	size    uintptr
 	dptr    libcuda.Deviceptr
 	regs    []*registration
-	unhold  func() // lets the primary context go, if ctx is one
-	uses    []use  // one per stream used, with the event last recorded there
-	unknown bool   // some use cannot be waited for by events: wait for the context
-	leased  bool   // a use was leased to a graph
+	hold    hold  // on ctx, if it is a primary context
+	uses    []use // one per stream used, with the event last recorded there
+	unknown bool  // some use cannot be waited for by events: wait for the context
+	leased  bool  // a use was leased to a graph
 	freed   bool
+	known   bool // set by free: the uses' events tell when the GPU is done
+	waiting int  // uses the reaper waits for; reaper.mu
+	broken  bool // a use's event failed: the release failed; reaper.mu
+	// Room for the common case without more allocations.
+	regs1 [1]*registration
+	uses1 [1]use
 }
 
 type use struct {
-	s      libcuda.Stream
-	ev     libcuda.Event
-	ctx    libcuda.Context // the stream's, where the event lives
-	unhold func()          // lets ctx go
-	pooled bool            // the event may go back to the pool
+	s    libcuda.Stream
+	id   uint64 // the stream's unique id; 0 for none (see reaper)
+	seq  uint64 // of the event's last record (see record)
+	ev   libcuda.Event
+	ctx  libcuda.Context // the stream's, where the event lives
+	hold hold            // on ctx, for the event
 }
 
 // Wrap makes the memory of s usable by the GPU in context ctx: it
@@ -112,16 +119,18 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 		mode = pageable
 	}
 	// The buffer's events must not outlive its context.
-	unhold, _, err := holdContext(ctx)
+	h, err := holdContext(ctx)
 	if err != nil {
 		return nil, err
 	}
-	regs, err := reg.acquire(ctx, p, n, goMem, mode)
+	st := &state{ctx: ctx, p: p, size: n, hold: h, dptr: libcuda.Deviceptr(uintptr(p))}
+	st.uses = st.uses1[:0]
+	regs, err := reg.acquire(st.regs1[:0], ctx, p, n, goMem, mode)
 	if err != nil {
-		unhold()
+		h.release()
 		return nil, err
 	}
-	st := &state{ctx: ctx, p: p, size: n, regs: regs, unhold: unhold, dptr: libcuda.Deviceptr(uintptr(p))}
+	st.regs = regs
 	if mode != pageable && !dev.hostPointer {
 		// The device maps registered memory elsewhere: ask, and refuse a
 		// range that several registrations cover.
@@ -131,7 +140,7 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 		}
 		if err != nil {
 			reg.release(regs)
-			unhold()
+			h.release()
 			return nil, err
 		}
 	}
@@ -178,43 +187,55 @@ func (b *Buffer) Use(s libcuda.Stream) error {
 		st.unknown = true // an event here could join or break a capture
 		return nil
 	}
+	if special {
+		// These handles mean the current context's streams: make the
+		// buffer's context current.
+		return libcuda.WithContext(st.ctx, func() error { return st.use(s, st.ctx, 0) })
+	}
 	for i := range st.uses {
 		if st.uses[i].s == s {
-			u := st.uses[i]
-			return libcuda.WithContext(u.ctx, func() error {
-				if capturing, err := isCapturing(s); err != nil || capturing {
-					if err == nil {
-						err = st.lease(s)
-					}
-					return err
-				}
-				return st.record(u.ev, s)
-			})
+			return st.use(s, st.uses[i].ctx, st.uses[i].id)
 		}
 	}
 	// The event belongs to the stream's context, which may be another
 	// device's: registered memory is portable.
-	ctx := st.ctx
-	if !special {
-		if err := libcuda.StreamGetCtx(s, &ctx); err != nil {
-			return fmt.Errorf("hostmem: Use: %w", err)
-		}
+	var ctx libcuda.Context
+	if err := libcuda.StreamGetCtx(s, &ctx); err != nil {
+		return fmt.Errorf("hostmem: Use: %w", err)
 	}
-	return libcuda.WithContext(ctx, func() error {
-		if capturing, err := isCapturing(s); err != nil || capturing {
-			if err == nil {
-				err = st.lease(s)
-			}
-			return err
+	var id uint64
+	if err := libcuda.StreamGetId(s, &id); err != nil && !errors.Is(err, libcuda.ErrSymbol) {
+		return fmt.Errorf("hostmem: Use: %w", err)
+	}
+	return st.use(s, ctx, id)
+}
+
+// use records a use on s, of context ctx and unique id (0: none), with a
+// new event or the one of an earlier use on s; st.mu is held.
+func (st *state) use(s libcuda.Stream, ctx libcuda.Context, id uint64) error {
+	if capturing, err := isCapturing(s); err != nil || capturing {
+		if err == nil {
+			err = st.lease(s)
 		}
-		u := use{s: s, ctx: ctx}
+		return err
+	}
+	i := 0
+	for i < len(st.uses) && st.uses[i].s != s {
+		i++
+	}
+	if i == len(st.uses) {
+		u := use{s: s, ctx: ctx, id: id}
 		var err error
-		if u.ev, u.unhold, u.pooled, err = getEvent(ctx); err != nil {
+		if u.ev, u.hold, err = getEvent(ctx); err != nil {
 			return fmt.Errorf("hostmem: Use: %w", err)
 		}
 		st.uses = append(st.uses, u)
-		return st.record(u.ev, s)
-	})
+	}
+	if err := record(&st.uses[i]); err != nil {
+		st.unknown = true // the release will wait for the context instead
+		return fmt.Errorf("hostmem: Use: %w", err)
+	}
+	return nil
 }
 
 // isCapturing reports whether s is being captured; a call allowed in every
@@ -225,14 +246,6 @@ func isCapturing(s libcuda.Stream) (bool, error) {
 		return false, fmt.Errorf("hostmem: Use: %w", err)
 	}
 	return cs != libcuda.CU_STREAM_CAPTURE_STATUS_NONE, nil
-}
-
-func (st *state) record(ev libcuda.Event, s libcuda.Stream) error {
-	if err := libcuda.EventRecord(ev, s); err != nil {
-		st.unknown = true // the release will wait for the context instead
-		return fmt.Errorf("hostmem: Use: %w", err)
-	}
-	return nil
 }
 
 // lease keeps the buffer's registrations for the graph being captured on

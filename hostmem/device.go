@@ -59,43 +59,54 @@ var holds struct {
 	n  map[libcuda.Context]int
 }
 
+// hold is one of hostmem's holds on a context; release it exactly once.
+type hold struct {
+	ctx     libcuda.Context
+	dev     libcuda.Device
+	primary bool // only primary contexts are held
+}
+
 // holdContext keeps ctx alive, if it is a primary context, until the
-// returned function is called: a primary context is destroyed when its
-// last user releases it, and with it the events and registrations that
-// hostmem still has to wait for or end. Other contexts are the caller's to
-// keep alive (see the package documentation); held reports which it was.
-func holdContext(ctx libcuda.Context) (unhold func(), held bool, err error) {
+// hold is released: a primary context is destroyed when its last user
+// releases it, and with it the events and registrations that hostmem
+// still has to wait for or end. Other contexts are the caller's to keep
+// alive (see the package documentation); h.primary says which it was.
+func holdContext(ctx libcuda.Context) (h hold, err error) {
 	info, err := deviceOf(ctx)
 	if err != nil {
-		return nil, false, err
+		return hold{}, err
 	}
 	if !info.primary {
-		return func() {}, false, nil
+		return hold{ctx: ctx}, nil
 	}
 	holds.mu.Lock()
 	defer holds.mu.Unlock()
 	if holds.n[ctx] == 0 {
 		var p libcuda.Context
 		if err := libcuda.DevicePrimaryCtxRetain(&p, info.dev); err != nil {
-			return nil, false, fmt.Errorf("hostmem: %w", err)
+			return hold{}, fmt.Errorf("hostmem: %w", err)
 		}
 		if holds.n == nil {
 			holds.n = make(map[libcuda.Context]int)
 		}
 	}
 	holds.n[ctx]++
-	var once gosync.Once
-	return func() {
-		once.Do(func() {
-			holds.mu.Lock()
-			defer holds.mu.Unlock()
-			if holds.n[ctx]--; holds.n[ctx] > 0 {
-				return
-			}
-			delete(holds.n, ctx)
-			if err := libcuda.DevicePrimaryCtxRelease(info.dev); err != nil {
-				slog.Warn("hostmem: releasing the primary context", "err", err)
-			}
-		})
-	}, true, nil
+	return hold{ctx: ctx, dev: info.dev, primary: true}, nil
+}
+
+// release lets the context go; the driver releases it after hostmem's
+// last hold.
+func (h hold) release() {
+	if !h.primary {
+		return
+	}
+	holds.mu.Lock()
+	defer holds.mu.Unlock()
+	if holds.n[h.ctx]--; holds.n[h.ctx] > 0 {
+		return
+	}
+	delete(holds.n, h.ctx)
+	if err := libcuda.DevicePrimaryCtxRelease(h.dev); err != nil {
+		slog.Warn("hostmem: releasing the primary context", "err", err)
+	}
 }

@@ -29,7 +29,7 @@ type registration struct {
 	start, end uintptr
 	kind       kind
 	ctx        libcuda.Context
-	unhold     func()        // lets ctx go once the registration has ended
+	hold       hold          // on ctx, until the registration has ended
 	refs       int           // buffers, releases in progress and leases holding it
 	ending     chan struct{} // not nil while its unregister runs; closed after
 	failed     bool          // its unregister failed: kept for good
@@ -104,10 +104,10 @@ func (g *registry) remove(r *registration) {
 	}
 }
 
-// acquire returns registrations covering the n bytes at p, each with a
-// reference taken for the caller: existing ones are reused (retired ones
-// revived) and the gaps are registered. goMem says p is Go memory.
-func (g *registry) acquire(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool, mode kind) ([]*registration, error) {
+// acquire appends to dst the registrations covering the n bytes at p, each
+// with a reference taken for the caller: existing ones are reused (retired
+// ones revived) and the gaps are registered. goMem says p is Go memory.
+func (g *registry) acquire(dst []*registration, ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool, mode kind) ([]*registration, error) {
 	start, end := uintptr(p), uintptr(p)+n
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -129,9 +129,11 @@ func (g *registry) acquire(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goM
 		// Register the gaps, in address order.
 		var fresh []*registration
 		at := start
-		for _, r := range append(g.regs[i:j:j], nil) {
+		for k := i; k <= j; k++ {
+			var r *registration // nil: the gap after the last one
 			gapEnd := end
-			if r != nil {
+			if k < j {
+				r = g.regs[k]
 				gapEnd = min(r.start, end)
 			}
 			if gapEnd > at {
@@ -153,7 +155,7 @@ func (g *registry) acquire(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goM
 			g.insert(f)
 		}
 		i, j = g.overlapping(start, end)
-		cover := append([]*registration(nil), g.regs[i:j]...)
+		cover := append(dst, g.regs[i:j]...)
 		for _, r := range cover {
 			if r.refs == 0 && r.retires() {
 				g.retired -= r.size() // revived
@@ -178,11 +180,11 @@ func containsFresh(fresh []*registration, r *registration) bool {
 // register makes one new registration of the n bytes at p, with one
 // reference. It runs with g.mu held: registering does not fence the device.
 func (g *registry) register(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool, mode kind) (*registration, error) {
-	unhold, _, err := holdContext(ctx)
+	h, err := holdContext(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r := &registration{p: p, start: uintptr(p), end: uintptr(p) + n, kind: mode, ctx: ctx, unhold: unhold, refs: 1, goMem: goMem}
+	r := &registration{p: p, start: uintptr(p), end: uintptr(p) + n, kind: mode, ctx: ctx, hold: h, refs: 1, goMem: goMem}
 	if mode == registered {
 		err := driverCall(ctx, func() error {
 			return libcuda.MemHostRegister(p, uint64(n), uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE|libcuda.CU_MEMHOSTREGISTER_DEVICEMAP))
@@ -193,7 +195,7 @@ func (g *registry) register(ctx libcuda.Context, p unsafe.Pointer, n uintptr, go
 		case errors.Is(err, libcuda.CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) && registeredElsewhere(ctx, p, n):
 			r.kind = foreign
 		default:
-			unhold()
+			h.release()
 			return nil, fmt.Errorf("hostmem: registering %#x+%d: %w", uintptr(p), n, err)
 		}
 	}
@@ -237,7 +239,7 @@ func (g *registry) unref(r *registration) {
 func (r *registration) drop() {
 	r.pin.Unpin()
 	r.p = nil
-	r.unhold()
+	r.hold.release()
 }
 
 // release drops one reference on each of regs and starts a batch when the

@@ -16,7 +16,8 @@ var releases struct {
 	mu        gosync.Mutex
 	pending   int           // started, not finished (postponed ones included)
 	postponed int           // waiting for captures to end
-	changed   chan struct{} // closed and replaced whenever pending drops
+	changed   chan struct{} // closed and replaced when pending drops and watched
+	watched   bool          // a Drain waits on changed
 }
 
 func init() { releases.changed = make(chan struct{}) }
@@ -25,14 +26,16 @@ func adjust(pending, postponed int) {
 	releases.mu.Lock()
 	releases.pending += pending
 	releases.postponed += postponed
-	if pending < 0 {
+	if pending < 0 && releases.watched {
 		close(releases.changed)
 		releases.changed = make(chan struct{})
+		releases.watched = false
 	}
 	releases.mu.Unlock()
 }
 
-// free marks the buffer freed and starts its release, once.
+// free marks the buffer freed and starts its release, once: the reaper
+// waits for its uses, then afterUses retires it.
 func (st *state) free() {
 	st.mu.Lock()
 	if st.freed {
@@ -40,30 +43,26 @@ func (st *state) free() {
 		return
 	}
 	st.freed = true
+	uses := st.uses
+	st.uses = nil
 	st.mu.Unlock()
 	adjust(1, 0)
-	go st.release()
-}
-
-// release waits for the buffer's uses, then retires its registrations.
-// It runs on its own goroutine; a whole-context wait during captures is
-// postponed until they end.
-func (st *state) release() {
 	// A buffer never used on a stream may have been used by work hostmem
 	// does not know of.
-	known := (len(st.uses) > 0 || st.leased) && !st.unknown
-	for _, u := range st.uses {
-		if err := releasePolicy.Event(context.Background(), u.ev); err != nil {
-			st.fail(fmt.Errorf("waiting for stream %#x: %w", uintptr(u.s), err))
-			return
-		}
+	st.known = (len(uses) > 0 || st.leased) && !st.unknown
+	if len(uses) == 0 {
+		go st.afterUses()
+		return
 	}
-	for _, u := range st.uses {
-		putEvent(u)
-	}
-	st.uses = nil
-	if !known {
-		st.waitContext()
+	reap(st, uses)
+}
+
+// afterUses finishes a release once the events of its uses have
+// completed: it retires the registrations, or waits for the whole context
+// when some use could not be tracked by an event.
+func (st *state) afterUses() {
+	if !st.known {
+		go st.waitContext()
 		return
 	}
 	st.retire()
@@ -92,12 +91,13 @@ func (st *state) waitContext() {
 
 func (st *state) retire() {
 	reg.release(st.regs)
-	st.unhold()
+	st.hold.release()
 	adjust(-1, 0)
 }
 
 // fail logs a release that could not be completed; the memory stays
-// registered, referenced and pinned for good.
+// registered, referenced and pinned for good, and so do the events and
+// context holds of uses not yet recycled.
 func (st *state) fail(err error) {
 	reg.mu.Lock()
 	reg.stats.failures++
@@ -120,9 +120,11 @@ func Trim() int { return reg.trim() }
 // unregisters what is retired. Memory of buffers not freed, and memory
 // leased to graphs that still exist, stays registered.
 func Drain(ctx context.Context) error {
+	defer hurryReaper()()
 	for {
 		releases.mu.Lock()
 		pending, changed := releases.pending, releases.changed
+		releases.watched = true
 		releases.mu.Unlock()
 		if pending == 0 {
 			break

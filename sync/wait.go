@@ -82,6 +82,23 @@ func Stream(ctx context.Context, cu libcuda.Context, s libcuda.Stream) error {
 // have been recorded in a stream capture: see the package documentation.
 func Event(ctx context.Context, e libcuda.Event) error { return DefaultPolicy.Event(ctx, e) }
 
+// EventDone reports whether event e has completed, with one query and
+// without waiting: the query runs in relaxed capture mode while captures
+// are in progress, as the waits' queries do, so it cannot invalidate
+// another goroutine's capture. Like Event, it must not be given an event
+// recorded in a capture.
+func EventDone(e libcuda.Event) (bool, error) {
+	if e == 0 {
+		return false, errors.New("sync: query of a nil event")
+	}
+	t := eventTarget(e)
+	err := guardedQuery(t, false)
+	if errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+		return false, nil
+	}
+	return err == nil, wrap(t, err)
+}
+
 // Context waits until all work in context cu has finished.
 func Context(ctx context.Context, cu libcuda.Context) error { return DefaultPolicy.Context(ctx, cu) }
 

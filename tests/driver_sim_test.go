@@ -120,6 +120,23 @@ func simFailNext(t testing.TB, name string, count int, code libcuda.Result) {
 	}
 }
 
+// simStat returns the simulator's counter of that name (see sim_stat in
+// sim.c); cumulative counters count since the library was loaded.
+func simStat(t testing.TB, name string) int64 {
+	t.Helper()
+	h, err := purego.Dlopen(simLibrary, purego.RTLD_NOW|purego.RTLD_LOCAL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stat func(name string) int64
+	purego.RegisterLibFunc(&stat, h, "sim_stat")
+	v := stat(name)
+	if v < 0 {
+		t.Fatalf("sim_stat(%s): no such counter", name)
+	}
+	return v
+}
+
 // stressCycles is the number of wrap/use/free cycles of the hostmem stress
 // test on the simulator.
 const stressCycles = 100_000

@@ -52,3 +52,39 @@ func TestUnregisterFailureIsLoggedOnceAndKeepsTheMemory(t *testing.T) {
 		t.Fatalf("%d messages logged, want still 1", n)
 	}
 }
+
+// The releases of buffers used on one stream share their event queries:
+// work on a stream completes in order, so one completed event proves all
+// those recorded before it on that stream complete. A thousand buffers
+// freed behind a gate must cost far fewer queries than one each.
+func TestReleasesOnOneStreamShareEventQueries(t *testing.T) {
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	s := newStream(t)
+	g := newGate(t)
+	drain(t)
+	mems := make([][]byte, 8)
+	for i := range mems {
+		mems[i] = make([]byte, 8192)
+	}
+	before := simStat(t, "event_queries")
+	g.hold(t, s)
+	const n = 1000
+	for i := range n {
+		b, err := hostmem.Wrap(cu, mems[i%len(mems)])
+		must(t, err)
+		must(t, b.Use(s))
+		must(t, b.Free())
+	}
+	time.Sleep(20 * time.Millisecond) // the reaper polls meanwhile
+	if p := hostmem.ReadStats().Pending; p != n {
+		t.Fatalf("%d releases pending behind the gate, want %d", p, n)
+	}
+	g.open()
+	drain(t)
+	queries := simStat(t, "event_queries") - before
+	t.Logf("%d releases took %d event queries", n, queries)
+	if queries >= n/10 {
+		t.Errorf("%d releases on one stream took %d event queries, want fewer than %d", n, queries, n/10)
+	}
+}

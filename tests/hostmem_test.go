@@ -582,3 +582,34 @@ func TestKeptEventsHoldTheirContextAndDrainLetsGo(t *testing.T) {
 		t.Fatal("after Drain, hostmem still holds the primary context")
 	}
 }
+
+// A use recorded before another on the same stream but freed after it must
+// not be taken for complete because the earlier one is: the reaper orders
+// a stream's uses by when their events were recorded, not by when the
+// buffers were freed.
+func TestReleaseFollowsRecordOrderNotFreeOrder(t *testing.T) {
+	noErrorsLogged(t)
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	s := newStream(t)
+	g := newGate(t)
+	drain(t)
+	early, err := hostmem.Wrap(cu, make([]byte, 8192))
+	must(t, err)
+	must(t, early.Use(s)) // recorded before the gate: completes at once
+	g.hold(t, s)
+	late, err := hostmem.Wrap(cu, make([]byte, 8192))
+	must(t, err)
+	must(t, late.Use(s)) // recorded behind the gate
+	must(t, late.Free())
+	must(t, early.Free())
+	time.Sleep(20 * time.Millisecond)
+	if st := hostmem.ReadStats(); st.Pending < 1 {
+		t.Fatalf("with the gate closed: %+v; want the late buffer's release pending", st)
+	}
+	g.open()
+	drain(t)
+	if st := hostmem.ReadStats(); st.Pending != 0 || st.Registrations != 0 {
+		t.Fatalf("after Drain: %+v", st)
+	}
+}

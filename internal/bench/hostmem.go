@@ -4,6 +4,8 @@ package bench
 
 import (
 	"context"
+	"errors"
+	"runtime"
 	"fmt"
 	"slices"
 	"sync/atomic"
@@ -152,97 +154,157 @@ func must(b *testing.B, err error) {
 // goroutine while the GPU is kept busy by another, without and with a
 // wrap/use/free loop running beside them (metric p99-ns/op). With
 // registrations retired instead of unregistered, the loop should make no
-// unregister and so stall no launch.
+// unregister and so stall no launch. The other loops make one kind of the
+// wrap loop's driver calls each, or only its Go allocations, to tell which
+// of them holds launches; tools/bench's C baseline has the driver's own.
 func (f *Fixture) StallRows() []Row {
 	var rows []Row
-	for _, loop := range []bool{false, true} {
-		way := "without wrap loop"
-		if loop {
-			way = "with wrap/use/free loop"
-		}
-		rows = append(rows, Row{"launch call p99, busy GPU", way, func(b *testing.B) {
-			spin := f.spinKernel(b)
-			var stop atomic.Bool
-			done := make(chan error, 2)
-			// Keep the GPU busy: 200µs kernels back to back on their own stream.
-			go func() {
-				done <- libcuda.WithContext(f.Ctx, func() error {
-					var s libcuda.Stream
-					if err := libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
-						return err
-					}
-					for !stop.Load() {
-						if err := spin.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 1}, 0, s, uint64(200*time.Microsecond)); err != nil {
-							return err
-						}
-						if err := libcuda.StreamSynchronize(s); err != nil {
-							return err
-						}
-					}
-					return libcuda.StreamDestroy(s)
-				})
-			}()
-			unregs := hostmem.ReadStats().Unregisters
-			var cycles atomic.Int64
-			if loop {
-				go func() {
-					done <- libcuda.WithContext(f.Ctx, func() error {
-						var s libcuda.Stream
-						if err := libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
-							return err
-						}
-						mems := make([][]byte, 8)
-						for i := range mems {
-							mems[i] = make([]byte, 64<<10)
-						}
-						for i := 0; !stop.Load(); i++ {
-							buf, err := hostmem.Wrap(f.Ctx, mems[i%len(mems)])
-							if err != nil {
-								return err
-							}
-							if err := buf.Use(s); err != nil {
-								return err
-							}
-							if err := buf.Free(); err != nil {
-								return err
-							}
-							cycles.Add(1)
-						}
-						return libcuda.StreamDestroy(s)
-					})
-				}()
-			} else {
-				done <- nil
-			}
-			f.OnThread(b, func(b *testing.B) {
-				var s libcuda.Stream
-				must(b, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
-				durs := make([]time.Duration, 0, 1<<16)
-				for b.Loop() {
-					t0 := time.Now()
-					must(b, spin.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 1}, 0, s, uint64(0)))
-					durs = append(durs, time.Since(t0))
-					if len(durs)%64 == 0 {
-						must(b, libcuda.StreamSynchronize(s))
-					}
-				}
-				b.StopTimer()
-				stop.Store(true)
-				for range 2 {
-					must(b, <-done)
-				}
-				must(b, libcuda.StreamSynchronize(s))
-				must(b, libcuda.StreamDestroy(s))
-				b.ReportMetric(float64(percentile(durs, 0.99).Nanoseconds()), "p99-ns/op")
-				if loop {
-					b.ReportMetric(float64(hostmem.ReadStats().Unregisters-unregs), "unregisters")
-					b.ReportMetric(float64(cycles.Load()), "wrap-cycles")
-				}
-			})
-			drainB(b)
-		}})
+	for _, l := range f.stallLoops() {
+		rows = append(rows, Row{"launch call p99, busy GPU", l.name, func(b *testing.B) { f.stall(b, l) }})
 	}
 	return rows
+}
+
+// stallLoop is what runs beside the measured launches; body is called
+// until the row ends, with the loop's own stream and event current.
+type stallLoop struct {
+	name string
+	body func(s libcuda.Stream, ev libcuda.Event, i int) error
+}
+
+var stallSink []byte
+
+func (f *Fixture) stallLoops() []stallLoop {
+	mems := make([][]byte, 8)
+	for i := range mems {
+		mems[i] = make([]byte, 64<<10)
+	}
+	var cur libcuda.Context
+	var cs libcuda.StreamCaptureStatus
+	cycle := func(s libcuda.Stream, i int) error {
+		buf, err := hostmem.Wrap(f.Ctx, mems[i%len(mems)])
+		if err != nil {
+			return err
+		}
+		if err := buf.Use(s); err != nil {
+			return err
+		}
+		return buf.Free()
+	}
+	var next time.Time
+	return []stallLoop{
+		{"without a loop", nil},
+		{"with wrap/use/free loop", func(s libcuda.Stream, _ libcuda.Event, i int) error {
+			return cycle(s, i)
+		}},
+		{"with wrap/use/free loop, a cycle per 50µs", func(s libcuda.Stream, _ libcuda.Event, i int) error {
+			for time.Now().Before(next) {
+				runtime.Gosched()
+			}
+			next = time.Now().Add(50 * time.Microsecond)
+			return cycle(s, i)
+		}},
+		{"with Go allocations only", func(libcuda.Stream, libcuda.Event, int) error {
+			for range 12 {
+				stallSink = make([]byte, 48)
+			}
+			done := make(chan struct{})
+			go close(done)
+			<-done
+			return nil
+		}},
+		{"with cuEventRecord loop", func(s libcuda.Stream, ev libcuda.Event, _ int) error {
+			return libcuda.EventRecord(ev, s)
+		}},
+		{"with cuEventQuery loop", func(_ libcuda.Stream, ev libcuda.Event, _ int) error {
+			return libcuda.EventQuery(ev)
+		}},
+		{"with cuStreamIsCapturing loop", func(s libcuda.Stream, _ libcuda.Event, _ int) error {
+			return libcuda.StreamIsCapturing(s, &cs)
+		}},
+		{"with cuStreamGetCtx loop", func(s libcuda.Stream, _ libcuda.Event, _ int) error {
+			return libcuda.StreamGetCtx(s, &cur)
+		}},
+		{"with cuCtxGetCurrent loop", func(libcuda.Stream, libcuda.Event, int) error {
+			return libcuda.CtxGetCurrent(&cur)
+		}},
+	}
+}
+
+func (f *Fixture) stall(b *testing.B, l stallLoop) {
+	spin := f.spinKernel(b)
+	var stop atomic.Bool
+	done := make(chan error, 2)
+	// Keep the GPU busy: 200µs kernels back to back on their own stream.
+	go func() {
+		done <- libcuda.WithContext(f.Ctx, func() error {
+			var s libcuda.Stream
+			if err := libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
+				return err
+			}
+			for !stop.Load() {
+				if err := spin.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 1}, 0, s, uint64(200*time.Microsecond)); err != nil {
+					return err
+				}
+				if err := libcuda.StreamSynchronize(s); err != nil {
+					return err
+				}
+			}
+			return libcuda.StreamDestroy(s)
+		})
+	}()
+	unregs := hostmem.ReadStats().Unregisters
+	var cycles atomic.Int64
+	if l.body != nil {
+		go func() {
+			done <- libcuda.WithContext(f.Ctx, func() error {
+				var s libcuda.Stream
+				if err := libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
+					return err
+				}
+				var ev libcuda.Event
+				if err := libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
+					return err
+				}
+				for i := 0; !stop.Load(); i++ {
+					if err := l.body(s, ev, i); err != nil && !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+						return err
+					}
+					cycles.Add(1)
+				}
+				return errors.Join(libcuda.StreamSynchronize(s), libcuda.EventDestroy(ev), libcuda.StreamDestroy(s))
+			})
+		}()
+	} else {
+		done <- nil
+	}
+	f.OnThread(b, func(b *testing.B) {
+		var s libcuda.Stream
+		must(b, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
+		durs := make([]time.Duration, 0, 1<<16)
+		for b.Loop() {
+			t0 := time.Now()
+			must(b, spin.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 1}, 0, s, uint64(0)))
+			durs = append(durs, time.Since(t0))
+			if len(durs)%64 == 0 {
+				must(b, libcuda.StreamSynchronize(s))
+			}
+		}
+		b.StopTimer()
+		stop.Store(true)
+		for range 2 {
+			must(b, <-done)
+		}
+		must(b, libcuda.StreamSynchronize(s))
+		must(b, libcuda.StreamDestroy(s))
+		b.ReportMetric(float64(percentile(durs, 0.99).Nanoseconds()), "p99-ns/op")
+		b.ReportMetric(float64(percentile(durs, 0.5).Nanoseconds()), "p50")
+		if l.body != nil {
+			b.ReportMetric(float64(hostmem.ReadStats().Unregisters-unregs), "unregisters")
+			b.ReportMetric(float64(cycles.Load()), "loop-cycles")
+		}
+	})
+	drainB(b)
 }
 
 func percentile(d []time.Duration, p float64) time.Duration {

@@ -206,7 +206,7 @@ static struct {
         live_host_allocations, live_graphs, live_graph_execs, live_modules, active_captures;
     /* cumulative, zeroed by sim_reset_stats */
     long long captures_invalidated, unregister_calls, register_calls, fences, kernel_launches,
-        graph_launches, illegal_addresses;
+        graph_launches, illegal_addresses, event_queries;
 } st;
 
 /* ===================================================================
@@ -585,6 +585,7 @@ struct CUstream_st {
     struct op *head, *tail; /* queued, not yet done */
     struct op *last;        /* newest op, done or not */
     int has_worker, destroyed;
+    unsigned long long id;           /* cuStreamGetId: never reused */
     struct CUstream_st *prev, *next; /* all_streams */
     /* capture state */
     struct capture *cap;
@@ -627,6 +628,8 @@ static CUstream stream_new(CUcontext ctx, unsigned flags, int prio, int kind) {
     s->flags = flags;
     s->prio = prio;
     s->kind = kind;
+    static unsigned long long ids;
+    s->id = ++ids;
     s->next = all_streams;
     if (all_streams) all_streams->prev = s;
     all_streams = s;
@@ -1304,6 +1307,17 @@ CUresult cuStreamGetCtx(CUstream h, CUcontext *pctx) {
     return r;
 }
 
+CUresult cuStreamGetId(CUstream h, unsigned long long *id) {
+    FAIL_POINT("cuStreamGetId");
+    CUstream s;
+    LOCK();
+    CUresult r = stream_of(h, &s);
+    if (!r && !id) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) *id = s->id;
+    UNLOCK();
+    return r;
+}
+
 CUresult cuStreamGetPriority(CUstream h, int *priority) {
     FAIL_POINT("cuStreamGetPriority");
     CUstream s;
@@ -1503,6 +1517,7 @@ static CUresult event_check_sync(CUevent e) {
 CUresult cuEventQuery(CUevent e) {
     FAIL_POINT("cuEventQuery");
     LOCK();
+    st.event_queries++;
     CUresult r = event_check_sync(e);
     if (!r && e->ctx->sticky) r = e->ctx->sticky;
     if (!r && pending(e->rec)) r = CUDA_ERROR_NOT_READY;
@@ -2401,6 +2416,7 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuStreamGetFlags", 5050, 7000, cuStreamGetFlags),
     SYM("cuStreamGetPriority", 5050, 7000, cuStreamGetPriority),
     SYM("cuStreamGetCtx", 9020, 9020, cuStreamGetCtx),
+    SYM("cuStreamGetId", 12000, 12000, cuStreamGetId),
     SYM("cuStreamQuery", 2000, 7000, cuStreamQuery),
     SYM("cuStreamSynchronize", 2000, 7000, cuStreamSynchronize),
     SYM("cuStreamWaitEvent", 3020, 7000, cuStreamWaitEvent),
@@ -2530,6 +2546,7 @@ static const struct { const char *name; long long *value; int cumulative; } stat
     { "kernel_launches", &st.kernel_launches, 1 },
     { "graph_launches", &st.graph_launches, 1 },
     { "illegal_addresses", &st.illegal_addresses, 1 },
+    { "event_queries", &st.event_queries, 1 },
 };
 
 long long sim_stat(const char *name) {

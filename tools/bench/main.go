@@ -198,7 +198,7 @@ func baseline(cc, libPath string) (map[string]float64, []string, error) {
 		return nil, nil, err
 	}
 	exe := filepath.Join(dir, "baseline")
-	if out, err := exec.Command(cc, "-O2", "-o", exe, src, "-ldl").CombinedOutput(); err != nil {
+	if out, err := exec.Command(cc, "-O2", "-pthread", "-o", exe, src, "-ldl").CombinedOutput(); err != nil {
 		return nil, nil, fmt.Errorf("compiling the C baseline: %v\n%s", err, out)
 	}
 	cmd := exec.Command(exe, libPath, ptx)

@@ -2,9 +2,10 @@
 // called through function pointers from dlopen, timed with clock_gettime.
 // It prints one line per row: "<operation>\t<ns per op>".
 //
-//	cc -O2 -o baseline baseline.c -ldl
+//	cc -O2 -pthread -o baseline baseline.c -ldl
 //	./baseline /path/to/libcuda.so.1 kernels.ptx
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -82,6 +83,110 @@ static void *must_sym(void *lib, const char *name) {
 		}                                                        \
 		printf("%s\t%.1f\n", label, best);                       \
 	} while (0)
+
+// The launch-stall rows: the p99 duration of a launch call while one thread
+// keeps the GPU busy and another runs a loop of driver calls, as the Go
+// rows "launch call p99, busy GPU" do.
+static struct {
+	CUcontext ctx;
+	CUfunction spin;
+	volatile int stop;
+	int loop; // which loop the other thread runs; 0: none
+	void *mem;
+	CUresult (*cuCtxSetCurrent)(CUcontext);
+	CUresult (*cuStreamCreate)(CUstream *, unsigned);
+	CUresult (*cuStreamDestroy)(CUstream);
+	CUresult (*cuStreamSynchronize)(CUstream);
+	CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+	                           unsigned, CUstream, void **, void **);
+	CUresult (*cuEventCreate)(CUevent *, unsigned);
+	CUresult (*cuEventDestroy)(CUevent);
+	CUresult (*cuEventRecord)(CUevent, CUstream);
+	CUresult (*cuEventQuery)(CUevent);
+	CUresult (*cuMemHostRegister)(void *, size_t, unsigned);
+	CUresult (*cuMemHostUnregister)(void *);
+	CUresult (*cuStreamGetCtx)(CUstream, CUcontext *);
+	CUresult (*cuStreamGetId)(CUstream, unsigned long long *);
+	CUresult (*cuStreamIsCapturing)(CUstream, int *);
+} st;
+
+static void *stall_busy(void *arg) {
+	(void)arg;
+	CUstream s;
+	unsigned long long ns = 200000;
+	void *params[] = {&ns};
+	CHECK(st.cuCtxSetCurrent(st.ctx));
+	CHECK(st.cuStreamCreate(&s, 1));
+	while (!st.stop) {
+		CHECK(st.cuLaunchKernel(st.spin, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+		CHECK(st.cuStreamSynchronize(s));
+	}
+	CHECK(st.cuStreamDestroy(s));
+	return NULL;
+}
+
+static void *stall_loop(void *arg) {
+	(void)arg;
+	CUstream s;
+	CUevent ev;
+	CHECK(st.cuCtxSetCurrent(st.ctx));
+	CHECK(st.cuStreamCreate(&s, 1));
+	CHECK(st.cuEventCreate(&ev, 0x2));
+	while (!st.stop) {
+		switch (st.loop) {
+		case 1: CHECK(st.cuEventRecord(ev, s)); break;
+		case 2: { CUresult r = st.cuEventQuery(ev); if (r != 0 && r != 600) CHECK(r); } break;
+		case 3: { CHECK(st.cuEventRecord(ev, s)); CUresult r = st.cuEventQuery(ev); if (r != 0 && r != 600) CHECK(r); } break;
+		case 4: CHECK(st.cuMemHostRegister(st.mem, 64 << 10, 3)); CHECK(st.cuMemHostUnregister(st.mem)); break;
+		case 5: {
+			// The driver calls with which hostmem tracks one use.
+			CUcontext c;
+			unsigned long long id;
+			int cs;
+			CHECK(st.cuStreamGetCtx(s, &c));
+			CHECK(st.cuStreamGetId(s, &id));
+			CHECK(st.cuStreamIsCapturing(s, &cs));
+			CHECK(st.cuEventRecord(ev, s));
+		} break;
+		}
+	}
+	CHECK(st.cuStreamSynchronize(s));
+	CHECK(st.cuEventDestroy(ev));
+	CHECK(st.cuStreamDestroy(s));
+	return NULL;
+}
+
+static int cmp_double(const void *a, const void *b) {
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static void stall(const char *label, int loop) {
+	enum { N = 40000 };
+	static double durs[N];
+	pthread_t busy, other;
+	CUstream s;
+	unsigned long long ns = 0;
+	void *params[] = {&ns};
+	st.stop = 0;
+	st.loop = loop;
+	CHECK(st.cuStreamCreate(&s, 1));
+	pthread_create(&busy, NULL, stall_busy, NULL);
+	if (loop) pthread_create(&other, NULL, stall_loop, NULL);
+	for (int i = 0; i < N; i++) {
+		double t0 = now_ns();
+		CHECK(st.cuLaunchKernel(st.spin, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+		durs[i] = now_ns() - t0;
+		if (i % 64 == 63) CHECK(st.cuStreamSynchronize(s));
+	}
+	st.stop = 1;
+	pthread_join(busy, NULL);
+	if (loop) pthread_join(other, NULL);
+	CHECK(st.cuStreamSynchronize(s));
+	CHECK(st.cuStreamDestroy(s));
+	qsort(durs, N, sizeof durs[0], cmp_double);
+	printf("%s\t%.1f\n", label, durs[(int)(0.99 * (N - 1))]);
+}
 
 int main(int argc, char **argv) {
 	const char *path = argc > 1 ? argv[1] : "libcuda.so.1";
@@ -172,5 +277,31 @@ int main(int argc, char **argv) {
 	c0 = cpu_ns();
 	for (int i = 0; i < 5; i++) { LAUNCH(); CHECK(cuEventRecord(ev, s)); CHECK(cuEventSynchronize(ev)); }
 	printf("CPU in a 100ms wait (C blocking-sync event)\t%.1f\n", (cpu_ns() - c0) / 5);
+
+	st.ctx = ctx;
+	st.spin = spin;
+	st.cuCtxSetCurrent = cuCtxSetCurrent;
+	st.cuStreamCreate = cuStreamCreate;
+	st.cuStreamDestroy = must_sym(lib, "cuStreamDestroy_v2");
+	st.cuStreamSynchronize = cuStreamSynchronize;
+	st.cuLaunchKernel = cuLaunchKernel;
+	st.cuEventCreate = cuEventCreate;
+	st.cuEventDestroy = must_sym(lib, "cuEventDestroy_v2");
+	st.cuEventRecord = cuEventRecord;
+	st.cuEventQuery = must_sym(lib, "cuEventQuery");
+	st.cuMemHostRegister = cuMemHostRegister;
+	st.cuMemHostUnregister = cuMemHostUnregister;
+	st.cuStreamGetCtx = must_sym(lib, "cuStreamGetCtx");
+	st.cuStreamGetId = must_sym(lib, "cuStreamGetId");
+	st.cuStreamIsCapturing = must_sym(lib, "cuStreamIsCapturing");
+	st.mem = aligned_alloc(4096, 64 << 10);
+	memset(st.mem, 1, 64 << 10);
+	stall("launch call p99, busy GPU (C, no loop)", 0);
+	stall("launch call p99, busy GPU (C, cuEventRecord loop)", 1);
+	stall("launch call p99, busy GPU (C, cuEventQuery loop)", 2);
+	stall("launch call p99, busy GPU (C, cuEventRecord + cuEventQuery loop)", 3);
+	stall("launch call p99, busy GPU (C, register + unregister 64 KiB loop)", 4);
+	stall("launch call p99, busy GPU (C, cuStreamGetCtx + cuStreamGetId + cuStreamIsCapturing + cuEventRecord loop)", 5);
+	free(st.mem);
 	return 0;
 }

@@ -1,0 +1,265 @@
+package hostmem
+
+import (
+	"fmt"
+	gosync "sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
+)
+
+// The reaper waits for the uses of freed buffers. Each query of an event
+// is a driver call that holds other threads' launches for a moment (on
+// the H200 a loop of cuEventQuery on one thread raised the p99 of another
+// thread's launch calls by more than half), so it does not query every
+// pending event: on one stream, work completes in the order it was
+// submitted, so an event found complete proves every event recorded
+// before it on the same stream complete too. The reaper queries one event
+// per stream per tick and retires all the uses up to it at once.
+//
+// Record order is known from a sequence number taken under a lock of the
+// stream, and a stream is known by its unique id (cuStreamGetId), not by
+// its handle, which the driver may give to a new stream once the old one
+// is destroyed. Uses whose stream has no id (the legacy and per-thread
+// streams, or a driver older than CUDA 12.0) are queried on their own.
+var reaper struct {
+	mu      gosync.Mutex
+	queues  map[queueKey]*queue
+	running bool          // the reaper goroutine runs
+	wake    chan struct{} // shortens the reaper's sleep
+	hurry   int           // Drains waiting: poll at the shortest tick
+}
+
+func init() { reaper.wake = make(chan struct{}, 1) }
+
+// Ticks of the reaper: the shortest after new work or progress, doubling
+// while nothing completes, up to the longest.
+const (
+	minTick = 10 * time.Microsecond
+	maxTick = time.Millisecond
+)
+
+// queueKey names the uses that complete in order: those recorded on one
+// stream (by id and context), or a single use (alone).
+type queueKey struct {
+	ctx   libcuda.Context
+	id    uint64
+	alone uint64
+}
+
+var aloneKeys atomic.Uint64
+
+// queue holds the pending uses of one stream, in record order.
+type queue struct {
+	uses   []waiting
+	target uint64 // seq of the use queried next; 0 until chosen
+}
+
+// waiting is one use of a freed buffer.
+type waiting struct {
+	st *state
+	u  use
+}
+
+// Record order: seq is taken and the event recorded under the lock of the
+// stream's stripe, so on one stream a smaller seq was recorded earlier.
+var (
+	recordSeq   atomic.Uint64
+	recordLocks [64]gosync.Mutex
+)
+
+// record records u's event on its stream and numbers the record.
+func record(u *use) error {
+	if u.id == 0 {
+		u.seq = recordSeq.Add(1)
+		return libcuda.EventRecord(u.ev, u.s)
+	}
+	l := &recordLocks[u.id%uint64(len(recordLocks))]
+	l.Lock()
+	defer l.Unlock()
+	u.seq = recordSeq.Add(1)
+	return libcuda.EventRecord(u.ev, u.s)
+}
+
+// reap hands the uses of a freed buffer to the reaper.
+func reap(st *state, uses []use) {
+	reaper.mu.Lock()
+	if reaper.queues == nil {
+		reaper.queues = make(map[queueKey]*queue)
+	}
+	st.waiting = len(uses)
+	for _, u := range uses {
+		k := queueKey{ctx: u.ctx, id: u.id}
+		if u.id == 0 {
+			k = queueKey{alone: aloneKeys.Add(1)}
+		}
+		q := reaper.queues[k]
+		if q == nil {
+			q = &queue{}
+			reaper.queues[k] = q
+		}
+		// Usually the newest record; insert in seq order otherwise.
+		i := len(q.uses)
+		for i > 0 && q.uses[i-1].u.seq > u.seq {
+			i--
+		}
+		q.uses = append(q.uses, waiting{})
+		copy(q.uses[i+1:], q.uses[i:])
+		q.uses[i] = waiting{st, u}
+	}
+	start := !reaper.running
+	reaper.running = true
+	reaper.mu.Unlock()
+	if start {
+		go reapLoop()
+	} else {
+		poke()
+	}
+}
+
+func poke() {
+	select {
+	case reaper.wake <- struct{}{}:
+	default:
+	}
+}
+
+// hurryReaper makes the reaper poll at its shortest tick until the
+// returned function is called.
+func hurryReaper() (done func()) {
+	reaper.mu.Lock()
+	reaper.hurry++
+	reaper.mu.Unlock()
+	poke()
+	return func() {
+		reaper.mu.Lock()
+		reaper.hurry--
+		reaper.mu.Unlock()
+	}
+}
+
+// probe is one query a tick makes.
+type probe struct {
+	k    queueKey
+	seq  uint64
+	ev   libcuda.Event
+	done bool
+	err  error
+}
+
+// reapLoop runs while uses are pending: a tick queries the target of each
+// queue, then retires what completed.
+func reapLoop() {
+	tick := minTick
+	timer := time.NewTimer(tick)
+	defer timer.Stop()
+	var probes []probe
+	for {
+		select {
+		case <-timer.C:
+		case <-reaper.wake:
+			// New work or a Drain: back to the shortest tick, but never
+			// query faster than it.
+			tick = minTick
+			if !timer.Stop() {
+				<-timer.C
+			}
+			time.Sleep(minTick)
+		}
+		reaper.mu.Lock()
+		probes = probes[:0]
+		hurry := reaper.hurry > 0
+		for k, q := range reaper.queues {
+			if q.target == 0 {
+				// The newest use: it was just recorded, so it is queried
+				// from the next tick on, unless a Drain waits.
+				q.target = q.uses[len(q.uses)-1].u.seq
+				if !hurry {
+					continue
+				}
+			}
+			for _, w := range q.uses {
+				if w.u.seq == q.target {
+					probes = append(probes, probe{k: k, seq: q.target, ev: w.u.ev})
+					break
+				}
+			}
+		}
+		reaper.mu.Unlock()
+
+		for i := range probes {
+			probes[i].done, probes[i].err = sync.EventDone(probes[i].ev)
+		}
+
+		var ready []waiting // uses complete: recycle the event, maybe retire
+		var retire []*state // buffers whose last use completed
+		var broken []*state // buffers whose release failed here
+		var errs []error    // the error of each broken buffer
+		progress := false
+		reaper.mu.Lock()
+		for _, p := range probes {
+			q := reaper.queues[p.k]
+			if !p.done && p.err == nil {
+				continue
+			}
+			progress = true
+			n := 0
+			for _, w := range q.uses {
+				switch {
+				case p.err != nil && w.u.seq == p.seq:
+					// Its event and the event's hold on the context
+					// are kept for good with the memory (state.fail).
+					w.st.waiting--
+					if !w.st.broken {
+						w.st.broken = true
+						broken = append(broken, w.st)
+						errs = append(errs, fmt.Errorf("waiting for stream %#x: %w", uintptr(w.u.s), p.err))
+					}
+				case p.err == nil && w.u.seq <= p.seq:
+					ready = append(ready, w)
+					w.st.waiting--
+					if w.st.waiting == 0 && !w.st.broken {
+						retire = append(retire, w.st)
+					}
+				default:
+					q.uses[n] = w
+					n++
+				}
+			}
+			clear(q.uses[n:])
+			q.uses = q.uses[:n]
+			q.target = 0
+			if n == 0 {
+				delete(reaper.queues, p.k)
+			}
+		}
+		hurry = reaper.hurry > 0
+		if len(reaper.queues) == 0 {
+			reaper.running = false
+		}
+		running := reaper.running
+		reaper.mu.Unlock()
+
+		for _, w := range ready {
+			putEvent(w.u)
+		}
+		for i, st := range broken {
+			st.fail(errs[i])
+		}
+		for _, st := range retire {
+			st.afterUses()
+		}
+		if !running {
+			return
+		}
+		switch {
+		case progress || hurry:
+			tick = minTick
+		default:
+			tick = min(2*tick, maxTick)
+		}
+		timer.Reset(tick)
+	}
+}

@@ -5,8 +5,8 @@ package bench
 import (
 	"context"
 	"errors"
-	"runtime"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"testing"

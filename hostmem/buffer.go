@@ -190,29 +190,16 @@ func (b *Buffer) Use(s libcuda.Stream) error {
 	if special {
 		// These handles mean the current context's streams: make the
 		// buffer's context current.
-		return libcuda.WithContext(st.ctx, func() error { return st.use(s, st.ctx, 0) })
+		return libcuda.WithContext(st.ctx, func() error { return st.use(s, true) })
 	}
-	for i := range st.uses {
-		if st.uses[i].s == s {
-			return st.use(s, st.uses[i].ctx, st.uses[i].id)
-		}
-	}
-	// The event belongs to the stream's context, which may be another
-	// device's: registered memory is portable.
-	var ctx libcuda.Context
-	if err := libcuda.StreamGetCtx(s, &ctx); err != nil {
-		return fmt.Errorf("hostmem: Use: %w", err)
-	}
-	var id uint64
-	if err := libcuda.StreamGetId(s, &id); err != nil && !errors.Is(err, libcuda.ErrSymbol) {
-		return fmt.Errorf("hostmem: Use: %w", err)
-	}
-	return st.use(s, ctx, id)
+	return st.use(s, false)
 }
 
-// use records a use on s, of context ctx and unique id (0: none), with a
-// new event or the one of an earlier use on s; st.mu is held.
-func (st *state) use(s libcuda.Stream, ctx libcuda.Context, id uint64) error {
+// use records a use on s with a new event, or with the event of an earlier
+// use on s; st.mu is held. On a stream being captured it leases the memory
+// instead, and calls nothing else: the driver refuses even cuStreamGetId
+// on a capturing stream, and invalidates the capture.
+func (st *state) use(s libcuda.Stream, special bool) error {
 	if capturing, err := isCapturing(s); err != nil || capturing {
 		if err == nil {
 			err = st.lease(s)
@@ -224,9 +211,20 @@ func (st *state) use(s libcuda.Stream, ctx libcuda.Context, id uint64) error {
 		i++
 	}
 	if i == len(st.uses) {
-		u := use{s: s, ctx: ctx, id: id}
+		// The event belongs to the stream's context, which may be another
+		// device's: registered memory is portable. The stream's unique id
+		// lets the reaper order its uses (0: no id, see reaper).
+		u := use{s: s, ctx: st.ctx}
+		if !special {
+			if err := libcuda.StreamGetCtx(s, &u.ctx); err != nil {
+				return fmt.Errorf("hostmem: Use: %w", err)
+			}
+			if err := libcuda.StreamGetId(s, &u.id); err != nil && !errors.Is(err, libcuda.ErrSymbol) {
+				return fmt.Errorf("hostmem: Use: %w", err)
+			}
+		}
 		var err error
-		if u.ev, u.hold, err = getEvent(ctx); err != nil {
+		if u.ev, u.hold, err = getEvent(u.ctx); err != nil {
 			return fmt.Errorf("hostmem: Use: %w", err)
 		}
 		st.uses = append(st.uses, u)

@@ -23,8 +23,11 @@ type pooledEvent struct {
 	hold hold
 }
 
-// maxPooledEvents bounds the events kept per context.
-const maxPooledEvents = 256
+// maxPooledEvents bounds the events kept per context. A loop that wraps,
+// uses and frees as fast as it can has a few hundred uses in flight between
+// the reaper's rounds; past the bound, events are created and destroyed,
+// which stalls other threads' launches.
+const maxPooledEvents = 4096
 
 // getEvent returns an event of ctx with a hold on ctx; events of held
 // (primary) contexts may be kept for reuse afterwards.

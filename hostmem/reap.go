@@ -2,6 +2,7 @@ package hostmem
 
 import (
 	"fmt"
+	"runtime"
 	gosync "sync"
 	"sync/atomic"
 	"time"
@@ -37,8 +38,9 @@ func init() { reaper.wake = make(chan struct{}, 1) }
 // Ticks of the reaper: the shortest after new work or progress, doubling
 // while nothing completes, up to the longest.
 const (
-	minTick = 10 * time.Microsecond
-	maxTick = time.Millisecond
+	minTick  = 10 * time.Microsecond
+	maxTick  = time.Millisecond
+	hurryFor = 2 * time.Millisecond
 )
 
 // queueKey names the uses that complete in order: those recorded on one
@@ -90,6 +92,7 @@ func reap(st *state, uses []use) {
 		reaper.queues = make(map[queueKey]*queue)
 	}
 	st.waiting = len(uses)
+	fresh := false // a queue without a target: worth a wake-up
 	for _, u := range uses {
 		k := queueKey{ctx: u.ctx, id: u.id}
 		if u.id == 0 {
@@ -99,6 +102,7 @@ func reap(st *state, uses []use) {
 		if q == nil {
 			q = &queue{}
 			reaper.queues[k] = q
+			fresh = true
 		}
 		// Usually the newest record; insert in seq order otherwise.
 		i := len(q.uses)
@@ -112,9 +116,11 @@ func reap(st *state, uses []use) {
 	start := !reaper.running
 	reaper.running = true
 	reaper.mu.Unlock()
-	if start {
+	switch {
+	case start:
 		go reapLoop()
-	} else {
+	case fresh:
+		// Uses added to a queue wait for its target anyway: no wake-up.
 		poke()
 	}
 }
@@ -151,34 +157,46 @@ type probe struct {
 
 // reapLoop runs while uses are pending: a tick queries the target of each
 // queue, then retires what completed.
+//
+// Between ticks it sleeps on a timer. The runtime rounds a sub-millisecond
+// timer up to about a millisecond when it has nothing else to do, so a
+// release usually completes within a millisecond or two of the GPU work;
+// polling faster would take a core and make the queries that stall other
+// threads' launches. While a Drain waits, the reaper yields instead of
+// sleeping, for up to hurryFor after the last progress.
 func reapLoop() {
 	tick := minTick
 	timer := time.NewTimer(tick)
 	defer timer.Stop()
 	var probes []probe
+	var yieldUntil time.Time // while a Drain waits: yield, not sleep, until then
+	hurry := false
 	for {
-		select {
-		case <-timer.C:
-		case <-reaper.wake:
-			// New work or a Drain: back to the shortest tick, but never
-			// query faster than it.
-			tick = minTick
-			if !timer.Stop() {
-				<-timer.C
+		if hurry && time.Now().Before(yieldUntil) {
+			for next := time.Now().Add(minTick); time.Now().Before(next); {
+				runtime.Gosched()
 			}
-			time.Sleep(minTick)
+		} else {
+			timer.Reset(tick)
+			select {
+			case <-timer.C:
+			case <-reaper.wake:
+				// New work or a Drain: back to the shortest tick.
+				timer.Stop()
+				tick = minTick
+				yieldUntil = time.Now().Add(hurryFor)
+				reaper.mu.Lock()
+				hurry = reaper.hurry > 0
+				reaper.mu.Unlock()
+				continue
+			}
 		}
 		reaper.mu.Lock()
 		probes = probes[:0]
-		hurry := reaper.hurry > 0
 		for k, q := range reaper.queues {
 			if q.target == 0 {
-				// The newest use: it was just recorded, so it is queried
-				// from the next tick on, unless a Drain waits.
+				// The newest use; those after it wait for the next round.
 				q.target = q.uses[len(q.uses)-1].u.seq
-				if !hurry {
-					continue
-				}
 			}
 			for _, w := range q.uses {
 				if w.u.seq == q.target {
@@ -254,12 +272,11 @@ func reapLoop() {
 		if !running {
 			return
 		}
-		switch {
-		case progress || hurry:
+		if progress {
 			tick = minTick
-		default:
+			yieldUntil = time.Now().Add(hurryFor)
+		} else {
 			tick = min(2*tick, maxTick)
 		}
-		timer.Reset(tick)
 	}
 }

@@ -145,6 +145,14 @@ func captureCalls(other libcuda.Stream, dev libcuda.Deviceptr, pinned unsafe.Poi
 			var st libcuda.StreamCaptureStatus
 			return func() error { return libcuda.StreamIsCapturing(other, &st) }, noAfter
 		}},
+		{"cuStreamGetCtx(other)", false, func(t *testing.T) (func() error, func(bool)) {
+			var c libcuda.Context
+			return func() error { return libcuda.StreamGetCtx(other, &c) }, noAfter
+		}},
+		{"cuStreamGetId(other)", false, func(t *testing.T) (func() error, func(bool)) {
+			var id uint64
+			return func() error { return libcuda.StreamGetId(other, &id) }, noAfter
+		}},
 		{"cuMemcpyHtoDAsync(other)", false, func(t *testing.T) (func() error, func(bool)) {
 			return func() error { return libcuda.MemcpyHtoDAsync(dev, pinned, 64, other) },
 				func(bool) { must(t, libcuda.StreamSynchronize(other)) }
@@ -291,6 +299,16 @@ func TestConformanceCaptureSpecialCases(t *testing.T) {
 		withMode(t, relaxed, func() {
 			check("cuEventSynchronize of an event recorded in the capture", code(libcuda.EventSynchronize(e)), 907)
 		})
+		check("  end of that capture", end(s), 901)
+	}
+
+	// cuStreamGetId of the stream being captured, on its own thread: on the
+	// H200 it failed with 900 and invalidated a global-mode capture.
+	for _, m := range captureModes {
+		must(t, libcuda.StreamBeginCapture(s, m))
+		must(t, libcuda.MemsetD8Async(dev, 0, 64, s))
+		var id uint64
+		check(fmt.Sprintf("cuStreamGetId of the stream in a %s capture", modeName(m)), code(libcuda.StreamGetId(s, &id)), 900)
 		check("  end of that capture", end(s), 901)
 	}
 

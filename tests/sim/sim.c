@@ -1313,6 +1313,11 @@ CUresult cuStreamGetId(CUstream h, unsigned long long *id) {
     LOCK();
     CUresult r = stream_of(h, &s);
     if (!r && !id) r = CUDA_ERROR_INVALID_VALUE;
+    /* The H200 refuses it on a capturing stream and invalidates the capture. */
+    if (!r && s->cap) {
+        invalidate(s->cap);
+        r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    }
     if (!r) *id = s->id;
     UNLOCK();
     return r;

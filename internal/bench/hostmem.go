@@ -62,6 +62,22 @@ func (f *Fixture) HostmemRows() []Row {
 				drainB(b)
 			})
 		}})
+		// The C baseline's loop, through the binding: the same memory
+		// registered and unregistered again and again.
+		rows = append(rows, Row{"register + unregister, " + sizeName(n), "libcuda MemHostRegister + Unregister", func(b *testing.B) {
+			mem := make([]byte, n)
+			for j := 0; j < n; j += 4096 {
+				mem[j] = 1
+			}
+			p := unsafe.Pointer(&mem[0])
+			f.OnThread(b, func(b *testing.B) {
+				for b.Loop() {
+					must(b, libcuda.MemHostRegister(p, uint64(n), uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE|libcuda.CU_MEMHOSTREGISTER_DEVICEMAP)))
+					must(b, libcuda.MemHostUnregister(p))
+				}
+			})
+			runtime.KeepAlive(mem)
+		}})
 	}
 	rows = append(rows, Row{"wrap again during a pending release, 1 MiB", "Wrap+Use+Free", func(b *testing.B) {
 		mem := make([]byte, 1<<20)
@@ -255,6 +271,9 @@ func (f *Fixture) stall(b *testing.B, l stallLoop) {
 	}()
 	unregs := hostmem.ReadStats().Unregisters
 	var cycles atomic.Int64
+	// The launches are timed once the loop has run for a while: its steady
+	// state, with hostmem's events pooled and its registrations revived.
+	warm := make(chan struct{})
 	if l.body != nil {
 		go func() {
 			done <- libcuda.WithContext(f.Ctx, func() error {
@@ -266,18 +285,34 @@ func (f *Fixture) stall(b *testing.B, l stallLoop) {
 				if err := libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
 					return err
 				}
+				start, warmed := time.Now(), false
 				for i := 0; !stop.Load(); i++ {
 					if err := l.body(s, ev, i); err != nil && !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+						if !warmed {
+							close(warm)
+						}
 						return err
 					}
-					cycles.Add(1)
+					switch {
+					case warmed:
+						cycles.Add(1)
+					case time.Since(start) > 50*time.Millisecond:
+						warmed = true
+						close(warm) // counted from here on
+					}
+				}
+				if !warmed {
+					close(warm)
 				}
 				return errors.Join(libcuda.StreamSynchronize(s), libcuda.EventDestroy(ev), libcuda.StreamDestroy(s))
 			})
 		}()
 	} else {
+		close(warm)
 		done <- nil
 	}
+	<-warm
+	unregs = hostmem.ReadStats().Unregisters
 	f.OnThread(b, func(b *testing.B) {
 		var s libcuda.Stream
 		must(b, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))

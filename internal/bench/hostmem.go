@@ -62,21 +62,33 @@ func (f *Fixture) HostmemRows() []Row {
 				drainB(b)
 			})
 		}})
-		// The C baseline's loop, through the binding: the same memory
-		// registered and unregistered again and again.
-		rows = append(rows, Row{"register + unregister, " + sizeName(n), "libcuda MemHostRegister + Unregister", func(b *testing.B) {
-			mem := make([]byte, n)
-			for j := 0; j < n; j += 4096 {
-				mem[j] = 1
-			}
-			p := unsafe.Pointer(&mem[0])
-			f.OnThread(b, func(b *testing.B) {
-				for b.Loop() {
-					must(b, libcuda.MemHostRegister(p, uint64(n), uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE|libcuda.CU_MEMHOSTREGISTER_DEVICEMAP)))
-					must(b, libcuda.MemHostUnregister(p))
+		// The same pattern through the binding alone, in the same run: k
+		// distinct Go buffers registered, then unregistered together. The
+		// ratio of the row above to this one is hostmem's own cost.
+		rows = append(rows, Row{"register + unregister, " + sizeName(n), "libcuda register, unregister each " + fmt.Sprint(k), func(b *testing.B) {
+			mems := make([][]byte, k)
+			for i := range mems {
+				mems[i] = make([]byte, n)
+				for j := 0; j < n; j += 4096 {
+					mems[i][j] = 1
 				}
+			}
+			flags := uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE | libcuda.CU_MEMHOSTREGISTER_DEVICEMAP)
+			f.OnThread(b, func(b *testing.B) {
+				unregister := func(upTo int) {
+					for _, m := range mems[:upTo] {
+						must(b, libcuda.MemHostUnregister(unsafe.Pointer(&m[0])))
+					}
+				}
+				for i := 0; i < b.N; i++ {
+					must(b, libcuda.MemHostRegister(unsafe.Pointer(&mems[i%k][0]), uint64(n), flags))
+					if i%k == k-1 {
+						unregister(k)
+					}
+				}
+				unregister(b.N % k)
 			})
-			runtime.KeepAlive(mem)
+			runtime.KeepAlive(mems)
 		}})
 	}
 	rows = append(rows, Row{"wrap again during a pending release, 1 MiB", "Wrap+Use+Free", func(b *testing.B) {

@@ -6,8 +6,22 @@
 // unregistered; Alloc does the same for pinned memory outside the Go heap
 // (cuMemHostAlloc). Buffer.Use records that work just submitted to a stream
 // uses the buffer; Buffer.Free returns at once and the release runs in the
-// background: it waits (package sync) for what was submitted to every
-// stream the buffer was used on, then retires the registration.
+// background: it waits for what was submitted to every stream the buffer
+// was used on, then retires the registration.
+//
+// # Waiting for the GPU
+//
+// Use records an event on the stream. One background goroutine, running
+// only while releases are pending, waits for the events of freed buffers.
+// Work on a stream completes in the order it was submitted, so it queries
+// one event per stream at a time (the newest when it looks) and, once that
+// one has completed, finishes every release recorded before it on that
+// stream. Each query is a driver call that briefly holds other threads'
+// launches, so it queries at most every 250µs per stream, doubling to 2ms
+// while nothing completes: a release usually ends within a millisecond or
+// two of its GPU work. Drain makes it poll every 10µs while it waits.
+// Streams are told apart by their unique id (cuStreamGetId), never by a
+// handle the driver may reuse.
 //
 // # Why retire instead of unregister
 //
@@ -54,7 +68,8 @@
 // until the buffer's release and its registrations have ended, so a program
 // may release its own hold early. Completed events are kept for reuse (their
 // creation and destruction take driver locks that other threads' launches
-// wait for); a kept event holds its context too, and Drain lets them go. A context made with cuCtxCreate must
+// wait for); a kept event holds its context too, and Drain lets them go. A
+// context made with cuCtxCreate must
 // outlive the releases of the buffers wrapped in it: destroyed earlier, the
 // release fails, is logged, and the memory stays pinned.
 //

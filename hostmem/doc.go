@@ -17,9 +17,9 @@
 // one event per stream at a time (the newest when it looks) and, once that
 // one has completed, finishes every release recorded before it on that
 // stream. Each query is a driver call that briefly holds other threads'
-// launches, so it queries at most every 250µs per stream, doubling to 2ms
-// while nothing completes: a release usually ends within a millisecond or
-// two of its GPU work. Drain makes it poll every 10µs while it waits.
+// launches, so it queries at most every millisecond per stream, doubling
+// to 4ms while nothing completes, so a release ends within a few
+// milliseconds of its GPU work. Drain makes it poll every 10µs while it waits.
 // Streams are told apart by their unique id (cuStreamGetId), never by a
 // handle the driver may reuse.
 //

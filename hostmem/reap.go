@@ -41,11 +41,12 @@ func init() { reaper.wake = make(chan struct{}, 1) }
 // Behind a loop that wraps, uses and frees as fast as it can, a 10µs tick
 // queries every few tens of microseconds, and on the H200 a thread doing
 // nothing but cuEventQuery raised the p99 of another thread's launch calls
-// by 40-60% (tools/bench); 250µs bounds the reaper to 4,000 queries a
-// second per stream.
+// by 40-60% (tools/bench); a 1ms tick bounds the reaper to 1,000 queries a
+// second per stream, and the runtime's timers are about that coarse anyway
+// when the process is otherwise idle.
 const (
-	minTick   = 250 * time.Microsecond
-	maxTick   = 2 * time.Millisecond
+	minTick   = time.Millisecond
+	maxTick   = 4 * time.Millisecond
 	hurryTick = 10 * time.Microsecond
 	hurryFor  = 2 * time.Millisecond
 )

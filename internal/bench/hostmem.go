@@ -198,7 +198,13 @@ func (f *Fixture) StallRows() []Row {
 type stallLoop struct {
 	name string
 	body func(s libcuda.Stream, ev libcuda.Event, i int) error
+	// turns runs the loop in turns of turnLength, on and off, and compares
+	// the launches timed in each: a ratio from the same stretch of time,
+	// which the machine's drift between rows does not blur.
+	turns bool
 }
+
+const turnLength = 20 * time.Millisecond
 
 var stallSink []byte
 
@@ -221,17 +227,20 @@ func (f *Fixture) stallLoops() []stallLoop {
 	}
 	var next time.Time
 	return []stallLoop{
-		{"without a loop", nil},
+		{"without a loop", nil, false},
 		{"with wrap/use/free loop", func(s libcuda.Stream, _ libcuda.Event, i int) error {
 			return cycle(s, i)
-		}},
+		}, false},
 		{"with wrap/use/free loop, a cycle per 50µs", func(s libcuda.Stream, _ libcuda.Event, i int) error {
 			for time.Now().Before(next) {
 				runtime.Gosched()
 			}
 			next = time.Now().Add(50 * time.Microsecond)
 			return cycle(s, i)
-		}},
+		}, false},
+		{"wrap/use/free loop on and off in turns", func(s libcuda.Stream, _ libcuda.Event, i int) error {
+			return cycle(s, i)
+		}, true},
 		{"with Go allocations only", func(libcuda.Stream, libcuda.Event, int) error {
 			for range 12 {
 				stallSink = make([]byte, 48)
@@ -240,22 +249,22 @@ func (f *Fixture) stallLoops() []stallLoop {
 			go close(done)
 			<-done
 			return nil
-		}},
+		}, false},
 		{"with cuEventRecord loop", func(s libcuda.Stream, ev libcuda.Event, _ int) error {
 			return libcuda.EventRecord(ev, s)
-		}},
+		}, false},
 		{"with cuEventQuery loop", func(_ libcuda.Stream, ev libcuda.Event, _ int) error {
 			return libcuda.EventQuery(ev)
-		}},
+		}, false},
 		{"with cuStreamIsCapturing loop", func(s libcuda.Stream, _ libcuda.Event, _ int) error {
 			return libcuda.StreamIsCapturing(s, &cs)
-		}},
+		}, false},
 		{"with cuStreamGetCtx loop", func(s libcuda.Stream, _ libcuda.Event, _ int) error {
 			return libcuda.StreamGetCtx(s, &cur)
-		}},
+		}, false},
 		{"with cuCtxGetCurrent loop", func(libcuda.Stream, libcuda.Event, int) error {
 			return libcuda.CtxGetCurrent(&cur)
-		}},
+		}, false},
 	}
 }
 
@@ -283,6 +292,7 @@ func (f *Fixture) stall(b *testing.B, l stallLoop) {
 	}()
 	unregs := hostmem.ReadStats().Unregisters
 	var cycles atomic.Int64
+	var on atomic.Bool // in turns: the loop runs
 	// The launches are timed once the loop has run for a while: its steady
 	// state, with hostmem's events pooled and its registrations revived.
 	warm := make(chan struct{})
@@ -299,6 +309,10 @@ func (f *Fixture) stall(b *testing.B, l stallLoop) {
 				}
 				start, warmed := time.Now(), false
 				for i := 0; !stop.Load(); i++ {
+					if warmed && l.turns && !on.Load() {
+						time.Sleep(50 * time.Microsecond)
+						continue
+					}
 					if err := l.body(s, ev, i); err != nil && !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 						if !warmed {
 							close(warm)
@@ -329,11 +343,28 @@ func (f *Fixture) stall(b *testing.B, l stallLoop) {
 		var s libcuda.Stream
 		must(b, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
 		durs := make([]time.Duration, 0, 1<<16)
+		var offDurs []time.Duration // in turns: launches timed with the loop off
+		start, n := time.Now(), 0
 		for b.Loop() {
+			turn := time.Since(start)
+			running := (turn/turnLength)%2 == 1
+			if l.turns && on.Load() != running {
+				on.Store(running)
+			}
 			t0 := time.Now()
 			must(b, spin.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 1}, 0, s, uint64(0)))
-			durs = append(durs, time.Since(t0))
-			if len(durs)%64 == 0 {
+			d := time.Since(t0)
+			switch {
+			case !l.turns:
+				durs = append(durs, d)
+			case turn%turnLength < turnLength/10:
+				// Settling after a switch: not counted.
+			case running:
+				durs = append(durs, d)
+			default:
+				offDurs = append(offDurs, d)
+			}
+			if n++; n%64 == 0 {
 				must(b, libcuda.StreamSynchronize(s))
 			}
 		}
@@ -345,6 +376,11 @@ func (f *Fixture) stall(b *testing.B, l stallLoop) {
 		must(b, libcuda.StreamSynchronize(s))
 		must(b, libcuda.StreamDestroy(s))
 		b.ReportMetric(float64(percentile(durs, 0.99).Nanoseconds()), "p99-ns/op")
+		if l.turns {
+			off := percentile(offDurs, 0.99)
+			b.ReportMetric(float64(off.Nanoseconds()), "p99-off")
+			b.ReportMetric(float64(percentile(durs, 0.99))/float64(off), "on/off")
+		}
 		b.ReportMetric(float64(percentile(durs, 0.5).Nanoseconds()), "p50")
 		if l.body != nil {
 			b.ReportMetric(float64(hostmem.ReadStats().Unregisters-unregs), "unregisters")

@@ -116,10 +116,11 @@ func (st *state) fail(err error) {
 // stall does not matter.
 func Trim() int { return reg.trim() }
 
-// Drain waits until every release in progress has finished, then
-// unregisters what is retired. Memory of buffers not freed, and memory
-// leased to graphs that still exist, stays registered.
-func Drain(ctx context.Context) error {
+// Wait waits until every release in progress has finished: their memory
+// is retired, but stays registered and pinned until a batch, Trim or
+// Drain unregisters it, and hostmem keeps its pooled events. Postponed
+// releases wait for the captures that hold them.
+func Wait(ctx context.Context) error {
 	defer hurryReaper()()
 	for {
 		releases.mu.Lock()
@@ -127,13 +128,24 @@ func Drain(ctx context.Context) error {
 		releases.watched = true
 		releases.mu.Unlock()
 		if pending == 0 {
-			break
+			return nil
 		}
 		select {
 		case <-changed:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
+	}
+}
+
+// Drain waits until every release in progress has finished, then
+// unregisters what is retired and destroys the events kept for reuse, so
+// that hostmem holds no primary context it does not need. Memory of
+// buffers not freed, and memory leased to graphs that still exist, stays
+// registered.
+func Drain(ctx context.Context) error {
+	if err := Wait(ctx); err != nil {
+		return err
 	}
 	flushEvents()
 	// Unregister what is retired, and wait for batches already running.

@@ -613,3 +613,41 @@ func TestReleaseFollowsRecordOrderNotFreeOrder(t *testing.T) {
 		t.Fatalf("after Drain: %+v", st)
 	}
 }
+
+// Wait finishes the releases in progress but, unlike Drain, leaves their
+// registrations retired (registered, pinned, revivable) and keeps the
+// pooled events; Trim then unregisters them.
+func TestWaitRetiresWithoutUnregistering(t *testing.T) {
+	noErrorsLogged(t)
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	s := newStream(t)
+	g := newGate(t)
+	drain(t)
+	g.hold(t, s)
+	const n = 3
+	for range n {
+		b, err := hostmem.Wrap(cu, make([]byte, 8192))
+		must(t, err)
+		must(t, b.Use(s))
+		must(t, b.Free())
+	}
+	if st := hostmem.ReadStats(); st.Pending != n {
+		t.Fatalf("behind the gate: %+v; want %d pending", st, n)
+	}
+	g.open()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	must(t, hostmem.Wait(ctx))
+	st := hostmem.ReadStats()
+	if st.Pending != 0 || st.Retired != n || st.Registrations != n {
+		t.Fatalf("after Wait: %+v; want none pending and %d retired registrations", st, n)
+	}
+	if st.HeldContexts == 0 {
+		t.Fatalf("after Wait: %+v; want the pooled events' context still held", st)
+	}
+	if got := hostmem.Trim(); got != n {
+		t.Fatalf("Trim ended %d registrations, want %d", got, n)
+	}
+	drain(t)
+}

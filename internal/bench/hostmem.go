@@ -41,10 +41,11 @@ func drainB(b *testing.B) {
 func (f *Fixture) HostmemRows() []Row {
 	var rows []Row
 	for _, n := range HostmemSizes {
-		// Distinct memory each time, so every wrap registers anew; the
-		// unregisters run in Drain's batches, which the time includes.
+		// Distinct memory each time, so every wrap registers anew; after k
+		// of them the releases are waited for and the k registrations
+		// unregistered by Trim, which the time includes.
 		k := max(4, (16<<20)/n)
-		rows = append(rows, Row{"register + unregister, " + sizeName(n), "Wrap+Use+Free, Drain each " + fmt.Sprint(k), func(b *testing.B) {
+		rows = append(rows, Row{"register + unregister, " + sizeName(n), "Wrap+Use+Free, Wait + Trim each " + fmt.Sprint(k), func(b *testing.B) {
 			mems := make([][]byte, k)
 			for i := range mems {
 				mems[i] = make([]byte, n)
@@ -56,7 +57,8 @@ func (f *Fixture) HostmemRows() []Row {
 				for i := 0; i < b.N; i++ {
 					f.cycle(b, mems[i%k], f.Stream)
 					if i%k == k-1 {
-						drainB(b)
+						must(b, hostmem.Wait(context.Background()))
+						hostmem.Trim()
 					}
 				}
 				drainB(b)
@@ -344,6 +346,7 @@ func (f *Fixture) stall(b *testing.B, l stallLoop) {
 		must(b, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
 		durs := make([]time.Duration, 0, 1<<16)
 		var offDurs []time.Duration // in turns: launches timed with the loop off
+		perTurn := map[int][]time.Duration{}
 		start, n := time.Now(), 0
 		for b.Loop() {
 			turn := time.Since(start)
@@ -361,8 +364,10 @@ func (f *Fixture) stall(b *testing.B, l stallLoop) {
 				// Settling after a switch: not counted.
 			case running:
 				durs = append(durs, d)
+				perTurn[int(turn/turnLength)] = append(perTurn[int(turn/turnLength)], d)
 			default:
 				offDurs = append(offDurs, d)
+				perTurn[int(turn/turnLength)] = append(perTurn[int(turn/turnLength)], d)
 			}
 			if n++; n%64 == 0 {
 				must(b, libcuda.StreamSynchronize(s))
@@ -380,6 +385,18 @@ func (f *Fixture) stall(b *testing.B, l stallLoop) {
 			off := percentile(offDurs, 0.99)
 			b.ReportMetric(float64(off.Nanoseconds()), "p99-off")
 			b.ReportMetric(float64(percentile(durs, 0.99))/float64(off), "on/off")
+			// Each on turn against the off turn just before it.
+			var ratios []float64
+			for k, onDurs := range perTurn {
+				if before, ok := perTurn[k-1]; k%2 == 1 && ok && len(onDurs) >= 100 && len(before) >= 100 {
+					ratios = append(ratios, float64(percentile(onDurs, 0.99))/float64(percentile(before, 0.99)))
+				}
+			}
+			if len(ratios) > 0 {
+				slices.Sort(ratios)
+				b.ReportMetric(ratios[len(ratios)/2], "on/off-median")
+				b.ReportMetric(float64(len(ratios)), "turn-pairs")
+			}
 		}
 		b.ReportMetric(float64(percentile(durs, 0.5).Nanoseconds()), "p50")
 		if l.body != nil {

@@ -91,7 +91,9 @@ static struct {
 	CUcontext ctx;
 	CUfunction spin;
 	volatile int stop;
-	int loop; // which loop the other thread runs; 0: none
+	volatile int on; // in turns: the loop runs
+	int loop;        // which loop the other thread runs; 0: none
+	int turns;       // run the loop in turns, on and off
 	void *mem;
 	CUresult (*cuCtxSetCurrent)(CUcontext);
 	CUresult (*cuStreamCreate)(CUstream *, unsigned);
@@ -133,6 +135,11 @@ static void *stall_loop(void *arg) {
 	CHECK(st.cuStreamCreate(&s, 1));
 	CHECK(st.cuEventCreate(&ev, 0x2));
 	while (!st.stop) {
+		if (st.turns && !st.on) {
+			struct timespec ts = {0, 50000};
+			nanosleep(&ts, NULL);
+			continue;
+		}
 		switch (st.loop) {
 		case 1: CHECK(st.cuEventRecord(ev, s)); break;
 		case 2: { CUresult r = st.cuEventQuery(ev); if (r != 0 && r != 600) CHECK(r); } break;
@@ -159,6 +166,69 @@ static void *stall_loop(void *arg) {
 static int cmp_double(const void *a, const void *b) {
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
+}
+
+// stall_turns runs the loop in 20ms turns, on and off, and prints the
+// median over pairs of turns of the p99 with the loop on over the p99 of
+// the turn before with it off, times 1000 (the Go row's on/off-median).
+static void stall_turns(const char *label, int loop) {
+	enum { N = 200000, MAXT = 1024 };
+	static double durs[N], turn_durs[N];
+	static int turn_of[N];
+	static double ratios[MAXT];
+	pthread_t busy, other;
+	CUstream s;
+	unsigned long long ns = 0;
+	void *params[] = {&ns};
+	st.stop = 0;
+	st.loop = loop;
+	st.turns = 1;
+	st.on = 0;
+	CHECK(st.cuStreamCreate(&s, 1));
+	pthread_create(&busy, NULL, stall_busy, NULL);
+	pthread_create(&other, NULL, stall_loop, NULL);
+	const double turn_ns = 20e6;
+	double start = now_ns();
+	int n = 0;
+	for (int i = 0; i < N; i++) {
+		double t = now_ns() - start;
+		int turn = (int)(t / turn_ns);
+		st.on = turn % 2;
+		double t0 = now_ns();
+		CHECK(st.cuLaunchKernel(st.spin, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+		double d = now_ns() - t0;
+		if (t - turn * turn_ns >= turn_ns / 10 && turn < MAXT) { // not settling after a switch
+			durs[n] = d;
+			turn_of[n] = turn;
+			n++;
+		}
+		if (i % 64 == 63) CHECK(st.cuStreamSynchronize(s));
+	}
+	st.stop = 1;
+	pthread_join(busy, NULL);
+	pthread_join(other, NULL);
+	st.turns = 0;
+	CHECK(st.cuStreamSynchronize(s));
+	CHECK(st.cuStreamDestroy(s));
+	// The p99 of each turn, then the ratio of each on turn to the off turn before it.
+	static double p99[MAXT];
+	int last = n ? turn_of[n - 1] : -1;
+	for (int k = 0; k <= last; k++) {
+		int m = 0;
+		for (int i = 0; i < n; i++)
+			if (turn_of[i] == k) turn_durs[m++] = durs[i];
+		p99[k] = 0;
+		if (m >= 100) {
+			qsort(turn_durs, m, sizeof turn_durs[0], cmp_double);
+			p99[k] = turn_durs[(int)(0.99 * (m - 1))];
+		}
+	}
+	int r = 0;
+	for (int k = 1; k <= last; k += 2)
+		if (p99[k] > 0 && p99[k - 1] > 0) ratios[r++] = p99[k] / p99[k - 1];
+	if (r == 0) return;
+	qsort(ratios, r, sizeof ratios[0], cmp_double);
+	printf("%s\t%.1f\n", label, 1000 * ratios[r / 2]);
 }
 
 static void stall(const char *label, int loop) {
@@ -302,6 +372,7 @@ int main(int argc, char **argv) {
 	stall("launch call p99, busy GPU (C, cuEventRecord + cuEventQuery loop)", 3);
 	stall("launch call p99, busy GPU (C, register + unregister 64 KiB loop)", 4);
 	stall("launch call p99, busy GPU (C, cuStreamGetCtx + cuStreamGetId + cuStreamIsCapturing + cuEventRecord loop)", 5);
+	stall_turns("launch call p99 on/off x1000, busy GPU (C, loop of hostmem's per-use calls in turns, median of pairs)", 5);
 	free(st.mem);
 	return 0;
 }

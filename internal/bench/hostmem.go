@@ -54,44 +54,39 @@ func (f *Fixture) HostmemRows() []Row {
 				}
 			}
 			f.OnThread(b, func(b *testing.B) {
+				var waited, trimmed time.Duration
+				rounds := 0
 				for i := 0; i < b.N; i++ {
 					f.cycle(b, mems[i%k], f.Stream)
 					if i%k == k-1 {
+						t0 := time.Now()
 						must(b, hostmem.Wait(context.Background()))
+						t1 := time.Now()
 						hostmem.Trim()
+						waited, trimmed = waited+t1.Sub(t0), trimmed+time.Since(t1)
+						rounds++
 					}
 				}
 				drainB(b)
+				if rounds > 0 {
+					b.ReportMetric(float64(waited.Nanoseconds()/int64(rounds)), "wait-ns/round")
+					b.ReportMetric(float64(trimmed.Nanoseconds()/int64(rounds)), "trim-ns/round")
+				}
 			})
 		}})
 		// The same pattern through the binding alone, in the same run: k
 		// distinct Go buffers registered, then unregistered together. The
-		// ratio of the row above to this one is hostmem's own cost.
-		rows = append(rows, Row{"register + unregister, " + sizeName(n), "libcuda register, unregister each " + fmt.Sprint(k), func(b *testing.B) {
-			mems := make([][]byte, k)
-			for i := range mems {
-				mems[i] = make([]byte, n)
-				for j := 0; j < n; j += 4096 {
-					mems[i][j] = 1
-				}
+		// ratio of the row above to this one is hostmem's own cost; the
+		// second variant also records an event on the stream after each
+		// register, as a use does, and waits for the stream before the
+		// unregisters.
+		for _, record := range []bool{false, true} {
+			way := "libcuda register, unregister each " + fmt.Sprint(k)
+			if record {
+				way = "libcuda register + event record, unregister each " + fmt.Sprint(k)
 			}
-			flags := uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE | libcuda.CU_MEMHOSTREGISTER_DEVICEMAP)
-			f.OnThread(b, func(b *testing.B) {
-				unregister := func(upTo int) {
-					for _, m := range mems[:upTo] {
-						must(b, libcuda.MemHostUnregister(unsafe.Pointer(&m[0])))
-					}
-				}
-				for i := 0; i < b.N; i++ {
-					must(b, libcuda.MemHostRegister(unsafe.Pointer(&mems[i%k][0]), uint64(n), flags))
-					if i%k == k-1 {
-						unregister(k)
-					}
-				}
-				unregister(b.N % k)
-			})
-			runtime.KeepAlive(mems)
-		}})
+			rows = append(rows, Row{"register + unregister, " + sizeName(n), way, f.registerRow(n, k, record)})
+		}
 	}
 	rows = append(rows, Row{"wrap again during a pending release, 1 MiB", "Wrap+Use+Free", func(b *testing.B) {
 		mem := make([]byte, 1<<20)
@@ -177,6 +172,46 @@ func (f *Fixture) HostmemRows() []Row {
 func must(b *testing.B, err error) {
 	if err != nil {
 		b.Fatal(err)
+	}
+}
+
+// registerRow registers k distinct Go buffers of n bytes through the
+// binding, then unregisters them, again and again; with record, each
+// register is followed by an event record on the fixture's stream.
+func (f *Fixture) registerRow(n, k int, record bool) func(b *testing.B) {
+	return func(b *testing.B) {
+		mems := make([][]byte, k)
+		for i := range mems {
+			mems[i] = make([]byte, n)
+			for j := 0; j < n; j += 4096 {
+				mems[i][j] = 1
+			}
+		}
+		flags := uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE | libcuda.CU_MEMHOSTREGISTER_DEVICEMAP)
+		f.OnThread(b, func(b *testing.B) {
+			var ev libcuda.Event
+			must(b, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+			unregister := func(upTo int) {
+				if record {
+					must(b, libcuda.StreamSynchronize(f.Stream))
+				}
+				for _, m := range mems[:upTo] {
+					must(b, libcuda.MemHostUnregister(unsafe.Pointer(&m[0])))
+				}
+			}
+			for i := 0; i < b.N; i++ {
+				must(b, libcuda.MemHostRegister(unsafe.Pointer(&mems[i%k][0]), uint64(n), flags))
+				if record {
+					must(b, libcuda.EventRecord(ev, f.Stream))
+				}
+				if i%k == k-1 {
+					unregister(k)
+				}
+			}
+			unregister(b.N % k)
+			must(b, libcuda.EventDestroy(ev))
+		})
+		runtime.KeepAlive(mems)
 	}
 }
 

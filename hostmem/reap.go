@@ -198,84 +198,8 @@ func reapLoop() {
 				continue
 			}
 		}
-		reaper.mu.Lock()
-		probes = probes[:0]
-		for k, q := range reaper.queues {
-			if q.target == 0 {
-				// The newest use; those after it wait for the next round.
-				q.target = q.uses[len(q.uses)-1].u.seq
-			}
-			for _, w := range q.uses {
-				if w.u.seq == q.target {
-					probes = append(probes, probe{k: k, seq: q.target, ev: w.u.ev})
-					break
-				}
-			}
-		}
-		reaper.mu.Unlock()
-
-		for i := range probes {
-			probes[i].done, probes[i].err = sync.EventDone(probes[i].ev)
-		}
-
-		var ready []waiting // uses complete: recycle the event, maybe retire
-		var retire []*state // buffers whose last use completed
-		var broken []*state // buffers whose release failed here
-		var errs []error    // the error of each broken buffer
-		progress := false
-		reaper.mu.Lock()
-		for _, p := range probes {
-			q := reaper.queues[p.k]
-			if !p.done && p.err == nil {
-				continue
-			}
-			progress = true
-			n := 0
-			for _, w := range q.uses {
-				switch {
-				case p.err != nil && w.u.seq == p.seq:
-					// Its event and the event's hold on the context
-					// are kept for good with the memory (state.fail).
-					w.st.waiting--
-					if !w.st.broken {
-						w.st.broken = true
-						broken = append(broken, w.st)
-						errs = append(errs, fmt.Errorf("waiting for stream %#x: %w", uintptr(w.u.s), p.err))
-					}
-				case p.err == nil && w.u.seq <= p.seq:
-					ready = append(ready, w)
-					w.st.waiting--
-					if w.st.waiting == 0 && !w.st.broken {
-						retire = append(retire, w.st)
-					}
-				default:
-					q.uses[n] = w
-					n++
-				}
-			}
-			clear(q.uses[n:])
-			q.uses = q.uses[:n]
-			q.target = 0
-			if n == 0 {
-				delete(reaper.queues, p.k)
-			}
-		}
-		hurry = reaper.hurry > 0
-		if len(reaper.queues) == 0 {
-			reaper.running = false
-		}
-		running := reaper.running
-		reaper.mu.Unlock()
-
-		for _, w := range ready {
-			putEvent(w.u)
-		}
-		for i, st := range broken {
-			st.fail(errs[i])
-		}
-		for _, st := range retire {
-			st.afterUses()
-		}
+		var progress, running bool
+		probes, progress, hurry, running = reapRound(probes, true)
 		if !running {
 			return
 		}
@@ -286,4 +210,94 @@ func reapLoop() {
 			tick = min(2*tick, maxTick)
 		}
 	}
+}
+
+// rounds runs one round at a time: the reaper's, or a waiting caller's.
+var rounds gosync.Mutex
+
+// reapRound queries the target of each queue once and finishes the uses
+// that completed; progress says whether any did, hurry whether a Drain or
+// Wait is waiting. For the reaper (byReaper), running says whether it
+// should go on; it stops once no use is pending.
+func reapRound(probes []probe, byReaper bool) (_ []probe, progress, hurry, running bool) {
+	rounds.Lock()
+	defer rounds.Unlock()
+	reaper.mu.Lock()
+	probes = probes[:0]
+	for k, q := range reaper.queues {
+		if q.target == 0 {
+			// The newest use; those after it wait for the next round.
+			q.target = q.uses[len(q.uses)-1].u.seq
+		}
+		for _, w := range q.uses {
+			if w.u.seq == q.target {
+				probes = append(probes, probe{k: k, seq: q.target, ev: w.u.ev})
+				break
+			}
+		}
+	}
+	reaper.mu.Unlock()
+
+	for i := range probes {
+		probes[i].done, probes[i].err = sync.EventDone(probes[i].ev)
+	}
+
+	var ready []waiting // uses complete: recycle the event, maybe retire
+	var retire []*state // buffers whose last use completed
+	var broken []*state // buffers whose release failed here
+	var errs []error    // the error of each broken buffer
+	reaper.mu.Lock()
+	for _, p := range probes {
+		q := reaper.queues[p.k]
+		if !p.done && p.err == nil {
+			continue
+		}
+		progress = true
+		n := 0
+		for _, w := range q.uses {
+			switch {
+			case p.err != nil && w.u.seq == p.seq:
+				// Its event and the event's hold on the context are
+				// kept for good with the memory (state.fail).
+				w.st.waiting--
+				if !w.st.broken {
+					w.st.broken = true
+					broken = append(broken, w.st)
+					errs = append(errs, fmt.Errorf("waiting for stream %#x: %w", uintptr(w.u.s), p.err))
+				}
+			case p.err == nil && w.u.seq <= p.seq:
+				ready = append(ready, w)
+				w.st.waiting--
+				if w.st.waiting == 0 && !w.st.broken {
+					retire = append(retire, w.st)
+				}
+			default:
+				q.uses[n] = w
+				n++
+			}
+		}
+		clear(q.uses[n:])
+		q.uses = q.uses[:n]
+		q.target = 0
+		if n == 0 {
+			delete(reaper.queues, p.k)
+		}
+	}
+	hurry = reaper.hurry > 0
+	if byReaper && len(reaper.queues) == 0 {
+		reaper.running = false
+	}
+	running = reaper.running
+	reaper.mu.Unlock()
+
+	for _, w := range ready {
+		putEvent(w.u)
+	}
+	for i, st := range broken {
+		st.fail(errs[i])
+	}
+	for _, st := range retire {
+		st.afterUses()
+	}
+	return probes, progress, hurry, running
 }

@@ -19,9 +19,9 @@
 // stream. Each query is a driver call that briefly holds other threads'
 // launches, so it queries at most every millisecond per stream, doubling
 // to 4ms while nothing completes, so a release ends within a few
-// milliseconds of its GPU work. Drain makes it poll every 10µs while it waits.
-// Streams are told apart by their unique id (cuStreamGetId), never by a
-// handle the driver may reuse.
+// milliseconds of its GPU work. Wait and Drain poll every 10µs while they
+// wait. Streams are told apart by their unique id (cuStreamGetId), never
+// by a handle the driver may reuse.
 //
 // # Why retire instead of unregister
 //

@@ -30,14 +30,15 @@ var reaper struct {
 	queues  map[queueKey]*queue
 	running bool          // the reaper goroutine runs
 	wake    chan struct{} // shortens the reaper's sleep
-	hurry   int           // Drains waiting: poll at the shortest tick
+	hurry   int           // Waits past their own polling: the reaper yield-polls
 }
 
 func init() { reaper.wake = make(chan struct{}, 1) }
 
 // Ticks of the reaper: the shortest after new work or progress, doubling
-// while nothing completes, up to the longest. A Drain makes it poll every
-// hurryTick, yielding between, for up to hurryFor after the last progress.
+// while nothing completes, up to the longest. Wait polls every hurryTick,
+// yielding between, for up to hurryFor after the last progress, and then
+// hurries the reaper to do so.
 // Behind a loop that wraps, uses and frees as fast as it can, a 10µs tick
 // queries every few tens of microseconds, and on the H200 a thread doing
 // nothing but cuEventQuery raised the p99 of another thread's launch calls
@@ -140,18 +141,19 @@ func poke() {
 	}
 }
 
-// hurryReaper makes the reaper poll at its shortest tick until the
-// returned function is called.
-func hurryReaper() (done func()) {
+// hurryReaper makes the reaper yield-poll every hurryTick until a call of
+// unhurryReaper.
+func hurryReaper() {
 	reaper.mu.Lock()
 	reaper.hurry++
 	reaper.mu.Unlock()
 	poke()
-	return func() {
-		reaper.mu.Lock()
-		reaper.hurry--
-		reaper.mu.Unlock()
-	}
+}
+
+func unhurryReaper() {
+	reaper.mu.Lock()
+	reaper.hurry--
+	reaper.mu.Unlock()
 }
 
 // probe is one query a tick makes.
@@ -170,7 +172,8 @@ type probe struct {
 // within a millisecond or two of the GPU work (the runtime rounds short
 // timers up to about a millisecond when it is otherwise idle); polling
 // faster would take a core and make the queries that stall other threads'
-// launches. While a Drain waits, the reaper yields instead of sleeping.
+// launches. While a Wait or Drain has stopped polling by itself and
+// sleeps, the reaper yields instead of sleeping.
 func reapLoop() {
 	tick := minTick
 	timer := time.NewTimer(tick)

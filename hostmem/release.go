@@ -125,9 +125,14 @@ func Trim() int { return reg.trim() }
 //
 // For up to 2ms after the last progress, Wait runs the reaper's rounds
 // itself every 10µs, yielding between; then it sleeps until a release
-// finishes, with the reaper hurried.
+// finishes, with the reaper hurried meanwhile.
 func Wait(ctx context.Context) error {
-	defer hurryReaper()()
+	hurried := false
+	defer func() {
+		if hurried {
+			unhurryReaper()
+		}
+	}()
 	var probes []probe
 	spinUntil := time.Now().Add(hurryFor)
 	var last time.Time
@@ -153,6 +158,11 @@ func Wait(ctx context.Context) error {
 				spinUntil = time.Now().Add(hurryFor)
 			}
 			continue
+		}
+		if !hurried {
+			hurried = true
+			hurryReaper()
+			continue // a release may have finished meanwhile
 		}
 		select {
 		case <-changed:

@@ -87,6 +87,8 @@ func (f *Fixture) HostmemRows() []Row {
 			}
 			rows = append(rows, Row{"register + unregister, " + sizeName(n), way, f.registerRow(n, k, record)})
 		}
+		ka := min(k, 256) // rounds short enough to alternate often
+		rows = append(rows, Row{"register + unregister, " + sizeName(n), "hostmem and libcuda in alternate rounds of " + fmt.Sprint(ka), f.alternateRow(n, ka)})
 	}
 	rows = append(rows, Row{"wrap again during a pending release, 1 MiB", "Wrap+Use+Free", func(b *testing.B) {
 		mem := make([]byte, 1<<20)
@@ -210,6 +212,63 @@ func (f *Fixture) registerRow(n, k int, record bool) func(b *testing.B) {
 			}
 			unregister(b.N % k)
 			must(b, libcuda.EventDestroy(ev))
+		})
+		runtime.KeepAlive(mems)
+	}
+}
+
+// alternateRow runs rounds of k cycles on the same k buffers, alternately
+// through hostmem (Wrap+Use+Free, then Wait and Trim) and through the
+// binding alone (register and record an event, then synchronize and
+// unregister), and reports the time per cycle of each way and their
+// ratio: hostmem's own cost, from the same memory in the same minutes.
+func (f *Fixture) alternateRow(n, k int) func(b *testing.B) {
+	return func(b *testing.B) {
+		mems := make([][]byte, k)
+		for i := range mems {
+			mems[i] = make([]byte, n)
+			for j := 0; j < n; j += 4096 {
+				mems[i][j] = 1
+			}
+		}
+		flags := uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE | libcuda.CU_MEMHOSTREGISTER_DEVICEMAP)
+		f.OnThread(b, func(b *testing.B) {
+			var ev libcuda.Event
+			must(b, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+			var viaHostmem, viaBinding time.Duration
+			cycles := 0
+			for i := 0; cycles < b.N || i%2 == 1; i++ { // as many rounds of each
+				t0 := time.Now()
+				if i%2 == 0 {
+					for _, m := range mems {
+						f.cycle(b, m, f.Stream)
+					}
+					must(b, hostmem.Wait(context.Background()))
+					if got := hostmem.Trim(); got != k {
+						b.Fatalf("Trim ended %d registrations, want %d", got, k)
+					}
+					viaHostmem += time.Since(t0)
+					cycles += k
+					continue
+				}
+				for _, m := range mems {
+					must(b, libcuda.MemHostRegister(unsafe.Pointer(&m[0]), uint64(n), flags))
+					must(b, libcuda.EventRecord(ev, f.Stream))
+				}
+				must(b, libcuda.StreamSynchronize(f.Stream))
+				for _, m := range mems {
+					must(b, libcuda.MemHostUnregister(unsafe.Pointer(&m[0])))
+				}
+				viaBinding += time.Since(t0)
+			}
+			b.StopTimer()
+			must(b, libcuda.EventDestroy(ev))
+			drainB(b)
+			perHostmem := float64(viaHostmem.Nanoseconds()) / float64(cycles)
+			perBinding := float64(viaBinding.Nanoseconds()) / float64(cycles)
+			b.ReportMetric(perHostmem, "hostmem-ns/op")
+			b.ReportMetric(perBinding, "libcuda-ns")
+			b.ReportMetric(perHostmem/perBinding, "hostmem/libcuda")
 		})
 		runtime.KeepAlive(mems)
 	}

@@ -46,13 +46,7 @@ func (f *Fixture) HostmemRows() []Row {
 		// unregistered by Trim, which the time includes.
 		k := max(4, (16<<20)/n)
 		rows = append(rows, Row{"register + unregister, " + sizeName(n), "Wrap+Use+Free, Wait + Trim each " + fmt.Sprint(k), func(b *testing.B) {
-			mems := make([][]byte, k)
-			for i := range mems {
-				mems[i] = make([]byte, n)
-				for j := 0; j < n; j += 4096 {
-					mems[i][j] = 1 // fault the pages in, as the C baseline does
-				}
-			}
+			mems := faultedBuffers(k, n)
 			f.OnThread(b, func(b *testing.B) {
 				var waited, trimmed time.Duration
 				rounds := 0
@@ -177,18 +171,25 @@ func must(b *testing.B, err error) {
 	}
 }
 
+// faultedBuffers returns k buffers of n bytes with their pages faulted in,
+// as the C baseline's memset does.
+func faultedBuffers(k, n int) [][]byte {
+	mems := make([][]byte, k)
+	for i := range mems {
+		mems[i] = make([]byte, n)
+		for j := 0; j < n; j += 4096 {
+			mems[i][j] = 1
+		}
+	}
+	return mems
+}
+
 // registerRow registers k distinct Go buffers of n bytes through the
 // binding, then unregisters them, again and again; with record, each
 // register is followed by an event record on the fixture's stream.
 func (f *Fixture) registerRow(n, k int, record bool) func(b *testing.B) {
 	return func(b *testing.B) {
-		mems := make([][]byte, k)
-		for i := range mems {
-			mems[i] = make([]byte, n)
-			for j := 0; j < n; j += 4096 {
-				mems[i][j] = 1
-			}
-		}
+		mems := faultedBuffers(k, n)
 		flags := uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE | libcuda.CU_MEMHOSTREGISTER_DEVICEMAP)
 		f.OnThread(b, func(b *testing.B) {
 			var ev libcuda.Event
@@ -224,13 +225,7 @@ func (f *Fixture) registerRow(n, k int, record bool) func(b *testing.B) {
 // ratio: hostmem's own cost, from the same memory in the same minutes.
 func (f *Fixture) alternateRow(n, k int) func(b *testing.B) {
 	return func(b *testing.B) {
-		mems := make([][]byte, k)
-		for i := range mems {
-			mems[i] = make([]byte, n)
-			for j := 0; j < n; j += 4096 {
-				mems[i][j] = 1
-			}
-		}
+		mems := faultedBuffers(k, n)
 		flags := uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE | libcuda.CU_MEMHOSTREGISTER_DEVICEMAP)
 		f.OnThread(b, func(b *testing.B) {
 			var ev libcuda.Event

@@ -168,6 +168,27 @@ static int cmp_double(const void *a, const void *b) {
 	return (x > y) - (x < y);
 }
 
+// stall_start starts the thread that keeps the GPU busy and, if loop is
+// not 0, the thread that runs the loop; stall_stop ends them.
+static pthread_t stall_threads[2];
+static void stall_start(int loop, int turns, CUstream *s) {
+	st.stop = 0;
+	st.loop = loop;
+	st.turns = turns;
+	st.on = 0;
+	CHECK(st.cuStreamCreate(s, 1));
+	pthread_create(&stall_threads[0], NULL, stall_busy, NULL);
+	if (loop) pthread_create(&stall_threads[1], NULL, stall_loop, NULL);
+}
+static void stall_stop(CUstream s) {
+	st.stop = 1;
+	pthread_join(stall_threads[0], NULL);
+	if (st.loop) pthread_join(stall_threads[1], NULL);
+	st.turns = 0;
+	CHECK(st.cuStreamSynchronize(s));
+	CHECK(st.cuStreamDestroy(s));
+}
+
 // stall_turns runs the loop in 20ms turns, on and off, and prints the
 // median over pairs of turns of the p99 with the loop on over the p99 of
 // the turn before with it off, times 1000 (the Go row's on/off-median).
@@ -176,17 +197,10 @@ static void stall_turns(const char *label, int loop) {
 	static double durs[N], turn_durs[N];
 	static int turn_of[N];
 	static double ratios[MAXT];
-	pthread_t busy, other;
 	CUstream s;
 	unsigned long long ns = 0;
 	void *params[] = {&ns};
-	st.stop = 0;
-	st.loop = loop;
-	st.turns = 1;
-	st.on = 0;
-	CHECK(st.cuStreamCreate(&s, 1));
-	pthread_create(&busy, NULL, stall_busy, NULL);
-	pthread_create(&other, NULL, stall_loop, NULL);
+	stall_start(loop, 1, &s);
 	const double turn_ns = 20e6;
 	double start = now_ns();
 	int n = 0;
@@ -204,12 +218,7 @@ static void stall_turns(const char *label, int loop) {
 		}
 		if (i % 64 == 63) CHECK(st.cuStreamSynchronize(s));
 	}
-	st.stop = 1;
-	pthread_join(busy, NULL);
-	pthread_join(other, NULL);
-	st.turns = 0;
-	CHECK(st.cuStreamSynchronize(s));
-	CHECK(st.cuStreamDestroy(s));
+	stall_stop(s);
 	// The p99 of each turn, then the ratio of each on turn to the off turn before it.
 	static double p99[MAXT];
 	int last = n ? turn_of[n - 1] : -1;
@@ -234,26 +243,17 @@ static void stall_turns(const char *label, int loop) {
 static void stall(const char *label, int loop) {
 	enum { N = 40000 };
 	static double durs[N];
-	pthread_t busy, other;
 	CUstream s;
 	unsigned long long ns = 0;
 	void *params[] = {&ns};
-	st.stop = 0;
-	st.loop = loop;
-	CHECK(st.cuStreamCreate(&s, 1));
-	pthread_create(&busy, NULL, stall_busy, NULL);
-	if (loop) pthread_create(&other, NULL, stall_loop, NULL);
+	stall_start(loop, 0, &s);
 	for (int i = 0; i < N; i++) {
 		double t0 = now_ns();
 		CHECK(st.cuLaunchKernel(st.spin, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
 		durs[i] = now_ns() - t0;
 		if (i % 64 == 63) CHECK(st.cuStreamSynchronize(s));
 	}
-	st.stop = 1;
-	pthread_join(busy, NULL);
-	if (loop) pthread_join(other, NULL);
-	CHECK(st.cuStreamSynchronize(s));
-	CHECK(st.cuStreamDestroy(s));
+	stall_stop(s);
 	qsort(durs, N, sizeof durs[0], cmp_double);
 	printf("%s\t%.1f\n", label, durs[(int)(0.99 * (N - 1))]);
 }

@@ -14,11 +14,15 @@ import (
 // The reaper waits for the uses of freed buffers. Each query of an event
 // is a driver call that holds other threads' launches for a moment (on
 // the H200 a loop of cuEventQuery on one thread raised the p99 of another
-// thread's launch calls by more than half), so it does not query every
-// pending event: on one stream, work completes in the order it was
-// submitted, so an event found complete proves every event recorded
-// before it on the same stream complete too. The reaper queries one event
-// per stream per tick and retires all the uses up to it at once.
+// thread's launch calls by 40-70%), so it does not query every pending
+// event: on one stream, work completes in the order it was submitted, so
+// an event found complete proves every event recorded before it on the
+// same stream complete too. Each round queries a target use of each
+// stream, the newest one when the target was chosen, and once it is
+// complete finishes all the uses up to it at once; while it is still
+// running, a binary search over the older ones finds the newest complete
+// one, so that memory whose work is done does not wait for later work on
+// its stream.
 //
 // Record order is known from a sequence number taken under a lock of the
 // stream, and a stream is known by its unique id (cuStreamGetId), not by
@@ -39,12 +43,12 @@ func init() { reaper.wake = make(chan struct{}, 1) }
 // while nothing completes, up to the longest. Wait polls every hurryTick,
 // yielding between, for up to hurryFor after the last progress, and then
 // hurries the reaper to do so.
+//
 // Behind a loop that wraps, uses and frees as fast as it can, a 10µs tick
-// queries every few tens of microseconds, and on the H200 a thread doing
-// nothing but cuEventQuery raised the p99 of another thread's launch calls
-// by 40-60% (tools/bench); a 1ms tick bounds the reaper to 1,000 queries a
-// second per stream, and the runtime's timers are about that coarse anyway
-// when the process is otherwise idle.
+// queries every few tens of microseconds; a 1ms tick keeps the reaper to
+// about a thousand queries a second per stream while its work completes
+// (a few more per round while it does not), and the runtime's timers are
+// about that coarse anyway when the process is otherwise idle.
 const (
 	minTick   = time.Millisecond
 	maxTick   = 4 * time.Millisecond
@@ -156,13 +160,22 @@ func unhurryReaper() {
 	reaper.mu.Unlock()
 }
 
-// probe is one query a tick makes.
+// probe is what a round asks of one queue: whether its target is
+// complete, and if not, which of the uses before it are.
 type probe struct {
-	k    queueKey
-	seq  uint64
-	ev   libcuda.Event
-	done bool
-	err  error
+	k     queueKey
+	seq   uint64 // the target's
+	ev    libcuda.Event
+	done  bool
+	err   error
+	older [2]int // the uses before the target: olders[older[0]:older[1]]
+	upTo  uint64 // with the target not done: the newest use found complete
+}
+
+// olders are the uses before each probe's target, in record order.
+type older struct {
+	seq uint64
+	ev  libcuda.Event
 }
 
 // reapLoop runs while uses are pending: a tick queries the target of each
@@ -216,7 +229,38 @@ func reapLoop() {
 }
 
 // rounds runs one round at a time: the reaper's, or a waiting caller's.
-var rounds gosync.Mutex
+// roundOlders is the rounds' scratch space; rounds holds it.
+var (
+	rounds      gosync.Mutex
+	roundOlders []older
+)
+
+// newestDone returns the seq of the newest complete use of uses, which
+// are in record order on one stream, or 0 for none. A query that fails
+// ends the search: the use is found failed when it becomes a target.
+func newestDone(uses []older) uint64 {
+	if len(uses) == 0 {
+		return 0
+	}
+	// Most often, behind a busy stream, not even the oldest is complete.
+	if done, err := sync.EventDone(uses[0].ev); err != nil || !done {
+		return 0
+	}
+	lo, hi := 0, len(uses) // uses[:lo+1] complete, uses[hi:] not
+	for hi-lo > 1 {
+		mid := int(uint(lo+hi) >> 1)
+		done, err := sync.EventDone(uses[mid].ev)
+		if err != nil {
+			break
+		}
+		if done {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return uses[lo].seq
+}
 
 // reapRound queries the target of each queue once and finishes the uses
 // that completed; progress says whether any did, hurry whether a Drain or
@@ -227,23 +271,37 @@ func reapRound(probes []probe, byReaper bool) (_ []probe, progress, hurry, runni
 	defer rounds.Unlock()
 	reaper.mu.Lock()
 	probes = probes[:0]
+	olders := roundOlders[:0]
 	for k, q := range reaper.queues {
 		if q.target == 0 {
 			// The newest use; those after it wait for the next round.
 			q.target = q.uses[len(q.uses)-1].u.seq
 		}
+		p := probe{k: k, seq: q.target}
+		p.older[0] = len(olders)
 		for _, w := range q.uses {
 			if w.u.seq == q.target {
-				probes = append(probes, probe{k: k, seq: q.target, ev: w.u.ev})
+				p.ev = w.u.ev
 				break
 			}
+			olders = append(olders, older{w.u.seq, w.u.ev})
 		}
+		p.older[1] = len(olders)
+		probes = append(probes, p)
 	}
 	reaper.mu.Unlock()
 
 	for i := range probes {
-		probes[i].done, probes[i].err = sync.EventDone(probes[i].ev)
+		p := &probes[i]
+		p.done, p.err = sync.EventDone(p.ev)
+		if !p.done && p.err == nil {
+			// Work on the stream is still running, but earlier uses may
+			// be complete: completion is monotone in record order, so a
+			// binary search finds the newest complete one.
+			p.upTo = newestDone(olders[p.older[0]:p.older[1]])
+		}
 	}
+	roundOlders = olders[:0]
 
 	var ready []waiting // uses complete: recycle the event, maybe retire
 	var retire []*state // buffers whose last use completed
@@ -252,7 +310,13 @@ func reapRound(probes []probe, byReaper bool) (_ []probe, progress, hurry, runni
 	reaper.mu.Lock()
 	for _, p := range probes {
 		q := reaper.queues[p.k]
-		if !p.done && p.err == nil {
+		upTo := p.seq // complete: the uses recorded up to this one
+		switch {
+		case p.err != nil:
+		case p.done:
+		case p.upTo != 0:
+			upTo = p.upTo
+		default:
 			continue
 		}
 		progress = true
@@ -268,7 +332,7 @@ func reapRound(probes []probe, byReaper bool) (_ []probe, progress, hurry, runni
 					broken = append(broken, w.st)
 					errs = append(errs, fmt.Errorf("waiting for stream %#x: %w", uintptr(w.u.s), p.err))
 				}
-			case p.err == nil && w.u.seq <= p.seq:
+			case p.err == nil && w.u.seq <= upTo:
 				ready = append(ready, w)
 				w.st.waiting--
 				if w.st.waiting == 0 && !w.st.broken {
@@ -281,7 +345,9 @@ func reapRound(probes []probe, byReaper bool) (_ []probe, progress, hurry, runni
 		}
 		clear(q.uses[n:])
 		q.uses = q.uses[:n]
-		q.target = 0
+		if upTo == p.seq {
+			q.target = 0 // choose the newest again next round
+		}
 		if n == 0 {
 			delete(reaper.queues, p.k)
 		}

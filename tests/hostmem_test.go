@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"runtime"
 	"testing"
 	"time"
@@ -586,7 +587,8 @@ func TestKeptEventsHoldTheirContextAndDrainLetsGo(t *testing.T) {
 // A use recorded before another on the same stream but freed after it must
 // not be taken for complete because the earlier one is: the reaper orders
 // a stream's uses by when their events were recorded, not by when the
-// buffers were freed.
+// buffers were freed. And the earlier one, complete, must not wait for the
+// later one.
 func TestReleaseFollowsRecordOrderNotFreeOrder(t *testing.T) {
 	noErrorsLogged(t)
 	cu := primaryContext(t, 0)
@@ -603,9 +605,15 @@ func TestReleaseFollowsRecordOrderNotFreeOrder(t *testing.T) {
 	must(t, late.Use(s)) // recorded behind the gate
 	must(t, late.Free())
 	must(t, early.Free())
+	// The early buffer's work is done: its release finishes although the
+	// newer use on its stream is still held.
+	deadline := time.Now().Add(10 * time.Second)
+	for hostmem.ReadStats().Pending > 1 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
 	time.Sleep(20 * time.Millisecond)
-	if st := hostmem.ReadStats(); st.Pending < 1 {
-		t.Fatalf("with the gate closed: %+v; want the late buffer's release pending", st)
+	if st := hostmem.ReadStats(); st.Pending != 1 {
+		t.Fatalf("with the gate closed: %+v; want the late buffer's release pending, the early one's done", st)
 	}
 	g.open()
 	drain(t)
@@ -649,5 +657,42 @@ func TestWaitRetiresWithoutUnregistering(t *testing.T) {
 	if got := hostmem.Trim(); got != n {
 		t.Fatalf("Trim ended %d registrations, want %d", got, n)
 	}
+	drain(t)
+}
+
+// Of many uses on one stream, those recorded before the stream was held
+// are released while it is held, and only those: the reaper finds the
+// newest complete one without querying each.
+func TestReleasesBeforeAHeldPointOfAStreamFinish(t *testing.T) {
+	noErrorsLogged(t)
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	s := newStream(t)
+	g := newGate(t)
+	drain(t)
+	const before, after = 37, 50
+	var bufs []*hostmem.Buffer
+	for i := range before + after {
+		if i == before {
+			g.hold(t, s)
+		}
+		b, err := hostmem.Wrap(cu, make([]byte, 4096))
+		must(t, err)
+		must(t, b.Use(s))
+		bufs = append(bufs, b)
+	}
+	rand.Shuffle(len(bufs), func(i, j int) { bufs[i], bufs[j] = bufs[j], bufs[i] })
+	for _, b := range bufs {
+		must(t, b.Free())
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for hostmem.ReadStats().Pending > after && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if p := hostmem.ReadStats().Pending; p != after {
+		t.Fatalf("%d releases pending with the stream held, want the %d recorded after the hold", p, after)
+	}
+	g.open()
 	drain(t)
 }

@@ -3,6 +3,7 @@ package hostmem_test
 import (
 	"context"
 	"log"
+	"time"
 
 	"github.com/purecuda/purecuda/hostmem"
 	"github.com/purecuda/purecuda/libcuda"
@@ -42,4 +43,21 @@ func ExampleDrain() {
 	}
 	st := hostmem.ReadStats()
 	log.Printf("%d registrations left, %d kept after failures", st.Registrations, st.Kept)
+}
+
+// Wait in the middle of a program finishes the releases in progress but
+// keeps their registrations retired, so wrapping the same memory again
+// costs no new registration; Trim then unregisters them when a stall of
+// the device does not matter.
+func ExampleWait() {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if err := hostmem.Wait(ctx); err != nil {
+		log.Fatal(err)
+	}
+	st := hostmem.ReadStats()
+	log.Printf("%d registrations retired (%d bytes)", st.Retired, st.RetiredBytes)
+	if st.RetiredBytes > 1<<30 {
+		hostmem.Trim()
+	}
 }

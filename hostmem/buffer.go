@@ -46,7 +46,6 @@ type state struct {
 	unknown bool  // some use cannot be waited for by events: wait for the context
 	leased  bool  // a use was leased to a graph
 	freed   bool
-	known   bool // set by free: the uses' events tell when the GPU is done
 	waiting int  // uses the reaper waits for; reaper.mu
 	broken  bool // a use's event failed: the release failed; reaper.mu
 	// Room for the common case without more allocations.
@@ -90,19 +89,11 @@ func Alloc(ctx libcuda.Context, size int) (*Buffer, error) {
 	if size <= 0 {
 		return nil, ErrEmpty
 	}
-	if ctx == 0 {
-		return nil, ErrNoContext
-	}
-	var p unsafe.Pointer
-	err := driverCall(ctx, func() error {
-		return libcuda.MemHostAlloc(&p, uint64(size), uint32(libcuda.CU_MEMHOSTALLOC_PORTABLE|libcuda.CU_MEMHOSTALLOC_DEVICEMAP))
-	})
-	if err != nil {
-		return nil, fmt.Errorf("hostmem: cuMemHostAlloc(%d): %w", size, err)
-	}
-	return wrap(ctx, p, uintptr(size), false)
+	return wrap(ctx, nil, uintptr(size), false)
 }
 
+// wrap makes a buffer of the n bytes at p (Go memory), or of n bytes it
+// allocates (goMem false, p nil).
 func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer, error) {
 	if ctx == 0 {
 		return nil, ErrNoContext
@@ -123,10 +114,22 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 	if err != nil {
 		return nil, err
 	}
+	if !goMem {
+		err := driverCall(ctx, func() error {
+			return libcuda.MemHostAlloc(&p, uint64(n), uint32(libcuda.CU_MEMHOSTALLOC_PORTABLE|libcuda.CU_MEMHOSTALLOC_DEVICEMAP))
+		})
+		if err != nil {
+			h.release()
+			return nil, fmt.Errorf("hostmem: cuMemHostAlloc(%d): %w", n, err)
+		}
+	}
 	st := &state{ctx: ctx, p: p, size: n, hold: h, dptr: libcuda.Deviceptr(uintptr(p))}
 	st.uses = st.uses1[:0]
-	regs, err := reg.acquire(st.regs1[:0], ctx, p, n, goMem, mode)
+	regs, err := reg.acquire(st.regs1[:0], ctx, p, n, mode)
 	if err != nil {
+		if !goMem { // no registration owns the allocation
+			err = errors.Join(err, driverCall(ctx, func() error { return libcuda.MemFreeHost(p) }))
+		}
 		h.release()
 		return nil, err
 	}
@@ -196,44 +199,58 @@ func (b *Buffer) Use(s libcuda.Stream) error {
 }
 
 // use records a use on s with a new event, or with the event of an earlier
-// use on s; st.mu is held. On a stream being captured it leases the memory
-// instead, and calls nothing else: the driver refuses even cuStreamGetId
-// on a capturing stream, and invalidates the capture.
+// use on the same stream; st.mu is held. On a stream being captured it
+// leases the memory instead, and calls nothing else: the driver refuses
+// even cuStreamGetId on a capturing stream, and invalidates the capture.
+// When no event can be recorded, the release waits for the whole context:
+// the work was submitted already.
 func (st *state) use(s libcuda.Stream, special bool) error {
-	if capturing, err := isCapturing(s); err != nil || capturing {
-		if err == nil {
-			err = st.lease(s)
+	capturing, err := isCapturing(s)
+	if err == nil && capturing {
+		return st.lease(s)
+	}
+	if err == nil {
+		err = st.track(s, special)
+	}
+	if err != nil {
+		st.unknown = true
+		return fmt.Errorf("hostmem: Use: %w", err)
+	}
+	return nil
+}
+
+// track records an event for the work submitted to s so far. A stream is
+// matched by its unique id as well as its handle, which the driver may
+// give to a new stream; CU_STREAM_PER_THREAD names a different stream on
+// each thread, so it is never matched.
+func (st *state) track(s libcuda.Stream, special bool) error {
+	u := use{s: s, ctx: st.ctx}
+	if !special {
+		// The stream's unique id lets the reaper order its uses (0: no id,
+		// see reaper).
+		if err := libcuda.StreamGetId(s, &u.id); err != nil && !errors.Is(err, libcuda.ErrSymbol) {
+			return err
 		}
-		return err
 	}
 	i := 0
-	for i < len(st.uses) && st.uses[i].s != s {
+	for i < len(st.uses) && (st.uses[i].s != s || st.uses[i].id != u.id || s == libcuda.CU_STREAM_PER_THREAD) {
 		i++
 	}
 	if i == len(st.uses) {
 		// The event belongs to the stream's context, which may be another
-		// device's: registered memory is portable. The stream's unique id
-		// lets the reaper order its uses (0: no id, see reaper).
-		u := use{s: s, ctx: st.ctx}
+		// device's: registered memory is portable.
 		if !special {
 			if err := libcuda.StreamGetCtx(s, &u.ctx); err != nil {
-				return fmt.Errorf("hostmem: Use: %w", err)
-			}
-			if err := libcuda.StreamGetId(s, &u.id); err != nil && !errors.Is(err, libcuda.ErrSymbol) {
-				return fmt.Errorf("hostmem: Use: %w", err)
+				return err
 			}
 		}
 		var err error
 		if u.ev, u.hold, err = getEvent(u.ctx); err != nil {
-			return fmt.Errorf("hostmem: Use: %w", err)
+			return err
 		}
 		st.uses = append(st.uses, u)
 	}
-	if err := record(&st.uses[i]); err != nil {
-		st.unknown = true // the release will wait for the context instead
-		return fmt.Errorf("hostmem: Use: %w", err)
-	}
-	return nil
+	return record(&st.uses[i])
 }
 
 // isCapturing reports whether s is being captured; a call allowed in every
@@ -241,13 +258,13 @@ func (st *state) use(s libcuda.Stream, special bool) error {
 func isCapturing(s libcuda.Stream) (bool, error) {
 	var cs libcuda.StreamCaptureStatus
 	if err := libcuda.StreamIsCapturing(s, &cs); err != nil {
-		return false, fmt.Errorf("hostmem: Use: %w", err)
+		return false, err
 	}
 	return cs != libcuda.CU_STREAM_CAPTURE_STATUS_NONE, nil
 }
 
 // lease keeps the buffer's registrations for the graph being captured on
-// s; st.mu and the registry are not both held.
+// s; st.mu is held, and the registry is locked after it.
 func (st *state) lease(s libcuda.Stream) error {
 	regs := st.regs
 	reg.mu.Lock()
@@ -257,11 +274,7 @@ func (st *state) lease(s libcuda.Stream) error {
 	reg.mu.Unlock()
 	st.leased = true
 	if !graph.Lease(s, func() { reg.release(regs) }) {
-		reg.mu.Lock()
-		for _, r := range regs {
-			r.kept++ // the references stay: kept for good
-		}
-		reg.mu.Unlock()
+		reg.keep(regs) // the references stay
 		return ErrUntrackedCapture
 	}
 	return nil

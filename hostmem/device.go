@@ -38,6 +38,13 @@ func deviceOf(ctx libcuda.Context) (deviceInfo, error) {
 			return err
 		}
 		info.hostPointer = v != 0
+		// ctx can be the primary context only if that one is active;
+		// retaining an inactive one would create it.
+		var flags uint32
+		var active int32
+		if err := libcuda.DevicePrimaryCtxGetState(dev, &flags, &active); err != nil || active == 0 {
+			return err
+		}
 		var p libcuda.Context
 		if err := libcuda.DevicePrimaryCtxRetain(&p, dev); err != nil {
 			return err

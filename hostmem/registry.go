@@ -34,7 +34,6 @@ type registration struct {
 	ending     chan struct{} // not nil while its unregister runs; closed after
 	failed     bool          // its unregister failed: kept for good
 	kept       int           // references of failed releases: never dropped
-	goMem      bool          // p is Go memory: pinned while registered
 	pin        runtime.Pinner
 }
 
@@ -106,8 +105,8 @@ func (g *registry) remove(r *registration) {
 
 // acquire appends to dst the registrations covering the n bytes at p, each
 // with a reference taken for the caller: existing ones are reused (retired
-// ones revived) and the gaps are registered. goMem says p is Go memory.
-func (g *registry) acquire(dst []*registration, ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool, mode kind) ([]*registration, error) {
+// ones revived) and the gaps are registered as mode says.
+func (g *registry) acquire(dst []*registration, ctx libcuda.Context, p unsafe.Pointer, n uintptr, mode kind) ([]*registration, error) {
 	start, end := uintptr(p), uintptr(p)+n
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -137,7 +136,7 @@ func (g *registry) acquire(dst []*registration, ctx libcuda.Context, p unsafe.Po
 				gapEnd = min(r.start, end)
 			}
 			if gapEnd > at {
-				r, err := g.register(ctx, unsafe.Add(p, at-start), gapEnd-at, goMem, mode)
+				r, err := g.register(ctx, unsafe.Add(p, at-start), gapEnd-at, mode)
 				if err != nil {
 					for _, f := range fresh {
 						g.insert(f)
@@ -179,12 +178,12 @@ func containsFresh(fresh []*registration, r *registration) bool {
 
 // register makes one new registration of the n bytes at p, with one
 // reference. It runs with g.mu held: registering does not fence the device.
-func (g *registry) register(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool, mode kind) (*registration, error) {
+func (g *registry) register(ctx libcuda.Context, p unsafe.Pointer, n uintptr, mode kind) (*registration, error) {
 	h, err := holdContext(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r := &registration{p: p, start: uintptr(p), end: uintptr(p) + n, kind: mode, ctx: ctx, hold: h, refs: 1, goMem: goMem}
+	r := &registration{p: p, start: uintptr(p), end: uintptr(p) + n, kind: mode, ctx: ctx, hold: h, refs: 1}
 	if mode == registered {
 		err := driverCall(ctx, func() error {
 			return libcuda.MemHostRegister(p, uint64(n), uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE|libcuda.CU_MEMHOSTREGISTER_DEVICEMAP))
@@ -199,7 +198,7 @@ func (g *registry) register(ctx libcuda.Context, p unsafe.Pointer, n uintptr, go
 			return nil, fmt.Errorf("hostmem: registering %#x+%d: %w", uintptr(p), n, err)
 		}
 	}
-	if goMem {
+	if mode != allocated { // Go memory: pinned while registered
 		r.pin.Pin(p)
 	}
 	return r, nil
@@ -235,6 +234,16 @@ func (g *registry) unref(r *registration) {
 	r.drop()
 }
 
+// keep makes one reference on each of regs permanent: their memory stays
+// registered and pinned for good.
+func (g *registry) keep(regs []*registration) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, r := range regs {
+		r.kept++
+	}
+}
+
 // drop unpins r's memory and lets it and its context go.
 func (r *registration) drop() {
 	r.pin.Unpin()
@@ -256,10 +265,17 @@ func (g *registry) release(regs []*registration) {
 	g.mu.Unlock()
 	if start {
 		go func() {
-			g.trim()
-			g.mu.Lock()
-			g.trimming = false
-			g.mu.Unlock()
+			for {
+				g.trim()
+				// Registrations retired meanwhile may be over the limit again.
+				g.mu.Lock()
+				if g.retired <= g.limit {
+					g.trimming = false
+					g.mu.Unlock()
+					return
+				}
+				g.mu.Unlock()
+			}
 		}()
 	}
 }

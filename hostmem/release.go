@@ -47,11 +47,12 @@ func (st *state) free() {
 	st.freed = true
 	uses := st.uses
 	st.uses = nil
+	if len(uses) == 0 && !st.leased {
+		// Never used on a stream: work hostmem does not know of may use it.
+		st.unknown = true
+	}
 	st.mu.Unlock()
 	adjust(1, 0)
-	// A buffer never used on a stream may have been used by work hostmem
-	// does not know of.
-	st.known = (len(uses) > 0 || st.leased) && !st.unknown
 	if len(uses) == 0 {
 		go st.afterUses()
 		return
@@ -63,7 +64,7 @@ func (st *state) free() {
 // completed: it retires the registrations, or waits for the whole context
 // when some use could not be tracked by an event.
 func (st *state) afterUses() {
-	if !st.known {
+	if st.unknown {
 		go st.waitContext()
 		return
 	}
@@ -101,11 +102,9 @@ func (st *state) retire() {
 // registered, referenced and pinned for good, and so do the events and
 // context holds of uses not yet recycled.
 func (st *state) fail(err error) {
+	reg.keep(st.regs)
 	reg.mu.Lock()
 	reg.stats.failures++
-	for _, r := range st.regs {
-		r.kept++ // its reference is never dropped
-	}
 	reg.mu.Unlock()
 	slog.Error("hostmem: release failed; the memory stays pinned for good",
 		"addr", fmt.Sprintf("%#x", uintptr(st.p)), "size", st.size, "err", err)

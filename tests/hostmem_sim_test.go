@@ -93,3 +93,30 @@ func TestReleasesOnOneStreamShareEventQueries(t *testing.T) {
 		t.Errorf("%d releases on one stream took %d event queries, want fewer than %d", n, queries, n/10)
 	}
 }
+
+// A Use that cannot record its event (here cuStreamGetId fails) still
+// told hostmem that work uses the buffer: the release waits for the whole
+// context instead of forgetting the work.
+func TestFailedUseMakesTheReleaseWaitForTheContext(t *testing.T) {
+	noErrorsLogged(t)
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	s := newStream(t)
+	g := newGate(t)
+	drain(t)
+	b, err := hostmem.Wrap(cu, make([]byte, 8192))
+	must(t, err)
+	must(t, b.Use(newStream(t))) // a use that is tracked, on an idle stream
+	g.hold(t, s)                 // the work of the use that is not
+	simFailNext(t, "cuStreamGetId", 1, libcuda.CUDA_ERROR_UNKNOWN)
+	if err := b.Use(s); err == nil {
+		t.Fatal("Use with cuStreamGetId failing returned nil")
+	}
+	must(t, b.Free())
+	time.Sleep(20 * time.Millisecond)
+	if p := hostmem.ReadStats().Pending; p != 1 {
+		t.Fatalf("%d releases pending while the stream is held, want 1", p)
+	}
+	g.open()
+	drain(t)
+}

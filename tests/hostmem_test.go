@@ -696,3 +696,30 @@ func TestReleasesBeforeAHeldPointOfAStreamFinish(t *testing.T) {
 	g.open()
 	drain(t)
 }
+
+// CU_STREAM_PER_THREAD names another stream on each thread: a use of it
+// on a second thread must not replace the use on the first, whose stream
+// is still held.
+func TestPerThreadStreamUsesOfTwoThreadsAreBothWaitedFor(t *testing.T) {
+	noErrorsLogged(t)
+	cu := primaryContext(t, 0)
+	onThread(t, cu)
+	g := newGate(t)
+	drain(t)
+	b, err := hostmem.Wrap(cu, make([]byte, 8192))
+	must(t, err)
+	first, second := newOSThread(t, cu), newOSThread(t, cu)
+	first.do(func() {
+		g.hold(t, libcuda.CU_STREAM_PER_THREAD)
+		must(t, b.Use(libcuda.CU_STREAM_PER_THREAD))
+	})
+	second.do(func() { must(t, b.Use(libcuda.CU_STREAM_PER_THREAD)) })
+	must(t, b.Free())
+	time.Sleep(20 * time.Millisecond)
+	if p := hostmem.ReadStats().Pending; p != 1 {
+		t.Fatalf("%d releases pending while the first thread's per-thread stream is held, want 1", p)
+	}
+	g.open()
+	first.do(func() { must(t, libcuda.StreamSynchronize(libcuda.CU_STREAM_PER_THREAD)) })
+	drain(t)
+}

@@ -1285,27 +1285,21 @@ CUresult cuStreamDestroy_v2(CUstream h) {
     return r;
 }
 
-CUresult cuStreamGetFlags(CUstream h, unsigned int *flags) {
-    FAIL_POINT("cuStreamGetFlags");
-    CUstream s;
-    LOCK();
-    CUresult r = stream_of(h, &s);
-    if (!r && !flags) r = CUDA_ERROR_INVALID_VALUE;
-    if (!r) *flags = s->flags;
-    UNLOCK();
-    return r;
-}
-
-CUresult cuStreamGetCtx(CUstream h, CUcontext *pctx) {
-    FAIL_POINT("cuStreamGetCtx");
-    CUstream s;
-    LOCK();
-    CUresult r = stream_of(h, &s);
-    if (!r && !pctx) r = CUDA_ERROR_INVALID_VALUE;
-    if (!r) *pctx = s->ctx;
-    UNLOCK();
-    return r;
-}
+/* The stream getters: find the stream, check the out pointer, copy a field. */
+#define STREAM_GETTER(fn, type, field)                \
+    CUresult fn(CUstream h, type *out) {              \
+        FAIL_POINT(#fn);                              \
+        CUstream s;                                   \
+        LOCK();                                       \
+        CUresult r = stream_of(h, &s);                \
+        if (!r && !out) r = CUDA_ERROR_INVALID_VALUE; \
+        if (!r) *out = s->field;                      \
+        UNLOCK();                                     \
+        return r;                                     \
+    }
+STREAM_GETTER(cuStreamGetFlags, unsigned int, flags)
+STREAM_GETTER(cuStreamGetCtx, CUcontext, ctx)
+STREAM_GETTER(cuStreamGetPriority, int, prio)
 
 CUresult cuStreamGetId(CUstream h, unsigned long long *id) {
     FAIL_POINT("cuStreamGetId");
@@ -1319,17 +1313,6 @@ CUresult cuStreamGetId(CUstream h, unsigned long long *id) {
         r = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
     }
     if (!r) *id = s->id;
-    UNLOCK();
-    return r;
-}
-
-CUresult cuStreamGetPriority(CUstream h, int *priority) {
-    FAIL_POINT("cuStreamGetPriority");
-    CUstream s;
-    LOCK();
-    CUresult r = stream_of(h, &s);
-    if (!r && !priority) r = CUDA_ERROR_INVALID_VALUE;
-    if (!r) *priority = s->prio;
     UNLOCK();
     return r;
 }

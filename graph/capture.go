@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"strings"
 
 	"github.com/purecuda/purecuda/libcuda"
@@ -45,26 +44,20 @@ func Capture(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(s libcuda.
 	if f == nil {
 		return nil, errors.New("graph: Capture: nil function")
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var cu, prev libcuda.Context
+	var cu libcuda.Context
 	if err := libcuda.StreamGetCtx(s, &cu); err != nil {
 		return nil, fmt.Errorf("graph: capture of %s: the stream's context: %w", streamName(s), err)
 	}
-	if err := libcuda.CtxGetCurrent(&prev); err != nil {
-		return nil, fmt.Errorf("graph: capture of %s: %w", streamName(s), err)
+	ran := false
+	werr := libcuda.WithContext(cu, func() error {
+		ran = true
+		g, err = runCapture(s, cu, mode, f)
+		return nil
+	})
+	if werr != nil { // making the context current, or restoring it, failed
+		err = errors.Join(err, fmt.Errorf("graph: capture of %s: the thread's context (capture ran: %v): %w", streamName(s), ran, werr))
 	}
-	if prev != cu {
-		if err := libcuda.CtxSetCurrent(cu); err != nil {
-			return nil, fmt.Errorf("graph: capture of %s: making its context current: %w", streamName(s), err)
-		}
-		defer func() {
-			if rerr := libcuda.CtxSetCurrent(prev); rerr != nil {
-				err = errors.Join(err, fmt.Errorf("graph: restoring the thread's context after a capture: %w", rerr))
-			}
-		}()
-	}
-	return runCapture(s, cu, mode, f)
+	return g, err
 }
 
 // runCapture runs the capture on the locked thread, s's context current.
@@ -113,21 +106,17 @@ func runCapture(s libcuda.Stream, cu libcuda.Context, mode libcuda.StreamCapture
 	}()
 
 	ferr := f(s)
-	serr := libcuda.StreamIsCapturing(s, &status)
 	var raw libcuda.Graph
 	eerr := libcuda.StreamEndCapture(s, &raw)
 	done = true
 	finish()
 
-	invalidated := serr == nil && status == libcuda.CU_STREAM_CAPTURE_STATUS_INVALIDATED ||
-		errors.Is(eerr, libcuda.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
-	if ferr == nil && eerr == nil && serr == nil && raw != 0 {
+	if ferr == nil && eerr == nil && raw != 0 {
 		return newGraph(raw, cu, c.leases), nil
 	}
+	// The end of an invalidated capture says so.
+	invalidated := errors.Is(eerr, libcuda.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
 	err := &CaptureError{Stream: s, Mode: mode, Invalidated: invalidated, Err: ferr, End: eerr}
-	if serr != nil {
-		err.End = errors.Join(eerr, fmt.Errorf("cuStreamIsCapturing: %w", serr))
-	}
 	if raw != 0 {
 		if derr := libcuda.GraphDestroy(raw); derr != nil {
 			err.End = errors.Join(err.End, fmt.Errorf("destroying the captured graph: %w", derr))

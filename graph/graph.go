@@ -78,19 +78,29 @@ func (g *Graph) Instantiate() (*Exec, error) {
 	held := g.leases.held()
 	var x libcuda.GraphExec
 	var ev libcuda.Event
+	made := false
 	err := inContext(g.ctx, func() error {
 		if err := libcuda.GraphInstantiateWithFlags(&x, g.raw, 0); err != nil {
 			return err
 		}
-		if !held {
-			return nil
+		if held {
+			if err := newEvent(&ev); err != nil {
+				return errors.Join(err, libcuda.GraphExecDestroy(x))
+			}
 		}
-		if err := newEvent(&ev); err != nil {
-			return errors.Join(err, libcuda.GraphExecDestroy(x))
-		}
+		made = true
 		return nil
 	})
 	if err != nil {
+		if made { // restoring the thread's mode or context failed after
+			err = errors.Join(err, inContext(g.ctx, func() error {
+				derr := libcuda.GraphExecDestroy(x)
+				if ev != 0 {
+					derr = errors.Join(derr, libcuda.EventDestroy(ev))
+				}
+				return derr
+			}))
+		}
 		return nil, fmt.Errorf("graph: Instantiate: %w", err)
 	}
 	var holds []*leases

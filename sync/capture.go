@@ -2,6 +2,7 @@ package sync
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	gosync "sync"
 	"sync/atomic"
@@ -24,6 +25,7 @@ var ErrCapturing = errors.New("sync: stream capture in progress")
 var (
 	captures atomic.Int64
 	inflight atomic.Int32
+	queries  atomic.Int32 // guardedQuery's queries in flight, in any mode
 )
 
 // EnterCapture records that a stream capture is about to begin and returns
@@ -59,18 +61,26 @@ func fast() bool {
 
 func done() { inflight.Add(-1) }
 
-// relaxed runs f on a locked OS thread in relaxed capture mode and
-// restores the thread's previous mode after, also when f panics.
-func relaxed(f func() error) (err error) {
+// Relaxed runs f on a locked OS thread in relaxed capture mode and
+// restores the thread's previous mode after, also when f panics (the panic
+// goes on). In relaxed mode the calls that global and thread-local
+// captures refuse (synchronizing, querying, allocating, freeing,
+// registering) neither fail nor invalidate other threads' captures; only
+// cuCtxSynchronize still does, in every mode.
+//
+// f runs on the calling goroutine; work it hands to other goroutines runs
+// in their threads' modes. A failure to restore the mode is joined to f's
+// error.
+func Relaxed(f func() error) (err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	mode := libcuda.CU_STREAM_CAPTURE_MODE_RELAXED
 	if err := libcuda.ThreadExchangeStreamCaptureMode(&mode); err != nil {
-		return err
+		return fmt.Errorf("sync: entering relaxed capture mode: %w", err)
 	}
 	defer func() {
-		if rerr := libcuda.ThreadExchangeStreamCaptureMode(&mode); rerr != nil && err == nil {
-			err = rerr
+		if rerr := libcuda.ThreadExchangeStreamCaptureMode(&mode); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("sync: restoring capture mode %v: %w", mode, rerr))
 		}
 	}()
 	return f()
@@ -82,14 +92,19 @@ func relaxed(f func() error) (err error) {
 // flight already: each goroutine in a foreign call holds an OS thread, and
 // the runtime adds threads when calls block (on a lock in the driver, say),
 // so thousands of waiters querying at once would mean thousands of threads.
+//
+// Only a query made in the caller's own mode counts as in flight for
+// EnterCapture: a relaxed one cannot harm a capture, and counting it would
+// let a steady stream of waiters keep a capture from beginning.
 func guardedQuery[T target](t T, limited bool) error {
-	if n := inflight.Add(1); limited && n > int32(runtime.GOMAXPROCS(0)) {
-		inflight.Add(-1)
+	if n := queries.Add(1); limited && n > int32(runtime.GOMAXPROCS(0)) {
+		queries.Add(-1)
 		return libcuda.CUDA_ERROR_NOT_READY
 	}
-	defer inflight.Add(-1)
-	if captures.Load() == 0 {
+	defer queries.Add(-1)
+	if fast() {
+		defer done()
 		return t.query()
 	}
-	return relaxed(t.query)
+	return Relaxed(t.query)
 }

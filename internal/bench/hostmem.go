@@ -306,32 +306,19 @@ func (f *Fixture) stallLoops() []stallLoop {
 	}
 	var cur libcuda.Context
 	var cs libcuda.StreamCaptureStatus
-	cycle := func(s libcuda.Stream, i int) error {
-		buf, err := hostmem.Wrap(f.Ctx, mems[i%len(mems)])
-		if err != nil {
-			return err
-		}
-		if err := buf.Use(s); err != nil {
-			return err
-		}
-		return buf.Free()
-	}
+	cycle := func(s libcuda.Stream, _ libcuda.Event, i int) error { return f.tryCycle(mems[i%len(mems)], s) }
 	var next time.Time
 	return []stallLoop{
 		{"without a loop", nil, false},
-		{"with wrap/use/free loop", func(s libcuda.Stream, _ libcuda.Event, i int) error {
-			return cycle(s, i)
-		}, false},
+		{"with wrap/use/free loop", cycle, false},
 		{"with wrap/use/free loop, a cycle per 50µs", func(s libcuda.Stream, _ libcuda.Event, i int) error {
 			for time.Now().Before(next) {
 				runtime.Gosched()
 			}
 			next = time.Now().Add(50 * time.Microsecond)
-			return cycle(s, i)
+			return cycle(s, 0, i)
 		}, false},
-		{"wrap/use/free loop on and off in turns", func(s libcuda.Stream, _ libcuda.Event, i int) error {
-			return cycle(s, i)
-		}, true},
+		{"wrap/use/free loop on and off in turns", cycle, true},
 		{"with Go allocations only", func(libcuda.Stream, libcuda.Event, int) error {
 			for range 12 {
 				stallSink = make([]byte, 48)
@@ -381,7 +368,6 @@ func (f *Fixture) stall(b *testing.B, l stallLoop) {
 			return libcuda.StreamDestroy(s)
 		})
 	}()
-	unregs := hostmem.ReadStats().Unregisters
 	var cycles atomic.Int64
 	var on atomic.Bool // in turns: the loop runs
 	// The launches are timed once the loop has run for a while: its steady
@@ -429,7 +415,7 @@ func (f *Fixture) stall(b *testing.B, l stallLoop) {
 		done <- nil
 	}
 	<-warm
-	unregs = hostmem.ReadStats().Unregisters
+	unregs := hostmem.ReadStats().Unregisters
 	f.OnThread(b, func(b *testing.B) {
 		var s libcuda.Stream
 		must(b, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
@@ -569,10 +555,19 @@ func (f *Fixture) MultiGPURows() []Row {
 
 // cycle wraps mem, records a use on s and frees it.
 func (f *Fixture) cycle(b *testing.B, mem []byte, s libcuda.Stream) {
+	must(b, f.tryCycle(mem, s))
+}
+
+// tryCycle is cycle for goroutines that cannot fail b.
+func (f *Fixture) tryCycle(mem []byte, s libcuda.Stream) error {
 	buf, err := hostmem.Wrap(f.Ctx, mem)
-	must(b, err)
-	must(b, buf.Use(s))
-	must(b, buf.Free())
+	if err != nil {
+		return err
+	}
+	if err := buf.Use(s); err != nil {
+		return err
+	}
+	return buf.Free()
 }
 
 // hostWord is a word of pinned, mapped host memory that streams wait on

@@ -20,17 +20,26 @@ const (
 
 var syncModes = []sync.Policy{{Mode: sync.Auto}, {Mode: sync.Blocking}, {Mode: sync.Polling}}
 
-// spinKernel loads the spin kernel into the fixture's context.
+// spinKernel loads the spin kernel into the fixture's context; the module
+// is unloaded when b ends.
 func (f *Fixture) spinKernel(b *testing.B) libcuda.Function {
 	var fn libcuda.Function
+	var m libcuda.Module
 	err := libcuda.WithContext(f.Ctx, func() error {
-		m, err := libcuda.LoadModule(kernels.PTX)
-		if err != nil {
+		var err error
+		if m, err = libcuda.LoadModule(kernels.PTX); err != nil {
 			return err
 		}
 		fn, err = m.Function("spin")
 		return err
 	})
+	if m != 0 {
+		b.Cleanup(func() {
+			if err := libcuda.WithContext(f.Ctx, func() error { return libcuda.ModuleUnload(m) }); err != nil {
+				b.Error(err)
+			}
+		})
+	}
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -131,7 +131,18 @@ func (p Policy) Context(ctx context.Context, cu libcuda.Context) error {
 	if n := CapturesInProgress(); n > 0 {
 		return &captureError{what: "context wait", err: fmt.Errorf("%d captures in progress", n)}
 	}
-	return onHelper(p, ctx, contextTarget(cu))
+	// A context cannot be queried: wait for a helper to be free.
+	t := contextTarget(cu)
+	res := make(chan error, 1)
+	if err := helpers.submitWait(ctx, job{t: t, res: res}); err != nil {
+		return err
+	}
+	select {
+	case err := <-res:
+		return wrap(t, err)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // target is something to wait for.
@@ -159,7 +170,7 @@ func wait[T target](p Policy, ctx context.Context, t T) error {
 	p = p.withDefaults()
 	cancelled := ctx.Done()
 	start := time.Now()
-	for spins := 0; ; spins++ {
+	for {
 		select {
 		case <-cancelled:
 			return ctx.Err()
@@ -227,20 +238,6 @@ func onHelper[T target](p Policy, ctx context.Context, t T) error {
 	}
 	if took, err := take(); took {
 		return err
-	}
-	if _, ok := any(t).(contextTarget); ok {
-		// A context cannot be queried: wait for a helper.
-		for {
-			if err := helpers.submitWait(ctx, job{t: t, res: res}); err != nil {
-				return err
-			}
-			select {
-			case err := <-res:
-				return wrap(t, err)
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}
 	}
 	return sleepPoll(p, ctx, t, take)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -411,6 +412,9 @@ func TestConformanceStreamAndEventSemantics(t *testing.T) {
 	check("cuEventQuery of its event", code(libcuda.EventQuery(e)), 600)
 	time.AfterFunc(20*time.Millisecond, g2.open)
 	check("cuEventSynchronize of it once the work ends", code(libcuda.EventSynchronize(e)), 0)
+	if atomic.LoadUint32((*uint32)(g2.host)) != 1 {
+		t.Error("cuEventSynchronize returned before the work it waits for could end")
+	}
 	t.Log("stream and event semantics\n" + strings.Join(rows, "\n"))
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -80,18 +81,28 @@ func TestPrimaryContextBecomesCurrent(t *testing.T) {
 
 func TestWithContextRestoresPreviousContextAfterPanic(t *testing.T) {
 	ctx := primaryContext(t, 0)
-	// A fresh goroutine's thread may have any context current; make it none.
+	// The outer context must not be none: restoring and clearing the
+	// current context would look alike.
+	var dev libcuda.Device
+	must(t, libcuda.DeviceGet(&dev, 0))
+	runtime.LockOSThread() // cuCtxCreate makes its context current here
+	defer runtime.UnlockOSThread()
+	var prev, outer libcuda.Context
+	must(t, libcuda.CtxGetCurrent(&prev))
+	must(t, libcuda.CtxCreate(&outer, nil, 0, dev))
+	must(t, libcuda.CtxSetCurrent(prev))
+	defer func() { must(t, libcuda.CtxDestroy(outer)) }()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		err := libcuda.WithContext(0, func() error {
+		err := libcuda.WithContext(outer, func() error {
 			defer func() {
 				if recover() == nil {
 					t.Error("the panic did not reach WithContext's caller")
 				}
 				var cur libcuda.Context
-				if err := libcuda.CtxGetCurrent(&cur); err != nil || cur != 0 {
-					t.Errorf("after the panic: current %#x, %v; want none", cur, err)
+				if err := libcuda.CtxGetCurrent(&cur); err != nil || cur != outer {
+					t.Errorf("after the panic: current %#x, %v; want the outer context %#x", cur, err, outer)
 				}
 			}()
 			_ = libcuda.WithContext(ctx, func() error { panic("boom") })

@@ -33,10 +33,13 @@ func newGate(t testing.TB) *gate {
 	return g
 }
 
-// hold makes s wait until the gate opens.
+// hold makes s wait until the gate opens. If the test fails meanwhile, the
+// gate opens before the cleanups registered so far run (they may wait for
+// s, as cuMemFree does).
 func (g *gate) hold(t testing.TB, s libcuda.Stream) {
 	t.Helper()
 	must(t, libcuda.StreamWaitValue32(s, g.dev, 1, uint32(libcuda.CU_STREAM_WAIT_VALUE_GEQ)))
+	t.Cleanup(g.open)
 }
 
 func (g *gate) open() { atomic.StoreUint32((*uint32)(g.host), 1) }

@@ -82,10 +82,7 @@ func TestReleasesOnOneStreamShareEventQueries(t *testing.T) {
 	}
 	g.open()
 	// Wait without Drain, which makes the reaper poll faster.
-	deadline := time.Now().Add(10 * time.Second)
-	for hostmem.ReadStats().Pending > 0 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "all released", func() bool { return hostmem.ReadStats().Pending == 0 })
 	queries := simStat(t, "event_queries") - before
 	drain(t)
 	t.Logf("%d releases took %d event queries", n, queries)

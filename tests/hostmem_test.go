@@ -5,8 +5,10 @@ import (
 	"errors"
 	"math/rand/v2"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/hostmem"
@@ -26,6 +28,28 @@ func drain(t testing.TB) {
 	must(t, hostmem.Drain(ctx))
 	if st := hostmem.ReadStats(); st.Registrations != 0 || st.Pending != 0 {
 		t.Fatalf("after Drain: %+v", st)
+	}
+}
+
+// stillHeld checks, after giving the reaper time to be wrong, that the one
+// buffer whose work is held is neither released nor unregistered.
+func stillHeld(t testing.TB) {
+	t.Helper()
+	time.Sleep(20 * time.Millisecond)
+	if st := hostmem.ReadStats(); st.Pending != 1 || st.Registrations != 1 {
+		t.Fatalf("while the buffer's work is held: %+v; want its release pending and its registration kept", st)
+	}
+}
+
+// waitFor polls cond until it holds, and fails t after 10s.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10s: not %s", what)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -171,21 +195,23 @@ func TestWrapPartlyOverlappingRetiredMemoryRegistersTheRest(t *testing.T) {
 	noErrorsLogged(t)
 	cu := primaryContext(t, 0)
 	onThread(t, cu)
+	drain(t)
 	v := make([]byte, 64<<10)
 	a, err := hostmem.Wrap(cu, v[:40<<10])
 	must(t, err)
+	must(t, a.Use(newStream(t))) // tracked: its release retires, not unregisters
 	must(t, a.Free())
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for hostmem.ReadStats().Pending > 0 { // let it retire, not unregister
-		if ctx.Err() != nil {
-			t.Fatal("the release did not finish")
-		}
-		time.Sleep(time.Millisecond)
+	waitFor(t, "released", func() bool { return hostmem.ReadStats().Pending == 0 })
+	before := hostmem.ReadStats()
+	if before.Retired != 1 || before.Registrations != 1 {
+		t.Fatalf("after the release: %+v; want one retired registration", before)
 	}
 	b, err := hostmem.Wrap(cu, v[20<<10:])
 	if err != nil {
 		t.Fatalf("wrap overlapping a retired registration: %v", err)
+	}
+	if st := hostmem.ReadStats(); st.Registers != before.Registers+1 || st.Unregisters != before.Unregisters || st.Registrations != 2 {
+		t.Fatalf("after the overlapping wrap: %+v, before %+v; want the rest registered beside the retired one", st, before)
 	}
 	if b.DevicePtr() != libcuda.Deviceptr(uintptr(unsafePointer(&v[20<<10]))) {
 		t.Errorf("device pointer %#x is not the host address", b.DevicePtr())
@@ -214,6 +240,7 @@ func TestScenario4StreamDestroyedBeforeFree(t *testing.T) {
 	must(t, b.Free())
 	v, b = nil, nil
 	churn()
+	stillHeld(t)
 	g.open()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -388,6 +415,7 @@ func TestScenario7DroppedBufferIsReleasedAfterTheGPU(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	churn()
+	stillHeld(t)
 	g.open()
 	must(t, libcuda.StreamSynchronize(s))
 	if sum := readInt64(t, out); sum != want {
@@ -478,7 +506,8 @@ func TestHostmemBadInputs(t *testing.T) {
 
 func TestHostmemContextDestroyedWithWrapPendingKeepsTheMemory(t *testing.T) {
 	errs := captureErrors(t)
-	primaryContext(t, 0) // initialises the driver
+	primaryContext(t, 0)          // initialises the driver
+	before := hostmem.ReadStats() // other tests may have kept memory for good
 	var dev libcuda.Device
 	must(t, libcuda.DeviceGet(&dev, 0))
 	runtime.LockOSThread()
@@ -497,11 +526,11 @@ func TestHostmemContextDestroyedWithWrapPendingKeepsTheMemory(t *testing.T) {
 	defer cancel()
 	must(t, hostmem.Drain(ctx))
 	st := hostmem.ReadStats()
-	if st.Failures == 0 || len(errs.messages()) == 0 {
-		t.Fatalf("release in a destroyed context: %+v, logged %q; want a logged failure", st, errs.messages())
+	if st.Failures != before.Failures+1 || len(errs.messages()) == 0 {
+		t.Fatalf("release in a destroyed context: %+v, before %+v, logged %q; want one more, logged failure", st, before, errs.messages())
 	}
-	if st.Kept == 0 {
-		t.Fatal("the memory of the failed release was let go")
+	if st.Kept != before.Kept+1 {
+		t.Fatalf("after the failed release: %+v, before %+v; want its memory kept", st, before)
 	}
 	t.Logf("logged: %s", errs.messages()[0])
 }
@@ -510,26 +539,53 @@ func TestHostmemContextDestroyedWithWrapPendingKeepsTheMemory(t *testing.T) {
 // primary context: hostmem holds it until the release has ended.
 func TestReleaseOutlivesTheUsersPrimaryContext(t *testing.T) {
 	noErrorsLogged(t)
-	primaryContext(t, 0) // initialises the driver; released at the end
-	var dev libcuda.Device
-	must(t, libcuda.DeviceGet(&dev, 0))
+	needDriver(t)
+	dev := lastDevice(t)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var cu libcuda.Context
-	must(t, libcuda.DevicePrimaryCtxRetain(&cu, dev))
+	must(t, libcuda.DevicePrimaryCtxRetain(&cu, dev)) // the program's only hold
 	must(t, libcuda.CtxSetCurrent(cu))
-	g := newGate(t)
+	defer func() { must(t, libcuda.CtxSetCurrent(0)) }()
+	// A gate made here, not with newGate: its memory must be freed while
+	// hostmem still holds the context.
+	var word unsafe.Pointer
+	must(t, libcuda.MemHostAlloc(&word, 64, uint32(libcuda.CU_MEMHOSTALLOC_DEVICEMAP)))
+	open := func() { atomic.StoreUint32((*uint32)(word), 1) }
+	atomic.StoreUint32((*uint32)(word), 0)
+	defer open() // a failing test must not leave the stream held
+	var dword libcuda.Deviceptr
+	must(t, libcuda.MemHostGetDevicePointer(&dword, word, 0))
 	var s libcuda.Stream
 	must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
 	b, err := hostmem.Wrap(cu, make([]int64, 1<<12))
 	must(t, err)
-	g.hold(t, s)
+	must(t, libcuda.StreamWaitValue32(s, dword, 1, uint32(libcuda.CU_STREAM_WAIT_VALUE_GEQ)))
 	must(t, b.Use(s))
 	must(t, b.Free())
 	must(t, libcuda.StreamDestroy(s))
-	must(t, libcuda.DevicePrimaryCtxRelease(dev)) // our own hold ends here
-	g.open()
+	must(t, libcuda.DevicePrimaryCtxRelease(dev)) // the program's hold ends here
+	var flags uint32
+	var active int32
+	must(t, libcuda.DevicePrimaryCtxGetState(dev, &flags, &active))
+	if st := hostmem.ReadStats(); active == 0 || st.Pending != 1 {
+		t.Fatalf("after the program's hold ended: context active %d, %+v; want it held by the pending release", active, st)
+	}
+	open()
+	waitFor(t, "released", func() bool { return hostmem.ReadStats().Pending == 0 })
+	must(t, libcuda.MemFreeHost(word)) // the context is still held for the retired registration
 	drain(t)
+}
+
+// lastDevice is the device of the highest ordinal: on the simulator one
+// that no earlier test has kept memory in for good.
+func lastDevice(t testing.TB) libcuda.Device {
+	t.Helper()
+	var n int32
+	must(t, libcuda.DeviceGetCount(&n))
+	var dev libcuda.Device
+	must(t, libcuda.DeviceGet(&dev, n-1))
+	return dev
 }
 
 // Completed events are kept for reuse. A kept event holds its primary
@@ -541,8 +597,7 @@ func TestKeptEventsHoldTheirContextAndDrainLetsGo(t *testing.T) {
 	needDriver(t)
 	drain(t)
 	heldBefore := hostmem.ReadStats().HeldContexts // by memory kept after earlier failures
-	var dev libcuda.Device
-	must(t, libcuda.DeviceGet(&dev, 0))
+	dev := lastDevice(t)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	cycle := func() {
@@ -555,18 +610,18 @@ func TestKeptEventsHoldTheirContextAndDrainLetsGo(t *testing.T) {
 		must(t, err)
 		must(t, b.Use(s))
 		must(t, b.Free())
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		for hostmem.ReadStats().Pending > 0 && ctx.Err() == nil {
-			time.Sleep(time.Millisecond) // the event goes back to the pool
-		}
+		waitFor(t, "released", func() bool { return hostmem.ReadStats().Pending == 0 }) // the event goes back to the pool
+		hostmem.Trim()                                                                  // the retired registration no longer holds the context
 		must(t, libcuda.StreamDestroy(s))
 		must(t, libcuda.CtxSetCurrent(0))
 		must(t, libcuda.DevicePrimaryCtxRelease(dev)) // the program's hold ends
 	}
 	cycle()
-	if held := hostmem.ReadStats().HeldContexts; held != 1 {
-		t.Fatalf("with an event kept: hostmem holds %d contexts, want 1", held)
+	var flags uint32
+	var active int32
+	must(t, libcuda.DevicePrimaryCtxGetState(dev, &flags, &active))
+	if held := hostmem.ReadStats().HeldContexts; held != heldBefore+1 || active == 0 {
+		t.Fatalf("with an event kept: hostmem holds %d contexts (%d before), context active %d; want the kept event to hold it", held, heldBefore, active)
 	}
 	cycle() // reuses the kept event
 	drain(t)
@@ -576,8 +631,6 @@ func TestKeptEventsHoldTheirContextAndDrainLetsGo(t *testing.T) {
 	if heldBefore > 0 {
 		return // memory kept after an earlier failure holds the context for good
 	}
-	var flags uint32
-	var active int32
 	must(t, libcuda.DevicePrimaryCtxGetState(dev, &flags, &active))
 	if active != 0 {
 		t.Fatal("after Drain, hostmem still holds the primary context")

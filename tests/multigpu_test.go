@@ -176,16 +176,23 @@ func TestCaptureOnOneDeviceWhileMemoryOfTheOtherIsReleased(t *testing.T) {
 		}
 		return libcuda.MemsetD32(data, 0, 1024)
 	}))
+	var during hostmem.Stats
+	var freeErr error
 	g, err := captureWhile(t, ctx1, m1, data, 1024, func() {
-		must(t, b.Free())
+		freeErr = b.Free()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		for hostmem.ReadStats().Registrations > 0 && ctx.Err() == nil {
 			time.Sleep(time.Millisecond)
 		}
+		during = hostmem.ReadStats()
 	})
 	if err != nil {
 		t.Fatalf("the capture on device 1 was broken by a release on device 0: %v", err)
+	}
+	must(t, freeErr)
+	if during.Registrations != 0 || during.Pending != 0 {
+		t.Fatalf("during the capture: %+v; want the release and the unregister done", during)
 	}
 	must(t, libcuda.WithContext(ctx1, func() error {
 		e, err := g.Instantiate()

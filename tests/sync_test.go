@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	gosync "sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -225,6 +226,7 @@ func TestThousandsOfWaitersCompleteWithBoundedThreads(t *testing.T) {
 	}
 	threads := pprof.Lookup("threadcreate").Count()
 	var wg gosync.WaitGroup
+	var finished atomic.Int32
 	errs := make(chan error, n)
 	for i, s := range streams {
 		wg.Add(1)
@@ -233,14 +235,23 @@ func TestThousandsOfWaitersCompleteWithBoundedThreads(t *testing.T) {
 			if err := sync.Stream(context.Background(), 0, s); err != nil {
 				errs <- fmt.Errorf("stream %d: %w", i, err)
 			}
+			finished.Add(1)
 		}()
 	}
 	time.Sleep(50 * time.Millisecond) // all waiting: spinning, polling or blocked
+	if f := finished.Load(); f != 0 {
+		t.Errorf("%d waits returned while their streams were held", f)
+	}
 	g.open()
 	wg.Wait()
 	close(errs)
 	for err := range errs {
 		t.Error(err)
+	}
+	for i, s := range streams {
+		if err := libcuda.StreamQuery(s); err != nil {
+			t.Fatalf("stream %d after its wait returned: %v", i, err)
+		}
 	}
 	grown := pprof.Lookup("threadcreate").Count() - threads
 	if limit := sync.MaxHelpers + 2*runtime.GOMAXPROCS(0) + 8; grown > limit {

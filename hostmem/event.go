@@ -85,8 +85,20 @@ func flushEvents() {
 	pool.free = nil
 	pool.mu.Unlock()
 	for ctx, evs := range free {
+		// One switch of context and capture mode for all of ctx's events.
+		err := driverCall(ctx, func() error {
+			for _, p := range evs {
+				if err := libcuda.EventDestroy(p.ev); err != nil {
+					slog.Warn("hostmem: destroying an event", "event", fmt.Sprintf("%#x", uintptr(p.ev)), "err", err)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			slog.Warn("hostmem: destroying kept events", "events", len(evs), "err", err)
+		}
 		for _, p := range evs {
-			destroyEvent(ctx, p.ev, p.hold)
+			p.hold.release()
 		}
 	}
 }

@@ -77,10 +77,17 @@ func (st *state) waitContext() {
 	err := sync.Context(context.Background(), st.ctx)
 	if errors.Is(err, sync.ErrCapturing) {
 		adjust(0, 1)
-		graph.Postpone(func() {
+		again := func() {
 			adjust(0, -1)
-			go st.waitContext()
-		})
+			st.waitContext()
+		}
+		if graph.InProgress() == 0 {
+			// A capture announced to package sync, not made through
+			// graph: Postpone would run at once; try again later.
+			time.AfterFunc(time.Millisecond, again)
+			return
+		}
+		graph.Postpone(func() { go again() })
 		return
 	}
 	if err != nil {

@@ -3,7 +3,6 @@
 package tests
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -24,11 +23,7 @@ func TestUnregisterFailureIsLoggedOnceAndKeepsTheMemory(t *testing.T) {
 	must(t, err)
 	must(t, b.Use(s))
 	must(t, b.Free())
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for hostmem.ReadStats().Pending > 0 && ctx.Err() == nil {
-		time.Sleep(time.Millisecond)
-	}
+	waitFor(t, "released", func() bool { return hostmem.ReadStats().Pending == 0 })
 	before := hostmem.ReadStats() // other tests may have kept memory already
 	simFailNext(t, "cuMemHostUnregister", 1, libcuda.CUDA_ERROR_UNKNOWN)
 	if n := hostmem.Trim(); n != 1 {
@@ -110,10 +105,7 @@ func TestFailedUseMakesTheReleaseWaitForTheContext(t *testing.T) {
 		t.Fatal("Use with cuStreamGetId failing returned nil")
 	}
 	must(t, b.Free())
-	time.Sleep(20 * time.Millisecond)
-	if p := hostmem.ReadStats().Pending; p != 1 {
-		t.Fatalf("%d releases pending while the stream is held, want 1", p)
-	}
+	settlesAtPending(t, 1, "while the stream is held")
 	g.open()
 	drain(t)
 }

@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"sync/atomic"
@@ -39,6 +40,27 @@ func stillHeld(t testing.TB) {
 	if st := hostmem.ReadStats(); st.Pending != 1 || st.Registrations != 1 {
 		t.Fatalf("while the buffer's work is held: %+v; want its release pending and its registration kept", st)
 	}
+}
+
+// settlesAtPending waits until at most want releases are pending, gives
+// the reaper time to finish more than it should, and fails t unless
+// exactly want are.
+func settlesAtPending(t testing.TB, want int, what string) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%d releases pending or fewer", want), func() bool { return hostmem.ReadStats().Pending <= want })
+	time.Sleep(20 * time.Millisecond)
+	if st := hostmem.ReadStats(); st.Pending != want {
+		t.Fatalf("%s: %+v; want %d releases pending", what, st, want)
+	}
+}
+
+// drainReleases runs hostmem.Drain with a 10s limit; unlike drain, it
+// accepts registrations that stay (leased to a graph, or kept).
+func drainReleases(t testing.TB) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	must(t, hostmem.Drain(ctx))
 }
 
 // waitFor polls cond until it holds, and fails t after 10s.
@@ -242,9 +264,7 @@ func TestScenario4StreamDestroyedBeforeFree(t *testing.T) {
 	churn()
 	stillHeld(t)
 	g.open()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	must(t, hostmem.Drain(ctx))
+	drainReleases(t)
 	if got := readInt64(t, out); got != want {
 		t.Fatalf("sum = %d, want %d", got, want)
 	}
@@ -405,15 +425,10 @@ func TestScenario7DroppedBufferIsReleasedAfterTheGPU(t *testing.T) {
 		must(t, b.Use(s))
 	}() // b is dropped without Free
 	v = nil
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for hostmem.ReadStats().Pending == 0 {
-		if ctx.Err() != nil {
-			t.Fatal("the dropped buffer's cleanup did not start its release")
-		}
+	waitFor(t, "the dropped buffer's release started by its cleanup", func() bool {
 		runtime.GC()
-		time.Sleep(time.Millisecond)
-	}
+		return hostmem.ReadStats().Pending > 0
+	})
 	churn()
 	stillHeld(t)
 	g.open()
@@ -442,9 +457,7 @@ func TestScenario8GraphKeepsWrappedMemoryAlive(t *testing.T) {
 	must(t, err)
 	must(t, b.Free())
 	v, b = nil, nil
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	must(t, hostmem.Drain(ctx))
+	drainReleases(t)
 	if st := hostmem.ReadStats(); st.Registrations != 1 {
 		t.Fatalf("with the graph alive: %+v, want its registration kept", st)
 	}
@@ -522,9 +535,7 @@ func TestHostmemContextDestroyedWithWrapPendingKeepsTheMemory(t *testing.T) {
 	must(t, libcuda.StreamDestroy(s))
 	must(t, libcuda.CtxDestroy(cu))
 	must(t, b.Free())
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	must(t, hostmem.Drain(ctx))
+	drainReleases(t)
 	st := hostmem.ReadStats()
 	if st.Failures != before.Failures+1 || len(errs.messages()) == 0 {
 		t.Fatalf("release in a destroyed context: %+v, before %+v, logged %q; want one more, logged failure", st, before, errs.messages())
@@ -660,14 +671,7 @@ func TestReleaseFollowsRecordOrderNotFreeOrder(t *testing.T) {
 	must(t, early.Free())
 	// The early buffer's work is done: its release finishes although the
 	// newer use on its stream is still held.
-	deadline := time.Now().Add(10 * time.Second)
-	for hostmem.ReadStats().Pending > 1 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond)
-	if st := hostmem.ReadStats(); st.Pending != 1 {
-		t.Fatalf("with the gate closed: %+v; want the late buffer's release pending, the early one's done", st)
-	}
+	settlesAtPending(t, 1, "with the gate closed: the late buffer's release, not the early one's")
 	g.open()
 	drain(t)
 	if st := hostmem.ReadStats(); st.Pending != 0 || st.Registrations != 0 {
@@ -738,14 +742,7 @@ func TestReleasesBeforeAHeldPointOfAStreamFinish(t *testing.T) {
 	for _, b := range bufs {
 		must(t, b.Free())
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for hostmem.ReadStats().Pending > after && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	time.Sleep(20 * time.Millisecond)
-	if p := hostmem.ReadStats().Pending; p != after {
-		t.Fatalf("%d releases pending with the stream held, want the %d recorded after the hold", p, after)
-	}
+	settlesAtPending(t, after, "with the stream held: those recorded after the hold")
 	g.open()
 	drain(t)
 }
@@ -768,10 +765,7 @@ func TestPerThreadStreamUsesOfTwoThreadsAreBothWaitedFor(t *testing.T) {
 	})
 	second.do(func() { must(t, b.Use(libcuda.CU_STREAM_PER_THREAD)) })
 	must(t, b.Free())
-	time.Sleep(20 * time.Millisecond)
-	if p := hostmem.ReadStats().Pending; p != 1 {
-		t.Fatalf("%d releases pending while the first thread's per-thread stream is held, want 1", p)
-	}
+	settlesAtPending(t, 1, "while the first thread's per-thread stream is held")
 	g.open()
 	first.do(func() { must(t, libcuda.StreamSynchronize(libcuda.CU_STREAM_PER_THREAD)) })
 	drain(t)

@@ -69,12 +69,11 @@ func (e *Exec) Raw() libcuda.GraphExec {
 // on an H200). The check is made while package sync knows of captures in
 // progress.
 func (e *Exec) Launch(s libcuda.Stream) error {
-	st := e.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.raw == 0 {
-		return fmt.Errorf("graph: Launch: %w", ErrDestroyed)
+	st, err := e.lock("Launch")
+	if err != nil {
+		return err
 	}
+	defer st.mu.Unlock()
 	if sync.CapturesInProgress() > 0 {
 		// The driver refuses a launch into a capture and invalidates the
 		// capture (measured on an H200): refuse it before the driver does.
@@ -119,12 +118,11 @@ func (st *execState) launchTracked(s libcuda.Stream) error {
 // Upload uploads e's work to the device on stream s ahead of its launch,
 // so that the first launch costs no more than later ones.
 func (e *Exec) Upload(s libcuda.Stream) error {
-	st := e.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.raw == 0 {
-		return fmt.Errorf("graph: Upload: %w", ErrDestroyed)
+	st, err := e.lock("Upload")
+	if err != nil {
+		return err
 	}
+	defer st.mu.Unlock()
 	if err := libcuda.GraphUpload(st.raw, s); err != nil {
 		return fmt.Errorf("graph: Upload on %s: %w", streamName(s), err)
 	}
@@ -146,12 +144,11 @@ func (e *Exec) Update(g *Graph) (inPlace bool, err error) {
 	if g == nil {
 		return false, errors.New("graph: Update: nil graph")
 	}
-	st := e.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.raw == 0 {
-		return false, fmt.Errorf("graph: Update: %w", ErrDestroyed)
+	st, err := e.lock("Update")
+	if err != nil {
+		return false, err
 	}
+	defer st.mu.Unlock()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.raw == 0 {
@@ -211,12 +208,11 @@ func (e *Exec) Update(g *Graph) (inPlace bool, err error) {
 // keeps are released in the background once its last launch has finished
 // (see Drain).
 func (e *Exec) Destroy() error {
-	st := e.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.raw == 0 {
-		return fmt.Errorf("graph: Destroy: %w", ErrDestroyed)
+	st, err := e.lock("Destroy")
+	if err != nil {
+		return err
 	}
+	defer st.mu.Unlock()
 	e.cleanup.Stop()
 	if err := st.destroy(); err != nil {
 		return fmt.Errorf("graph: Destroy: %w", err)
@@ -244,4 +240,15 @@ func (st *execState) destroy() error {
 	}
 	st.holds, st.last = nil, 0
 	return nil
+}
+
+// lock locks e's state for operation op, or returns ErrDestroyed unlocked.
+func (e *Exec) lock(op string) (*execState, error) {
+	st := e.st
+	st.mu.Lock()
+	if st.raw == 0 {
+		st.mu.Unlock()
+		return nil, fmt.Errorf("graph: %s: %w", op, ErrDestroyed)
+	}
+	return st, nil
 }

@@ -190,8 +190,7 @@ func expectCapture(c capCall, capMode libcuda.StreamCaptureMode, own bool, threa
 }
 
 func TestConformanceCaptureMatrix(t *testing.T) {
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	other := newStream(t)
 	captured := newStream(t)
 	var dev libcuda.Deviceptr
@@ -247,8 +246,7 @@ func TestConformanceCaptureMatrix(t *testing.T) {
 }
 
 func TestConformanceCaptureSpecialCases(t *testing.T) {
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	var dev libcuda.Deviceptr
 	must(t, libcuda.MemAlloc(&dev, 4096))
 	defer func() { must(t, libcuda.MemFree(dev)) }()
@@ -342,7 +340,7 @@ func TestConformanceCaptureSpecialCases(t *testing.T) {
 }
 
 func TestConformanceRegisterCodes(t *testing.T) {
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	p := hostBuffer(t, 4*4096)
 	at := func(off int) unsafe.Pointer { return unsafe.Add(p, off) }
 	var rows []string
@@ -378,8 +376,7 @@ func TestConformanceRegisterCodes(t *testing.T) {
 }
 
 func TestConformanceStreamAndEventSemantics(t *testing.T) {
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	onPrimary(t, 0)
 	var rows []string
 	check := func(what string, got, want int) {
 		rows = append(rows, fmt.Sprintf("%-60s %5d", what, got))
@@ -422,8 +419,7 @@ func TestConformanceStreamAndEventSemantics(t *testing.T) {
 // unregister (and a free) waits for all work in flight on the device, and
 // launches from other threads wait meanwhile.
 func TestConformanceUnregisterFencesTheDevice(t *testing.T) {
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	m := loadKernels(t)
 	spin := kernel(t, m, "spin")
 	busy := newStream(t)

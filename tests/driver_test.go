@@ -116,7 +116,7 @@ func TestWithContextRestoresPreviousContextAfterPanic(t *testing.T) {
 }
 
 func TestAllocCopyRoundTrip(t *testing.T) {
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	const n = 1 << 18
 	src := make([]int32, n)
 	for i := range src {
@@ -138,7 +138,7 @@ func TestAllocCopyRoundTrip(t *testing.T) {
 }
 
 func TestKernelsComputeOnDeviceMemory(t *testing.T) {
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	m := loadKernels(t)
 	const n = 10000
 	var buf, out libcuda.Deviceptr
@@ -182,7 +182,7 @@ func TestKernelsComputeOnDeviceMemory(t *testing.T) {
 }
 
 func TestUnknownKernelIsNotFound(t *testing.T) {
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	_, err := loadKernels(t).Function("no_such_kernel")
 	if !errors.Is(err, libcuda.CUDA_ERROR_NOT_FOUND) {
 		t.Fatalf("got %v, want CUDA_ERROR_NOT_FOUND", err)
@@ -248,7 +248,7 @@ func TestTraceLogsFailedCallsOnly(t *testing.T) {
 }
 
 func TestCallsWithoutGoPointersAllocateNothing(t *testing.T) {
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	var s libcuda.Stream
 	must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
 	defer func() { must(t, libcuda.StreamDestroy(s)) }()

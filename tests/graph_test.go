@@ -158,7 +158,7 @@ func (c *counter) get() int { return int(c.n.Load()) }
 
 func TestGraphCaptureInstantiateLaunchGivesTheRightResult(t *testing.T) {
 	noErrorsLogged(t)
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 1000
 	s := newStream(t)
@@ -224,7 +224,7 @@ func TestGraphCaptureWorksInEveryMode(t *testing.T) {
 
 func TestGraphUploadThenLaunch(t *testing.T) {
 	noErrorsLogged(t)
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 256
 	s := newStream(t)
@@ -249,7 +249,7 @@ func TestGraphUploadThenLaunch(t *testing.T) {
 
 func TestGraphExecUpdateInPlaceAppliesNewParameters(t *testing.T) {
 	noErrorsLogged(t)
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 512
 	s := newStream(t)
@@ -293,7 +293,7 @@ func TestGraphExecUpdateInPlaceAppliesNewParameters(t *testing.T) {
 
 func TestCachedCaptureUpdatesInPlaceAndInstantiatesAgainWhenTopologyChanges(t *testing.T) {
 	noErrorsLogged(t)
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 300
 	s := newStream(t)
@@ -346,7 +346,7 @@ func TestCachedCaptureUpdatesInPlaceAndInstantiatesAgainWhenTopologyChanges(t *t
 }
 
 func TestCaptureOfTheLegacyStreamIsRefusedClearly(t *testing.T) {
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	for _, s := range []libcuda.Stream{0, libcuda.CU_STREAM_LEGACY} {
 		_, err := graph.Capture(s, graph.DefaultMode, func(libcuda.Stream) error {
 			t.Fatal("the function ran")
@@ -363,8 +363,7 @@ func TestCaptureOfTheLegacyStreamIsRefusedClearly(t *testing.T) {
 // the capture's error says it was invalidated and by which call's error.
 func TestCaptureInvalidatedByACallOfTheFunctionSaysWhichCall(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 64
 	buf := deviceInts(t, n)
@@ -431,8 +430,7 @@ func TestCaptureInvalidatedByACallOfTheFunctionSaysWhichCall(t *testing.T) {
 // and the error says the call is not known.
 func TestCaptureInvalidatedByAnotherThreadSaysTheCallIsNotKnown(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 64
 	buf := deviceInts(t, n)
@@ -467,7 +465,7 @@ func TestCaptureInvalidatedByAnotherThreadSaysTheCallIsNotKnown(t *testing.T) {
 
 func TestCaptureFunctionErrorIsReturnedAndNothingLeaks(t *testing.T) {
 	noErrorsLogged(t)
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 64
 	buf := deviceInts(t, n)
@@ -501,7 +499,7 @@ func TestCaptureFunctionErrorIsReturnedAndNothingLeaks(t *testing.T) {
 
 func TestCapturePanicEndsTheCaptureAndIsReRaised(t *testing.T) {
 	noErrorsLogged(t)
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 64
 	buf := deviceInts(t, n)
@@ -556,7 +554,7 @@ func TestCapturePanicEndsTheCaptureAndIsReRaised(t *testing.T) {
 // capture and their leases released.
 func TestGCDuringCaptureBreaksNothing(t *testing.T) {
 	noErrorsLogged(t)
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 1024
 	buf := deviceInts(t, n)
@@ -624,8 +622,7 @@ func TestGCDuringCaptureBreaksNothing(t *testing.T) {
 // invalidated and the work postponed meanwhile runs after it.
 func TestGlobalCaptureSurvivesOtherGoroutinesWaitsCopiesAndFrees(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 2048
 	buf, src, dst := deviceInts(t, n), deviceInts(t, n), deviceInts(t, n)
@@ -732,8 +729,7 @@ func TestGlobalCaptureSurvivesOtherGoroutinesWaitsCopiesAndFrees(t *testing.T) {
 // next to goroutines that wait, copy and postpone work.
 func TestConcurrentCapturesWithReleaseWork(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const (
 		capturers = 4
@@ -849,8 +845,7 @@ func TestConcurrentCapturesWithReleaseWork(t *testing.T) {
 }
 
 func TestInProgressCountsCapturesAcrossGoroutines(t *testing.T) {
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	onPrimary(t, 0)
 	const capturers = 3
 	release := make(chan struct{})
 	errs := make(chan error, capturers)
@@ -920,8 +915,7 @@ func blockedCapture(t *testing.T, s libcuda.Stream) (end func() error) {
 
 func TestPostponedWorkRunsOnceInOrderAfterCapturesEnd(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	end1 := blockedCapture(t, newStream(t))
 	end2 := blockedCapture(t, newStream(t))
 
@@ -989,7 +983,7 @@ func TestPostponedWorkRunsAtOnceWhenNothingCaptures(t *testing.T) {
 // A capture that starts while a postponed function runs waits for it.
 func TestCaptureWaitsForARunningPostponedFunction(t *testing.T) {
 	noErrorsLogged(t)
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	s := newStream(t)
 	running, finish := make(chan struct{}), make(chan struct{})
 	graph.Postpone(func() {
@@ -1016,7 +1010,7 @@ func TestCaptureWaitsForARunningPostponedFunction(t *testing.T) {
 }
 
 func TestRelaxedRestoresTheModeAlsoAfterAPanic(t *testing.T) {
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	exchange := func(m libcuda.StreamCaptureMode) libcuda.StreamCaptureMode {
 		t.Helper()
 		must(t, libcuda.ThreadExchangeStreamCaptureMode(&m))
@@ -1056,8 +1050,7 @@ func TestRelaxedRestoresTheModeAlsoAfterAPanic(t *testing.T) {
 
 func TestRelaxedCallsDoNotInvalidateAnotherGoroutinesGlobalCapture(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	onPrimary(t, 0)
 	other := newStream(t)
 	var e libcuda.Event
 	must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
@@ -1079,7 +1072,7 @@ func TestRelaxedCallsDoNotInvalidateAnotherGoroutinesGlobalCapture(t *testing.T)
 // wait for that.
 func TestLeaseIsReleasedOnlyAfterExecDestroyedAndLastLaunchFinished(t *testing.T) {
 	noErrorsLogged(t)
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 256
 	buf := deviceInts(t, n)
@@ -1133,7 +1126,7 @@ func TestLeaseIsReleasedOnlyAfterExecDestroyedAndLastLaunchFinished(t *testing.T
 
 func TestLeaseFollowsUpdatesOfTheExec(t *testing.T) {
 	noErrorsLogged(t)
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 256
 	buf := deviceInts(t, n)
@@ -1185,7 +1178,7 @@ func TestLeaseFollowsUpdatesOfTheExec(t *testing.T) {
 // taken on it belongs to that capture.
 func TestLeaseOnAStreamThatJoinedTheCapture(t *testing.T) {
 	noErrorsLogged(t)
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 256
 	a, b := deviceInts(t, n), deviceInts(t, n)
@@ -1237,7 +1230,7 @@ func TestLeaseOnAStreamThatJoinedTheCapture(t *testing.T) {
 // and the capture goes on.
 func TestExecLaunchIntoACaptureIsRefusedAndTheCaptureSurvives(t *testing.T) {
 	noErrorsLogged(t)
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 256
 	buf := deviceInts(t, n)
@@ -1279,8 +1272,7 @@ func TestExecLaunchIntoACaptureIsRefusedAndTheCaptureSurvives(t *testing.T) {
 // and a capture of a stream already being captured is refused.
 func TestOperationsNotAllowedInACaptureReturnClearErrors(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 64
 	buf := deviceInts(t, n)

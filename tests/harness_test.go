@@ -63,6 +63,15 @@ func primaryContext(t testing.TB, ordinal int) libcuda.Context {
 	return ctx
 }
 
+// onPrimary retains device ordinal's primary context for the test and
+// makes it current on the test goroutine's locked thread.
+func onPrimary(t testing.TB, ordinal int) libcuda.Context {
+	t.Helper()
+	cu := primaryContext(t, ordinal)
+	onThread(t, cu)
+	return cu
+}
+
 // onThread locks the test goroutine to its OS thread with ctx current for
 // the rest of the test.
 func onThread(t testing.TB, ctx libcuda.Context) {

@@ -15,8 +15,7 @@ import (
 
 func TestUnregisterFailureIsLoggedOnceAndKeepsTheMemory(t *testing.T) {
 	errs := captureErrors(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	s := newStream(t)
 	drain(t)
 	b, err := hostmem.Wrap(cu, make([]byte, 8192))
@@ -53,8 +52,7 @@ func TestUnregisterFailureIsLoggedOnceAndKeepsTheMemory(t *testing.T) {
 // those recorded before it on that stream complete. A thousand buffers
 // freed behind a gate must cost far fewer queries than one each.
 func TestReleasesOnOneStreamShareEventQueries(t *testing.T) {
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	s := newStream(t)
 	g := newGate(t)
 	drain(t)
@@ -91,8 +89,7 @@ func TestReleasesOnOneStreamShareEventQueries(t *testing.T) {
 // context instead of forgetting the work.
 func TestFailedUseMakesTheReleaseWaitForTheContext(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	s := newStream(t)
 	g := newGate(t)
 	drain(t)

@@ -22,8 +22,7 @@ import (
 // Drain, goroutines and threads bounded. It is a test, not a timing.
 func TestHostmemStressWithGlobalCaptures(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	m := loadKernels(t)
 	addOne := kernel(t, m, "add_one_i32")
 	cycles := stressCycles

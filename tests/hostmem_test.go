@@ -125,8 +125,7 @@ func deviceInt64(t testing.TB) libcuda.Deviceptr {
 
 func TestScenario1WrapKeepsGoMemoryAlive(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	m := loadKernels(t)
 	s := newStream(t)
 	out := deviceInt64(t)
@@ -148,8 +147,7 @@ func TestScenario1WrapKeepsGoMemoryAlive(t *testing.T) {
 
 func TestScenario2FreeWhileGPUBusyWaits(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	m := loadKernels(t)
 	s := newStream(t)
 	g := newGate(t)
@@ -179,8 +177,7 @@ func TestScenario2FreeWhileGPUBusyWaits(t *testing.T) {
 
 func TestScenario3WrapAgainRightAfterFreeReusesTheRegistration(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	m := loadKernels(t)
 	s := newStream(t)
 	g := newGate(t)
@@ -215,8 +212,7 @@ func TestScenario3WrapAgainRightAfterFreeReusesTheRegistration(t *testing.T) {
 
 func TestWrapPartlyOverlappingRetiredMemoryRegistersTheRest(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	drain(t)
 	v := make([]byte, 64<<10)
 	a, err := hostmem.Wrap(cu, v[:40<<10])
@@ -244,8 +240,7 @@ func TestWrapPartlyOverlappingRetiredMemoryRegistersTheRest(t *testing.T) {
 
 func TestScenario4StreamDestroyedBeforeFree(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	m := loadKernels(t)
 	g := newGate(t)
 	out := deviceInt64(t)
@@ -319,8 +314,7 @@ func launchGraph(t *testing.T, g *graph.Graph) {
 
 func TestScenario5FreeDuringGlobalCaptureKeepsTheCapture(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	m := loadKernels(t)
 	s := newStream(t)
 	out := deviceInt64(t)
@@ -368,8 +362,7 @@ func TestScenario5FreeDuringGlobalCaptureKeepsTheCapture(t *testing.T) {
 
 func TestScenario6UnknownUseIsPostponedUntilCapturesEnd(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	m := loadKernels(t)
 	const n = 1 << 12
 	v, want := sumSetup(n)
@@ -409,8 +402,7 @@ func TestScenario6UnknownUseIsPostponedUntilCapturesEnd(t *testing.T) {
 
 func TestScenario7DroppedBufferIsReleasedAfterTheGPU(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	m := loadKernels(t)
 	s := newStream(t)
 	g := newGate(t)
@@ -441,8 +433,7 @@ func TestScenario7DroppedBufferIsReleasedAfterTheGPU(t *testing.T) {
 
 func TestScenario8GraphKeepsWrappedMemoryAlive(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	m := loadKernels(t)
 	out := deviceInt64(t)
 	const n = 1 << 14
@@ -480,8 +471,7 @@ func TestScenario8GraphKeepsWrappedMemoryAlive(t *testing.T) {
 
 func TestHostmemBadInputs(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	if _, err := hostmem.Wrap(0, make([]byte, 10)); !errors.Is(err, hostmem.ErrNoContext) {
 		t.Errorf("wrap without a context: %v", err)
 	}
@@ -655,8 +645,7 @@ func TestKeptEventsHoldTheirContextAndDrainLetsGo(t *testing.T) {
 // later one.
 func TestReleaseFollowsRecordOrderNotFreeOrder(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	s := newStream(t)
 	g := newGate(t)
 	drain(t)
@@ -684,8 +673,7 @@ func TestReleaseFollowsRecordOrderNotFreeOrder(t *testing.T) {
 // pooled events; Trim then unregisters them.
 func TestWaitRetiresWithoutUnregistering(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	s := newStream(t)
 	g := newGate(t)
 	drain(t)
@@ -722,8 +710,7 @@ func TestWaitRetiresWithoutUnregistering(t *testing.T) {
 // newest complete one without querying each.
 func TestReleasesBeforeAHeldPointOfAStreamFinish(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	s := newStream(t)
 	g := newGate(t)
 	drain(t)
@@ -752,8 +739,7 @@ func TestReleasesBeforeAHeldPointOfAStreamFinish(t *testing.T) {
 // is still held.
 func TestPerThreadStreamUsesOfTwoThreadsAreBothWaitedFor(t *testing.T) {
 	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	g := newGate(t)
 	drain(t)
 	b, err := hostmem.Wrap(cu, make([]byte, 8192))

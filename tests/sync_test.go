@@ -22,7 +22,7 @@ var modes = []sync.Policy{
 }
 
 func TestWaitOnIdleStreamReturnsAtOnce(t *testing.T) {
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	s := newStream(t)
 	for _, p := range modes {
 		if err := p.Stream(context.Background(), 0, s); err != nil {
@@ -129,7 +129,7 @@ func TestLegacyStreamWaitNeedsItsContext(t *testing.T) {
 }
 
 func TestPerThreadStreamWaitIsForTheCallersThread(t *testing.T) {
-	onThread(t, primaryContext(t, 0)) // the test holds LockOSThread from submission to wait
+	onPrimary(t, 0) // the test holds LockOSThread from submission to wait
 	g := newGate(t)
 	g.hold(t, libcuda.CU_STREAM_PER_THREAD)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -142,8 +142,7 @@ func TestPerThreadStreamWaitIsForTheCallersThread(t *testing.T) {
 }
 
 func TestWaitsDuringCaptureAreRefusedAndTheCaptureSurvives(t *testing.T) {
-	cu := primaryContext(t, 0)
-	onThread(t, cu)
+	cu := onPrimary(t, 0)
 	busy := newStream(t)
 	g := newGate(t)
 	g.hold(t, busy)
@@ -204,7 +203,7 @@ func TestWaitsDuringCaptureAreRefusedAndTheCaptureSurvives(t *testing.T) {
 }
 
 func TestThousandsOfWaitersCompleteWithBoundedThreads(t *testing.T) {
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	const n = 1000
 	// Every stream is created first: on the H200, cuStreamCreate blocked
 	// for minutes while another stream was held by cuStreamWaitValue32.
@@ -264,7 +263,7 @@ func TestThousandsOfWaitersCompleteWithBoundedThreads(t *testing.T) {
 // and the driver invalidates the capture when it is (measured on the H200):
 // the wait says why it failed.
 func TestWaitOnEventRecordedInCaptureSaysCapturing(t *testing.T) {
-	onThread(t, primaryContext(t, 0))
+	onPrimary(t, 0)
 	s := newStream(t)
 	var dev libcuda.Deviceptr
 	must(t, libcuda.MemAlloc(&dev, 64))

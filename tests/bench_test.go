@@ -5,7 +5,7 @@ package tests
 import (
 	"testing"
 
-	"github.com/purecuda/purecuda/internal/bench"
+	bench "github.com/purecuda/purecuda/internal/benchrows"
 )
 
 // BenchmarkCall compares the generated call path with purego's SyscallN and

@@ -16,7 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/ebitengine/purego"
-	"github.com/purecuda/purecuda/internal/bench"
+	bench "github.com/purecuda/purecuda/internal/benchrows"
 	"github.com/purecuda/purecuda/libcuda"
 )
 

@@ -28,7 +28,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/purecuda/purecuda/internal/bench"
+	bench "github.com/purecuda/purecuda/internal/benchrows"
 	"github.com/purecuda/purecuda/internal/kernels"
 	"github.com/purecuda/purecuda/libcuda"
 )

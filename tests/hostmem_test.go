@@ -552,7 +552,12 @@ func TestReleaseOutlivesTheUsersPrimaryContext(t *testing.T) {
 	// hostmem still holds the context.
 	var word unsafe.Pointer
 	must(t, libcuda.MemHostAlloc(&word, 64, uint32(libcuda.CU_MEMHOSTALLOC_DEVICEMAP)))
-	open := func() { atomic.StoreUint32((*uint32)(word), 1) }
+	freed := false
+	open := func() {
+		if !freed {
+			atomic.StoreUint32((*uint32)(word), 1)
+		}
+	}
 	atomic.StoreUint32((*uint32)(word), 0)
 	defer open() // a failing test must not leave the stream held
 	var dword libcuda.Deviceptr
@@ -575,6 +580,7 @@ func TestReleaseOutlivesTheUsersPrimaryContext(t *testing.T) {
 	open()
 	waitFor(t, "released", func() bool { return hostmem.ReadStats().Pending == 0 })
 	must(t, libcuda.MemFreeHost(word)) // the context is still held for the retired registration
+	freed = true // the deferred open must not write to freed memory
 	drain(t)
 }
 

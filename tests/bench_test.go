@@ -26,3 +26,25 @@ func BenchmarkCall(b *testing.B) {
 		b.Run(r.Op+"/"+r.Way, r.F)
 	}
 }
+
+// BenchmarkRows runs tools/bench's Go rows, so that they can be tried on
+// the simulator: go test -run XXX -bench Rows/launch ./tests.
+func BenchmarkRows(b *testing.B) {
+	needDriver(b)
+	f, err := bench.Setup()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := f.Close(); err != nil {
+			b.Error(err)
+		}
+	}()
+	var rows []bench.Row
+	for _, r := range [][]bench.Row{f.SyncRows(), f.GraphRows(), f.HostmemRows(), f.StallRows()} {
+		rows = append(rows, r...)
+	}
+	for _, r := range rows {
+		b.Run(r.Op+"/"+r.Way, r.F)
+	}
+}

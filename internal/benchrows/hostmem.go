@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sync/atomic"
 	"testing"
@@ -293,11 +294,17 @@ type stallLoop struct {
 	// the launches timed in each: a ratio from the same stretch of time,
 	// which the machine's drift between rows does not blur.
 	turns bool
+	// gcOff runs the row with the garbage collector off, to tell its part
+	// in the stall from hostmem's.
+	gcOff bool
 }
 
 const turnLength = 20 * time.Millisecond
 
 var stallSink []byte
+
+// cycleSink keeps allocations the size of a wrap/use/free cycle's.
+var cycleSink struct{ state, buffer, arg, fn []byte }
 
 func (f *Fixture) stallLoops() []stallLoop {
 	mems := make([][]byte, 8)
@@ -307,18 +314,37 @@ func (f *Fixture) stallLoops() []stallLoop {
 	var cur libcuda.Context
 	var cs libcuda.StreamCaptureStatus
 	cycle := func(s libcuda.Stream, _ libcuda.Event, i int) error { return f.tryCycle(mems[i%len(mems)], s) }
+	var id uint64
+	perUse := func(s libcuda.Stream, ev libcuda.Event, _ int) error {
+		return errors.Join(libcuda.StreamIsCapturing(s, &cs), libcuda.StreamGetId(s, &id),
+			libcuda.StreamGetCtx(s, &cur), libcuda.EventRecord(ev, s))
+	}
 	var next time.Time
 	return []stallLoop{
-		{"without a loop", nil, false},
-		{"with wrap/use/free loop", cycle, false},
+		{"without a loop", nil, false, false},
+		{"with wrap/use/free loop", cycle, false, false},
 		{"with wrap/use/free loop, a cycle per 50µs", func(s libcuda.Stream, _ libcuda.Event, i int) error {
 			for time.Now().Before(next) {
 				runtime.Gosched()
 			}
 			next = time.Now().Add(50 * time.Microsecond)
 			return cycle(s, 0, i)
-		}, false},
-		{"wrap/use/free loop on and off in turns", cycle, true},
+		}, false, false},
+		{"wrap/use/free loop on and off in turns", cycle, true, false},
+		{"wrap/use/free loop on and off in turns, GC off", cycle, true, true},
+		// The same driver calls as Use makes on a stream it has an event
+		// for (the C row "loop of hostmem's per-use calls in turns"),
+		// without hostmem, and then with as many allocations of the same
+		// sizes as a wrap/use/free cycle makes: what is left of the
+		// stall beyond these is hostmem's own.
+		{"Go loop of hostmem's per-use driver calls in turns", perUse, true, false},
+		{"Go loop of hostmem's per-use driver calls and the cycle's allocations in turns", func(s libcuda.Stream, ev libcuda.Event, i int) error {
+			cycleSink.state = make([]byte, 384)
+			cycleSink.buffer = make([]byte, 24)
+			cycleSink.arg = make([]byte, 16)
+			cycleSink.fn = make([]byte, 16)
+			return perUse(s, ev, i)
+		}, true, false},
 		{"with Go allocations only", func(libcuda.Stream, libcuda.Event, int) error {
 			for range 12 {
 				stallSink = make([]byte, 48)
@@ -327,26 +353,30 @@ func (f *Fixture) stallLoops() []stallLoop {
 			go close(done)
 			<-done
 			return nil
-		}, false},
+		}, false, false},
 		{"with cuEventRecord loop", func(s libcuda.Stream, ev libcuda.Event, _ int) error {
 			return libcuda.EventRecord(ev, s)
-		}, false},
+		}, false, false},
 		{"with cuEventQuery loop", func(_ libcuda.Stream, ev libcuda.Event, _ int) error {
 			return libcuda.EventQuery(ev)
-		}, false},
+		}, false, false},
 		{"with cuStreamIsCapturing loop", func(s libcuda.Stream, _ libcuda.Event, _ int) error {
 			return libcuda.StreamIsCapturing(s, &cs)
-		}, false},
+		}, false, false},
 		{"with cuStreamGetCtx loop", func(s libcuda.Stream, _ libcuda.Event, _ int) error {
 			return libcuda.StreamGetCtx(s, &cur)
-		}, false},
+		}, false, false},
 		{"with cuCtxGetCurrent loop", func(libcuda.Stream, libcuda.Event, int) error {
 			return libcuda.CtxGetCurrent(&cur)
-		}, false},
+		}, false, false},
 	}
 }
 
 func (f *Fixture) stall(b *testing.B, l stallLoop) {
+	if l.gcOff {
+		runtime.GC()
+		defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	}
 	spin := f.spinKernel(b)
 	var stop atomic.Bool
 	done := make(chan error, 2)

@@ -22,6 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
@@ -60,6 +61,7 @@ var (
 	only      = flag.String("run", "", "run only the rows whose \"operation/way\" matches this `regexp`")
 	repeat    = flag.Int("repeat", 5, "runs of each row; the fastest counts")
 	benchtime = flag.Duration("benchtime", 300*time.Millisecond, "time of one run of a row")
+	cpuprof   = flag.String("cpuprofile", "", "write a CPU profile of the Go rows to `file`")
 )
 
 func bestOf(n int, f func(b *testing.B)) (result, error) {
@@ -95,6 +97,19 @@ func run(cc string, benchtime time.Duration) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, f.Close()) }()
+	if *cpuprof != "" {
+		out, err := os.Create(*cpuprof)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(out); err != nil {
+			return errors.Join(err, out.Close())
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			err = errors.Join(err, out.Close())
+		}()
+	}
 	rows := append(f.CallRows(), f.SyncRows()...)
 	rows = append(rows, f.GraphRows()...)
 	rows = append(rows, f.HostmemRows()...)

@@ -82,9 +82,8 @@ func (f *Fixture) HostmemRows() []Row {
 			}
 			rows = append(rows, Row{"register + unregister, " + sizeName(n), way, f.registerRow(n, k, record)})
 		}
-		ka := min(k, 256) // rounds short enough to alternate often
-		rows = append(rows, Row{"register + unregister, " + sizeName(n), "hostmem and libcuda in alternate rounds of " + fmt.Sprint(ka), f.alternateRow(n, ka)})
 	}
+	rows = append(rows, f.AlternateRows(f.bindingRound())...)
 	rows = append(rows, Row{"wrap again during a pending release, 1 MiB", "Wrap+Use+Free", func(b *testing.B) {
 		mem := make([]byte, 1<<20)
 		f.OnThread(b, func(b *testing.B) {
@@ -219,52 +218,106 @@ func (f *Fixture) registerRow(n, k int, record bool) func(b *testing.B) {
 	}
 }
 
-// alternateRow runs rounds of k cycles on the same k buffers, alternately
-// through hostmem (Wrap+Use+Free, then Wait and Trim) and through the
-// binding alone (register and record an event, then synchronize and
-// unregister), and reports the time per cycle of each way and their
-// ratio: hostmem's own cost, from the same memory in the same minutes.
-func (f *Fixture) alternateRow(n, k int) func(b *testing.B) {
+// Round is one way to register and unregister k buffers of n bytes, for
+// the alternate rows: it runs with the fixture's context current on a
+// locked thread.
+type Round struct {
+	Name string
+	Run  func(mems [][]byte, n int) error
+}
+
+// AlternateRows compare hostmem with another way, round by round on the
+// same memory: one row per size of HostmemSizes.
+func (f *Fixture) AlternateRows(other Round) []Row {
+	var rows []Row
+	for _, n := range HostmemSizes {
+		k := min(max(4, (16<<20)/n), 256) // rounds short enough to alternate often
+		rows = append(rows, Row{"register + unregister, " + sizeName(n), fmt.Sprintf("hostmem and %s in alternate rounds of %d", other.Name, k), f.alternateRow(n, k, other)})
+	}
+	return rows
+}
+
+// bindingRound registers the buffers through the binding and records an
+// event after each register, as a use does; then it waits for the stream
+// and unregisters them all, as a trim does.
+func (f *Fixture) bindingRound() Round {
+	flags := uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE | libcuda.CU_MEMHOSTREGISTER_DEVICEMAP)
+	return Round{"libcuda", func(mems [][]byte, n int) (err error) {
+		var ev libcuda.Event
+		if err := libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
+			return err
+		}
+		defer func() { err = errors.Join(err, libcuda.EventDestroy(ev)) }()
+		for _, m := range mems {
+			if err := libcuda.MemHostRegister(unsafe.Pointer(&m[0]), uint64(n), flags); err != nil {
+				return err
+			}
+			if err := libcuda.EventRecord(ev, f.Stream); err != nil {
+				return err
+			}
+		}
+		if err := libcuda.StreamSynchronize(f.Stream); err != nil {
+			return err
+		}
+		for _, m := range mems {
+			if err := libcuda.MemHostUnregister(unsafe.Pointer(&m[0])); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
+}
+
+// alternateRow runs pairs of rounds of k cycles on the same k buffers,
+// one through hostmem (Wrap+Use+Free each, then Wait and Trim) and one
+// the other way, which of the two goes first changing from pair to pair.
+// It reports the time per cycle of each way, the ratio of the totals and
+// the median of the pairs' ratios: hostmem's own cost, from the same
+// memory in the same minutes, which the machine's drift does not blur.
+func (f *Fixture) alternateRow(n, k int, other Round) func(b *testing.B) {
 	return func(b *testing.B) {
 		mems := faultedBuffers(k, n)
-		flags := uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE | libcuda.CU_MEMHOSTREGISTER_DEVICEMAP)
 		f.OnThread(b, func(b *testing.B) {
-			var ev libcuda.Event
-			must(b, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-			var viaHostmem, viaBinding time.Duration
-			cycles := 0
-			for i := 0; cycles < b.N || i%2 == 1; i++ { // as many rounds of each
+			viaHostmem := func() time.Duration {
 				t0 := time.Now()
-				if i%2 == 0 {
-					for _, m := range mems {
-						f.cycle(b, m, f.Stream)
-					}
-					must(b, hostmem.Wait(context.Background()))
-					if got := hostmem.Trim(); got != k {
-						b.Fatalf("Trim ended %d registrations, want %d", got, k)
-					}
-					viaHostmem += time.Since(t0)
-					cycles += k
-					continue
-				}
 				for _, m := range mems {
-					must(b, libcuda.MemHostRegister(unsafe.Pointer(&m[0]), uint64(n), flags))
-					must(b, libcuda.EventRecord(ev, f.Stream))
+					f.cycle(b, m, f.Stream)
 				}
-				must(b, libcuda.StreamSynchronize(f.Stream))
-				for _, m := range mems {
-					must(b, libcuda.MemHostUnregister(unsafe.Pointer(&m[0])))
+				must(b, hostmem.Wait(context.Background()))
+				if got := hostmem.Trim(); got != k {
+					b.Fatalf("Trim ended %d registrations, want %d", got, k)
 				}
-				viaBinding += time.Since(t0)
+				return time.Since(t0)
+			}
+			viaOther := func() time.Duration {
+				t0 := time.Now()
+				must(b, other.Run(mems, n))
+				return time.Since(t0)
+			}
+			var totalHostmem, totalOther time.Duration
+			var ratios []float64
+			for pair := 0; pair*k < b.N; pair++ {
+				var h, o time.Duration
+				if pair%2 == 0 {
+					h = viaHostmem()
+					o = viaOther()
+				} else {
+					o = viaOther()
+					h = viaHostmem()
+				}
+				totalHostmem, totalOther = totalHostmem+h, totalOther+o
+				ratios = append(ratios, float64(h)/float64(o))
 			}
 			b.StopTimer()
-			must(b, libcuda.EventDestroy(ev))
 			drainB(b)
-			perHostmem := float64(viaHostmem.Nanoseconds()) / float64(cycles)
-			perBinding := float64(viaBinding.Nanoseconds()) / float64(cycles)
+			cycles := float64(len(ratios) * k)
+			perHostmem := float64(totalHostmem.Nanoseconds()) / cycles
 			b.ReportMetric(perHostmem, "hostmem-ns/op")
-			b.ReportMetric(perBinding, "libcuda-ns")
-			b.ReportMetric(perHostmem/perBinding, "hostmem/libcuda")
+			b.ReportMetric(float64(totalOther.Nanoseconds())/cycles, other.Name+"-ns")
+			b.ReportMetric(float64(totalHostmem)/float64(totalOther), "hostmem/"+other.Name)
+			slices.Sort(ratios)
+			b.ReportMetric(ratios[len(ratios)/2], "hostmem/"+other.Name+"-median")
+			b.ReportMetric(float64(len(ratios)), "pairs")
 		})
 		runtime.KeepAlive(mems)
 	}

@@ -126,6 +126,13 @@ func run(cc string, benchtime time.Duration) (err error) {
 	for _, extra := range extraRows {
 		rows = append(rows, extra(f)...)
 	}
+	lib, _ := libcuda.Loaded()
+	if c, done, err := cRound(cc, lib.Path); err != nil {
+		fmt.Fprintf(os.Stderr, "no rows of hostmem and C in alternate rounds: %v\n", err)
+	} else {
+		defer done()
+		rows = append(rows, f.AlternateRows(c)...)
+	}
 
 	match, err := regexp.Compile(*only)
 	if err != nil {
@@ -151,7 +158,6 @@ func run(cc string, benchtime time.Duration) (err error) {
 		ops = appendNew(ops, r.Op)
 		ways = appendNew(ways, r.Way)
 	}
-	lib, _ := libcuda.Loaded()
 	cns, cops, err := baseline(cc, lib.Path)
 	if err != nil {
 		return err

@@ -580,7 +580,7 @@ func TestReleaseOutlivesTheUsersPrimaryContext(t *testing.T) {
 	open()
 	waitFor(t, "released", func() bool { return hostmem.ReadStats().Pending == 0 })
 	must(t, libcuda.MemFreeHost(word)) // the context is still held for the retired registration
-	freed = true // the deferred open must not write to freed memory
+	freed = true                       // the deferred open must not write to freed memory
 	drain(t)
 }
 

@@ -66,11 +66,17 @@ type queueKey struct {
 
 var aloneKeys atomic.Uint64
 
-// queue holds the pending uses of one stream, in record order.
+// queue holds the pending uses of one stream, in record order. A queue
+// that has run empty is kept for a few rounds, with its room for uses, for
+// the stream's next ones.
 type queue struct {
 	uses   []waiting
 	target uint64 // seq of the use queried next; 0 until chosen
+	idle   int    // rounds it has been empty
 }
+
+// idleRounds is how many rounds an empty queue is kept.
+const idleRounds = 2
 
 // waiting is one use of a freed buffer.
 type waiting struct {
@@ -105,7 +111,7 @@ func reap(st *state, uses []use) {
 		reaper.queues = make(map[queueKey]*queue)
 	}
 	st.waiting = len(uses)
-	fresh := false // a queue without a target: worth a wake-up
+	fresh := false // a queue that was empty: worth a wake-up
 	for _, u := range uses {
 		k := queueKey{ctx: u.ctx, id: u.id}
 		if u.id == 0 {
@@ -115,7 +121,10 @@ func reap(st *state, uses []use) {
 		if q == nil {
 			q = &queue{}
 			reaper.queues[k] = q
+		}
+		if len(q.uses) == 0 {
 			fresh = true
+			q.idle = 0
 		}
 		// Usually the newest record; insert in seq order otherwise.
 		i := len(q.uses)
@@ -229,10 +238,13 @@ func reapLoop() {
 }
 
 // rounds runs one round at a time: the reaper's, or a waiting caller's.
-// roundOlders is the rounds' scratch space; rounds holds it.
+// The round's scratch space, which rounds holds, is kept from round to
+// round, so that a steady loop of releases allocates nothing here.
 var (
 	rounds      gosync.Mutex
 	roundOlders []older
+	roundReady  []waiting
+	roundRetire []*state
 )
 
 // newestDone returns the seq of the newest complete use of uses, which
@@ -273,6 +285,12 @@ func reapRound(probes []probe, byReaper bool) (_ []probe, progress, hurry, runni
 	probes = probes[:0]
 	olders := roundOlders[:0]
 	for k, q := range reaper.queues {
+		if len(q.uses) == 0 {
+			if q.idle++; q.idle > idleRounds {
+				delete(reaper.queues, k)
+			}
+			continue
+		}
 		if q.target == 0 {
 			// The newest use; those after it wait for the next round.
 			q.target = q.uses[len(q.uses)-1].u.seq
@@ -303,10 +321,10 @@ func reapRound(probes []probe, byReaper bool) (_ []probe, progress, hurry, runni
 	}
 	roundOlders = olders[:0]
 
-	var ready []waiting // uses complete: recycle the event, maybe retire
-	var retire []*state // buffers whose last use completed
-	var broken []*state // buffers whose release failed here
-	var errs []error    // the error of each broken buffer
+	ready := roundReady[:0]   // uses complete: recycle the event, maybe retire
+	retire := roundRetire[:0] // buffers whose last use completed
+	var broken []*state       // buffers whose release failed here
+	var errs []error          // the error of each broken buffer
 	reaper.mu.Lock()
 	for _, p := range probes {
 		q := reaper.queues[p.k]
@@ -348,13 +366,11 @@ func reapRound(probes []probe, byReaper bool) (_ []probe, progress, hurry, runni
 		if upTo == p.seq {
 			q.target = 0 // choose the newest again next round
 		}
-		if n == 0 {
-			delete(reaper.queues, p.k)
-		}
 	}
 	hurry = reaper.hurry > 0
-	if byReaper && len(reaper.queues) == 0 {
+	if byReaper && !pendingUses() {
 		reaper.running = false
+		clear(reaper.queues) // all empty: none is kept while the reaper is stopped
 	}
 	running = reaper.running
 	reaper.mu.Unlock()
@@ -368,5 +384,18 @@ func reapRound(probes []probe, byReaper bool) (_ []probe, progress, hurry, runni
 	for _, st := range retire {
 		st.afterUses()
 	}
+	clear(ready) // the scratch space must not keep states alive
+	clear(retire)
+	roundReady, roundRetire = ready[:0], retire[:0]
 	return probes, progress, hurry, running
+}
+
+// pendingUses reports whether any queue holds a use; reaper.mu is held.
+func pendingUses() bool {
+	for _, q := range reaper.queues {
+		if len(q.uses) > 0 {
+			return true
+		}
+	}
+	return false
 }

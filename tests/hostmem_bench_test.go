@@ -4,6 +4,7 @@ package tests
 
 import (
 	"context"
+	"runtime"
 	"testing"
 
 	"github.com/purecuda/purecuda/hostmem"
@@ -29,4 +30,42 @@ func BenchmarkHostmemCycle(b *testing.B) {
 	b.StopTimer()
 	must(b, hostmem.Drain(context.Background()))
 	must(b, libcuda.StreamDestroy(s))
+}
+
+// A steady wrap/use/free loop costs the GC four small allocations a cycle
+// (the buffer, its state and runtime.AddCleanup's two) and nothing in the
+// reaper, whose rounds keep their scratch space and the stream's queue:
+// each byte here makes the collector run, and its runs hold other
+// goroutines' driver calls.
+func TestWrapUseFreeLoopAllocations(t *testing.T) {
+	noErrorsLogged(t)
+	ctx := primaryContext(t, 0)
+	onThread(t, ctx)
+	var s libcuda.Stream
+	must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
+	defer func() { must(t, libcuda.StreamDestroy(s)) }()
+	mem := make([]byte, 64<<10)
+	cycle := func() {
+		buf, err := hostmem.Wrap(ctx, mem)
+		must(t, err)
+		must(t, buf.Use(s))
+		must(t, buf.Free())
+	}
+	for range 1000 { // the registration, the pooled events and the queue
+		cycle()
+	}
+	const n = 20000
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range n {
+		cycle()
+	}
+	runtime.ReadMemStats(&after)
+	allocs := float64(after.Mallocs-before.Mallocs) / n
+	bytes := float64(after.TotalAlloc-before.TotalAlloc) / n
+	t.Logf("%.2f allocations, %.0f bytes a cycle", allocs, bytes)
+	if allocs > 4.5 || bytes > 320 {
+		t.Errorf("%.2f allocations and %.0f bytes a cycle; want at most 4.5 and 320", allocs, bytes)
+	}
+	drain(t)
 }

@@ -3,6 +3,7 @@ package graph
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	gosync "sync"
 
 	"github.com/purecuda/purecuda/libcuda"
@@ -39,6 +40,9 @@ func NewCached(mode libcuda.StreamCaptureMode) *Cached { return &Cached{mode: mo
 // to date with it and launches it on s. When the capture or the update
 // fails, nothing is launched and the executable graph of the previous run
 // is kept.
+// An update that succeeds but cannot track its launches (so that
+// what the graphs lease is kept for good) is logged, and the graph is
+// launched.
 func (c *Cached) Run(s libcuda.Stream, f func(s libcuda.Stream) error) (err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -56,7 +60,13 @@ func (c *Cached) Run(s libcuda.Stream, f func(s libcuda.Stream) error) (err erro
 	}()
 	if c.exec != nil {
 		inPlace, err := c.exec.Update(g)
-		if err != nil {
+		switch {
+		case err != nil && inPlace:
+			// Updated, but its launches cannot be tracked: what its
+			// graphs lease is kept for good. The work itself is sound,
+			// so it runs; the loss is logged, as a failed release is.
+			slog.Error("graph: Cached.Run", "err", err)
+		case err != nil:
 			return err
 		}
 		if inPlace {

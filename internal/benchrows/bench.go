@@ -3,6 +3,7 @@
 package bench
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"testing"
@@ -22,7 +23,7 @@ type Fixture struct {
 }
 
 // Setup initialises the driver and makes the fixture. Close releases it.
-func Setup() (*Fixture, error) {
+func Setup() (_ *Fixture, err error) {
 	if err := libcuda.Init(0); err != nil {
 		return nil, fmt.Errorf("cuInit: %w", err)
 	}
@@ -33,7 +34,12 @@ func Setup() (*Fixture, error) {
 	if err := libcuda.DevicePrimaryCtxRetain(&f.Ctx, f.Dev); err != nil {
 		return nil, err
 	}
-	err := libcuda.WithContext(f.Ctx, func() error {
+	defer func() {
+		if err != nil { // what was made is let go
+			err = errors.Join(err, f.Close())
+		}
+	}()
+	err = libcuda.WithContext(f.Ctx, func() error {
 		return libcuda.StreamCreate(&f.Stream, uint32(libcuda.CU_STREAM_NON_BLOCKING))
 	})
 	if err != nil {
@@ -48,13 +54,13 @@ func Setup() (*Fixture, error) {
 	return f, nil
 }
 
-// Close destroys the stream and releases the context.
+// Close destroys the stream, if there is one, and releases the context.
 func (f *Fixture) Close() error {
-	err := libcuda.WithContext(f.Ctx, func() error { return libcuda.StreamDestroy(f.Stream) })
-	if rerr := libcuda.DevicePrimaryCtxRelease(f.Dev); err == nil {
-		err = rerr
+	var err error
+	if f.Stream != 0 {
+		err = libcuda.WithContext(f.Ctx, func() error { return libcuda.StreamDestroy(f.Stream) })
 	}
-	return err
+	return errors.Join(err, libcuda.DevicePrimaryCtxRelease(f.Dev))
 }
 
 // Row is one benchmark: an operation measured one way.

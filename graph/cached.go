@@ -39,9 +39,8 @@ func NewCached(mode libcuda.StreamCaptureMode) *Cached { return &Cached{mode: mo
 // Run captures f's work on s (see Capture), brings the executable graph up
 // to date with it and launches it on s. When the capture or the update
 // fails, nothing is launched and the executable graph of the previous run
-// is kept.
-// An update that succeeds but cannot track its launches (so that
-// what the graphs lease is kept for good) is logged, and the graph is
+// is kept. An update that succeeds but cannot track its launches, so that
+// what the graphs lease is kept for good, is logged, and the graph is
 // launched.
 func (c *Cached) Run(s libcuda.Stream, f func(s libcuda.Stream) error) (err error) {
 	c.mu.Lock()

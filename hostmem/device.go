@@ -1,6 +1,7 @@
 package hostmem
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	gosync "sync"
@@ -16,11 +17,32 @@ type deviceInfo struct {
 	hostPointer bool // registered memory has its host address on the device
 }
 
-var devices gosync.Map // libcuda.Context -> deviceInfo
+// devices caches deviceOf by context handle and unique id: the driver may
+// give a destroyed context's handle to a new context, of another device or
+// kind, but never its id. It is emptied when it grows past maxDevices
+// entries, which only contexts made and destroyed again and again reach.
+var devices struct {
+	mu gosync.Mutex
+	m  map[ctxKey]deviceInfo
+}
+
+type ctxKey struct {
+	ctx libcuda.Context
+	id  uint64 // cuCtxGetId; 0 before CUDA 12.0
+}
+
+const maxDevices = 256
 
 func deviceOf(ctx libcuda.Context) (deviceInfo, error) {
-	if d, ok := devices.Load(ctx); ok {
-		return d.(deviceInfo), nil
+	k := ctxKey{ctx: ctx}
+	if err := libcuda.CtxGetId(ctx, &k.id); err != nil && !errors.Is(err, libcuda.ErrSymbol) {
+		return deviceInfo{}, fmt.Errorf("hostmem: context %#x: %w", uintptr(ctx), err)
+	}
+	devices.mu.Lock()
+	d, ok := devices.m[k]
+	devices.mu.Unlock()
+	if ok {
+		return d, nil
 	}
 	var info deviceInfo
 	err := libcuda.WithContext(ctx, func() error {
@@ -55,7 +77,12 @@ func deviceOf(ctx libcuda.Context) (deviceInfo, error) {
 	if err != nil {
 		return deviceInfo{}, err
 	}
-	devices.Store(ctx, info)
+	devices.mu.Lock()
+	if devices.m == nil || len(devices.m) >= maxDevices {
+		devices.m = make(map[ctxKey]deviceInfo)
+	}
+	devices.m[k] = info
+	devices.mu.Unlock()
 	return info, nil
 }
 

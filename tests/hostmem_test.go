@@ -525,6 +525,14 @@ func TestHostmemContextDestroyedWithWrapPendingKeepsTheMemory(t *testing.T) {
 	must(t, libcuda.StreamDestroy(s))
 	must(t, libcuda.CtxDestroy(cu))
 	must(t, b.Free())
+	// A wrap in the destroyed context is refused, not served from what
+	// hostmem knew of the context.
+	if c, err := hostmem.Wrap(cu, make([]byte, 4096)); err == nil {
+		must(t, c.Free())
+		t.Fatal("Wrap in a destroyed context succeeded")
+	} else {
+		t.Logf("Wrap in the destroyed context: %v", err)
+	}
 	drainReleases(t)
 	st := hostmem.ReadStats()
 	if st.Failures != before.Failures+1 || len(errs.messages()) == 0 {

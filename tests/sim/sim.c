@@ -273,7 +273,9 @@ struct CUctx_st {
     unsigned flags;
     CUstream legacy;      /* the legacy default stream, made on first use */
     CUresult sticky;      /* set when device work faulted */
+    unsigned long long id; /* cuCtxGetId: new for each context, and each time a primary one becomes active */
 };
+static unsigned long long last_ctx_id;
 static struct CUctx_st primary_ctx[MAX_DEVICES];
 
 /* The calling thread's current context, ready for use. mu held. */
@@ -1072,7 +1074,10 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     LOCK();
     CUcontext c = &primary_ctx[dev];
-    if (c->retains++ == 0) c->sticky = 0;
+    if (c->retains++ == 0) {
+        c->sticky = 0;
+        c->id = __atomic_add_fetch(&last_ctx_id, 1, __ATOMIC_RELAXED);
+    }
     *pctx = c;
     UNLOCK();
     return CUDA_SUCCESS;
@@ -1124,7 +1129,8 @@ CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     if (ts.depth == (int)(sizeof ts.stack / sizeof ts.stack[0])) return CUDA_ERROR_OUT_OF_MEMORY;
     CUcontext c = xcalloc(1, sizeof *c);
-    *c = (struct CUctx_st){ .magic = MAGIC_CTX, .dev = dev, .flags = flags };
+    *c = (struct CUctx_st){ .magic = MAGIC_CTX, .dev = dev, .flags = flags,
+                            .id = __atomic_add_fetch(&last_ctx_id, 1, __ATOMIC_RELAXED) };
     ts.stack[ts.depth++] = c;
     *pctx = c;
     return CUDA_SUCCESS;
@@ -1201,6 +1207,19 @@ static CUresult ctx_get_device(CUdevice *device, CUcontext ctx) {
     UNLOCK();
     return r;
 }
+CUresult cuCtxGetId(CUcontext ctx, unsigned long long *id) {
+    FAIL_POINT("cuCtxGetId");
+    CUresult r;
+    LOCK();
+    if (!ctx) r = current_ctx(&ctx);
+    else r = check_ctx_handle(ctx);
+    if (!r && ctx->primary && ctx->retains == 0) r = CUDA_ERROR_CONTEXT_IS_DESTROYED;
+    if (!r && !id) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) *id = ctx->id;
+    UNLOCK();
+    return r;
+}
+
 CUresult cuCtxGetDevice(CUdevice *device) {
     FAIL_POINT("cuCtxGetDevice");
     return ctx_get_device(device, NULL);
@@ -2394,6 +2413,7 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuCtxGetCurrent", 4000, 0, cuCtxGetCurrent),
     SYM("cuCtxPushCurrent", 4000, 0, cuCtxPushCurrent_v2),
     SYM("cuCtxPopCurrent", 4000, 0, cuCtxPopCurrent_v2),
+    SYM("cuCtxGetId", 12000, 0, cuCtxGetId),
     SYM("cuCtxGetDevice", 2000, 0, cuCtxGetDevice),
     SYM("cuCtxGetDevice", 13000, 0, cuCtxGetDevice_v2),
     SYM("cuCtxSynchronize", 2000, 0, cuCtxSynchronize),

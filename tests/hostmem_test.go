@@ -279,6 +279,9 @@ func captureWhile(t *testing.T, cu libcuda.Context, m libcuda.Module, data libcu
 	done := make(chan result, 1)
 	go func() {
 		var r result
+		// during may stop this goroutine (a must): the test stops too.
+		r.err = errors.New("the function run during the capture stopped its goroutine")
+		defer func() { done <- r }()
 		r.err = libcuda.WithContext(cu, func() error {
 			var s libcuda.Stream
 			if err := libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
@@ -294,7 +297,6 @@ func captureWhile(t *testing.T, cu libcuda.Context, m libcuda.Module, data libcu
 			})
 			return r.err
 		})
-		done <- r
 	}()
 	r := <-done
 	return r.g, r.err

@@ -11,12 +11,13 @@ import (
 // current, that runs functions on request: "another thread" in the driver's
 // sense.
 type osThread struct {
+	t    testing.TB
 	work chan func()
 }
 
 func newOSThread(t testing.TB, cu libcuda.Context) *osThread {
 	t.Helper()
-	th := &osThread{work: make(chan func())}
+	th := &osThread{t: t, work: make(chan func())}
 	ready := make(chan error)
 	go func() {
 		runtime.LockOSThread()
@@ -31,11 +32,19 @@ func newOSThread(t testing.TB, cu libcuda.Context) *osThread {
 	return th
 }
 
-// do runs f on the thread and waits for it.
+// do runs f on the thread and waits for it. When f stops its goroutine
+// (a must or t.Fatal in f), the thread ends, and the test stops here.
 func (th *osThread) do(f func()) {
-	done := make(chan struct{})
-	th.work <- func() { defer close(done); f() }
-	<-done
+	done := make(chan bool)
+	th.work <- func() {
+		finished := false
+		defer func() { done <- finished }()
+		f()
+		finished = true
+	}
+	if !<-done {
+		th.t.FailNow()
+	}
 }
 
 // withMode runs f with the calling thread's capture mode set to mode and

@@ -33,9 +33,11 @@ func (t streamTarget) query() error {
 }
 
 // checkedQuery refuses a stream under capture before querying it; the
-// check is needed only while captures are known to be in progress.
+// check is needed only while captures are known to be in progress. The
+// per-thread stream is checked too: it is queried on the caller's thread,
+// whose own capture of it the query would end.
 func (t streamTarget) checkedQuery() error {
-	if CapturesInProgress() > 0 && t.s != libcuda.CU_STREAM_PER_THREAD {
+	if CapturesInProgress() > 0 {
 		var st libcuda.StreamCaptureStatus
 		if err := libcuda.StreamIsCapturing(t.s, &st); err != nil {
 			return err

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -287,4 +288,27 @@ func TestWaitOnEventRecordedInCaptureSaysCapturing(t *testing.T) {
 		t.Fatalf("wait on an event recorded in a capture = %v, want ErrCapturing and CUDA_ERROR_CAPTURED_EVENT", err)
 	}
 	t.Logf("the capture's end after that: %v", end)
+}
+
+// A wait on the per-thread stream from inside its own capture is refused
+// with ErrCapturing, and the capture goes on: a query of a capturing stream
+// would end it.
+func TestWaitOnThePerThreadStreamInItsOwnCaptureIsRefused(t *testing.T) {
+	onPrimary(t, 0) // locks the thread: the per-thread stream is this thread's
+	dev := deviceInts(t, 16)
+	var waitErr error
+	g, err := graph.Capture(libcuda.CU_STREAM_PER_THREAD, libcuda.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, func(s libcuda.Stream) error {
+		if err := libcuda.MemsetD32Async(dev, 7, 16, s); err != nil {
+			return err
+		}
+		waitErr = sync.Stream(context.Background(), 0, libcuda.CU_STREAM_PER_THREAD)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("the capture = %v, want it to end well", err)
+	}
+	must(t, g.Destroy())
+	if !errors.Is(waitErr, sync.ErrCapturing) {
+		t.Fatalf("wait on the per-thread stream in its capture = %v, want ErrCapturing", waitErr)
+	}
 }

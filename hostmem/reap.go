@@ -35,6 +35,7 @@ var reaper struct {
 	running bool          // the reaper goroutine runs
 	wake    chan struct{} // shortens the reaper's sleep
 	hurry   int           // Waits past their own polling: the reaper yield-polls
+	spare   [][]waiting   // room of deleted queues, for new ones
 }
 
 func init() { reaper.wake = make(chan struct{}, 1) }
@@ -75,8 +76,34 @@ type queue struct {
 	idle   int    // rounds it has been empty
 }
 
-// idleRounds is how many rounds an empty queue is kept.
-const idleRounds = 2
+// idleRounds is how many rounds an empty queue is kept. The room of up to
+// maxSpare deleted queues, of up to maxSpareUses uses each, is kept for
+// new ones, so that bursts of releases with pauses between them do not
+// grow a queue from nothing each time.
+const (
+	idleRounds   = 2
+	maxSpare     = 8
+	maxSpareUses = 4096
+)
+
+// newQueue returns an empty queue, with the room of a deleted one if
+// there is one; reaper.mu is held.
+func newQueue() *queue {
+	q := &queue{}
+	if n := len(reaper.spare); n > 0 {
+		q.uses, reaper.spare = reaper.spare[n-1], reaper.spare[:n-1]
+	}
+	return q
+}
+
+// deleteQueue deletes the empty queue of k and keeps its room; reaper.mu
+// is held.
+func deleteQueue(k queueKey, q *queue) {
+	delete(reaper.queues, k)
+	if len(reaper.spare) < maxSpare && cap(q.uses) <= maxSpareUses {
+		reaper.spare = append(reaper.spare, q.uses[:0])
+	}
+}
 
 // waiting is one use of a freed buffer.
 type waiting struct {
@@ -119,7 +146,7 @@ func reap(st *state, uses []use) {
 		}
 		q := reaper.queues[k]
 		if q == nil {
-			q = &queue{}
+			q = newQueue()
 			reaper.queues[k] = q
 		}
 		if len(q.uses) == 0 {
@@ -287,7 +314,7 @@ func reapRound(probes []probe, byReaper bool) (_ []probe, progress, hurry, runni
 	for k, q := range reaper.queues {
 		if len(q.uses) == 0 {
 			if q.idle++; q.idle > idleRounds {
-				delete(reaper.queues, k)
+				deleteQueue(k, q)
 			}
 			continue
 		}
@@ -370,7 +397,9 @@ func reapRound(probes []probe, byReaper bool) (_ []probe, progress, hurry, runni
 	hurry = reaper.hurry > 0
 	if byReaper && !pendingUses() {
 		reaper.running = false
-		clear(reaper.queues) // all empty: none is kept while the reaper is stopped
+		for k, q := range reaper.queues { // all empty: none is kept while the reaper is stopped
+			deleteQueue(k, q)
+		}
 	}
 	running = reaper.running
 	reaper.mu.Unlock()

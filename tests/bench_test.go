@@ -12,16 +12,7 @@ import (
 // RegisterFunc on the same driver functions. Compare ways with benchstat;
 // tools/bench prints the same rows beside a C baseline.
 func BenchmarkCall(b *testing.B) {
-	needDriver(b)
-	f, err := bench.Setup()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if err := f.Close(); err != nil {
-			b.Error(err)
-		}
-	}()
+	f := benchFixture(b)
 	for _, r := range f.CallRows() {
 		b.Run(r.Op+"/"+r.Way, r.F)
 	}
@@ -30,16 +21,7 @@ func BenchmarkCall(b *testing.B) {
 // BenchmarkRows runs tools/bench's Go rows, so that they can be tried on
 // the simulator: go test -run XXX -bench Rows/launch ./tests.
 func BenchmarkRows(b *testing.B) {
-	needDriver(b)
-	f, err := bench.Setup()
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer func() {
-		if err := f.Close(); err != nil {
-			b.Error(err)
-		}
-	}()
+	f := benchFixture(b)
 	var rows []bench.Row
 	for _, r := range [][]bench.Row{f.SyncRows(), f.GraphRows(), f.HostmemRows(), f.StallRows()} {
 		rows = append(rows, r...)
@@ -47,4 +29,19 @@ func BenchmarkRows(b *testing.B) {
 	for _, r := range rows {
 		b.Run(r.Op+"/"+r.Way, r.F)
 	}
+}
+
+// benchFixture sets up tools/bench's fixture for b and closes it after.
+func benchFixture(b *testing.B) *bench.Fixture {
+	needDriver(b)
+	f, err := bench.Setup()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		if err := f.Close(); err != nil {
+			b.Error(err)
+		}
+	})
+	return f
 }

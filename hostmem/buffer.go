@@ -185,17 +185,20 @@ func (b *Buffer) Use(s libcuda.Stream) error {
 	if st.freed {
 		return ErrFreed
 	}
-	special := s == 0 || s == libcuda.CU_STREAM_LEGACY || s == libcuda.CU_STREAM_PER_THREAD
-	if special && (graph.InProgress() > 0 || sync.CapturesInProgress() > 0) {
-		st.unknown = true // an event here could join or break a capture
-		return nil
+	if s != 0 && s != libcuda.CU_STREAM_LEGACY && s != libcuda.CU_STREAM_PER_THREAD {
+		return st.use(s, false)
 	}
-	if special {
-		// These handles mean the current context's streams: make the
-		// buffer's context current.
+	// These handles mean the current context's streams: make the buffer's
+	// context current. An event recorded on them during a capture could
+	// join or break it, so none is recorded while one is in progress, and
+	// none begins until it is.
+	ran, err := sync.IfNoCapture(func() error {
 		return libcuda.WithContext(st.ctx, func() error { return st.use(s, true) })
+	})
+	if !ran {
+		st.unknown = true
 	}
-	return st.use(s, false)
+	return err
 }
 
 // use records a use on s with a new event, or with the event of an earlier

@@ -61,6 +61,20 @@ func fast() bool {
 
 func done() { inflight.Add(-1) }
 
+// IfNoCapture runs f, and reports that it did, only when no capture that
+// EnterCapture was told of is in progress; while f runs, such captures
+// wait to begin. It is for calls that must not be made during a capture
+// but are not worth relaxed mode: recording an event on the legacy
+// stream, say, which a capture beginning at the same moment could take
+// in. f must not wait for a capture to begin, nor begin one.
+func IfNoCapture(f func() error) (ran bool, err error) {
+	if !fast() {
+		return false, nil
+	}
+	defer done()
+	return true, f()
+}
+
 // Relaxed runs f on a locked OS thread in relaxed capture mode and
 // restores the thread's previous mode after, also when f panics (the panic
 // goes on). In relaxed mode the calls that global and thread-local

@@ -312,3 +312,47 @@ func TestWaitOnThePerThreadStreamInItsOwnCaptureIsRefused(t *testing.T) {
 		t.Fatalf("wait on the per-thread stream in its capture = %v, want ErrCapturing", waitErr)
 	}
 }
+
+// IfNoCapture runs its function only while no capture is in progress, and
+// a capture waits to begin until the function has returned.
+func TestIfNoCaptureHoldsBackCapturesAndIsRefusedDuringOne(t *testing.T) {
+	release := make(chan struct{})
+	running := make(chan struct{})
+	result := make(chan bool)
+	go func() {
+		ran, err := sync.IfNoCapture(func() error {
+			close(running)
+			<-release
+			return nil
+		})
+		if err != nil {
+			t.Error(err)
+		}
+		result <- ran
+	}()
+	<-running
+	entered := make(chan func())
+	go func() { entered <- sync.EnterCapture() }()
+	select {
+	case leave := <-entered:
+		leave()
+		t.Fatal("EnterCapture returned while an IfNoCapture function ran")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	if !<-result {
+		t.Fatal("IfNoCapture did not run its function with no capture in progress")
+	}
+	leave := <-entered
+	ran, err := sync.IfNoCapture(func() error {
+		t.Error("IfNoCapture ran its function during a capture")
+		return nil
+	})
+	if ran || err != nil {
+		t.Errorf("IfNoCapture during a capture = %v, %v; want false, nil", ran, err)
+	}
+	leave()
+	if ran, err := sync.IfNoCapture(func() error { return nil }); !ran || err != nil {
+		t.Errorf("IfNoCapture after the capture = %v, %v; want true, nil", ran, err)
+	}
+}

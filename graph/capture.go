@@ -60,6 +60,19 @@ func Capture(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(s libcuda.
 	return g, err
 }
 
+// endCapture ends the capture of s and destroys the graph it made, if it
+// made one: for captures that went wrong.
+func endCapture(s libcuda.Stream) error {
+	var raw libcuda.Graph
+	err := libcuda.StreamEndCapture(s, &raw)
+	if raw != 0 {
+		if derr := libcuda.GraphDestroy(raw); derr != nil {
+			err = errors.Join(err, fmt.Errorf("destroying the captured graph: %w", derr))
+		}
+	}
+	return err
+}
+
 // runCapture runs the capture on the locked thread, s's context current.
 func runCapture(s libcuda.Stream, cu libcuda.Context, mode libcuda.StreamCaptureMode, f func(libcuda.Stream) error) (*Graph, error) {
 	enter()
@@ -76,11 +89,7 @@ func runCapture(s libcuda.Stream, cu libcuda.Context, mode libcuda.StreamCapture
 	var status libcuda.StreamCaptureStatus
 	var id uint64
 	if err := libcuda.StreamGetCaptureInfo(s, &status, &id, nil, nil, nil, nil); err != nil {
-		var raw libcuda.Graph
-		eerr := libcuda.StreamEndCapture(s, &raw)
-		if raw != 0 {
-			eerr = errors.Join(eerr, libcuda.GraphDestroy(raw))
-		}
+		eerr := endCapture(s)
 		finish()
 		return nil, errors.Join(fmt.Errorf("graph: capture of %s: cuStreamGetCaptureInfo: %w", streamName(s), err), eerr)
 	}
@@ -93,13 +102,10 @@ func runCapture(s libcuda.Stream, cu libcuda.Context, mode libcuda.StreamCapture
 			return
 		}
 		// f panicked or called runtime.Goexit: end the capture and drop
-		// what it made; the panic goes on.
-		var raw libcuda.Graph
-		_ = libcuda.StreamEndCapture(s, &raw) // fails when the capture was invalidated: nothing to report to
-		if raw != 0 {
-			if err := libcuda.GraphDestroy(raw); err != nil {
-				slog.Error("graph: destroying the graph of a capture whose function panicked", "err", err)
-			}
+		// what it made; the panic goes on. Ending an invalidated capture
+		// fails, which is nothing to report; only a failed destroy is.
+		if err := endCapture(s); err != nil && !errors.Is(err, libcuda.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {
+			slog.Error("graph: ending the capture of a function that panicked", "err", err)
 		}
 		finish()
 		c.leases.unref()

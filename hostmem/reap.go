@@ -323,27 +323,49 @@ func reapRound(probes []probe, byReaper bool) (_ []probe, progress, hurry, runni
 			q.target = q.uses[len(q.uses)-1].u.seq
 		}
 		p := probe{k: k, seq: q.target}
-		p.older[0] = len(olders)
 		for _, w := range q.uses {
 			if w.u.seq == q.target {
 				p.ev = w.u.ev
 				break
 			}
-			olders = append(olders, older{w.u.seq, w.u.ev})
 		}
-		p.older[1] = len(olders)
 		probes = append(probes, p)
 	}
 	reaper.mu.Unlock()
 
+	busy := 0 // probes whose target is still running
 	for i := range probes {
 		p := &probes[i]
 		p.done, p.err = sync.EventDone(p.ev)
 		if !p.done && p.err == nil {
-			// Work on the stream is still running, but earlier uses may
-			// be complete: completion is monotone in record order, so a
-			// binary search finds the newest complete one.
-			p.upTo = newestDone(olders[p.older[0]:p.older[1]])
+			busy++
+		}
+	}
+	if busy > 0 {
+		// Work on those streams is still running, but earlier uses may be
+		// complete: completion is monotone in record order, so a binary
+		// search over the uses before the target finds the newest complete
+		// one. Only rounds remove uses, so the target is still there.
+		reaper.mu.Lock()
+		for i := range probes {
+			p := &probes[i]
+			if p.done || p.err != nil {
+				continue
+			}
+			p.older[0] = len(olders)
+			for _, w := range reaper.queues[p.k].uses {
+				if w.u.seq == p.seq {
+					break
+				}
+				olders = append(olders, older{w.u.seq, w.u.ev})
+			}
+			p.older[1] = len(olders)
+		}
+		reaper.mu.Unlock()
+		for i := range probes {
+			if p := &probes[i]; !p.done && p.err == nil {
+				p.upTo = newestDone(olders[p.older[0]:p.older[1]])
+			}
 		}
 	}
 	roundOlders = olders[:0]

@@ -243,7 +243,8 @@ func (st *state) track(s libcuda.Stream, special bool) error {
 		// The event belongs to the stream's context, which may be another
 		// device's: registered memory is portable.
 		if !special {
-			if err := libcuda.StreamGetCtx(s, &u.ctx); err != nil {
+			var err error
+			if u.ctx, err = streamContext(s, u.id); err != nil {
 				return err
 			}
 		}
@@ -290,4 +291,41 @@ func (b *Buffer) Free() error {
 	b.cleanup.Stop()
 	b.st.free()
 	return nil
+}
+
+// streamContexts caches the context of streams by their unique id, which
+// the driver never gives to another stream: a use on a stream that has
+// been used before needs no cuStreamGetCtx. It is emptied when it grows
+// past maxStreamContexts entries.
+var streamContexts struct {
+	mu gosync.Mutex
+	m  map[uint64]libcuda.Context
+}
+
+const maxStreamContexts = 1024
+
+// streamContext returns the context of stream s, whose unique id is id (0
+// for none).
+func streamContext(s libcuda.Stream, id uint64) (libcuda.Context, error) {
+	if id != 0 {
+		streamContexts.mu.Lock()
+		cu, ok := streamContexts.m[id]
+		streamContexts.mu.Unlock()
+		if ok {
+			return cu, nil
+		}
+	}
+	var cu libcuda.Context
+	if err := libcuda.StreamGetCtx(s, &cu); err != nil {
+		return 0, err
+	}
+	if id != 0 {
+		streamContexts.mu.Lock()
+		if streamContexts.m == nil || len(streamContexts.m) >= maxStreamContexts {
+			streamContexts.m = make(map[uint64]libcuda.Context)
+		}
+		streamContexts.m[id] = cu
+		streamContexts.mu.Unlock()
+	}
+	return cu, nil
 }

@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -104,5 +105,31 @@ func TestFailedUseMakesTheReleaseWaitForTheContext(t *testing.T) {
 	must(t, b.Free())
 	settlesAtPending(t, 1, "while the stream is held")
 	g.open()
+	drain(t)
+}
+
+// The context of a stream is asked of the driver once: streams are known
+// by their unique id, which no other stream gets, so a use on a stream
+// used before makes no cuStreamGetCtx.
+func TestUseAsksAStreamsContextOnce(t *testing.T) {
+	noErrorsLogged(t)
+	cu := onPrimary(t, 0)
+	s, fresh := newStream(t), newStream(t)
+	drain(t)
+	a, err := hostmem.Wrap(cu, make([]byte, 4096))
+	must(t, err)
+	must(t, a.Use(s))
+	must(t, a.Free())
+	simFailNext(t, "cuStreamGetCtx", 1, libcuda.CUDA_ERROR_UNKNOWN)
+	b, err := hostmem.Wrap(cu, make([]byte, 4096))
+	must(t, err)
+	if err := b.Use(s); err != nil {
+		t.Fatalf("a use on a stream used before = %v, want no cuStreamGetCtx and so no error", err)
+	}
+	// The armed failure is still there for a stream not seen before.
+	if err := b.Use(fresh); !errors.Is(err, libcuda.CUDA_ERROR_UNKNOWN) {
+		t.Fatalf("a use on a new stream = %v, want cuStreamGetCtx's injected failure", err)
+	}
+	must(t, b.Free())
 	drain(t)
 }

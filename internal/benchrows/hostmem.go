@@ -369,8 +369,7 @@ func (f *Fixture) stallLoops() []stallLoop {
 	cycle := func(s libcuda.Stream, _ libcuda.Event, i int) error { return f.tryCycle(mems[i%len(mems)], s) }
 	var id uint64
 	perUse := func(s libcuda.Stream, ev libcuda.Event, _ int) error {
-		return errors.Join(libcuda.StreamIsCapturing(s, &cs), libcuda.StreamGetId(s, &id),
-			libcuda.StreamGetCtx(s, &cur), libcuda.EventRecord(ev, s))
+		return errors.Join(libcuda.StreamIsCapturing(s, &cs), libcuda.StreamGetId(s, &id), libcuda.EventRecord(ev, s))
 	}
 	var next time.Time
 	return []stallLoop{

@@ -20,9 +20,17 @@
 // those already complete. Each query is a driver call that briefly holds
 // other threads' launches, so it looks at most every millisecond per
 // stream, doubling to 4ms while nothing completes, so a release ends
-// within a few milliseconds of its GPU work. Wait and Drain poll every 10µs while they
-// wait. Streams are told apart by their unique id (cuStreamGetId), never
-// by a handle the driver may reuse.
+// within a few milliseconds of its GPU work. Wait and Drain poll every
+// 10µs while they wait. Streams are told apart by their unique id
+// (cuStreamGetId), never by a handle the driver may reuse; a use on a
+// stream used before makes three driver calls (cuStreamIsCapturing,
+// cuStreamGetId, cuEventRecord).
+//
+// A steady loop of Wrap, Use and Free on memory whose registration is
+// retired makes no register or unregister call and four small allocations
+// a cycle (the Buffer, its state and the two of runtime.AddCleanup, about
+// 240 bytes in all); the background goroutine keeps its scratch space from
+// round to round.
 //
 // # Why retire instead of unregister
 //
@@ -59,8 +67,9 @@
 // that cannot be tracked to a stream (no Use at all, or the legacy or
 // per-thread stream while captures are in progress) need a wait for the
 // whole context, which no capture allows: it is postponed through package
-// graph until its captures have ended. Captures begun directly through the
-// driver cannot be seen.
+// graph until its captures have ended. While a use records its event on
+// the legacy or per-thread stream, no capture begins (sync.IfNoCapture).
+// Captures begun directly through the driver cannot be seen.
 //
 // # Contexts
 //

@@ -129,6 +129,25 @@ func TestLegacyStreamWaitNeedsItsContext(t *testing.T) {
 	finished(t, "legacy stream wait", done)
 }
 
+// A legacy stream wait is for that stream only: work held on a
+// non-blocking stream of the context does not hold it, work held on the
+// legacy stream does.
+func TestLegacyStreamWaitIsForThatStreamOnly(t *testing.T) {
+	cu := onPrimary(t, 0)
+	other := newStream(t)
+	held := newGate(t)
+	held.hold(t, other)
+	wait := func() error { return sync.Stream(context.Background(), cu, libcuda.CU_STREAM_LEGACY) }
+	finished(t, "legacy stream wait beside a held non-blocking stream", waitAsync(wait))
+	g := newGate(t)
+	g.hold(t, libcuda.CU_STREAM_LEGACY)
+	ch := waitAsync(wait)
+	stillWaiting(t, "legacy stream wait on the held legacy stream", ch)
+	g.open()
+	finished(t, "legacy stream wait", ch)
+	held.open()
+}
+
 func TestPerThreadStreamWaitIsForTheCallersThread(t *testing.T) {
 	onPrimary(t, 0) // the test holds LockOSThread from submission to wait
 	g := newGate(t)
@@ -140,6 +159,17 @@ func TestPerThreadStreamWaitIsForTheCallersThread(t *testing.T) {
 	}
 	g.open()
 	must(t, sync.Stream(context.Background(), 0, libcuda.CU_STREAM_PER_THREAD))
+	// Work held on a non-blocking stream does not hold the wait: it is for
+	// the per-thread stream only, not the whole context.
+	other := newStream(t)
+	h := newGate(t)
+	h.hold(t, other)
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel2()
+	if err := sync.Stream(ctx2, 0, libcuda.CU_STREAM_PER_THREAD); err != nil {
+		t.Fatalf("wait on the idle per-thread stream beside a held stream = %v, want nil", err)
+	}
+	h.open()
 }
 
 func TestWaitsDuringCaptureAreRefusedAndTheCaptureSurvives(t *testing.T) {

@@ -107,7 +107,6 @@ static struct {
 	CUresult (*cuEventQuery)(CUevent);
 	CUresult (*cuMemHostRegister)(void *, size_t, unsigned);
 	CUresult (*cuMemHostUnregister)(void *);
-	CUresult (*cuStreamGetCtx)(CUstream, CUcontext *);
 	CUresult (*cuStreamGetId)(CUstream, unsigned long long *);
 	CUresult (*cuStreamIsCapturing)(CUstream, int *);
 } st;
@@ -360,7 +359,6 @@ int main(int argc, char **argv) {
 	st.cuEventQuery = must_sym(lib, "cuEventQuery");
 	st.cuMemHostRegister = cuMemHostRegister;
 	st.cuMemHostUnregister = cuMemHostUnregister;
-	st.cuStreamGetCtx = must_sym(lib, "cuStreamGetCtx");
 	st.cuStreamGetId = must_sym(lib, "cuStreamGetId");
 	st.cuStreamIsCapturing = must_sym(lib, "cuStreamIsCapturing");
 	st.mem = aligned_alloc(4096, 64 << 10);

@@ -177,7 +177,9 @@ func (b *Buffer) Pointer() unsafe.Pointer { return b.st.p }
 // The legacy stream and the per-thread stream are tracked like others
 // outside captures (the per-thread stream as the calling thread's: hold
 // runtime.LockOSThread from submission to Use); while captures are in
-// progress, a use on them makes the release wait for the whole context.
+// progress, a use on them makes the release wait for the whole context,
+// except a use inside the calling thread's own capture of its per-thread
+// stream, which leases the memory to that capture.
 func (b *Buffer) Use(s libcuda.Stream) error {
 	st := b.st
 	st.mu.Lock()
@@ -187,6 +189,19 @@ func (b *Buffer) Use(s libcuda.Stream) error {
 	}
 	if s != 0 && s != libcuda.CU_STREAM_LEGACY && s != libcuda.CU_STREAM_PER_THREAD {
 		return st.use(s, false)
+	}
+	if s == libcuda.CU_STREAM_PER_THREAD && sync.CapturesInProgress() > 0 {
+		// The calling thread may be capturing its own per-thread stream
+		// (the legacy stream cannot be captured): then the memory is
+		// leased to that capture, as on any other stream.
+		var capturing bool
+		err := libcuda.WithContext(st.ctx, func() (err error) {
+			capturing, err = isCapturing(s)
+			return err
+		})
+		if err == nil && capturing {
+			return st.lease(s)
+		}
 	}
 	// These handles mean the current context's streams: make the buffer's
 	// context current. An event recorded on them during a capture could

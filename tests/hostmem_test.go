@@ -772,3 +772,41 @@ func TestPerThreadStreamUsesOfTwoThreadsAreBothWaitedFor(t *testing.T) {
 	first.do(func() { must(t, libcuda.StreamSynchronize(libcuda.CU_STREAM_PER_THREAD)) })
 	drain(t)
 }
+
+// A use of the per-thread stream inside the calling thread's own capture of
+// it leases the memory to the graph, as a use on any captured stream does:
+// the memory stays registered while the graph lives.
+func TestUseInTheThreadsOwnPerThreadCaptureLeasesTheMemory(t *testing.T) {
+	noErrorsLogged(t)
+	cu := onPrimary(t, 0) // the per-thread stream is this thread's
+	m := loadKernels(t)
+	out := deviceInt64(t)
+	const n = 1 << 12
+	drain(t)
+	v, want := sumSetup(n)
+	b, err := hostmem.Wrap(cu, v)
+	must(t, err)
+	g, err := graph.Capture(libcuda.CU_STREAM_PER_THREAD, libcuda.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, func(s libcuda.Stream) error {
+		sumOnDevice(t, m, s, b, n, out, 0)
+		return b.Use(s)
+	})
+	must(t, err)
+	must(t, b.Free())
+	v, b = nil, nil
+	drainReleases(t)
+	if st := hostmem.ReadStats(); st.Registrations != 1 {
+		t.Fatalf("with the graph alive: %+v, want its registration kept", st)
+	}
+	e, err := g.Instantiate()
+	must(t, err)
+	must(t, g.Destroy())
+	s := newStream(t)
+	must(t, libcuda.MemsetD8(out, 0, 8))
+	must(t, e.Launch(s))
+	must(t, libcuda.StreamSynchronize(s))
+	if sum := readInt64(t, out); sum != want {
+		t.Fatalf("graph's sum = %d, want %d", sum, want)
+	}
+	must(t, e.Destroy())
+	drain(t)
+}

@@ -56,6 +56,10 @@ func Capture(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(s libcuda.
 	})
 	if werr != nil { // making the context current, or restoring it, failed
 		err = errors.Join(err, fmt.Errorf("graph: capture of %s: the thread's context (capture ran: %v): %w", streamName(s), ran, werr))
+		if g != nil { // no graph with an error: the caller would drop it
+			err = errors.Join(err, g.Destroy())
+			g = nil
+		}
 	}
 	return g, err
 }

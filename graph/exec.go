@@ -27,9 +27,8 @@ type execState struct {
 	ctx libcuda.Context
 	// holds are the leases whose release waits for this executable graph;
 	// when there are any, last is recorded after every launch.
-	holds    []*leases
-	last     libcuda.Event
-	launched bool // last has been recorded
+	holds []*leases
+	last  libcuda.Event
 	// untracked is set when a launch could not be followed by its event:
 	// holds are then never released.
 	untracked bool
@@ -77,16 +76,16 @@ func (e *Exec) Launch(s libcuda.Stream) error {
 	if sync.CapturesInProgress() > 0 {
 		// The driver refuses a launch into a capture and invalidates the
 		// capture (measured on an H200): refuse it before the driver does.
-		var status libcuda.StreamCaptureStatus
-		if err := libcuda.StreamIsCapturing(s, &status); err != nil {
+		capturing, err := sync.Capturing(s)
+		if err != nil {
 			return fmt.Errorf("graph: Launch on %s: %w", streamName(s), err)
 		}
-		if status != libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
+		if capturing {
 			return fmt.Errorf("graph: Launch on %s: an executable graph cannot be launched into a stream capture: %w",
 				streamName(s), libcuda.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 		}
 	}
-	if len(st.holds) == 0 {
+	if len(st.holds) == 0 || st.untracked { // nothing to track, or no longer tracked
 		if err := libcuda.GraphLaunch(st.raw, s); err != nil {
 			return fmt.Errorf("graph: Launch on %s: %w", streamName(s), err)
 		}
@@ -111,7 +110,6 @@ func (st *execState) launchTracked(s libcuda.Stream) error {
 		st.untracked = true
 		return fmt.Errorf("graph: Launch on %s: launched, but its end cannot be tracked, so what the graph leases is kept for good: %w", streamName(s), err)
 	}
-	st.launched = true
 	return nil
 }
 
@@ -149,16 +147,15 @@ func (e *Exec) Update(g *Graph) (inPlace bool, err error) {
 		return false, err
 	}
 	defer st.mu.Unlock()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.raw == 0 {
-		return false, fmt.Errorf("graph: Update: the new graph: %w", ErrDestroyed)
+	if err := g.lock("Update: the new graph"); err != nil {
+		return false, err
 	}
+	defer g.mu.Unlock()
 	held := g.leases.held()
 	var info libcuda.GraphExecUpdateResultInfo
 	var ev libcuda.Event
 	updated := false
-	err = inContext(st.ctx, func() error {
+	err = sync.RelaxedIn(st.ctx, func() error {
 		if err := libcuda.GraphExecUpdate(st.raw, g.raw, &info); err != nil {
 			return err
 		}
@@ -186,21 +183,14 @@ func (e *Exec) Update(g *Graph) (inPlace bool, err error) {
 	}
 	if st.untracked {
 		destroyEvent(ev)
-		if held {
-			g.leases.ref()
-			st.holds = append(st.holds, g.leases)
-		}
+		st.holds = append(st.holds, g.hold(held)...)
 		if err != nil {
 			err = fmt.Errorf("%w; its launches cannot be tracked, so what its graphs lease is kept for good", err)
 		}
 		return true, err
 	}
-	retire(st.last, st.launched, st.holds)
-	st.holds, st.last, st.launched = nil, ev, false
-	if held {
-		g.leases.ref()
-		st.holds = []*leases{g.leases}
-	}
+	retire(st.last, st.holds)
+	st.holds, st.last = g.hold(held), ev
 	return true, err
 }
 
@@ -236,7 +226,7 @@ func (st *execState) destroy() error {
 	if st.untracked {
 		destroyEvent(st.last)
 	} else {
-		retire(st.last, st.launched, st.holds)
+		retire(st.last, st.holds)
 	}
 	st.holds, st.last = nil, 0
 	return nil

@@ -8,6 +8,7 @@ import (
 	gosync "sync"
 
 	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
 )
 
 // ErrDestroyed is matched (errors.Is) by the error of a method called on
@@ -55,11 +56,10 @@ func (g *Graph) Raw() libcuda.Graph {
 
 // Nodes returns the number of nodes in g.
 func (g *Graph) Nodes() (int, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.raw == 0 {
-		return 0, fmt.Errorf("graph: Nodes: %w", ErrDestroyed)
+	if err := g.lock("Nodes"); err != nil {
+		return 0, err
 	}
+	defer g.mu.Unlock()
 	var n uint64
 	if err := libcuda.GraphGetNodes(g.raw, nil, &n); err != nil {
 		return 0, fmt.Errorf("graph: Nodes: %w", err)
@@ -70,16 +70,15 @@ func (g *Graph) Nodes() (int, error) {
 // Instantiate makes an executable graph of g. The executable graph keeps
 // g's leases until it is destroyed and its last launch has finished.
 func (g *Graph) Instantiate() (*Exec, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.raw == 0 {
-		return nil, fmt.Errorf("graph: Instantiate: %w", ErrDestroyed)
+	if err := g.lock("Instantiate"); err != nil {
+		return nil, err
 	}
+	defer g.mu.Unlock()
 	held := g.leases.held()
 	var x libcuda.GraphExec
 	var ev libcuda.Event
 	made := false
-	err := inContext(g.ctx, func() error {
+	err := sync.RelaxedIn(g.ctx, func() error {
 		if err := libcuda.GraphInstantiateWithFlags(&x, g.raw, 0); err != nil {
 			return err
 		}
@@ -93,7 +92,7 @@ func (g *Graph) Instantiate() (*Exec, error) {
 	})
 	if err != nil {
 		if made { // restoring the thread's mode or context failed after
-			err = errors.Join(err, inContext(g.ctx, func() error {
+			err = errors.Join(err, sync.RelaxedIn(g.ctx, func() error {
 				derr := libcuda.GraphExecDestroy(x)
 				if ev != 0 {
 					derr = errors.Join(derr, libcuda.EventDestroy(ev))
@@ -103,12 +102,27 @@ func (g *Graph) Instantiate() (*Exec, error) {
 		}
 		return nil, fmt.Errorf("graph: Instantiate: %w", err)
 	}
-	var holds []*leases
-	if held {
-		g.leases.ref()
-		holds = []*leases{g.leases}
+	return newExec(x, g.ctx, ev, g.hold(held)), nil
+}
+
+// lock locks g for operation op, or returns ErrDestroyed unlocked.
+func (g *Graph) lock(op string) error {
+	g.mu.Lock()
+	if g.raw == 0 {
+		g.mu.Unlock()
+		return fmt.Errorf("graph: %s: %w", op, ErrDestroyed)
 	}
-	return newExec(x, g.ctx, ev, holds), nil
+	return nil
+}
+
+// hold returns a reference to g's leases for an executable graph, or none
+// when held is false (g leases nothing); g.mu is held.
+func (g *Graph) hold(held bool) []*leases {
+	if !held {
+		return nil
+	}
+	g.leases.ref()
+	return []*leases{g.leases}
 }
 
 // newEvent creates the event that tracks an executable graph's launches,
@@ -121,11 +135,10 @@ func newEvent(ev *libcuda.Event) error {
 // made from it is destroyed and has finished its last launch; Destroy
 // itself does not wait.
 func (g *Graph) Destroy() error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.raw == 0 {
-		return fmt.Errorf("graph: Destroy: %w", ErrDestroyed)
+	if err := g.lock("Destroy"); err != nil {
+		return err
 	}
+	defer g.mu.Unlock()
 	g.cleanup.Stop()
 	raw := g.raw
 	g.raw = 0

@@ -108,15 +108,16 @@ func (l *leases) unref() {
 // thread that sleeps in the driver, never spinning.
 var retireWait = sync.Policy{Mode: sync.Blocking}
 
-// retire releases holds once event ev (recorded after the last launch
-// when launched is true) has completed, on a goroutine of this package,
-// and destroys ev. The caller has given its references in holds up.
-func retire(ev libcuda.Event, launched bool, holds []*leases) {
+// retire releases holds once event ev, recorded after each launch, has
+// completed, on a goroutine of this package, and destroys ev. An event
+// never recorded (no launch) is complete at once. The caller has given
+// its references in holds up.
+func retire(ev libcuda.Event, holds []*leases) {
 	if ev == 0 && len(holds) == 0 {
 		return
 	}
 	goBackground(func() {
-		if launched {
+		if ev != 0 {
 			if err := retireWait.Event(context.Background(), ev); err != nil {
 				// The GPU may still use what the leases hold: keep it.
 				slog.Error("graph: waiting for the last launch of an executable graph failed; the resources it leases are kept", "err", err)

@@ -110,12 +110,12 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 		mode = pageable
 	}
 	// The buffer's events must not outlive its context.
-	h, err := holdContext(ctx)
+	h, err := holdDevice(ctx, dev)
 	if err != nil {
 		return nil, err
 	}
 	if !goMem {
-		err := driverCall(ctx, func() error {
+		err := sync.RelaxedIn(ctx, func() error {
 			return libcuda.MemHostAlloc(&p, uint64(n), uint32(libcuda.CU_MEMHOSTALLOC_PORTABLE|libcuda.CU_MEMHOSTALLOC_DEVICEMAP))
 		})
 		if err != nil {
@@ -128,7 +128,7 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 	regs, err := reg.acquire(st.regs1[:0], ctx, p, n, mode)
 	if err != nil {
 		if !goMem { // no registration owns the allocation
-			err = errors.Join(err, driverCall(ctx, func() error { return libcuda.MemFreeHost(p) }))
+			err = errors.Join(err, sync.RelaxedIn(ctx, func() error { return libcuda.MemFreeHost(p) }))
 		}
 		h.release()
 		return nil, err
@@ -137,7 +137,7 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 	if mode != pageable && !dev.hostPointer {
 		// The device maps registered memory elsewhere: ask, and refuse a
 		// range that several registrations cover.
-		err := driverCall(ctx, func() error { return libcuda.MemHostGetDevicePointer(&st.dptr, p, 0) })
+		err := sync.RelaxedIn(ctx, func() error { return libcuda.MemHostGetDevicePointer(&st.dptr, p, 0) })
 		if err == nil && len(regs) > 1 {
 			err = errors.New("hostmem: the range spans registrations and the device maps them apart")
 		}
@@ -196,7 +196,7 @@ func (b *Buffer) Use(s libcuda.Stream) error {
 		// leased to that capture, as on any other stream.
 		var capturing bool
 		err := libcuda.WithContext(st.ctx, func() (err error) {
-			capturing, err = isCapturing(s)
+			capturing, err = sync.Capturing(s)
 			return err
 		})
 		if err == nil && capturing {
@@ -223,7 +223,7 @@ func (b *Buffer) Use(s libcuda.Stream) error {
 // When no event can be recorded, the release waits for the whole context:
 // the work was submitted already.
 func (st *state) use(s libcuda.Stream, special bool) error {
-	capturing, err := isCapturing(s)
+	capturing, err := sync.Capturing(s)
 	if err == nil && capturing {
 		return st.lease(s)
 	}
@@ -270,16 +270,6 @@ func (st *state) track(s libcuda.Stream, special bool) error {
 		st.uses = append(st.uses, u)
 	}
 	return record(&st.uses[i])
-}
-
-// isCapturing reports whether s is being captured; a call allowed in every
-// capture mode.
-func isCapturing(s libcuda.Stream) (bool, error) {
-	var cs libcuda.StreamCaptureStatus
-	if err := libcuda.StreamIsCapturing(s, &cs); err != nil {
-		return false, err
-	}
-	return cs != libcuda.CU_STREAM_CAPTURE_STATUS_NONE, nil
 }
 
 // lease keeps the buffer's registrations for the graph being captured on

@@ -110,6 +110,11 @@ func holdContext(ctx libcuda.Context) (h hold, err error) {
 	if err != nil {
 		return hold{}, err
 	}
+	return holdDevice(ctx, info)
+}
+
+// holdDevice is holdContext for a caller that knows ctx's deviceOf.
+func holdDevice(ctx libcuda.Context, info deviceInfo) (h hold, err error) {
 	if !info.primary {
 		return hold{ctx: ctx}, nil
 	}

@@ -6,6 +6,7 @@ import (
 	gosync "sync"
 
 	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
 )
 
 // Events mark the end of a buffer's uses. Creating and destroying them
@@ -68,11 +69,14 @@ func putEvent(u use) {
 		}
 		pool.mu.Unlock()
 	}
-	destroyEvent(u.ctx, u.ev, u.hold)
+	destroyEvent(u.ev, u.hold)
 }
 
-func destroyEvent(ctx libcuda.Context, ev libcuda.Event, h hold) {
-	if err := driverCall(ctx, func() error { return libcuda.EventDestroy(ev) }); err != nil {
+func destroyEvent(ev libcuda.Event, h hold) {
+	// cuEventDestroy needs neither the event's context current nor
+	// relaxed mode: it is allowed during captures (see the conformance
+	// matrix's cuEventCreate+Destroy row).
+	if err := libcuda.EventDestroy(ev); err != nil {
 		slog.Warn("hostmem: destroying an event", "event", fmt.Sprintf("%#x", uintptr(ev)), "err", err)
 	}
 	h.release()
@@ -86,7 +90,7 @@ func flushEvents() {
 	pool.mu.Unlock()
 	for ctx, evs := range free {
 		// One switch of context and capture mode for all of ctx's events.
-		err := driverCall(ctx, func() error {
+		err := sync.RelaxedIn(ctx, func() error {
 			for _, p := range evs {
 				if err := libcuda.EventDestroy(p.ev); err != nil {
 					slog.Warn("hostmem: destroying an event", "event", fmt.Sprintf("%#x", uintptr(p.ev)), "err", err)

@@ -6,11 +6,11 @@ import (
 	"log/slog"
 	"runtime"
 	"sort"
-	"sync"
+	gosync "sync"
 	"unsafe"
 
-	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
 )
 
 // kind says who made a registration and how it ends.
@@ -46,7 +46,7 @@ func (r *registration) retires() bool {
 
 // registry holds every registration, sorted by address, non-overlapping.
 type registry struct {
-	mu       sync.Mutex
+	mu       gosync.Mutex
 	regs     []*registration
 	retired  int64 // bytes of unused registrations waiting for a batch
 	limit    int64 // retired bytes that start a batch
@@ -185,7 +185,7 @@ func (g *registry) register(ctx libcuda.Context, p unsafe.Pointer, n uintptr, mo
 	}
 	r := &registration{p: p, start: uintptr(p), end: uintptr(p) + n, kind: mode, ctx: ctx, hold: h, refs: 1}
 	if mode == registered {
-		err := driverCall(ctx, func() error {
+		err := sync.RelaxedIn(ctx, func() error {
 			return libcuda.MemHostRegister(p, uint64(n), uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE|libcuda.CU_MEMHOSTREGISTER_DEVICEMAP))
 		})
 		switch {
@@ -208,7 +208,7 @@ func (g *registry) register(ctx libcuda.Context, p unsafe.Pointer, n uintptr, mo
 // someone else: the driver knows flags for its first and last byte.
 func registeredElsewhere(ctx libcuda.Context, p unsafe.Pointer, n uintptr) bool {
 	var flags uint32
-	return driverCall(ctx, func() error {
+	return sync.RelaxedIn(ctx, func() error {
 		if err := libcuda.MemHostGetFlags(&flags, p); err != nil {
 			return err
 		}
@@ -296,7 +296,7 @@ func (g *registry) trim() int {
 	g.mu.Unlock()
 	for _, r := range batch {
 		p := r.p
-		err := driverCall(r.ctx, func() error {
+		err := sync.RelaxedIn(r.ctx, func() error {
 			if r.kind == allocated {
 				return libcuda.MemFreeHost(p)
 			}
@@ -318,10 +318,4 @@ func (g *registry) trim() int {
 		g.mu.Unlock()
 	}
 	return len(batch)
-}
-
-// driverCall runs f on a locked OS thread in relaxed capture mode with ctx
-// current, restoring both after.
-func driverCall(ctx libcuda.Context, f func() error) error {
-	return graph.Relaxed(func() error { return libcuda.WithContext(ctx, f) })
 }

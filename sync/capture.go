@@ -100,6 +100,23 @@ func Relaxed(f func() error) (err error) {
 	return f()
 }
 
+// RelaxedIn runs f as Relaxed does, with context cu current, and makes
+// the thread's previous context current again after.
+func RelaxedIn(cu libcuda.Context, f func() error) error {
+	return Relaxed(func() error { return libcuda.WithContext(cu, f) })
+}
+
+// Capturing reports whether stream s is being captured. Its query,
+// cuStreamIsCapturing, is allowed in every capture mode and on a stream
+// being captured.
+func Capturing(s libcuda.Stream) (bool, error) {
+	var st libcuda.StreamCaptureStatus
+	if err := libcuda.StreamIsCapturing(s, &st); err != nil {
+		return false, err
+	}
+	return st != libcuda.CU_STREAM_CAPTURE_STATUS_NONE, nil
+}
+
 // guardedQuery runs t's query, a potentially unsafe call: in the caller's
 // mode while no known capture is in progress, else in relaxed mode. With
 // limited set, it refuses (as "not ready") when GOMAXPROCS queries are in

@@ -1,6 +1,7 @@
 package sync
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/purecuda/purecuda/libcuda"
@@ -38,12 +39,12 @@ func (t streamTarget) query() error {
 // whose own capture of it the query would end.
 func (t streamTarget) checkedQuery() error {
 	if CapturesInProgress() > 0 {
-		var st libcuda.StreamCaptureStatus
-		if err := libcuda.StreamIsCapturing(t.s, &st); err != nil {
+		capturing, err := Capturing(t.s)
+		if err != nil {
 			return err
 		}
-		if st != libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
-			return &captureError{what: t.String(), err: fmt.Errorf("capture status %v", st)}
+		if capturing {
+			return &captureError{what: t.String(), err: errors.New("the stream is being captured")}
 		}
 	}
 	return libcuda.StreamQuery(t.s)

@@ -25,7 +25,7 @@ var ErrCapturing = errors.New("sync: stream capture in progress")
 var (
 	captures atomic.Int64
 	inflight atomic.Int32
-	queries  atomic.Int32 // guardedQuery's queries in flight, in any mode
+	queries  atomic.Int32 // guardedQuery's limited queries in flight, in any mode
 )
 
 // EnterCapture records that a stream capture is about to begin and returns
@@ -118,24 +118,31 @@ func Capturing(s libcuda.Stream) (bool, error) {
 }
 
 // guardedQuery runs t's query, a potentially unsafe call: in the caller's
-// mode while no known capture is in progress, else in relaxed mode. With
-// limited set, it refuses (as "not ready") when GOMAXPROCS queries are in
-// flight already: each goroutine in a foreign call holds an OS thread, and
-// the runtime adds threads when calls block (on a lock in the driver, say),
-// so thousands of waiters querying at once would mean thousands of threads.
+// mode while no known capture is in progress, else in relaxed mode. With a
+// limit (0 for none), it refuses (as "not ready") when that many limited
+// queries are in flight already: each goroutine in a foreign call holds an
+// OS thread, and the runtime adds threads when calls block (on a lock in
+// the driver, say), so thousands of waiters querying at once would mean
+// thousands of threads.
 //
 // Only a query made in the caller's own mode counts as in flight for
 // EnterCapture: a relaxed one cannot harm a capture, and counting it would
 // let a steady stream of waiters keep a capture from beginning.
-func guardedQuery[T target](t T, limited bool) error {
-	if n := queries.Add(1); limited && n > int32(runtime.GOMAXPROCS(0)) {
-		queries.Add(-1)
-		return libcuda.CUDA_ERROR_NOT_READY
+func guardedQuery[T target](t T, limit int32) error {
+	if limit > 0 {
+		if queries.Add(1) > limit {
+			queries.Add(-1)
+			return libcuda.CUDA_ERROR_NOT_READY
+		}
+		defer queries.Add(-1)
 	}
-	defer queries.Add(-1)
 	if fast() {
 		defer done()
 		return t.query()
 	}
 	return Relaxed(t.query)
 }
+
+// queryLimit is the limit of a wait's queries: GOMAXPROCS, read once per
+// wait because reading it takes the scheduler's lock.
+func queryLimit() int32 { return int32(runtime.GOMAXPROCS(0)) }

@@ -92,7 +92,7 @@ func EventDone(e libcuda.Event) (bool, error) {
 		return false, errors.New("sync: query of a nil event")
 	}
 	t := eventTarget(e)
-	err := guardedQuery(t, false)
+	err := guardedQuery(t, 0)
 	if errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 		return false, nil
 	}
@@ -160,7 +160,8 @@ type target interface {
 // path of a finished wait converts nothing to an interface: it allocates
 // nothing.
 func wait[T target](p Policy, ctx context.Context, t T) error {
-	err := guardedQuery(t, true)
+	limit := queryLimit()
+	err := guardedQuery(t, limit)
 	if !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 		return wrap(t, err)
 	}
@@ -183,7 +184,7 @@ func wait[T target](p Policy, ctx context.Context, t T) error {
 		if since > p.Spin {
 			runtime.Gosched()
 		}
-		if err := guardedQuery(t, true); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+		if err := guardedQuery(t, limit); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 			return wrap(t, err)
 		}
 	}
@@ -198,6 +199,7 @@ func wait[T target](p Policy, ctx context.Context, t T) error {
 // taken the wait over).
 func sleepPoll[T target](p Policy, ctx context.Context, t T, helper func() (bool, error)) error {
 	p = p.withDefaults()
+	limit := queryLimit()
 	sleep := 10 * time.Microsecond
 	timer := time.NewTimer(sleep)
 	defer timer.Stop()
@@ -207,7 +209,7 @@ func sleepPoll[T target](p Policy, ctx context.Context, t T, helper func() (bool
 			return ctx.Err()
 		case <-timer.C:
 		}
-		if err := guardedQuery(t, true); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+		if err := guardedQuery(t, limit); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 			return wrap(t, err)
 		}
 		if helper != nil {
@@ -247,7 +249,7 @@ func (p Policy) perThread(ctx context.Context) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	t := streamTarget{s: libcuda.CU_STREAM_PER_THREAD}
-	err := guardedQuery(t, false)
+	err := guardedQuery(t, 0)
 	if !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 		return wrap(t, err)
 	}
@@ -259,7 +261,7 @@ func (p Policy) perThread(ctx context.Context) error {
 			return ctx.Err()
 		default:
 		}
-		if err := guardedQuery(t, false); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+		if err := guardedQuery(t, 0); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 			return wrap(t, err)
 		}
 	}

@@ -815,11 +815,18 @@ func TestConcurrentCapturesWithReleaseWork(t *testing.T) {
 				if err := k.fillAdd(l.s, l.buf, n, v, 0); err != nil {
 					return err
 				}
+				// The copy is ordered after the fill only by the wait.
+				if err := sync.Stream(context.Background(), 0, l.s); err != nil {
+					return err
+				}
 				if err := libcuda.MemcpyDtoDAsync(l.dst, l.buf, n*4, l.copies); err != nil {
 					return err
 				}
-				if err := errors.Join(sync.Stream(context.Background(), 0, l.s), readInts(l.copies, l.dst, l.host)); err != nil {
+				if err := readInts(l.copies, l.dst, l.host); err != nil {
 					return err
+				}
+				if err := allEqual(l.host, v); err != nil {
+					return fmt.Errorf("after a wait during captures: %w", err)
 				}
 			}
 		})
@@ -1217,6 +1224,10 @@ func TestLeaseOnAStreamThatJoinedTheCapture(t *testing.T) {
 	must(t, e.Launch(s))
 	checkInts(t, "the origin stream's buffer", s, a, host, 1)
 	checkInts(t, "the joined stream's buffer", s, b, host, 3)
+	drained(t)
+	if leased.get() != 0 {
+		t.Fatal("the lease taken on the joined stream was released while the graphs lived")
+	}
 	must(t, g.Destroy())
 	must(t, e.Destroy())
 	drained(t)

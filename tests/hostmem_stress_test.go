@@ -34,6 +34,10 @@ func TestHostmemStressWithGlobalCaptures(t *testing.T) {
 	must(t, libcuda.MemAlloc(&dev, 1<<20))
 	defer func() { must(t, libcuda.MemFree(dev)) }()
 
+	// A small budget of retired bytes, so that batches unregister memory
+	// while the captures run: the call that global captures refuse.
+	defer hostmem.SetRetiredLimit(hostmem.SetRetiredLimit(128 << 10))
+	unregsBefore := hostmem.ReadStats().Unregisters
 	goroutines := runtime.NumGoroutine()
 	threads := pprof.Lookup("threadcreate").Count()
 	var stop atomic.Bool
@@ -107,6 +111,7 @@ func TestHostmemStressWithGlobalCaptures(t *testing.T) {
 		}()
 	}
 	work.Wait()
+	unregsDuring := hostmem.ReadStats().Unregisters - unregsBefore // captures still run
 	stop.Store(true)
 	wg.Wait()
 	close(errs)
@@ -118,6 +123,9 @@ func TestHostmemStressWithGlobalCaptures(t *testing.T) {
 	if captures.Load() == 0 {
 		t.Error("no capture ran during the cycles")
 	}
+	if unregsDuring == 0 {
+		t.Error("no registration was unregistered while the captures ran")
+	}
 	drain(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -126,8 +134,8 @@ func TestHostmemStressWithGlobalCaptures(t *testing.T) {
 	}
 	st := hostmem.ReadStats()
 	grownThreads := pprof.Lookup("threadcreate").Count() - threads
-	t.Logf("%d wrap/use/free cycles, %d global captures, none invalidated; %d registers, %d unregisters; goroutines %d -> %d, %d new OS threads",
-		cycled.Load(), captures.Load(), st.Registers, st.Unregisters, goroutines, runtime.NumGoroutine(), grownThreads)
+	t.Logf("%d wrap/use/free cycles, %d global captures, none invalidated; %d registers, %d unregisters (%d during the captures); goroutines %d -> %d, %d new OS threads",
+		cycled.Load(), captures.Load(), st.Registers, st.Unregisters, unregsDuring, goroutines, runtime.NumGoroutine(), grownThreads)
 	if n := runtime.NumGoroutine(); n > goroutines+2 {
 		t.Errorf("%d goroutines left, %d before", n, goroutines)
 	}

@@ -166,6 +166,7 @@ func TestScenario2FreeWhileGPUBusyWaits(t *testing.T) {
 	if st := hostmem.ReadStats(); st.Pending != 1 || st.Registrations != 1 {
 		t.Fatalf("while the GPU is held: %+v, want 1 pending release of 1 registration", st)
 	}
+	stillHeld(t) // and after giving the reaper time to be wrong
 	g.open()
 	must(t, libcuda.StreamSynchronize(s))
 	churn()
@@ -458,6 +459,10 @@ func TestScenario8GraphKeepsWrappedMemoryAlive(t *testing.T) {
 	e, err := g.Instantiate()
 	must(t, err)
 	must(t, g.Destroy()) // the executable graph still holds the lease
+	drainReleases(t)     // trims what is retired
+	if st := hostmem.ReadStats(); st.Registrations != 1 {
+		t.Fatalf("with only the executable graph alive: %+v, want its registration kept", st)
+	}
 	for range 2 {
 		must(t, libcuda.MemsetD8(out, 0, 8))
 		must(t, e.Launch(s))

@@ -74,30 +74,32 @@ func TestWrappedMemoryUsedOnTwoDevicesIsReleasedAfterBoth(t *testing.T) {
 	noErrorsLogged(t)
 	d0, d1 := setupDevice(t, 0), setupDevice(t, 1)
 	onThread(t, d0.ctx)
-	g0, g1 := newGate(t), newGate(t) // portable: both devices wait on them
 	const n = 1 << 14
-	v, want := sumSetup(n)
-	b, err := hostmem.Wrap(d0.ctx, v)
-	must(t, err)
-	for i, d := range []*deviceSetup{d0, d1} {
-		g := []*gate{g0, g1}[i]
-		must(t, libcuda.WithContext(d.ctx, func() error {
-			g.hold(t, d.s)
-			return d.sum.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 256}, 0, d.s, b.DevicePtr(), uint64(n), d.out, uint64(0))
-		}))
-		must(t, b.Use(d.s)) // each use's event lives in its stream's context
+	// Either device may finish first: the release waits for the other.
+	for first := range 2 {
+		gates := []*gate{newGate(t), newGate(t)} // portable: both devices wait on them
+		v, want := sumSetup(n)
+		b, err := hostmem.Wrap(d0.ctx, v)
+		must(t, err)
+		for i, d := range []*deviceSetup{d0, d1} {
+			must(t, libcuda.WithContext(d.ctx, func() error {
+				gates[i].hold(t, d.s)
+				return d.sum.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 256}, 0, d.s, b.DevicePtr(), uint64(n), d.out, uint64(0))
+			}))
+			must(t, b.Use(d.s)) // each use's event lives in its stream's context
+		}
+		must(t, b.Free())
+		gates[first].open()
+		time.Sleep(20 * time.Millisecond)
+		if st := hostmem.ReadStats(); st.Pending != 1 {
+			t.Fatalf("with device %d still busy: %+v, want the release pending", 1-first, st)
+		}
+		gates[1-first].open()
+		if got0, got1 := d0.result(t), d1.result(t); got0 != want || got1 != want {
+			t.Fatalf("sums on the two devices: %d and %d, want %d", got0, got1, want)
+		}
+		drain(t)
 	}
-	must(t, b.Free())
-	g0.open()
-	time.Sleep(20 * time.Millisecond)
-	if st := hostmem.ReadStats(); st.Pending != 1 {
-		t.Fatalf("with device 1 still busy: %+v, want the release pending", st)
-	}
-	g1.open()
-	if got0, got1 := d0.result(t), d1.result(t); got0 != want || got1 != want {
-		t.Fatalf("sums on the two devices: %d and %d, want %d", got0, got1, want)
-	}
-	drain(t)
 }
 
 func TestCopiesBetweenDevicesThroughWrappedMemoryAndPeer(t *testing.T) {

@@ -373,7 +373,12 @@ func TestIfNoCaptureHoldsBackCapturesAndIsRefusedDuringOne(t *testing.T) {
 	if !<-result {
 		t.Fatal("IfNoCapture did not run its function with no capture in progress")
 	}
-	leave := <-entered
+	var leave func()
+	select {
+	case leave = <-entered:
+	case <-time.After(10 * time.Second):
+		t.Fatal("EnterCapture did not return after the IfNoCapture function did")
+	}
 	ran, err := sync.IfNoCapture(func() error {
 		t.Error("IfNoCapture ran its function during a capture")
 		return nil

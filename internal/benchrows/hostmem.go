@@ -391,9 +391,9 @@ func (f *Fixture) stallLoops() []stallLoop {
 		// stall beyond these is hostmem's own.
 		{"Go loop of hostmem's per-use driver calls in turns", perUse, true, false},
 		{"Go loop of hostmem's per-use driver calls and the cycle's allocations in turns", func(s libcuda.Stream, ev libcuda.Event, i int) error {
-			cycleSink.state = make([]byte, 384)
+			cycleSink.state = make([]byte, 192) // the sizes of a cycle's four: about 240 B
 			cycleSink.buffer = make([]byte, 24)
-			cycleSink.arg = make([]byte, 16)
+			cycleSink.arg = make([]byte, 8)
 			cycleSink.fn = make([]byte, 16)
 			return perUse(s, ev, i)
 		}, true, false},

@@ -8,17 +8,14 @@ import (
 	"testing"
 
 	"github.com/purecuda/purecuda/hostmem"
-	"github.com/purecuda/purecuda/libcuda"
 )
 
 // BenchmarkHostmemCycle is the steady state of a wrap/use/free loop: the
 // memory's registration is retired and revived, so no driver call
 // registers or unregisters; allocs/op is what the cycle costs the GC.
 func BenchmarkHostmemCycle(b *testing.B) {
-	ctx := primaryContext(b, 0)
-	onThread(b, ctx)
-	var s libcuda.Stream
-	must(b, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
+	ctx := onPrimary(b, 0)
+	s := newStream(b)
 	mem := make([]byte, 64<<10)
 	b.ReportAllocs()
 	for b.Loop() {
@@ -29,7 +26,6 @@ func BenchmarkHostmemCycle(b *testing.B) {
 	}
 	b.StopTimer()
 	must(b, hostmem.Drain(context.Background()))
-	must(b, libcuda.StreamDestroy(s))
 }
 
 // A steady wrap/use/free loop costs the GC four small allocations a cycle
@@ -39,11 +35,8 @@ func BenchmarkHostmemCycle(b *testing.B) {
 // goroutines' driver calls.
 func TestWrapUseFreeLoopAllocations(t *testing.T) {
 	noErrorsLogged(t)
-	ctx := primaryContext(t, 0)
-	onThread(t, ctx)
-	var s libcuda.Stream
-	must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
-	defer func() { must(t, libcuda.StreamDestroy(s)) }()
+	ctx := onPrimary(t, 0)
+	s := newStream(t)
 	mem := make([]byte, 64<<10)
 	cycle := func() {
 		buf, err := hostmem.Wrap(ctx, mem)

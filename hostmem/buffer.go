@@ -29,13 +29,28 @@ var (
 // concurrent use.
 type Buffer struct {
 	st      *state
+	gen     uint64 // st's generation for this buffer (see state)
+	p       unsafe.Pointer
+	size    uintptr
 	cleanup runtime.Cleanup
 }
 
 // state is what the release of a buffer needs. It does not point back to
 // the Buffer, so the Buffer can be collected and its cleanup run.
+//
+// Once its release has ended, a state is reused for a later buffer (a
+// steady wrap/use/free loop then makes the garbage collector run far less
+// often: a state is most of what a cycle allocates). Its generation
+// counts the reuses: a Buffer's methods, under mu, treat a state of
+// another generation as their buffer freed.
 type state struct {
-	mu      gosync.Mutex
+	mu  gosync.Mutex
+	gen uint64
+	stateFields
+}
+
+// stateFields are a state's fields that start at zero for each buffer.
+type stateFields struct {
 	ctx     libcuda.Context
 	p       unsafe.Pointer
 	size    uintptr
@@ -123,8 +138,12 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 			return nil, fmt.Errorf("hostmem: cuMemHostAlloc(%d): %w", n, err)
 		}
 	}
-	st := &state{ctx: ctx, p: p, size: n, hold: h, dptr: libcuda.Deviceptr(uintptr(p))}
+	st := newState()
+	st.mu.Lock() // a stale Buffer of an earlier generation may look at it
+	st.ctx, st.p, st.size, st.hold, st.dptr = ctx, p, n, h, libcuda.Deviceptr(uintptr(p))
 	st.uses = st.uses1[:0]
+	gen := st.gen
+	st.mu.Unlock()
 	regs, err := reg.acquire(st.regs1[:0], ctx, p, n, mode)
 	if err != nil {
 		if !goMem { // no registration owns the allocation
@@ -147,27 +166,55 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 			return nil, err
 		}
 	}
-	b := &Buffer{st: st}
-	b.cleanup = runtime.AddCleanup(b, func(st *state) { go st.free() }, st)
+	b := &Buffer{st: st, gen: gen, p: p, size: n}
+	b.cleanup = runtime.AddCleanup(b, func(a stateGen) { go a.st.free(a.gen) }, stateGen{st, gen})
 	return b, nil
+}
+
+// stateGen is a state of one generation: a buffer's.
+type stateGen struct {
+	st  *state
+	gen uint64
+}
+
+var statePool = gosync.Pool{New: func() any { return new(state) }}
+
+// newState returns a state for a new buffer, one whose release has ended
+// if there is one.
+func newState() *state { return statePool.Get().(*state) }
+
+// reuse makes st, whose release has ended, available for a new buffer;
+// nothing of hostmem refers to it any more.
+func (st *state) reuse() {
+	st.mu.Lock()
+	st.gen++
+	st.stateFields = stateFields{}
+	st.mu.Unlock()
+	statePool.Put(st)
+}
+
+// lock locks b's state and reports whether it is still b's and not freed;
+// it stays locked either way.
+func (b *Buffer) lock() (live bool) {
+	b.st.mu.Lock()
+	return b.st.gen == b.gen && !b.st.freed
 }
 
 // DevicePtr is the address of the buffer for the GPU, or 0 after Free.
 func (b *Buffer) DevicePtr() libcuda.Deviceptr {
-	b.st.mu.Lock()
 	defer b.st.mu.Unlock()
-	if b.st.freed {
+	if !b.lock() {
 		return 0
 	}
 	return b.st.dptr
 }
 
 // Size is the buffer's length in bytes.
-func (b *Buffer) Size() int { return int(b.st.size) }
+func (b *Buffer) Size() int { return int(b.size) }
 
 // Pointer is the buffer's host address (of the wrapped slice's first
 // element, or of the allocation).
-func (b *Buffer) Pointer() unsafe.Pointer { return b.st.p }
+func (b *Buffer) Pointer() unsafe.Pointer { return b.p }
 
 // Use records that work just submitted to stream s uses the buffer: its
 // release waits for that work. Call it after submitting the work (and again
@@ -182,9 +229,8 @@ func (b *Buffer) Pointer() unsafe.Pointer { return b.st.p }
 // stream, which leases the memory to that capture.
 func (b *Buffer) Use(s libcuda.Stream) error {
 	st := b.st
-	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.freed {
+	if !b.lock() {
 		return ErrFreed
 	}
 	if s != 0 && s != libcuda.CU_STREAM_LEGACY && s != libcuda.CU_STREAM_PER_THREAD {
@@ -275,7 +321,9 @@ func (st *state) track(s libcuda.Stream, special bool) error {
 // lease keeps the buffer's registrations for the graph being captured on
 // s; st.mu is held, and the registry is locked after it.
 func (st *state) lease(s libcuda.Stream) error {
-	regs := st.regs
+	// A copy: the lease outlives the state, which is reused with its
+	// room for registrations once its own release has ended.
+	regs := append([]*registration(nil), st.regs...)
 	reg.mu.Lock()
 	for _, r := range regs {
 		r.refs++
@@ -294,7 +342,7 @@ func (st *state) lease(s libcuda.Stream) error {
 // used it is done. Freeing twice does nothing.
 func (b *Buffer) Free() error {
 	b.cleanup.Stop()
-	b.st.free()
+	b.st.free(b.gen)
 	return nil
 }
 

@@ -27,10 +27,13 @@
 // cuStreamGetId, cuEventRecord).
 //
 // A steady loop of Wrap, Use and Free on memory whose registration is
-// retired makes no register or unregister call and four small allocations
-// a cycle (the Buffer, its state and the two of runtime.AddCleanup, about
-// 240 bytes in all); the background goroutine keeps its scratch space from
-// round to round.
+// retired makes no register or unregister call and three small
+// allocations a cycle (the Buffer and the two of runtime.AddCleanup, about
+// 80 bytes in all): the state behind a Buffer is reused once its release
+// has ended (a freed Buffer stays freed), and the background goroutine
+// keeps its scratch space from round to round. Each allocated byte brings
+// the garbage collector's next run closer, and its runs hold up other
+// goroutines' driver calls.
 //
 // # Why retire instead of unregister
 //

@@ -36,11 +36,11 @@ func adjust(pending, postponed int) {
 	releases.mu.Unlock()
 }
 
-// free marks the buffer freed and starts its release, once: the reaper
-// waits for its uses, then afterUses retires it.
-func (st *state) free() {
+// free marks the buffer of generation gen freed and starts its release,
+// once: the reaper waits for its uses, then afterUses retires it.
+func (st *state) free(gen uint64) {
 	st.mu.Lock()
-	if st.freed {
+	if st.gen != gen || st.freed {
 		st.mu.Unlock()
 		return
 	}
@@ -103,6 +103,7 @@ func (st *state) retire() {
 	reg.release(st.regs)
 	st.hold.release()
 	adjust(-1, 0)
+	st.reuse()
 }
 
 // fail logs a release that could not be completed; the memory stays

@@ -815,3 +815,88 @@ func TestUseInTheThreadsOwnPerThreadCaptureLeasesTheMemory(t *testing.T) {
 	must(t, e.Destroy())
 	drain(t)
 }
+
+// The state of a freed buffer is reused for later buffers once its release
+// has ended. A buffer freed long ago still behaves as freed, whatever its
+// state now serves: Use fails, DevicePtr is 0, Free does nothing to the
+// new buffer, and Size and Pointer still describe the old memory.
+func TestAFreedBufferStaysFreedWhenItsStateIsReused(t *testing.T) {
+	noErrorsLogged(t)
+	cu := onPrimary(t, 0)
+	s := newStream(t)
+	drain(t)
+	oldMem := make([]byte, 4096)
+	old, err := hostmem.Wrap(cu, oldMem)
+	must(t, err)
+	must(t, old.Use(s))
+	must(t, old.Free())
+	drainReleases(t) // its release has ended: its state may serve again
+	var live []*hostmem.Buffer
+	for range 64 { // enough wraps to take the old state out of the pool
+		b, err := hostmem.Wrap(cu, make([]byte, 4096))
+		must(t, err)
+		live = append(live, b)
+	}
+	if err := old.Use(s); !errors.Is(err, hostmem.ErrFreed) {
+		t.Errorf("Use of the old buffer = %v, want ErrFreed", err)
+	}
+	if old.DevicePtr() != 0 {
+		t.Error("DevicePtr of the old buffer is not 0")
+	}
+	if old.Size() != 4096 || old.Pointer() != unsafe.Pointer(&oldMem[0]) {
+		t.Errorf("the old buffer says %d bytes at %p, want 4096 at %p", old.Size(), old.Pointer(), &oldMem[0])
+	}
+	must(t, old.Free())
+	for i, b := range live {
+		if b.DevicePtr() == 0 {
+			t.Fatalf("buffer %d was freed by a Free of the old buffer", i)
+		}
+		must(t, b.Use(s))
+	}
+	if st := hostmem.ReadStats(); st.Pending != 0 {
+		t.Fatalf("after a Free of the old buffer: %+v, want no release started", st)
+	}
+	for _, b := range live {
+		must(t, b.Free())
+	}
+	drain(t)
+}
+
+// Stale buffers used from other goroutines while their states are reused:
+// each call sees its buffer freed, nothing else changes (run with -race).
+func TestStaleBuffersAreSafeWhileTheirStatesAreReused(t *testing.T) {
+	noErrorsLogged(t)
+	cu := onPrimary(t, 0)
+	s := newStream(t)
+	stale := make(chan *hostmem.Buffer, 64)
+	done := make(chan error)
+	go func() {
+		var err error
+		for b := range stale {
+			if e := b.Use(s); !errors.Is(e, hostmem.ErrFreed) && err == nil {
+				err = fmt.Errorf("Use of a freed buffer = %v, want ErrFreed", e)
+			}
+			if b.DevicePtr() != 0 && err == nil {
+				err = errors.New("DevicePtr of a freed buffer is not 0")
+			}
+			if e := b.Free(); e != nil && err == nil {
+				err = e
+			}
+		}
+		done <- err
+	}()
+	mem := make([]byte, 4096)
+	for i := range 2000 {
+		b, err := hostmem.Wrap(cu, mem)
+		must(t, err)
+		must(t, b.Use(s))
+		must(t, b.Free())
+		stale <- b
+		if i%100 == 99 {
+			must(t, hostmem.Wait(context.Background()))
+		}
+	}
+	close(stale)
+	must(t, <-done)
+	drain(t)
+}

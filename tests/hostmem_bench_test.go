@@ -66,8 +66,12 @@ func TestWrapUseFreeLoopAllocations(t *testing.T) {
 	allocs := float64(after.Mallocs-before.Mallocs) / n
 	bytes := float64(after.TotalAlloc-before.TotalAlloc) / n
 	t.Logf("%.2f allocations, %.0f bytes a cycle", allocs, bytes)
-	if allocs > 3.5 || bytes > 120 {
-		t.Errorf("%.2f allocations and %.0f bytes a cycle; want at most 3.5 and 120", allocs, bytes)
+	maxAllocs, maxBytes := 3.5, 120.0
+	if raceDetector { // sync.Pool drops a part of the states it is given
+		maxAllocs, maxBytes = 4.5, 200
+	}
+	if allocs > maxAllocs || bytes > maxBytes {
+		t.Errorf("%.2f allocations and %.0f bytes a cycle; want at most %.1f and %.0f", allocs, bytes, maxAllocs, maxBytes)
 	}
 	drain(t)
 }

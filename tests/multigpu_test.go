@@ -133,7 +133,9 @@ func TestCopiesBetweenDevicesThroughWrappedMemoryAndPeer(t *testing.T) {
 	b, err := hostmem.Wrap(ctx0, host)
 	must(t, err)
 	must(t, libcuda.WithContext(ctx0, func() error { return libcuda.MemcpyDtoH(b.Pointer(), a, n*4) }))
-	must(t, libcuda.WithContext(ctx1, func() error { return libcuda.MemcpyHtoD(bdev, b.Pointer(), n*4) }))
+	// Device 1 reads it through its device address: the registration is
+	// portable and mapped, which a pageable copy would not show.
+	must(t, libcuda.WithContext(ctx1, func() error { return libcuda.MemcpyDtoD(bdev, b.DevicePtr(), n*4) }))
 	// Device 1 -> device 0, peer to peer.
 	must(t, libcuda.WithContext(ctx0, func() error { return libcuda.MemcpyPeer(c, ctx0, bdev, ctx1, n*4) }))
 	back := make([]int32, n)

@@ -1,0 +1,86 @@
+//go:build !gpu
+
+package testenv
+
+import (
+	"fmt"
+	"os"
+	gosync "sync"
+	"testing"
+
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// OnGPU: the tests run on the simulator.
+const OnGPU = false
+
+// SimDevices is the number of devices the simulator shows the tests.
+const SimDevices = 2
+
+// simLibrary is the path of the simulator library once loaded.
+var simLibrary string
+
+// setup builds the simulator (once per source and compiler, in the user's
+// cache directory) and points libcuda at it.
+func setup() error {
+	lib, err := buildSimulator()
+	if err != nil {
+		return err
+	}
+	if err := os.Setenv(libcuda.EnvLibrary, lib); err != nil {
+		return err
+	}
+	if err := os.Setenv("PURECUDA_SIM_DEVICES", fmt.Sprint(SimDevices)); err != nil {
+		return err
+	}
+	if err := libcuda.Load(); err != nil {
+		return err
+	}
+	if got, _ := libcuda.Loaded(); got.Path != lib {
+		return fmt.Errorf("loaded %s instead of the simulator %s", got.Path, lib)
+	}
+	simLibrary = lib
+	return nil
+}
+
+// SimLibrary is the path of the loaded simulator.
+func SimLibrary() string { return simLibrary }
+
+var hooks struct {
+	once     gosync.Once
+	err      error
+	failNext func(name string, count, code int32) int32
+	stat     func(name string) int64
+}
+
+func loadHooks(t testing.TB) {
+	t.Helper()
+	hooks.once.Do(func() {
+		hooks.err = openHooks(simLibrary, &hooks.failNext, &hooks.stat)
+	})
+	if hooks.err != nil {
+		t.Fatalf("the simulator's test hooks: %v", hooks.err)
+	}
+}
+
+// SimFailNext makes the next count calls of the driver function named (base
+// name, e.g. "cuMemHostUnregister") fail with code, on the simulator.
+func SimFailNext(t testing.TB, name string, count int, code libcuda.Result) {
+	t.Helper()
+	loadHooks(t)
+	if r := hooks.failNext(name, int32(count), int32(code)); r != 0 {
+		t.Fatalf("sim_fail_next(%s) = %d", name, r)
+	}
+}
+
+// SimStat returns the simulator's counter of that name (see sim_stat in
+// sim.c); cumulative counters count since the library was loaded.
+func SimStat(t testing.TB, name string) int64 {
+	t.Helper()
+	loadHooks(t)
+	v := hooks.stat(name)
+	if v < 0 {
+		t.Fatalf("sim_stat(%s): no such counter", name)
+	}
+	return v
+}

@@ -1,0 +1,16 @@
+//go:build !gpu && !linux
+
+package testenv
+
+import (
+	"errors"
+	"runtime"
+)
+
+func buildSimulator() (string, error) {
+	return "", errors.New("the simulator is built on Linux only (" + runtime.GOOS + ")")
+}
+
+func openHooks(string, *func(string, int32, int32) int32, *func(string) int64) error {
+	return errors.New("the simulator is built on Linux only")
+}

@@ -1,0 +1,103 @@
+// Package testenv sets up the driver for the tests of every package: the
+// simulator (internal/testenv/sim/sim.c, built once per source with the system C compiler)
+// in a plain `go test`, the real driver under `-tags gpu`.
+//
+// A package's tests call Main from TestMain:
+//
+//	func TestMain(m *testing.M) { testenv.Main(m) }
+//
+// Without a C compiler the simulator cannot be built: Main says so once and
+// exits 0 before any test or example runs (an example cannot skip), unless
+// PURECUDA_REQUIRE_SIM=1, as in CI, which makes it a failure. Under -tags gpu
+// a missing driver is always a failure.
+package testenv
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// Timeout bounds every wait in a test: a test that waits longer has failed.
+const Timeout = 10 * time.Second
+
+// EnvRequireSim, set to 1, turns a simulator that cannot be built into a
+// failure of the test binary.
+const EnvRequireSim = "PURECUDA_REQUIRE_SIM"
+
+// Main loads the simulator or the driver, runs the tests and exits.
+func Main(m *testing.M) {
+	if err := setup(); err != nil {
+		switch {
+		case OnGPU:
+			fmt.Fprintf(os.Stderr, "-tags gpu needs the CUDA driver: %v\n", err)
+			os.Exit(1)
+		case os.Getenv(EnvRequireSim) == "1":
+			fmt.Fprintf(os.Stderr, "simulator not built: %v (%s=1 makes this a failure)\n", err, EnvRequireSim)
+			os.Exit(1)
+		default:
+			fmt.Fprintf(os.Stderr, "simulator not built: %v; install gcc to run these tests\n", err)
+			os.Exit(0)
+		}
+	}
+	if err := libcuda.Init(0); err != nil {
+		fmt.Fprintf(os.Stderr, "cuInit: %v\n", err)
+		os.Exit(1)
+	}
+	os.Exit(m.Run())
+}
+
+// PrimaryContext retains device ordinal's primary context for the test and
+// releases it when the test ends.
+func PrimaryContext(t testing.TB, ordinal int) libcuda.Context {
+	t.Helper()
+	var dev libcuda.Device
+	if err := libcuda.DeviceGet(&dev, int32(ordinal)); err != nil {
+		t.Fatalf("cuDeviceGet(%d): %v", ordinal, err)
+	}
+	var ctx libcuda.Context
+	if err := libcuda.DevicePrimaryCtxRetain(&ctx, dev); err != nil {
+		t.Fatalf("cuDevicePrimaryCtxRetain: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := libcuda.DevicePrimaryCtxRelease(dev); err != nil {
+			t.Errorf("cuDevicePrimaryCtxRelease: %v", err)
+		}
+	})
+	return ctx
+}
+
+// OnPrimary retains device ordinal's primary context for the test and makes
+// it current on the test goroutine's locked thread until the test ends.
+func OnPrimary(t testing.TB, ordinal int) libcuda.Context {
+	t.Helper()
+	cu := PrimaryContext(t, ordinal)
+	OnThread(t, cu)
+	return cu
+}
+
+// OnThread locks the test goroutine to its OS thread with ctx current for
+// the rest of the test.
+func OnThread(t testing.TB, ctx libcuda.Context) {
+	t.Helper()
+	runtime.LockOSThread()
+	var prev libcuda.Context
+	Must(t, libcuda.CtxGetCurrent(&prev))
+	Must(t, libcuda.CtxSetCurrent(ctx))
+	t.Cleanup(func() {
+		Must(t, libcuda.CtxSetCurrent(prev))
+		runtime.UnlockOSThread()
+	})
+}
+
+// Must fails t at once when err is not nil.
+func Must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,46 @@
+package testenv
+
+import (
+	"testing"
+	"time"
+)
+
+// Recv receives from ch, or fails t after Timeout, naming what it waited
+// for.
+func Recv[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	timer := time.NewTimer(Timeout)
+	defer timer.Stop()
+	select {
+	case v := <-ch:
+		return v
+	case <-timer.C:
+		t.Fatalf("gave up after %v waiting for %s", Timeout, what)
+		panic("unreachable")
+	}
+}
+
+// Eventually polls cond until it holds, or fails t after Timeout, naming
+// what it waited for.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(Timeout)
+	for d := 10 * time.Microsecond; !cond(); d = min(2*d, 5*time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up after %v waiting for %s", Timeout, what)
+		}
+		time.Sleep(d)
+	}
+}
+
+// Go runs f on a new goroutine and returns a channel closed when f returns.
+// A t.Fatal in f ends the goroutine, not the test: wait for the channel with
+// Recv, and the test fails if f did not finish.
+func Go(f func()) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f()
+	}()
+	return done
+}

@@ -42,9 +42,12 @@
  * broadcast whenever something finishes. Nothing slow runs with mu held:
  * workers drop it to run a task, waiters sleep on cv.
  *
- * Handles are pointers to the structs below. Handle structs are never freed,
- * only marked dead (magic = 0), so a stale handle is reported as invalid
- * rather than read after free.
+ * Handles are pointers to the structs below. Handle structs are never
+ * given back to malloc: a destroyed one is marked dead (magic = 0) and put
+ * on its type's free list, and, as in the driver, its address serves again
+ * for the next object of that type (streams, events, modules and their
+ * functions, graphs, executable graphs). A stale handle is reported as
+ * invalid until then, and never reads freed memory.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -185,6 +188,21 @@ static void *xrealloc(void *p, size_t size) {
 /* Grow array `a` (of `cap` elements) so that it holds at least `need`. */
 #define GROW(a, cap, need) do { if ((need) > (cap)) { (cap) = (need) < 8 ? 8 : 2 * (need); \
     (a) = xrealloc((a), (size_t)(cap) * sizeof *(a)); } } while (0)
+
+/* Free lists of handle structs, one per type: the last freed is the first
+ * reused, as an allocator does. mu held. */
+struct freelist { void **v; int n, cap; };
+static struct freelist free_streams, free_events, free_modules, free_graphs, free_execs;
+static void *handle_alloc(struct freelist *f, size_t size) {
+    if (!f->n) return xcalloc(1, size);
+    void *p = f->v[--f->n];
+    memset(p, 0, size);
+    return p;
+}
+static void handle_free(struct freelist *f, void *p) {
+    GROW(f->v, f->cap, f->n + 1);
+    f->v[f->n++] = p;
+}
 
 static uint64_t now_ns(void) {
     struct timespec t;
@@ -527,7 +545,7 @@ static CUresult run_prog(struct prog *p) { /* mu not held; the caller holds a re
 }
 
 static CUgraph graph_new(void) {
-    CUgraph g = xcalloc(1, sizeof *g);
+    CUgraph g = handle_alloc(&free_graphs, sizeof *g);
     g->magic = MAGIC_GRAPH;
     st.live_graphs++;
     return g;
@@ -556,6 +574,7 @@ static void graph_free(CUgraph g) { /* mu held */
     g->n = g->cap = 0;
     g->magic = 0;
     st.live_graphs--;
+    handle_free(&free_graphs, g);
 }
 
 /* ===================================================================
@@ -624,7 +643,7 @@ static int deps_done(struct op *o) {
 }
 
 static CUstream stream_new(CUcontext ctx, unsigned flags, int prio, int kind) {
-    CUstream s = xcalloc(1, sizeof *s);
+    CUstream s = handle_alloc(&free_streams, sizeof *s);
     s->magic = MAGIC_STREAM;
     s->ctx = ctx;
     s->flags = flags;
@@ -637,7 +656,8 @@ static CUstream stream_new(CUcontext ctx, unsigned flags, int prio, int kind) {
     all_streams = s;
     return s;
 }
-/* Unlink a destroyed stream whose work is all done. Its struct stays allocated. */
+/* Unlink a destroyed stream whose work is all done; its struct goes to the
+ * free list, for a stream created later. */
 static void stream_retire(CUstream s) {
     if (s->prev) s->prev->next = s->next; else all_streams = s->next;
     if (s->next) s->next->prev = s->prev;
@@ -646,6 +666,7 @@ static void stream_retire(CUstream s) {
     s->last = NULL;
     free(s->cdeps); free(s->info_nodes); free(s->info_edges);
     s->cdeps = NULL; s->info_nodes = NULL; s->info_edges = NULL;
+    handle_free(&free_streams, s);
 }
 
 static void *worker_main(void *arg) {
@@ -1436,7 +1457,7 @@ CUresult cuEventCreate(CUevent *ph, unsigned int flags) {
     gate();
     CUresult r = current_ctx(&c);
     if (!r) {
-        CUevent e = xcalloc(1, sizeof *e);
+        CUevent e = handle_alloc(&free_events, sizeof *e);
         e->magic = MAGIC_EVENT;
         e->flags = flags;
         e->ctx = c;
@@ -1461,6 +1482,7 @@ CUresult cuEventDestroy_v2(CUevent e) {
         free(e->cdeps);
         e->cdeps = NULL;
         st.live_events--;
+        handle_free(&free_events, e);
     }
     UNLOCK();
     return r;
@@ -2077,7 +2099,7 @@ static CUresult module_load(CUmodule *pm, const void *image) {
                  (b[0] == 0x50 && b[1] == 0xed && b[2] == 0x55 && b[3] == 0xba); /* cubin or fatbin */
     if (!r && !binary && !strstr(image, ".version")) r = CUDA_ERROR_INVALID_IMAGE;
     if (!r) {
-        CUmodule m = xcalloc(1, sizeof *m);
+        CUmodule m = handle_alloc(&free_modules, sizeof *m);
         m->magic = MAGIC_MODULE;
         for (const char *p = binary ? "" : image; (p = strstr(p, ".entry")) != NULL;) {
             p += 6;
@@ -2114,6 +2136,7 @@ CUresult cuModuleUnload(CUmodule m) {
         m->magic = 0;
         for (int k = 0; k < K_COUNT; k++) m->funcs[k].magic = 0;
         st.live_modules--;
+        handle_free(&free_modules, m);
     }
     UNLOCK();
     return r;
@@ -2228,7 +2251,7 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec *px, CUgraph g, unsigned long l
     CUresult r = current_ctx(&c);
     if (!r && (!px || !g || g->magic != MAGIC_GRAPH)) r = CUDA_ERROR_INVALID_VALUE;
     if (!r) {
-        CUgraphExec x = xcalloc(1, sizeof *x);
+        CUgraphExec x = handle_alloc(&free_execs, sizeof *x);
         x->magic = MAGIC_EXEC;
         x->ctx = c;
         x->prog = prog_from_graph(g);
@@ -2252,6 +2275,7 @@ CUresult cuGraphExecDestroy(CUgraphExec x) {
         x->prog = NULL;
         x->last = NULL;
         st.live_graph_execs--;
+        handle_free(&free_execs, x);
     }
     UNLOCK();
     return r;

@@ -47,6 +47,13 @@ func (g *Gate) Hold(t testing.TB, s libcuda.Stream) {
 	t.Cleanup(g.Open)
 }
 
+// Dev is the gate's word as the device sees it, for stream memory
+// operations of the test's own.
+func (g *Gate) Dev() libcuda.Deviceptr { return g.dev }
+
+// Host is the gate's word in host memory; it reads 1 once the gate is open.
+func (g *Gate) Host() unsafe.Pointer { return g.host }
+
 // Open lets every stream held by the gate go on.
 func (g *Gate) Open() { atomic.StoreUint32((*uint32)(g.host), 1) }
 

@@ -84,3 +84,19 @@ func SimStat(t testing.TB, name string) int64 {
 	}
 	return v
 }
+
+// Stat returns the simulator's counter of that name, and true; under
+// -tags gpu it returns 0 and false (the driver keeps no such counter).
+func Stat(t testing.TB, name string) (int64, bool) {
+	t.Helper()
+	return SimStat(t, name), true
+}
+
+// WaitStat waits until the simulator's counter of that name exceeds
+// above, or fails t after Timeout. Under -tags gpu, where nothing can be
+// observed, it gives the other goroutines a moment instead; what the test
+// asserts after it must hold either way.
+func WaitStat(t testing.TB, what, name string, above int64) {
+	t.Helper()
+	Eventually(t, what, func() bool { return SimStat(t, name) > above })
+}

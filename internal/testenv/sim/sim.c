@@ -224,7 +224,7 @@ static struct {
         live_host_allocations, live_graphs, live_graph_execs, live_modules, active_captures;
     /* cumulative, zeroed by sim_reset_stats */
     long long captures_invalidated, unregister_calls, register_calls, fences, kernel_launches,
-        graph_launches, illegal_addresses, event_queries;
+        graph_launches, illegal_addresses, event_queries, fenced_calls;
 } st;
 
 /* ===================================================================
@@ -776,6 +776,7 @@ static void fence_device(int dev) {
  * end capture, graph create/destroy/update and attribute queries do not.
  * mu held; released while waiting. */
 static void gate(void) {
+    if (fences_active) st.fenced_calls++; /* a call held by a fence */
     while (fences_active) wait_cv();
 }
 
@@ -2579,6 +2580,7 @@ static const struct { const char *name; long long *value; int cumulative; } stat
     { "graph_launches", &st.graph_launches, 1 },
     { "illegal_addresses", &st.illegal_addresses, 1 },
     { "event_queries", &st.event_queries, 1 },
+    { "fenced_calls", &st.fenced_calls, 1 },
 };
 
 long long sim_stat(const char *name) {

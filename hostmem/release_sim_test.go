@@ -1,6 +1,6 @@
 //go:build !gpu && linux
 
-package tests
+package hostmem_test
 
 import (
 	"errors"

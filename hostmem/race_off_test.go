@@ -1,5 +1,5 @@
 //go:build !race
 
-package tests
+package hostmem_test
 
 const raceDetector = false

@@ -1,6 +1,6 @@
 //go:build linux
 
-package tests
+package hostmem_test
 
 import (
 	"context"

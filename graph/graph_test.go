@@ -1,4 +1,4 @@
-package tests
+package graph_test
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 //go:build race
 
-package tests
+package hostmem_test
 
 // raceDetector is true in a build with the race detector, which makes
 // sync.Pool drop some of what it is given.

@@ -1,4 +1,4 @@
-package tests
+package sync_test
 
 import (
 	"context"
@@ -29,35 +29,6 @@ func TestWaitOnIdleStreamReturnsAtOnce(t *testing.T) {
 		if err := p.Stream(context.Background(), 0, s); err != nil {
 			t.Errorf("%v: %v", p.Mode, err)
 		}
-	}
-}
-
-// waitAsync starts wait on another goroutine and returns its result channel.
-func waitAsync(wait func() error) <-chan error {
-	ch := make(chan error, 1)
-	go func() { ch <- wait() }()
-	return ch
-}
-
-// stillWaiting checks that ch delivers nothing for a while.
-func stillWaiting(t *testing.T, what string, ch <-chan error) {
-	t.Helper()
-	select {
-	case err := <-ch:
-		t.Fatalf("%s returned %v before the work ended", what, err)
-	case <-time.After(30 * time.Millisecond):
-	}
-}
-
-func finished(t *testing.T, what string, ch <-chan error) {
-	t.Helper()
-	select {
-	case err := <-ch:
-		if err != nil {
-			t.Fatalf("%s: %v", what, err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatalf("%s did not return after the work ended", what)
 	}
 }
 

@@ -1,6 +1,6 @@
 //go:build !gpu && linux
 
-package tests
+package graph_test
 
 import (
 	"strings"

@@ -59,19 +59,29 @@ func TestLookupFallsBackToVersionedSymbolWithoutGetProcAddress(t *testing.T) {
 	}
 }
 
-func TestProcWithoutDriverReturnsLoadErrorAndNoPanic(t *testing.T) {
-	if loaded.Load() != nil {
-		t.Skip("a driver is loaded in this process")
-	}
+// withoutDriver makes the package act, until the test ends, as if no
+// driver could be loaded: TestMain has loaded the simulator or the driver.
+func withoutDriver(t *testing.T) {
+	t.Helper()
 	loadMu.Lock()
-	saved := loadErr
+	saved, savedErr := loaded.Swap(nil), loadErr
 	loadErr = &LoadError{Tried: []Attempt{{Path: "nowhere", Err: errors.New("absent")}}}
 	loadMu.Unlock()
-	defer func() { loadMu.Lock(); loadErr = saved; loadMu.Unlock() }()
+	t.Cleanup(func() {
+		loadMu.Lock()
+		loaded.Store(saved)
+		loadErr = savedErr
+		loadMu.Unlock()
+	})
+}
 
-	var v int32
-	if err := DriverGetVersion(&v); !errors.Is(err, ErrNoDriver) {
-		t.Fatalf("DriverGetVersion without a driver = %v, want ErrNoDriver", err)
+func TestProcWithoutDriverReturnsLoadErrorAndNoPanic(t *testing.T) {
+	withoutDriver(t)
+	// A wrapper not resolved yet: the generated ones resolved theirs when
+	// TestMain loaded the driver.
+	p := &proc{name: "cuDriverGetVersion", symbol: "cuDriverGetVersion", version: 2020}
+	if _, err := p.fn(); !errors.Is(err, ErrNoDriver) {
+		t.Fatalf("resolving an entry point without a driver = %v, want ErrNoDriver", err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package tests
+package libcuda_test
 
 import (
 	"bytes"
@@ -19,7 +19,6 @@ import (
 // libcuda against a driver: the simulator by default, the GPU with -tags gpu.
 
 func TestDriverReportsVersionAtLeast12(t *testing.T) {
-	needDriver(t)
 	var v int32
 	must(t, libcuda.DriverGetVersion(&v))
 	if v < 12000 {
@@ -33,7 +32,6 @@ func TestDriverReportsVersionAtLeast12(t *testing.T) {
 }
 
 func TestDevicesHaveNameMemoryAndCapability(t *testing.T) {
-	needDriver(t)
 	var n int32
 	must(t, libcuda.DeviceGetCount(&n))
 	if n < 1 {
@@ -190,7 +188,6 @@ func TestUnknownKernelIsNotFound(t *testing.T) {
 }
 
 func TestErrorPathReturnsResultWithDriverDescription(t *testing.T) {
-	needDriver(t)
 	var dev libcuda.Device
 	err := libcuda.DeviceGet(&dev, 9999)
 	if !errors.Is(err, libcuda.CUDA_ERROR_INVALID_DEVICE) {
@@ -223,7 +220,6 @@ func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h *recordingHandler) WithGroup(string) slog.Handler      { return h }
 
 func TestTraceLogsFailedCallsOnly(t *testing.T) {
-	needDriver(t)
 	h := &recordingHandler{}
 	old := slog.Default()
 	slog.SetDefault(slog.New(h))

@@ -52,3 +52,9 @@ func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
 
 // errorsJoin is errors.Join for cleanups that run several calls.
 func errorsJoin(errs ...error) error { return errors.Join(errs...) }
+
+// recv receives from ch, or fails t after testenv.Timeout.
+func recv[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	return testenv.Recv(t, ch, what)
+}

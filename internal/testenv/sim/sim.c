@@ -941,7 +941,8 @@ static CUresult begin_enqueue(CUstream h, CUstream *out, int *capturing, int gat
         if (*capturing) return CUDA_SUCCESS; /* recording into a capture passes the gate */
         if ((*out)->kind == S_LEGACY && legacy_conflict((*out)->ctx, 1)) return CUDA_ERROR_STREAM_CAPTURE_IMPLICIT;
         if (!gated || !fences_active) return CUDA_SUCCESS;
-        wait_cv();
+        st.fenced_calls++;
+        while (fences_active) wait_cv();
     }
 }
 

@@ -909,15 +909,20 @@ func blockedCapture(t *testing.T, s libcuda.Stream) (end func() error) {
 		}
 		res <- err
 	}()
-	select {
-	case <-begun:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the capture did not begin")
+	var once gosync.Once
+	var err error
+	end = func() error {
+		once.Do(func() {
+			close(release)
+			err = recv(t, res, "the blocked capture to end")
+		})
+		return err
 	}
-	return func() error {
-		close(release)
-		return <-res
-	}
+	// A test that fails before it ends the capture ends it here, before
+	// the stream is destroyed and before anything waits for the captures.
+	t.Cleanup(func() { _ = end() })
+	recv(t, begun, "the capture to begin")
+	return end
 }
 
 func TestPostponedWorkRunsOnceInOrderAfterCapturesEnd(t *testing.T) {

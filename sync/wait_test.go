@@ -145,18 +145,26 @@ func TestPerThreadStreamWaitIsForTheCallersThread(t *testing.T) {
 
 func TestWaitsDuringCaptureAreRefusedAndTheCaptureSurvives(t *testing.T) {
 	cu := onPrimary(t, 0)
+	// Cleanups, not defers: they run in reverse order after a t.Fatal too,
+	// so the capture ends (and sync hears of it) before anything else is
+	// undone, and nothing waits on a capture left open; the device memory
+	// is freed (a fence) after the gate opened.
+	dev := deviceInts(t, 16)
 	busy := newStream(t)
 	g := newGate(t)
 	g.hold(t, busy)
 	captured := newStream(t)
-	var dev libcuda.Deviceptr
-	must(t, libcuda.MemAlloc(&dev, 64))
-	defer func() { must(t, libcuda.MemFree(dev)) }()
-
-	leave := sync.EnterCapture()
 	var outside libcuda.Event
 	must(t, libcuda.EventCreate(&outside, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-	defer func() { must(t, libcuda.EventDestroy(outside)) }()
+	t.Cleanup(func() { must(t, libcuda.EventDestroy(outside)) })
+
+	leave := sync.EnterCapture()
+	left := false
+	t.Cleanup(func() {
+		if !left {
+			leave()
+		}
+	})
 	must(t, libcuda.EventRecord(outside, busy))
 
 	must(t, libcuda.StreamBeginCapture(captured, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL))
@@ -167,14 +175,17 @@ func TestWaitsDuringCaptureAreRefusedAndTheCaptureSurvives(t *testing.T) {
 			return nil
 		}
 		ended = true
-		defer leave()
+		defer func() { left = true; leave() }()
 		return libcuda.StreamEndCapture(captured, &graph)
 	}
-	defer func() {
-		if err := endCapture(); err != nil {
+	t.Cleanup(func() {
+		if err := endCapture(); err != nil && !t.Failed() {
 			t.Error(err)
 		}
-	}()
+		if graph != 0 {
+			must(t, libcuda.GraphDestroy(graph))
+		}
+	})
 	must(t, libcuda.MemsetD8Async(dev, 0, 64, captured))
 
 	ctx := context.Background()
@@ -183,7 +194,7 @@ func TestWaitsDuringCaptureAreRefusedAndTheCaptureSurvives(t *testing.T) {
 		"capturing stream": func() error { return sync.Stream(ctx, 0, captured) },
 		"context":          func() error { return sync.Context(ctx, cu) },
 	} {
-		if err := <-waitAsync(wait); !errors.Is(err, sync.ErrCapturing) {
+		if err := recv(t, waitAsync(wait), "a wait during a capture"); !errors.Is(err, sync.ErrCapturing) {
 			t.Errorf("wait on the %s during a capture = %v, want ErrCapturing", what, err)
 		}
 	}
@@ -201,7 +212,6 @@ func TestWaitsDuringCaptureAreRefusedAndTheCaptureSurvives(t *testing.T) {
 	if graph == 0 {
 		t.Fatal("the capture ended without a graph")
 	}
-	must(t, libcuda.GraphDestroy(graph))
 }
 
 func TestThousandsOfWaitersCompleteWithBoundedThreads(t *testing.T) {

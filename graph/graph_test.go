@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -695,7 +696,7 @@ func TestGlobalCaptureSurvivesOtherGoroutinesWaitsCopiesAndFrees(t *testing.T) {
 		})
 		stillWaiting(t, "the busy stream's wait", waited)
 		gt.open()
-		wg.Wait()
+		recv(t, testenv.Go(wg.Wait), "the capturing goroutines")
 		close(errs)
 		for err := range errs {
 			t.Errorf("work on another goroutine during the capture: %v", err)
@@ -883,7 +884,7 @@ func TestInProgressCountsCapturesAcrossGoroutines(t *testing.T) {
 		t.Errorf("sync.CapturesInProgress() = %d during %d captures", got, capturers)
 	}
 	close(release)
-	wg.Wait()
+	recv(t, testenv.Go(wg.Wait), "the capturing goroutines")
 	close(errs)
 	for err := range errs {
 		must(t, err)
@@ -977,7 +978,7 @@ func TestPostponedWorkRunsOnceInOrderAfterCapturesEnd(t *testing.T) {
 	if during.Load() != 0 {
 		t.Fatalf("%d postponed functions ran while a capture was in progress", during.Load())
 	}
-	must(t, <-ctxWait)
+	must(t, recv(t, ctxWait, "the postponed context wait"))
 	noCaptureLeft(t)
 }
 
@@ -1002,7 +1003,7 @@ func TestCaptureWaitsForARunningPostponedFunction(t *testing.T) {
 		close(running)
 		<-finish
 	})
-	<-running
+	recv(t, running, "the postponed function to run")
 	captured := waitAsync(func() error {
 		g, err := graph.Capture(s, graph.DefaultMode, func(libcuda.Stream) error { return nil })
 		if err == nil {
@@ -1116,10 +1117,12 @@ func TestLeaseIsReleasedOnlyAfterExecDestroyedAndLastLaunchFinished(t *testing.T
 	if leased.get() != 0 {
 		t.Fatal("the lease was released while an executable graph still existed")
 	}
-	start := time.Now()
-	must(t, e1.Destroy())
-	if d := time.Since(start); d > time.Second {
-		t.Fatalf("Destroy took %v while the launch was held: it must not wait", d)
+	// Destroy returns while the launch is held: the gate opens only below.
+	var destroyErr error
+	recv(t, testenv.Go(func() { destroyErr = e1.Destroy() }), "Destroy to return while the last launch is held")
+	must(t, destroyErr)
+	if err := libcuda.StreamQuery(launches); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+		t.Fatalf("the held launch's stream: query = %v, want CUDA_ERROR_NOT_READY", err)
 	}
 	stillPending(t, "while the last launch is held")
 	if leased.get() != 0 {

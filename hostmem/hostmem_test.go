@@ -570,6 +570,6 @@ func TestStaleBuffersAreSafeWhileTheirStatesAreReused(t *testing.T) {
 		}
 	}
 	close(stale)
-	must(t, <-done)
+	must(t, recv(t, done, "the goroutine using stale buffers"))
 	drain(t)
 }

@@ -61,7 +61,6 @@ func TestReleasesOnOneStreamShareEventQueries(t *testing.T) {
 	for i := range mems {
 		mems[i] = make([]byte, 8192)
 	}
-	before := simStat(t, "event_queries")
 	g.hold(t, s)
 	const n = 1000
 	for i := range n {
@@ -74,14 +73,19 @@ func TestReleasesOnOneStreamShareEventQueries(t *testing.T) {
 	if p := hostmem.ReadStats().Pending; p != n {
 		t.Fatalf("%d releases pending behind the gate, want %d", p, n)
 	}
+	// Count the queries from the moment the work can end: a round then
+	// queries one target of the stream (and a binary search of at most
+	// log2(n) more) and finishes every use up to it, whatever the speed
+	// of the machine; one query per release would be n.
+	before := simStat(t, "event_queries")
 	g.open()
 	// Wait without Drain, which makes the reaper poll faster.
 	waitFor(t, "all released", func() bool { return hostmem.ReadStats().Pending == 0 })
 	queries := simStat(t, "event_queries") - before
 	drain(t)
-	t.Logf("%d releases took %d event queries", n, queries)
+	t.Logf("%d releases took %d event queries once their work could end", n, queries)
 	if queries >= n/10 {
-		t.Errorf("%d releases on one stream took %d event queries, want fewer than %d", n, queries, n/10)
+		t.Errorf("%d releases on one stream took %d event queries once their work could end, want fewer than %d", n, queries, n/10)
 	}
 }
 

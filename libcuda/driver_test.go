@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -110,7 +111,7 @@ func TestWithContextRestoresPreviousContextAfterPanic(t *testing.T) {
 			t.Error(err)
 		}
 	}()
-	<-done
+	testenv.Recv(t, done, "the goroutine that panicked inside WithContext")
 }
 
 func TestAllocCopyRoundTrip(t *testing.T) {

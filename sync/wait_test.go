@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -254,7 +255,7 @@ func TestThousandsOfWaitersCompleteWithBoundedThreads(t *testing.T) {
 		t.Errorf("%d waits returned while their streams were held", f)
 	}
 	g.open()
-	wg.Wait()
+	recv(t, testenv.Go(wg.Wait), "every waiter")
 	close(errs)
 	for err := range errs {
 		t.Error(err)
@@ -289,7 +290,7 @@ func TestWaitOnEventRecordedInCaptureSaysCapturing(t *testing.T) {
 	must(t, libcuda.StreamBeginCapture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL))
 	must(t, libcuda.MemsetD8Async(dev, 0, 64, s))
 	must(t, libcuda.EventRecord(e, s))
-	err := <-waitAsync(func() error { return sync.Event(context.Background(), e) })
+	err := recv(t, waitAsync(func() error { return sync.Event(context.Background(), e) }), "the event wait")
 	var g libcuda.Graph
 	end := libcuda.StreamEndCapture(s, &g)
 	if g != 0 {
@@ -341,7 +342,7 @@ func TestIfNoCaptureHoldsBackCapturesAndIsRefusedDuringOne(t *testing.T) {
 		}
 		result <- ran
 	}()
-	<-running
+	recv(t, running, "the IfNoCapture function to run")
 	entered := make(chan func())
 	go func() { entered <- sync.EnterCapture() }()
 	select {
@@ -351,7 +352,7 @@ func TestIfNoCaptureHoldsBackCapturesAndIsRefusedDuringOne(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	close(release)
-	if !<-result {
+	if !recv(t, result, "IfNoCapture to return") {
 		t.Fatal("IfNoCapture did not run its function with no capture in progress")
 	}
 	var leave func()

@@ -33,7 +33,6 @@ func BenchmarkRows(b *testing.B) {
 
 // benchFixture sets up tools/bench's fixture for b and closes it after.
 func benchFixture(b *testing.B) *bench.Fixture {
-	needDriver(b)
 	f, err := bench.Setup()
 	if err != nil {
 		b.Fatal(err)

@@ -9,17 +9,14 @@ import (
 	"github.com/purecuda/purecuda/libcuda"
 )
 
-// The suite runs every test against the simulator (default) or the real
-// driver (-tags gpu); internal/testenv sets either up.
+// The tests run against the simulator (default) or the real driver (-tags
+// gpu), set up by internal/testenv. The helpers below are thin wrappers of
+// testenv's, named as in tests/ so that tests moved from there read the same.
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// onGPU says whether the suite runs on the real driver.
+// onGPU says whether the tests run on the real driver.
 const onGPU = testenv.OnGPU
-
-// needDriver is kept for the tests' first lines: testenv.Main has already
-// loaded and initialised the driver, or the binary did not run.
-func needDriver(t testing.TB) { t.Helper() }
 
 // primaryContext retains device ordinal's primary context for the test.
 func primaryContext(t testing.TB, ordinal int) libcuda.Context {
@@ -27,15 +24,14 @@ func primaryContext(t testing.TB, ordinal int) libcuda.Context {
 	return testenv.PrimaryContext(t, ordinal)
 }
 
-// onPrimary retains device ordinal's primary context for the test and
-// makes it current on the test goroutine's locked thread.
+// onPrimary makes device ordinal's primary context current on the test
+// goroutine's locked thread for the rest of the test.
 func onPrimary(t testing.TB, ordinal int) libcuda.Context {
 	t.Helper()
 	return testenv.OnPrimary(t, ordinal)
 }
 
-// onThread locks the test goroutine to its OS thread with ctx current for
-// the rest of the test.
+// onThread locks the test goroutine to its thread with ctx current.
 func onThread(t testing.TB, ctx libcuda.Context) {
 	t.Helper()
 	testenv.OnThread(t, ctx)
@@ -47,14 +43,78 @@ func must(t testing.TB, err error) {
 	testenv.Must(t, err)
 }
 
-// unsafePointer is unsafe.Pointer for tests that only pass addresses.
-func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
+// gate holds streams until the test opens it (testenv.Gate); host and dev
+// are its word.
+type gate struct {
+	g    *testenv.Gate
+	host unsafe.Pointer
+	dev  libcuda.Deviceptr
+}
 
-// errorsJoin is errors.Join for cleanups that run several calls.
-func errorsJoin(errs ...error) error { return errors.Join(errs...) }
+func newGate(t testing.TB) *gate {
+	t.Helper()
+	g := testenv.NewGate(t)
+	return &gate{g, g.Host(), g.Dev()}
+}
+
+func (g *gate) hold(t testing.TB, s libcuda.Stream) { t.Helper(); g.g.Hold(t, s) }
+func (g *gate) open()                               { g.g.Open() }
+
+// newStream creates a non-blocking stream destroyed when the test ends.
+func newStream(t testing.TB) libcuda.Stream {
+	t.Helper()
+	return testenv.NewStream(t)
+}
+
+// loadKernels loads the test kernels into the current context.
+func loadKernels(t testing.TB) libcuda.Module {
+	t.Helper()
+	return testenv.LoadKernels(t)
+}
+
+// kernel looks up a function of m.
+func kernel(t testing.TB, m libcuda.Module, name string) libcuda.Function {
+	t.Helper()
+	return testenv.Kernel(t, m, name)
+}
+
+// osThread is another OS thread with a context current (testenv.OSThread).
+type osThread struct{ th *testenv.OSThread }
+
+func newOSThread(t testing.TB, cu libcuda.Context) *osThread {
+	t.Helper()
+	return &osThread{testenv.NewOSThread(t, cu)}
+}
+
+// do runs f on the thread and waits for it, at most testenv.Timeout.
+func (th *osThread) do(f func()) { th.th.Do(f) }
+
+// withMode runs f with the calling thread's capture mode set to mode.
+func withMode(t testing.TB, mode libcuda.StreamCaptureMode, f func()) {
+	t.Helper()
+	testenv.WithMode(t, mode, f)
+}
+
+// errorLog records what is logged at level Error (testenv.ErrorLog).
+type errorLog struct{ l *testenv.ErrorLog }
+
+func (h *errorLog) messages() []string { return h.l.Messages() }
+
+// captureErrors records slog's errors for the rest of the test.
+func captureErrors(t testing.TB) *errorLog { return &errorLog{testenv.CaptureErrors(t)} }
+
+// noErrorsLogged fails the test, at its end, if anything was logged at
+// level Error.
+func noErrorsLogged(t testing.TB) { testenv.NoErrorsLogged(t) }
 
 // recv receives from ch, or fails t after testenv.Timeout.
 func recv[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
 	return testenv.Recv(t, ch, what)
 }
+
+// unsafePointer is unsafe.Pointer for tests that only pass addresses.
+func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
+
+// errorsJoin is errors.Join for cleanups that run several calls.
+func errorsJoin(errs ...error) error { return errors.Join(errs...) }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -113,7 +114,7 @@ func TestHostmemStressWithGlobalCaptures(t *testing.T) {
 	work.Wait()
 	unregsDuring := hostmem.ReadStats().Unregisters - unregsBefore // captures still run
 	stop.Store(true)
-	wg.Wait()
+	recv(t, testenv.Go(wg.Wait), "the capturing goroutines")
 	close(errs)
 	for err := range errs {
 		if err != nil {

@@ -268,7 +268,7 @@ func captureWhile(t *testing.T, cu libcuda.Context, m libcuda.Module, data libcu
 			return r.err
 		})
 	}()
-	r := <-done
+	r := recv(t, done, "the capture")
 	return r.g, r.err
 }
 

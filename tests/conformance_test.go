@@ -528,3 +528,27 @@ func TestConformanceDestroyedHandlesComeBack(t *testing.T) {
 	}
 	t.Logf("a destroyed stream's handle came back at creation %d, an event's at %d", streamAfter, eventAfter)
 }
+
+// TestConformanceEventRecordNeedsTheStreamsContext checks what cuda.h says
+// of cuEventRecord: the event and the stream must be from the same
+// context, else CUDA_ERROR_INVALID_HANDLE (hostmem records on a stream an
+// event of that stream's context, found by the stream's unique id).
+func TestConformanceEventRecordNeedsTheStreamsContext(t *testing.T) {
+	cu := onPrimary(t, 0)
+	var e libcuda.Event
+	must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	t.Cleanup(func() { must(t, libcuda.EventDestroy(e)) })
+	var dev libcuda.Device
+	must(t, libcuda.CtxGetDevice(&dev))
+	var other libcuda.Context
+	must(t, libcuda.CtxCreate(&other, nil, 0, dev))
+	t.Cleanup(func() { must(t, libcuda.CtxDestroy(other)) })
+	// CtxCreate made other current; streams created now belong to it.
+	s := newStream(t)
+	if got := code(libcuda.EventRecord(e, s)); got != 400 {
+		t.Errorf("cuEventRecord of an event on a stream of another context = %d, want 400", got)
+	}
+	must(t, libcuda.CtxSetCurrent(cu))
+	s0 := newStream(t)
+	must(t, libcuda.EventRecord(e, s0))
+}

@@ -1498,6 +1498,7 @@ static CUresult event_record(CUevent e, CUstream h, unsigned flags) {
     CUresult r = !initialised ? CUDA_ERROR_NOT_INITIALIZED
                : !e || e->magic != MAGIC_EVENT ? CUDA_ERROR_INVALID_HANDLE
                : begin_enqueue(h, &s, &capturing, 1);
+    if (!r && e->ctx != s->ctx) r = CUDA_ERROR_INVALID_HANDLE; /* cuda.h: "must be from the same context" */
     if (!r && capturing) {
         if (s->cap->invalidated) r = CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
         else if (flags & CU_EVENT_RECORD_EXTERNAL) r = CUDA_ERROR_NOT_SUPPORTED;

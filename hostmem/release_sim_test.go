@@ -137,3 +137,40 @@ func TestUseAsksAStreamsContextOnce(t *testing.T) {
 	must(t, b.Free())
 	drain(t)
 }
+
+// A freed buffer's events stay its own until its release has ended: were
+// they back in the pool at Free, the next Use would record one of them on
+// another stream, and the first release would take that stream's
+// completion for its own. Here the first buffer's work is held; the second
+// buffer's is done at once, on another stream; the reaper's queries after
+// that must still find the first release waiting.
+func TestAFreedBuffersEventsServeNoOtherUseBeforeItsReleaseEnds(t *testing.T) {
+	noErrorsLogged(t)
+	cu := onPrimary(t, 0)
+	held, idle := newStream(t), newStream(t)
+	g := newGate(t)
+	drain(t)
+	memA, memB := make([]byte, 8192), make([]byte, 8192)
+
+	g.hold(t, held)
+	a, err := hostmem.Wrap(cu, memA)
+	must(t, err)
+	must(t, a.Use(held))
+	must(t, a.Free())
+
+	b, err := hostmem.Wrap(cu, memB)
+	must(t, err)
+	must(t, b.Use(idle))
+	must(t, b.Free())
+	waitFor(t, "the second buffer's release", func() bool { return hostmem.ReadStats().Pending <= 1 })
+	// Rounds of the reaper that query the first buffer's event after the
+	// second use was recorded.
+	q := simStat(t, "event_queries")
+	waitFor(t, "three more event queries", func() bool { return simStat(t, "event_queries") >= q+3 })
+	if p := hostmem.ReadStats().Pending; p != 1 {
+		t.Fatalf("%d releases pending while the first buffer's work is held, want 1: its event served the second buffer's use", p)
+	}
+	g.open()
+	waitFor(t, "the first buffer's release", func() bool { return hostmem.ReadStats().Pending == 0 })
+	drain(t)
+}

@@ -15,9 +15,3 @@ func simFailNext(t testing.TB, name string, count int, code libcuda.Result) {
 	t.Helper()
 	testenv.SimFailNext(t, name, count, code)
 }
-
-// simStat returns the simulator's counter of that name.
-func simStat(t testing.TB, name string) int64 {
-	t.Helper()
-	return testenv.SimStat(t, name)
-}

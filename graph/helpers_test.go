@@ -1,7 +1,6 @@
 package graph_test
 
 import (
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -91,12 +90,6 @@ func newOSThread(t testing.TB, cu libcuda.Context) *osThread {
 // do runs f on the thread and waits for it, at most testenv.Timeout.
 func (th *osThread) do(f func()) { th.th.Do(f) }
 
-// withMode runs f with the calling thread's capture mode set to mode.
-func withMode(t testing.TB, mode libcuda.StreamCaptureMode, f func()) {
-	t.Helper()
-	testenv.WithMode(t, mode, f)
-}
-
 // errorLog records what is logged at level Error (testenv.ErrorLog).
 type errorLog struct{ l *testenv.ErrorLog }
 
@@ -114,12 +107,6 @@ func recv[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
 	return testenv.Recv(t, ch, what)
 }
-
-// unsafePointer is unsafe.Pointer for tests that only pass addresses.
-func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
-
-// errorsJoin is errors.Join for cleanups that run several calls.
-func errorsJoin(errs ...error) error { return errors.Join(errs...) }
 
 // captureModes are the driver's three capture modes.
 var captureModes = []libcuda.StreamCaptureMode{

@@ -1,7 +1,6 @@
 package hostmem_test
 
 import (
-	"errors"
 	"testing"
 	"unsafe"
 
@@ -29,12 +28,6 @@ func primaryContext(t testing.TB, ordinal int) libcuda.Context {
 func onPrimary(t testing.TB, ordinal int) libcuda.Context {
 	t.Helper()
 	return testenv.OnPrimary(t, ordinal)
-}
-
-// onThread locks the test goroutine to its thread with ctx current.
-func onThread(t testing.TB, ctx libcuda.Context) {
-	t.Helper()
-	testenv.OnThread(t, ctx)
 }
 
 // must fails t at once when err is not nil.
@@ -89,12 +82,6 @@ func newOSThread(t testing.TB, cu libcuda.Context) *osThread {
 // do runs f on the thread and waits for it, at most testenv.Timeout.
 func (th *osThread) do(f func()) { th.th.Do(f) }
 
-// withMode runs f with the calling thread's capture mode set to mode.
-func withMode(t testing.TB, mode libcuda.StreamCaptureMode, f func()) {
-	t.Helper()
-	testenv.WithMode(t, mode, f)
-}
-
 // errorLog records what is logged at level Error (testenv.ErrorLog).
 type errorLog struct{ l *testenv.ErrorLog }
 
@@ -115,6 +102,3 @@ func recv[T any](t testing.TB, ch <-chan T, what string) T {
 
 // unsafePointer is unsafe.Pointer for tests that only pass addresses.
 func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
-
-// errorsJoin is errors.Join for cleanups that run several calls.
-func errorsJoin(errs ...error) error { return errors.Join(errs...) }

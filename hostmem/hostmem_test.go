@@ -86,21 +86,6 @@ func sumSetup(n int) ([]int64, int64) {
 	return v, sum
 }
 
-// churn allocates and drops garbage and runs the GC, so that freed memory
-// would be reused and overwritten.
-func churn() {
-	for range 3 {
-		junk := make([][]int64, 64)
-		for i := range junk {
-			junk[i] = make([]int64, 1<<14)
-			for j := range junk[i] {
-				junk[i][j] = -1
-			}
-		}
-		runtime.GC()
-	}
-}
-
 // sumOnDevice launches sum_i64 over the buffer on s (after spinning spin)
 // into out.
 func sumOnDevice(t testing.TB, m libcuda.Module, s libcuda.Stream, b *hostmem.Buffer, n int, out libcuda.Deviceptr, spin time.Duration) {

@@ -1,7 +1,6 @@
 package sync_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 	"unsafe"
@@ -67,58 +66,11 @@ func newStream(t testing.TB) libcuda.Stream {
 	return testenv.NewStream(t)
 }
 
-// loadKernels loads the test kernels into the current context.
-func loadKernels(t testing.TB) libcuda.Module {
-	t.Helper()
-	return testenv.LoadKernels(t)
-}
-
-// kernel looks up a function of m.
-func kernel(t testing.TB, m libcuda.Module, name string) libcuda.Function {
-	t.Helper()
-	return testenv.Kernel(t, m, name)
-}
-
-// osThread is another OS thread with a context current (testenv.OSThread).
-type osThread struct{ th *testenv.OSThread }
-
-func newOSThread(t testing.TB, cu libcuda.Context) *osThread {
-	t.Helper()
-	return &osThread{testenv.NewOSThread(t, cu)}
-}
-
-// do runs f on the thread and waits for it, at most testenv.Timeout.
-func (th *osThread) do(f func()) { th.th.Do(f) }
-
-// withMode runs f with the calling thread's capture mode set to mode.
-func withMode(t testing.TB, mode libcuda.StreamCaptureMode, f func()) {
-	t.Helper()
-	testenv.WithMode(t, mode, f)
-}
-
-// errorLog records what is logged at level Error (testenv.ErrorLog).
-type errorLog struct{ l *testenv.ErrorLog }
-
-func (h *errorLog) messages() []string { return h.l.Messages() }
-
-// captureErrors records slog's errors for the rest of the test.
-func captureErrors(t testing.TB) *errorLog { return &errorLog{testenv.CaptureErrors(t)} }
-
-// noErrorsLogged fails the test, at its end, if anything was logged at
-// level Error.
-func noErrorsLogged(t testing.TB) { testenv.NoErrorsLogged(t) }
-
 // recv receives from ch, or fails t after testenv.Timeout.
 func recv[T any](t testing.TB, ch <-chan T, what string) T {
 	t.Helper()
 	return testenv.Recv(t, ch, what)
 }
-
-// unsafePointer is unsafe.Pointer for tests that only pass addresses.
-func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
-
-// errorsJoin is errors.Join for cleanups that run several calls.
-func errorsJoin(errs ...error) error { return errors.Join(errs...) }
 
 // deviceInts allocates n int32 of device memory, freed when the test ends.
 // The calling thread must have the context current.

@@ -100,9 +100,6 @@ type errorLog struct{ l *testenv.ErrorLog }
 
 func (h *errorLog) messages() []string { return h.l.Messages() }
 
-// captureErrors records slog's errors for the rest of the test.
-func captureErrors(t testing.TB) *errorLog { return &errorLog{testenv.CaptureErrors(t)} }
-
 // noErrorsLogged fails the test, at its end, if anything was logged at
 // level Error.
 func noErrorsLogged(t testing.TB) { testenv.NoErrorsLogged(t) }

@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"errors"
-	"fmt"
 	"runtime"
 	"testing"
 	"time"
@@ -36,18 +35,6 @@ func stillHeld(t testing.TB) {
 	time.Sleep(20 * time.Millisecond)
 	if st := hostmem.ReadStats(); st.Pending != 1 || st.Registrations != 1 {
 		t.Fatalf("while the buffer's work is held: %+v; want its release pending and its registration kept", st)
-	}
-}
-
-// settlesAtPending waits until at most want releases are pending, gives
-// the reaper time to finish more than it should, and fails t unless
-// exactly want are.
-func settlesAtPending(t testing.TB, want int, what string) {
-	t.Helper()
-	waitFor(t, fmt.Sprintf("%d releases pending or fewer", want), func() bool { return hostmem.ReadStats().Pending <= want })
-	time.Sleep(20 * time.Millisecond)
-	if st := hostmem.ReadStats(); st.Pending != want {
-		t.Fatalf("%s: %+v; want %d releases pending", what, st, want)
 	}
 }
 
@@ -443,15 +430,4 @@ func TestScenario8GraphKeepsWrappedMemoryAlive(t *testing.T) {
 	}
 	must(t, e.Destroy())
 	drain(t)
-}
-
-// lastDevice is the device of the highest ordinal: on the simulator one
-// that no earlier test has kept memory in for good.
-func lastDevice(t testing.TB) libcuda.Device {
-	t.Helper()
-	var n int32
-	must(t, libcuda.DeviceGetCount(&n))
-	var dev libcuda.Device
-	must(t, libcuda.DeviceGet(&dev, n-1))
-	return dev
 }

@@ -1,0 +1,143 @@
+package graph_test
+
+import (
+	"context"
+	gosync "sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
+)
+
+// blockedCapture starts a capture on a goroutine of its own that stays in
+// progress until the returned function is called; that function returns
+// the capture's error.
+func blockedCapture(t *testing.T, s libcuda.Stream) (end func() error) {
+	t.Helper()
+	begun, release := make(chan struct{}), make(chan struct{})
+	res := make(chan error, 1)
+	go func() {
+		g, err := graph.Capture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, func(libcuda.Stream) error {
+			close(begun)
+			<-release
+			return nil
+		})
+		if err == nil {
+			err = g.Destroy()
+		}
+		res <- err
+	}()
+	var once gosync.Once
+	var err error
+	end = func() error {
+		once.Do(func() {
+			close(release)
+			err = recv(t, res, "the blocked capture to end")
+		})
+		return err
+	}
+	// A test that fails before it ends the capture ends it here, before
+	// the stream is destroyed and before anything waits for the captures.
+	t.Cleanup(func() { _ = end() })
+	recv(t, begun, "the capture to begin")
+	return end
+}
+
+func TestPostponedWorkRunsOnceInOrderAfterCapturesEnd(t *testing.T) {
+	noErrorsLogged(t)
+	cu := onPrimary(t, 0)
+	end1 := blockedCapture(t, newStream(t))
+	end2 := blockedCapture(t, newStream(t))
+
+	var mu gosync.Mutex
+	var order []int
+	var during atomic.Int32
+	const n = 100
+	for i := range n {
+		graph.Postpone(func() {
+			if graph.InProgress() != 0 {
+				during.Add(1)
+			}
+			mu.Lock()
+			order = append(order, i)
+			mu.Unlock()
+		})
+	}
+	// A wait for the whole context, which no capture allows, queued too.
+	ctxWait := make(chan error, 1)
+	graph.Postpone(func() { ctxWait <- sync.Context(context.Background(), cu) })
+	ran := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(order)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if got := ran(); got != 0 {
+		t.Fatalf("%d postponed functions ran during two captures", got)
+	}
+	must(t, end1())
+	time.Sleep(20 * time.Millisecond)
+	if got := ran(); got != 0 {
+		t.Fatalf("%d postponed functions ran while a capture was still in progress", got)
+	}
+	must(t, end2())
+	drained(t)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(order) != n {
+		t.Fatalf("%d postponed functions ran, want %d", len(order), n)
+	}
+	for i, v := range order {
+		if v != i {
+			t.Fatalf("postponed functions ran in the order %v", order)
+		}
+	}
+	if during.Load() != 0 {
+		t.Fatalf("%d postponed functions ran while a capture was in progress", during.Load())
+	}
+	must(t, recv(t, ctxWait, "the postponed context wait"))
+	noCaptureLeft(t)
+}
+
+func TestPostponedWorkRunsAtOnceWhenNothingCaptures(t *testing.T) {
+	done := make(chan struct{})
+	graph.Postpone(func() { close(done) })
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a function postponed while nothing captures did not run")
+	}
+	drained(t)
+}
+
+// A capture that starts while a postponed function runs waits for it.
+func TestCaptureWaitsForARunningPostponedFunction(t *testing.T) {
+	noErrorsLogged(t)
+	onPrimary(t, 0)
+	s := newStream(t)
+	running, finish := make(chan struct{}), make(chan struct{})
+	graph.Postpone(func() {
+		close(running)
+		<-finish
+	})
+	recv(t, running, "the postponed function to run")
+	captured := waitAsync(func() error {
+		g, err := graph.Capture(s, graph.DefaultMode, func(libcuda.Stream) error { return nil })
+		if err == nil {
+			err = g.Destroy()
+		}
+		return err
+	})
+	stillWaiting(t, "a capture during a postponed function", captured)
+	var st libcuda.StreamCaptureStatus
+	must(t, libcuda.StreamIsCapturing(s, &st))
+	if st != libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
+		t.Fatal("the capture began while a postponed function ran")
+	}
+	close(finish)
+	finished(t, "the capture after the postponed function", captured)
+	drained(t)
+}

@@ -111,7 +111,12 @@ func TestHostmemStressWithGlobalCaptures(t *testing.T) {
 			})
 		}()
 	}
-	work.Wait()
+	// Bounded, with room for a loaded machine: the cycles take seconds.
+	select {
+	case <-testenv.Go(work.Wait):
+	case <-time.After(5 * time.Minute):
+		t.Fatalf("the workers did not finish %d cycles in 5 minutes", cycles)
+	}
 	unregsDuring := hostmem.ReadStats().Unregisters - unregsBefore // captures still run
 	stop.Store(true)
 	recv(t, testenv.Go(wg.Wait), "the capturing goroutines")

@@ -329,7 +329,6 @@ func (g *gen) enum(b *strings.Builder, e *enumDef) {
 	fmt.Fprintf(b, "}\nreturn \"%s(\" + %s + \")\"\n}\n\n", cType, itoa)
 }
 
-
 // defineValue gives the Go type (possibly empty) and value of a #define,
 // or ok=false for the macros that are not constants: empty ones (include
 // guards, CUDAAPI), reserved names (__CUDA_DEPRECATED) and function

@@ -6,7 +6,7 @@ package libcuda
 // wrapper returns the load error before it reaches call. These stubs only
 // keep the package building.
 
-func call(f *frame) { f.R = uintptr(CUDA_ERROR_NOT_SUPPORTED) }
+func call(f *frame) { f.r = uintptr(CUDA_ERROR_NOT_SUPPORTED) }
 
 func callf(fn uintptr, floats, doubles uint32, args ...uint64) uintptr {
 	return uintptr(CUDA_ERROR_NOT_SUPPORTED)

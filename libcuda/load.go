@@ -92,9 +92,9 @@ func loadLocked() (*driver, error) {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	f.Fn, f.N, f.a0 = getVersion, 1, unsafe.Pointer(&v)
+	f.fn, f.n, f.a0 = getVersion, 1, unsafe.Pointer(&v)
 	call(&f.frame)
-	if r := Result(int32(f.R)); r != CUDA_SUCCESS {
+	if r := Result(int32(f.r)); r != CUDA_SUCCESS {
 		lib.close()
 		loadErr = &LoadError{Tried: append(tried, Attempt{Path: path, Err: fmt.Errorf("cuDriverGetVersion: %w", r)})}
 		return nil, loadErr

@@ -102,10 +102,10 @@ func (d *driver) lookup(p *proc) (uintptr, error) {
 		a4 unsafe.Pointer // CUdriverProcAddressQueryResult *symbolStatus
 		_  [3]uintptr
 	}
-	f.Fn, f.N = d.getProcAddress, 5
+	f.fn, f.n = d.getProcAddress, 5
 	f.a0, f.a1, f.a2, f.a3, f.a4 = unsafe.Pointer(&name[0]), unsafe.Pointer(&addr), uintptr(p.version), procAddressLegacyStream, unsafe.Pointer(&status)
 	call(&f.frame)
-	switch r := Result(int32(f.R)); {
+	switch r := Result(int32(f.r)); {
 	case r != CUDA_SUCCESS:
 		return 0, fmt.Errorf("libcuda: cuGetProcAddress_v2(%s, %d): %w", p.name, p.version, r)
 	case status == procStatusVersionTooLow:

@@ -2,11 +2,15 @@
 
 package libcuda
 
-import "github.com/purecuda/purecuda/internal/dl"
+import (
+	"unsafe"
+
+	"github.com/purecuda/purecuda/internal/dl"
+)
 
 // call runs the C function that f describes; the argument words follow f
-// in memory.
-func call(f *frame) { dl.Call(f) }
+// in memory (see frame).
+func call(f *frame) { dl.Call((*dl.Frame)(unsafe.Pointer(f))) }
 
 // callf calls a C function that takes float or double arguments by value
 // (see dl.CallFloat).

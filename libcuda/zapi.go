@@ -23,11 +23,11 @@ func GetErrorString(error_ Result, pStr **byte) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(error_)
 	_f.a1 = unsafe.Pointer(pStr)
 	call(&_f.frame)
-	return procGetErrorString.result(_f.R)
+	return procGetErrorString.result(_f.r)
 }
 
 // GetErrorName calls cuGetErrorName, resolved as cuGetErrorName at ABI version 6000.
@@ -44,11 +44,11 @@ func GetErrorName(error_ Result, pStr **byte) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(error_)
 	_f.a1 = unsafe.Pointer(pStr)
 	call(&_f.frame)
-	return procGetErrorName.result(_f.R)
+	return procGetErrorName.result(_f.r)
 }
 
 // Init calls cuInit, resolved as cuInit at ABI version 2000.
@@ -64,10 +64,10 @@ func Init(Flags uint32) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(Flags)
 	call(&_f.frame)
-	return procInit.result(_f.R)
+	return procInit.result(_f.r)
 }
 
 // DriverGetVersion calls cuDriverGetVersion, resolved as cuDriverGetVersion at ABI version 2020.
@@ -83,10 +83,10 @@ func DriverGetVersion(driverVersion *int32) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(driverVersion)
 	call(&_f.frame)
-	return procDriverGetVersion.result(_f.R)
+	return procDriverGetVersion.result(_f.r)
 }
 
 // DeviceGet calls cuDeviceGet, resolved as cuDeviceGet at ABI version 2000.
@@ -103,11 +103,11 @@ func DeviceGet(device *Device, ordinal int32) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(device)
 	_f.a1 = uintptr(ordinal)
 	call(&_f.frame)
-	return procDeviceGet.result(_f.R)
+	return procDeviceGet.result(_f.r)
 }
 
 // DeviceGetCount calls cuDeviceGetCount, resolved as cuDeviceGetCount at ABI version 2000.
@@ -123,10 +123,10 @@ func DeviceGetCount(count *int32) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(count)
 	call(&_f.frame)
-	return procDeviceGetCount.result(_f.R)
+	return procDeviceGetCount.result(_f.r)
 }
 
 // DeviceGetName calls cuDeviceGetName, resolved as cuDeviceGetName at ABI version 2000.
@@ -144,12 +144,12 @@ func DeviceGetName(name *byte, len int32, dev Device) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(name)
 	_f.a1 = uintptr(len)
 	_f.a2 = uintptr(dev)
 	call(&_f.frame)
-	return procDeviceGetName.result(_f.R)
+	return procDeviceGetName.result(_f.r)
 }
 
 // DeviceGetUuid calls cuDeviceGetUuid_v2, resolved as cuDeviceGetUuid at ABI version 11040.
@@ -166,11 +166,11 @@ func DeviceGetUuid(uuid *Uuid, dev Device) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(uuid)
 	_f.a1 = uintptr(dev)
 	call(&_f.frame)
-	return procDeviceGetUuid.result(_f.R)
+	return procDeviceGetUuid.result(_f.r)
 }
 
 // DeviceGetLuid calls cuDeviceGetLuid, resolved as cuDeviceGetLuid at ABI version 10000.
@@ -188,12 +188,12 @@ func DeviceGetLuid(luid *byte, deviceNodeMask *uint32, dev Device) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(luid)
 	_f.a1 = unsafe.Pointer(deviceNodeMask)
 	_f.a2 = uintptr(dev)
 	call(&_f.frame)
-	return procDeviceGetLuid.result(_f.R)
+	return procDeviceGetLuid.result(_f.r)
 }
 
 // DeviceTotalMem calls cuDeviceTotalMem_v2, resolved as cuDeviceTotalMem at ABI version 3020.
@@ -210,11 +210,11 @@ func DeviceTotalMem(bytes *uint64, dev Device) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(bytes)
 	_f.a1 = uintptr(dev)
 	call(&_f.frame)
-	return procDeviceTotalMem.result(_f.R)
+	return procDeviceTotalMem.result(_f.r)
 }
 
 // DeviceGetTexture1DLinearMaxWidth calls cuDeviceGetTexture1DLinearMaxWidth, resolved as cuDeviceGetTexture1DLinearMaxWidth at ABI version 11010.
@@ -233,13 +233,13 @@ func DeviceGetTexture1DLinearMaxWidth(maxWidthInElements *uint64, format Array_f
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(maxWidthInElements)
 	_f.a1 = uintptr(format)
 	_f.a2 = uintptr(numChannels)
 	_f.a3 = uintptr(dev)
 	call(&_f.frame)
-	return procDeviceGetTexture1DLinearMaxWidth.result(_f.R)
+	return procDeviceGetTexture1DLinearMaxWidth.result(_f.r)
 }
 
 // DeviceGetAttribute calls cuDeviceGetAttribute, resolved as cuDeviceGetAttribute at ABI version 2000.
@@ -257,12 +257,12 @@ func DeviceGetAttribute(pi *int32, attrib Device_attribute, dev Device) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pi)
 	_f.a1 = uintptr(attrib)
 	_f.a2 = uintptr(dev)
 	call(&_f.frame)
-	return procDeviceGetAttribute.result(_f.R)
+	return procDeviceGetAttribute.result(_f.r)
 }
 
 // DeviceGetHostAtomicCapabilities calls cuDeviceGetHostAtomicCapabilities, resolved as cuDeviceGetHostAtomicCapabilities at ABI version 13000.
@@ -281,13 +281,13 @@ func DeviceGetHostAtomicCapabilities(capabilities *uint32, operations *AtomicOpe
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(capabilities)
 	_f.a1 = unsafe.Pointer(operations)
 	_f.a2 = uintptr(count)
 	_f.a3 = uintptr(dev)
 	call(&_f.frame)
-	return procDeviceGetHostAtomicCapabilities.result(_f.R)
+	return procDeviceGetHostAtomicCapabilities.result(_f.r)
 }
 
 // DeviceGetNvSciSyncAttributes calls cuDeviceGetNvSciSyncAttributes, resolved as cuDeviceGetNvSciSyncAttributes at ABI version 10020.
@@ -305,12 +305,12 @@ func DeviceGetNvSciSyncAttributes(nvSciSyncAttrList unsafe.Pointer, dev Device, 
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(nvSciSyncAttrList)
 	_f.a1 = uintptr(dev)
 	_f.a2 = uintptr(flags)
 	call(&_f.frame)
-	return procDeviceGetNvSciSyncAttributes.result(_f.R)
+	return procDeviceGetNvSciSyncAttributes.result(_f.r)
 }
 
 // DeviceSetMemPool calls cuDeviceSetMemPool, resolved as cuDeviceSetMemPool at ABI version 11020.
@@ -327,11 +327,11 @@ func DeviceSetMemPool(dev Device, pool MemoryPool) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(dev)
 	_f.a1 = uintptr(pool)
 	call(&_f.frame)
-	return procDeviceSetMemPool.result(_f.R)
+	return procDeviceSetMemPool.result(_f.r)
 }
 
 // DeviceGetMemPool calls cuDeviceGetMemPool, resolved as cuDeviceGetMemPool at ABI version 11020.
@@ -348,11 +348,11 @@ func DeviceGetMemPool(pool *MemoryPool, dev Device) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pool)
 	_f.a1 = uintptr(dev)
 	call(&_f.frame)
-	return procDeviceGetMemPool.result(_f.R)
+	return procDeviceGetMemPool.result(_f.r)
 }
 
 // DeviceGetDefaultMemPool calls cuDeviceGetDefaultMemPool, resolved as cuDeviceGetDefaultMemPool at ABI version 11020.
@@ -369,11 +369,11 @@ func DeviceGetDefaultMemPool(pool_out *MemoryPool, dev Device) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pool_out)
 	_f.a1 = uintptr(dev)
 	call(&_f.frame)
-	return procDeviceGetDefaultMemPool.result(_f.R)
+	return procDeviceGetDefaultMemPool.result(_f.r)
 }
 
 // DeviceGetExecAffinitySupport calls cuDeviceGetExecAffinitySupport, resolved as cuDeviceGetExecAffinitySupport at ABI version 11040.
@@ -391,12 +391,12 @@ func DeviceGetExecAffinitySupport(pi *int32, type_ ExecAffinityType, dev Device)
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pi)
 	_f.a1 = uintptr(type_)
 	_f.a2 = uintptr(dev)
 	call(&_f.frame)
-	return procDeviceGetExecAffinitySupport.result(_f.R)
+	return procDeviceGetExecAffinitySupport.result(_f.r)
 }
 
 // FlushGPUDirectRDMAWrites calls cuFlushGPUDirectRDMAWrites, resolved as cuFlushGPUDirectRDMAWrites at ABI version 11030.
@@ -413,11 +413,11 @@ func FlushGPUDirectRDMAWrites(target FlushGPUDirectRDMAWritesTarget, scope Flush
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(target)
 	_f.a1 = uintptr(scope)
 	call(&_f.frame)
-	return procFlushGPUDirectRDMAWrites.result(_f.R)
+	return procFlushGPUDirectRDMAWrites.result(_f.r)
 }
 
 // DeviceGetProperties calls cuDeviceGetProperties, resolved as cuDeviceGetProperties at ABI version 2000.
@@ -436,11 +436,11 @@ func DeviceGetProperties(prop *Devprop, dev Device) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(prop)
 	_f.a1 = uintptr(dev)
 	call(&_f.frame)
-	return procDeviceGetProperties.result(_f.R)
+	return procDeviceGetProperties.result(_f.r)
 }
 
 // DeviceComputeCapability calls cuDeviceComputeCapability, resolved as cuDeviceComputeCapability at ABI version 2000.
@@ -460,12 +460,12 @@ func DeviceComputeCapability(major *int32, minor *int32, dev Device) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(major)
 	_f.a1 = unsafe.Pointer(minor)
 	_f.a2 = uintptr(dev)
 	call(&_f.frame)
-	return procDeviceComputeCapability.result(_f.R)
+	return procDeviceComputeCapability.result(_f.r)
 }
 
 // DevicePrimaryCtxRetain calls cuDevicePrimaryCtxRetain, resolved as cuDevicePrimaryCtxRetain at ABI version 7000.
@@ -482,11 +482,11 @@ func DevicePrimaryCtxRetain(pctx *Context, dev Device) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pctx)
 	_f.a1 = uintptr(dev)
 	call(&_f.frame)
-	return procDevicePrimaryCtxRetain.result(_f.R)
+	return procDevicePrimaryCtxRetain.result(_f.r)
 }
 
 // DevicePrimaryCtxRelease calls cuDevicePrimaryCtxRelease_v2, resolved as cuDevicePrimaryCtxRelease at ABI version 11000.
@@ -502,10 +502,10 @@ func DevicePrimaryCtxRelease(dev Device) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(dev)
 	call(&_f.frame)
-	return procDevicePrimaryCtxRelease.result(_f.R)
+	return procDevicePrimaryCtxRelease.result(_f.r)
 }
 
 // DevicePrimaryCtxSetFlags calls cuDevicePrimaryCtxSetFlags_v2, resolved as cuDevicePrimaryCtxSetFlags at ABI version 11000.
@@ -522,11 +522,11 @@ func DevicePrimaryCtxSetFlags(dev Device, flags uint32) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(dev)
 	_f.a1 = uintptr(flags)
 	call(&_f.frame)
-	return procDevicePrimaryCtxSetFlags.result(_f.R)
+	return procDevicePrimaryCtxSetFlags.result(_f.r)
 }
 
 // DevicePrimaryCtxGetState calls cuDevicePrimaryCtxGetState, resolved as cuDevicePrimaryCtxGetState at ABI version 7000.
@@ -544,12 +544,12 @@ func DevicePrimaryCtxGetState(dev Device, flags *uint32, active *int32) error {
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(dev)
 	_f.a1 = unsafe.Pointer(flags)
 	_f.a2 = unsafe.Pointer(active)
 	call(&_f.frame)
-	return procDevicePrimaryCtxGetState.result(_f.R)
+	return procDevicePrimaryCtxGetState.result(_f.r)
 }
 
 // DevicePrimaryCtxReset calls cuDevicePrimaryCtxReset_v2, resolved as cuDevicePrimaryCtxReset at ABI version 11000.
@@ -565,10 +565,10 @@ func DevicePrimaryCtxReset(dev Device) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(dev)
 	call(&_f.frame)
-	return procDevicePrimaryCtxReset.result(_f.R)
+	return procDevicePrimaryCtxReset.result(_f.r)
 }
 
 // CtxCreate calls cuCtxCreate_v4, resolved as cuCtxCreate at ABI version 12050.
@@ -587,13 +587,13 @@ func CtxCreate(pctx *Context, ctxCreateParams *CtxCreateParams, flags uint32, de
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(pctx)
 	_f.a1 = unsafe.Pointer(ctxCreateParams)
 	_f.a2 = uintptr(flags)
 	_f.a3 = uintptr(dev)
 	call(&_f.frame)
-	return procCtxCreate.result(_f.R)
+	return procCtxCreate.result(_f.r)
 }
 
 // CtxDestroy calls cuCtxDestroy_v2, resolved as cuCtxDestroy at ABI version 4000.
@@ -609,10 +609,10 @@ func CtxDestroy(ctx Context) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(ctx)
 	call(&_f.frame)
-	return procCtxDestroy.result(_f.R)
+	return procCtxDestroy.result(_f.r)
 }
 
 // CtxPushCurrent calls cuCtxPushCurrent_v2, resolved as cuCtxPushCurrent at ABI version 4000.
@@ -628,10 +628,10 @@ func CtxPushCurrent(ctx Context) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(ctx)
 	call(&_f.frame)
-	return procCtxPushCurrent.result(_f.R)
+	return procCtxPushCurrent.result(_f.r)
 }
 
 // CtxPopCurrent calls cuCtxPopCurrent_v2, resolved as cuCtxPopCurrent at ABI version 4000.
@@ -647,10 +647,10 @@ func CtxPopCurrent(pctx *Context) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(pctx)
 	call(&_f.frame)
-	return procCtxPopCurrent.result(_f.R)
+	return procCtxPopCurrent.result(_f.r)
 }
 
 // CtxSetCurrent calls cuCtxSetCurrent, resolved as cuCtxSetCurrent at ABI version 4000.
@@ -666,10 +666,10 @@ func CtxSetCurrent(ctx Context) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(ctx)
 	call(&_f.frame)
-	return procCtxSetCurrent.result(_f.R)
+	return procCtxSetCurrent.result(_f.r)
 }
 
 // CtxGetCurrent calls cuCtxGetCurrent, resolved as cuCtxGetCurrent at ABI version 4000.
@@ -685,10 +685,10 @@ func CtxGetCurrent(pctx *Context) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(pctx)
 	call(&_f.frame)
-	return procCtxGetCurrent.result(_f.R)
+	return procCtxGetCurrent.result(_f.r)
 }
 
 // CtxGetDevice calls cuCtxGetDevice, resolved as cuCtxGetDevice at ABI version 2000.
@@ -704,10 +704,10 @@ func CtxGetDevice(device *Device) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(device)
 	call(&_f.frame)
-	return procCtxGetDevice.result(_f.R)
+	return procCtxGetDevice.result(_f.r)
 }
 
 // CtxGetDevice_v2 calls cuCtxGetDevice_v2, resolved as cuCtxGetDevice at ABI version 13000.
@@ -724,11 +724,11 @@ func CtxGetDevice_v2(device *Device, ctx Context) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(device)
 	_f.a1 = uintptr(ctx)
 	call(&_f.frame)
-	return procCtxGetDevice_v2.result(_f.R)
+	return procCtxGetDevice_v2.result(_f.r)
 }
 
 // CtxGetFlags calls cuCtxGetFlags, resolved as cuCtxGetFlags at ABI version 7000.
@@ -744,10 +744,10 @@ func CtxGetFlags(flags *uint32) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(flags)
 	call(&_f.frame)
-	return procCtxGetFlags.result(_f.R)
+	return procCtxGetFlags.result(_f.r)
 }
 
 // CtxSetFlags calls cuCtxSetFlags, resolved as cuCtxSetFlags at ABI version 12010.
@@ -763,10 +763,10 @@ func CtxSetFlags(flags uint32) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(flags)
 	call(&_f.frame)
-	return procCtxSetFlags.result(_f.R)
+	return procCtxSetFlags.result(_f.r)
 }
 
 // CtxGetId calls cuCtxGetId, resolved as cuCtxGetId at ABI version 12000.
@@ -783,11 +783,11 @@ func CtxGetId(ctx Context, ctxId *uint64) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(ctx)
 	_f.a1 = unsafe.Pointer(ctxId)
 	call(&_f.frame)
-	return procCtxGetId.result(_f.R)
+	return procCtxGetId.result(_f.r)
 }
 
 // CtxSynchronize calls cuCtxSynchronize, resolved as cuCtxSynchronize at ABI version 2000.
@@ -802,9 +802,9 @@ func CtxSynchronize() error {
 		frame
 		_ [8]uintptr
 	}
-	_f.Fn, _f.N = _fn, 0
+	_f.fn, _f.n = _fn, 0
 	call(&_f.frame)
-	return procCtxSynchronize.result(_f.R)
+	return procCtxSynchronize.result(_f.r)
 }
 
 // CtxSynchronize_v2 calls cuCtxSynchronize_v2, resolved as cuCtxSynchronize at ABI version 13000.
@@ -820,10 +820,10 @@ func CtxSynchronize_v2(ctx Context) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(ctx)
 	call(&_f.frame)
-	return procCtxSynchronize_v2.result(_f.R)
+	return procCtxSynchronize_v2.result(_f.r)
 }
 
 // CtxSetLimit calls cuCtxSetLimit, resolved as cuCtxSetLimit at ABI version 3010.
@@ -840,11 +840,11 @@ func CtxSetLimit(limit Limit, value uint64) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(limit)
 	_f.a1 = uintptr(value)
 	call(&_f.frame)
-	return procCtxSetLimit.result(_f.R)
+	return procCtxSetLimit.result(_f.r)
 }
 
 // CtxGetLimit calls cuCtxGetLimit, resolved as cuCtxGetLimit at ABI version 3010.
@@ -861,11 +861,11 @@ func CtxGetLimit(pvalue *uint64, limit Limit) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pvalue)
 	_f.a1 = uintptr(limit)
 	call(&_f.frame)
-	return procCtxGetLimit.result(_f.R)
+	return procCtxGetLimit.result(_f.r)
 }
 
 // CtxGetCacheConfig calls cuCtxGetCacheConfig, resolved as cuCtxGetCacheConfig at ABI version 3020.
@@ -881,10 +881,10 @@ func CtxGetCacheConfig(pconfig *Func_cache) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(pconfig)
 	call(&_f.frame)
-	return procCtxGetCacheConfig.result(_f.R)
+	return procCtxGetCacheConfig.result(_f.r)
 }
 
 // CtxSetCacheConfig calls cuCtxSetCacheConfig, resolved as cuCtxSetCacheConfig at ABI version 3020.
@@ -900,10 +900,10 @@ func CtxSetCacheConfig(config Func_cache) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(config)
 	call(&_f.frame)
-	return procCtxSetCacheConfig.result(_f.R)
+	return procCtxSetCacheConfig.result(_f.r)
 }
 
 // CtxGetApiVersion calls cuCtxGetApiVersion, resolved as cuCtxGetApiVersion at ABI version 3020.
@@ -920,11 +920,11 @@ func CtxGetApiVersion(ctx Context, version *uint32) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(ctx)
 	_f.a1 = unsafe.Pointer(version)
 	call(&_f.frame)
-	return procCtxGetApiVersion.result(_f.R)
+	return procCtxGetApiVersion.result(_f.r)
 }
 
 // CtxGetStreamPriorityRange calls cuCtxGetStreamPriorityRange, resolved as cuCtxGetStreamPriorityRange at ABI version 5050.
@@ -941,11 +941,11 @@ func CtxGetStreamPriorityRange(leastPriority *int32, greatestPriority *int32) er
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(leastPriority)
 	_f.a1 = unsafe.Pointer(greatestPriority)
 	call(&_f.frame)
-	return procCtxGetStreamPriorityRange.result(_f.R)
+	return procCtxGetStreamPriorityRange.result(_f.r)
 }
 
 // CtxResetPersistingL2Cache calls cuCtxResetPersistingL2Cache, resolved as cuCtxResetPersistingL2Cache at ABI version 11000.
@@ -960,9 +960,9 @@ func CtxResetPersistingL2Cache() error {
 		frame
 		_ [8]uintptr
 	}
-	_f.Fn, _f.N = _fn, 0
+	_f.fn, _f.n = _fn, 0
 	call(&_f.frame)
-	return procCtxResetPersistingL2Cache.result(_f.R)
+	return procCtxResetPersistingL2Cache.result(_f.r)
 }
 
 // CtxGetExecAffinity calls cuCtxGetExecAffinity, resolved as cuCtxGetExecAffinity at ABI version 11040.
@@ -979,11 +979,11 @@ func CtxGetExecAffinity(pExecAffinity *ExecAffinityParam, type_ ExecAffinityType
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pExecAffinity)
 	_f.a1 = uintptr(type_)
 	call(&_f.frame)
-	return procCtxGetExecAffinity.result(_f.R)
+	return procCtxGetExecAffinity.result(_f.r)
 }
 
 // CtxRecordEvent calls cuCtxRecordEvent, resolved as cuCtxRecordEvent at ABI version 12050.
@@ -1000,11 +1000,11 @@ func CtxRecordEvent(hCtx Context, hEvent Event) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hCtx)
 	_f.a1 = uintptr(hEvent)
 	call(&_f.frame)
-	return procCtxRecordEvent.result(_f.R)
+	return procCtxRecordEvent.result(_f.r)
 }
 
 // CtxWaitEvent calls cuCtxWaitEvent, resolved as cuCtxWaitEvent at ABI version 12050.
@@ -1021,11 +1021,11 @@ func CtxWaitEvent(hCtx Context, hEvent Event) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hCtx)
 	_f.a1 = uintptr(hEvent)
 	call(&_f.frame)
-	return procCtxWaitEvent.result(_f.R)
+	return procCtxWaitEvent.result(_f.r)
 }
 
 // CtxAttach calls cuCtxAttach, resolved as cuCtxAttach at ABI version 2000.
@@ -1044,11 +1044,11 @@ func CtxAttach(pctx *Context, flags uint32) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pctx)
 	_f.a1 = uintptr(flags)
 	call(&_f.frame)
-	return procCtxAttach.result(_f.R)
+	return procCtxAttach.result(_f.r)
 }
 
 // CtxDetach calls cuCtxDetach, resolved as cuCtxDetach at ABI version 2000.
@@ -1066,10 +1066,10 @@ func CtxDetach(ctx Context) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(ctx)
 	call(&_f.frame)
-	return procCtxDetach.result(_f.R)
+	return procCtxDetach.result(_f.r)
 }
 
 // CtxGetSharedMemConfig calls cuCtxGetSharedMemConfig, resolved as cuCtxGetSharedMemConfig at ABI version 4020.
@@ -1087,10 +1087,10 @@ func CtxGetSharedMemConfig(pConfig *Sharedconfig) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(pConfig)
 	call(&_f.frame)
-	return procCtxGetSharedMemConfig.result(_f.R)
+	return procCtxGetSharedMemConfig.result(_f.r)
 }
 
 // CtxSetSharedMemConfig calls cuCtxSetSharedMemConfig, resolved as cuCtxSetSharedMemConfig at ABI version 4020.
@@ -1108,10 +1108,10 @@ func CtxSetSharedMemConfig(config Sharedconfig) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(config)
 	call(&_f.frame)
-	return procCtxSetSharedMemConfig.result(_f.R)
+	return procCtxSetSharedMemConfig.result(_f.r)
 }
 
 // ModuleLoad calls cuModuleLoad, resolved as cuModuleLoad at ABI version 2000.
@@ -1128,11 +1128,11 @@ func ModuleLoad(module *Module, fname *byte) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(module)
 	_f.a1 = unsafe.Pointer(fname)
 	call(&_f.frame)
-	return procModuleLoad.result(_f.R)
+	return procModuleLoad.result(_f.r)
 }
 
 // ModuleLoadData calls cuModuleLoadData, resolved as cuModuleLoadData at ABI version 2000.
@@ -1149,11 +1149,11 @@ func ModuleLoadData(module *Module, image unsafe.Pointer) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(module)
 	_f.a1 = unsafe.Pointer(image)
 	call(&_f.frame)
-	return procModuleLoadData.result(_f.R)
+	return procModuleLoadData.result(_f.r)
 }
 
 // ModuleLoadDataEx calls cuModuleLoadDataEx, resolved as cuModuleLoadDataEx at ABI version 2010.
@@ -1173,14 +1173,14 @@ func ModuleLoadDataEx(module *Module, image unsafe.Pointer, numOptions uint32, o
 		a4 unsafe.Pointer
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(module)
 	_f.a1 = unsafe.Pointer(image)
 	_f.a2 = uintptr(numOptions)
 	_f.a3 = unsafe.Pointer(options)
 	_f.a4 = unsafe.Pointer(optionValues)
 	call(&_f.frame)
-	return procModuleLoadDataEx.result(_f.R)
+	return procModuleLoadDataEx.result(_f.r)
 }
 
 // ModuleLoadFatBinary calls cuModuleLoadFatBinary, resolved as cuModuleLoadFatBinary at ABI version 2000.
@@ -1197,11 +1197,11 @@ func ModuleLoadFatBinary(module *Module, fatCubin unsafe.Pointer) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(module)
 	_f.a1 = unsafe.Pointer(fatCubin)
 	call(&_f.frame)
-	return procModuleLoadFatBinary.result(_f.R)
+	return procModuleLoadFatBinary.result(_f.r)
 }
 
 // ModuleUnload calls cuModuleUnload, resolved as cuModuleUnload at ABI version 2000.
@@ -1217,10 +1217,10 @@ func ModuleUnload(hmod Module) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(hmod)
 	call(&_f.frame)
-	return procModuleUnload.result(_f.R)
+	return procModuleUnload.result(_f.r)
 }
 
 // ModuleGetLoadingMode calls cuModuleGetLoadingMode, resolved as cuModuleGetLoadingMode at ABI version 11070.
@@ -1236,10 +1236,10 @@ func ModuleGetLoadingMode(mode *ModuleLoadingMode) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(mode)
 	call(&_f.frame)
-	return procModuleGetLoadingMode.result(_f.R)
+	return procModuleGetLoadingMode.result(_f.r)
 }
 
 // ModuleGetFunction calls cuModuleGetFunction, resolved as cuModuleGetFunction at ABI version 2000.
@@ -1257,12 +1257,12 @@ func ModuleGetFunction(hfunc *Function, hmod Module, name *byte) error {
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(hfunc)
 	_f.a1 = uintptr(hmod)
 	_f.a2 = unsafe.Pointer(name)
 	call(&_f.frame)
-	return procModuleGetFunction.result(_f.R)
+	return procModuleGetFunction.result(_f.r)
 }
 
 // ModuleGetFunctionCount calls cuModuleGetFunctionCount, resolved as cuModuleGetFunctionCount at ABI version 12040.
@@ -1279,11 +1279,11 @@ func ModuleGetFunctionCount(count *uint32, mod Module) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(count)
 	_f.a1 = uintptr(mod)
 	call(&_f.frame)
-	return procModuleGetFunctionCount.result(_f.R)
+	return procModuleGetFunctionCount.result(_f.r)
 }
 
 // ModuleEnumerateFunctions calls cuModuleEnumerateFunctions, resolved as cuModuleEnumerateFunctions at ABI version 12040.
@@ -1301,12 +1301,12 @@ func ModuleEnumerateFunctions(functions *Function, numFunctions uint32, mod Modu
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(functions)
 	_f.a1 = uintptr(numFunctions)
 	_f.a2 = uintptr(mod)
 	call(&_f.frame)
-	return procModuleEnumerateFunctions.result(_f.R)
+	return procModuleEnumerateFunctions.result(_f.r)
 }
 
 // ModuleGetGlobal calls cuModuleGetGlobal_v2, resolved as cuModuleGetGlobal at ABI version 3020.
@@ -1325,13 +1325,13 @@ func ModuleGetGlobal(dptr *Deviceptr, bytes *uint64, hmod Module, name *byte) er
 		a3 unsafe.Pointer
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(dptr)
 	_f.a1 = unsafe.Pointer(bytes)
 	_f.a2 = uintptr(hmod)
 	_f.a3 = unsafe.Pointer(name)
 	call(&_f.frame)
-	return procModuleGetGlobal.result(_f.R)
+	return procModuleGetGlobal.result(_f.r)
 }
 
 // LinkCreate calls cuLinkCreate_v2, resolved as cuLinkCreate at ABI version 6050.
@@ -1350,13 +1350,13 @@ func LinkCreate(numOptions uint32, options *Jit_option, optionValues *unsafe.Poi
 		a3 unsafe.Pointer
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(numOptions)
 	_f.a1 = unsafe.Pointer(options)
 	_f.a2 = unsafe.Pointer(optionValues)
 	_f.a3 = unsafe.Pointer(stateOut)
 	call(&_f.frame)
-	return procLinkCreate.result(_f.R)
+	return procLinkCreate.result(_f.r)
 }
 
 // LinkAddData calls cuLinkAddData_v2, resolved as cuLinkAddData at ABI version 6050.
@@ -1378,7 +1378,7 @@ func LinkAddData(state LinkState, type_ JitInputType, data unsafe.Pointer, size 
 		a6 unsafe.Pointer
 		a7 unsafe.Pointer
 	}
-	_f.Fn, _f.N = _fn, 8
+	_f.fn, _f.n = _fn, 8
 	_f.a0 = uintptr(state)
 	_f.a1 = uintptr(type_)
 	_f.a2 = unsafe.Pointer(data)
@@ -1388,7 +1388,7 @@ func LinkAddData(state LinkState, type_ JitInputType, data unsafe.Pointer, size 
 	_f.a6 = unsafe.Pointer(options)
 	_f.a7 = unsafe.Pointer(optionValues)
 	call(&_f.frame)
-	return procLinkAddData.result(_f.R)
+	return procLinkAddData.result(_f.r)
 }
 
 // LinkAddFile calls cuLinkAddFile_v2, resolved as cuLinkAddFile at ABI version 6050.
@@ -1409,7 +1409,7 @@ func LinkAddFile(state LinkState, type_ JitInputType, path *byte, numOptions uin
 		a5 unsafe.Pointer
 		_  [2]uintptr
 	}
-	_f.Fn, _f.N = _fn, 6
+	_f.fn, _f.n = _fn, 6
 	_f.a0 = uintptr(state)
 	_f.a1 = uintptr(type_)
 	_f.a2 = unsafe.Pointer(path)
@@ -1417,7 +1417,7 @@ func LinkAddFile(state LinkState, type_ JitInputType, path *byte, numOptions uin
 	_f.a4 = unsafe.Pointer(options)
 	_f.a5 = unsafe.Pointer(optionValues)
 	call(&_f.frame)
-	return procLinkAddFile.result(_f.R)
+	return procLinkAddFile.result(_f.r)
 }
 
 // LinkComplete calls cuLinkComplete, resolved as cuLinkComplete at ABI version 5050.
@@ -1435,12 +1435,12 @@ func LinkComplete(state LinkState, cubinOut *unsafe.Pointer, sizeOut *uint64) er
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(state)
 	_f.a1 = unsafe.Pointer(cubinOut)
 	_f.a2 = unsafe.Pointer(sizeOut)
 	call(&_f.frame)
-	return procLinkComplete.result(_f.R)
+	return procLinkComplete.result(_f.r)
 }
 
 // LinkDestroy calls cuLinkDestroy, resolved as cuLinkDestroy at ABI version 5050.
@@ -1456,10 +1456,10 @@ func LinkDestroy(state LinkState) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(state)
 	call(&_f.frame)
-	return procLinkDestroy.result(_f.R)
+	return procLinkDestroy.result(_f.r)
 }
 
 // ModuleGetTexRef calls cuModuleGetTexRef, resolved as cuModuleGetTexRef at ABI version 2000.
@@ -1479,12 +1479,12 @@ func ModuleGetTexRef(pTexRef *Texref, hmod Module, name *byte) error {
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pTexRef)
 	_f.a1 = uintptr(hmod)
 	_f.a2 = unsafe.Pointer(name)
 	call(&_f.frame)
-	return procModuleGetTexRef.result(_f.R)
+	return procModuleGetTexRef.result(_f.r)
 }
 
 // ModuleGetSurfRef calls cuModuleGetSurfRef, resolved as cuModuleGetSurfRef at ABI version 3000.
@@ -1504,12 +1504,12 @@ func ModuleGetSurfRef(pSurfRef *Surfref, hmod Module, name *byte) error {
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pSurfRef)
 	_f.a1 = uintptr(hmod)
 	_f.a2 = unsafe.Pointer(name)
 	call(&_f.frame)
-	return procModuleGetSurfRef.result(_f.R)
+	return procModuleGetSurfRef.result(_f.r)
 }
 
 // LibraryLoadData calls cuLibraryLoadData, resolved as cuLibraryLoadData at ABI version 12000.
@@ -1531,7 +1531,7 @@ func LibraryLoadData(library *Library, code unsafe.Pointer, jitOptions *Jit_opti
 		a6 unsafe.Pointer
 		a7 uintptr
 	}
-	_f.Fn, _f.N = _fn, 8
+	_f.fn, _f.n = _fn, 8
 	_f.a0 = unsafe.Pointer(library)
 	_f.a1 = unsafe.Pointer(code)
 	_f.a2 = unsafe.Pointer(jitOptions)
@@ -1541,7 +1541,7 @@ func LibraryLoadData(library *Library, code unsafe.Pointer, jitOptions *Jit_opti
 	_f.a6 = unsafe.Pointer(libraryOptionValues)
 	_f.a7 = uintptr(numLibraryOptions)
 	call(&_f.frame)
-	return procLibraryLoadData.result(_f.R)
+	return procLibraryLoadData.result(_f.r)
 }
 
 // LibraryLoadFromFile calls cuLibraryLoadFromFile, resolved as cuLibraryLoadFromFile at ABI version 12000.
@@ -1563,7 +1563,7 @@ func LibraryLoadFromFile(library *Library, fileName *byte, jitOptions *Jit_optio
 		a6 unsafe.Pointer
 		a7 uintptr
 	}
-	_f.Fn, _f.N = _fn, 8
+	_f.fn, _f.n = _fn, 8
 	_f.a0 = unsafe.Pointer(library)
 	_f.a1 = unsafe.Pointer(fileName)
 	_f.a2 = unsafe.Pointer(jitOptions)
@@ -1573,7 +1573,7 @@ func LibraryLoadFromFile(library *Library, fileName *byte, jitOptions *Jit_optio
 	_f.a6 = unsafe.Pointer(libraryOptionValues)
 	_f.a7 = uintptr(numLibraryOptions)
 	call(&_f.frame)
-	return procLibraryLoadFromFile.result(_f.R)
+	return procLibraryLoadFromFile.result(_f.r)
 }
 
 // LibraryUnload calls cuLibraryUnload, resolved as cuLibraryUnload at ABI version 12000.
@@ -1589,10 +1589,10 @@ func LibraryUnload(library Library) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(library)
 	call(&_f.frame)
-	return procLibraryUnload.result(_f.R)
+	return procLibraryUnload.result(_f.r)
 }
 
 // LibraryGetKernel calls cuLibraryGetKernel, resolved as cuLibraryGetKernel at ABI version 12000.
@@ -1610,12 +1610,12 @@ func LibraryGetKernel(pKernel *Kernel, library Library, name *byte) error {
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pKernel)
 	_f.a1 = uintptr(library)
 	_f.a2 = unsafe.Pointer(name)
 	call(&_f.frame)
-	return procLibraryGetKernel.result(_f.R)
+	return procLibraryGetKernel.result(_f.r)
 }
 
 // LibraryGetKernelCount calls cuLibraryGetKernelCount, resolved as cuLibraryGetKernelCount at ABI version 12040.
@@ -1632,11 +1632,11 @@ func LibraryGetKernelCount(count *uint32, lib Library) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(count)
 	_f.a1 = uintptr(lib)
 	call(&_f.frame)
-	return procLibraryGetKernelCount.result(_f.R)
+	return procLibraryGetKernelCount.result(_f.r)
 }
 
 // LibraryEnumerateKernels calls cuLibraryEnumerateKernels, resolved as cuLibraryEnumerateKernels at ABI version 12040.
@@ -1654,12 +1654,12 @@ func LibraryEnumerateKernels(kernels *Kernel, numKernels uint32, lib Library) er
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(kernels)
 	_f.a1 = uintptr(numKernels)
 	_f.a2 = uintptr(lib)
 	call(&_f.frame)
-	return procLibraryEnumerateKernels.result(_f.R)
+	return procLibraryEnumerateKernels.result(_f.r)
 }
 
 // LibraryGetModule calls cuLibraryGetModule, resolved as cuLibraryGetModule at ABI version 12000.
@@ -1676,11 +1676,11 @@ func LibraryGetModule(pMod *Module, library Library) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pMod)
 	_f.a1 = uintptr(library)
 	call(&_f.frame)
-	return procLibraryGetModule.result(_f.R)
+	return procLibraryGetModule.result(_f.r)
 }
 
 // KernelGetFunction calls cuKernelGetFunction, resolved as cuKernelGetFunction at ABI version 12000.
@@ -1697,11 +1697,11 @@ func KernelGetFunction(pFunc *Function, kernel Kernel) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pFunc)
 	_f.a1 = uintptr(kernel)
 	call(&_f.frame)
-	return procKernelGetFunction.result(_f.R)
+	return procKernelGetFunction.result(_f.r)
 }
 
 // KernelGetLibrary calls cuKernelGetLibrary, resolved as cuKernelGetLibrary at ABI version 12050.
@@ -1718,11 +1718,11 @@ func KernelGetLibrary(pLib *Library, kernel Kernel) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pLib)
 	_f.a1 = uintptr(kernel)
 	call(&_f.frame)
-	return procKernelGetLibrary.result(_f.R)
+	return procKernelGetLibrary.result(_f.r)
 }
 
 // LibraryGetGlobal calls cuLibraryGetGlobal, resolved as cuLibraryGetGlobal at ABI version 12000.
@@ -1741,13 +1741,13 @@ func LibraryGetGlobal(dptr *Deviceptr, bytes *uint64, library Library, name *byt
 		a3 unsafe.Pointer
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(dptr)
 	_f.a1 = unsafe.Pointer(bytes)
 	_f.a2 = uintptr(library)
 	_f.a3 = unsafe.Pointer(name)
 	call(&_f.frame)
-	return procLibraryGetGlobal.result(_f.R)
+	return procLibraryGetGlobal.result(_f.r)
 }
 
 // LibraryGetManaged calls cuLibraryGetManaged, resolved as cuLibraryGetManaged at ABI version 12000.
@@ -1766,13 +1766,13 @@ func LibraryGetManaged(dptr *Deviceptr, bytes *uint64, library Library, name *by
 		a3 unsafe.Pointer
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(dptr)
 	_f.a1 = unsafe.Pointer(bytes)
 	_f.a2 = uintptr(library)
 	_f.a3 = unsafe.Pointer(name)
 	call(&_f.frame)
-	return procLibraryGetManaged.result(_f.R)
+	return procLibraryGetManaged.result(_f.r)
 }
 
 // LibraryGetUnifiedFunction calls cuLibraryGetUnifiedFunction, resolved as cuLibraryGetUnifiedFunction at ABI version 12000.
@@ -1790,12 +1790,12 @@ func LibraryGetUnifiedFunction(fptr *unsafe.Pointer, library Library, symbol *by
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(fptr)
 	_f.a1 = uintptr(library)
 	_f.a2 = unsafe.Pointer(symbol)
 	call(&_f.frame)
-	return procLibraryGetUnifiedFunction.result(_f.R)
+	return procLibraryGetUnifiedFunction.result(_f.r)
 }
 
 // KernelGetAttribute calls cuKernelGetAttribute, resolved as cuKernelGetAttribute at ABI version 12000.
@@ -1814,13 +1814,13 @@ func KernelGetAttribute(pi *int32, attrib Function_attribute, kernel Kernel, dev
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(pi)
 	_f.a1 = uintptr(attrib)
 	_f.a2 = uintptr(kernel)
 	_f.a3 = uintptr(dev)
 	call(&_f.frame)
-	return procKernelGetAttribute.result(_f.R)
+	return procKernelGetAttribute.result(_f.r)
 }
 
 // KernelSetAttribute calls cuKernelSetAttribute, resolved as cuKernelSetAttribute at ABI version 12000.
@@ -1839,13 +1839,13 @@ func KernelSetAttribute(attrib Function_attribute, val int32, kernel Kernel, dev
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(attrib)
 	_f.a1 = uintptr(val)
 	_f.a2 = uintptr(kernel)
 	_f.a3 = uintptr(dev)
 	call(&_f.frame)
-	return procKernelSetAttribute.result(_f.R)
+	return procKernelSetAttribute.result(_f.r)
 }
 
 // KernelSetCacheConfig calls cuKernelSetCacheConfig, resolved as cuKernelSetCacheConfig at ABI version 12000.
@@ -1863,12 +1863,12 @@ func KernelSetCacheConfig(kernel Kernel, config Func_cache, dev Device) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(kernel)
 	_f.a1 = uintptr(config)
 	_f.a2 = uintptr(dev)
 	call(&_f.frame)
-	return procKernelSetCacheConfig.result(_f.R)
+	return procKernelSetCacheConfig.result(_f.r)
 }
 
 // KernelGetName calls cuKernelGetName, resolved as cuKernelGetName at ABI version 12030.
@@ -1885,11 +1885,11 @@ func KernelGetName(name **byte, hfunc Kernel) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(name)
 	_f.a1 = uintptr(hfunc)
 	call(&_f.frame)
-	return procKernelGetName.result(_f.R)
+	return procKernelGetName.result(_f.r)
 }
 
 // KernelGetParamInfo calls cuKernelGetParamInfo, resolved as cuKernelGetParamInfo at ABI version 12040.
@@ -1908,13 +1908,13 @@ func KernelGetParamInfo(kernel Kernel, paramIndex uint64, paramOffset *uint64, p
 		a3 unsafe.Pointer
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(kernel)
 	_f.a1 = uintptr(paramIndex)
 	_f.a2 = unsafe.Pointer(paramOffset)
 	_f.a3 = unsafe.Pointer(paramSize)
 	call(&_f.frame)
-	return procKernelGetParamInfo.result(_f.R)
+	return procKernelGetParamInfo.result(_f.r)
 }
 
 // MemGetInfo calls cuMemGetInfo_v2, resolved as cuMemGetInfo at ABI version 3020.
@@ -1931,11 +1931,11 @@ func MemGetInfo(free *uint64, total *uint64) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(free)
 	_f.a1 = unsafe.Pointer(total)
 	call(&_f.frame)
-	return procMemGetInfo.result(_f.R)
+	return procMemGetInfo.result(_f.r)
 }
 
 // MemAlloc calls cuMemAlloc_v2, resolved as cuMemAlloc at ABI version 3020.
@@ -1952,11 +1952,11 @@ func MemAlloc(dptr *Deviceptr, bytesize uint64) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(dptr)
 	_f.a1 = uintptr(bytesize)
 	call(&_f.frame)
-	return procMemAlloc.result(_f.R)
+	return procMemAlloc.result(_f.r)
 }
 
 // MemAllocPitch calls cuMemAllocPitch_v2, resolved as cuMemAllocPitch at ABI version 3020.
@@ -1976,14 +1976,14 @@ func MemAllocPitch(dptr *Deviceptr, pPitch *uint64, WidthInBytes uint64, Height 
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(dptr)
 	_f.a1 = unsafe.Pointer(pPitch)
 	_f.a2 = uintptr(WidthInBytes)
 	_f.a3 = uintptr(Height)
 	_f.a4 = uintptr(ElementSizeBytes)
 	call(&_f.frame)
-	return procMemAllocPitch.result(_f.R)
+	return procMemAllocPitch.result(_f.r)
 }
 
 // MemFree calls cuMemFree_v2, resolved as cuMemFree at ABI version 3020.
@@ -1999,10 +1999,10 @@ func MemFree(dptr Deviceptr) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(dptr)
 	call(&_f.frame)
-	return procMemFree.result(_f.R)
+	return procMemFree.result(_f.r)
 }
 
 // MemGetAddressRange calls cuMemGetAddressRange_v2, resolved as cuMemGetAddressRange at ABI version 3020.
@@ -2020,12 +2020,12 @@ func MemGetAddressRange(pbase *Deviceptr, psize *uint64, dptr Deviceptr) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pbase)
 	_f.a1 = unsafe.Pointer(psize)
 	_f.a2 = uintptr(dptr)
 	call(&_f.frame)
-	return procMemGetAddressRange.result(_f.R)
+	return procMemGetAddressRange.result(_f.r)
 }
 
 // MemAllocHost calls cuMemAllocHost_v2, resolved as cuMemAllocHost at ABI version 3020.
@@ -2042,11 +2042,11 @@ func MemAllocHost(pp *unsafe.Pointer, bytesize uint64) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pp)
 	_f.a1 = uintptr(bytesize)
 	call(&_f.frame)
-	return procMemAllocHost.result(_f.R)
+	return procMemAllocHost.result(_f.r)
 }
 
 // MemFreeHost calls cuMemFreeHost, resolved as cuMemFreeHost at ABI version 2000.
@@ -2062,10 +2062,10 @@ func MemFreeHost(p unsafe.Pointer) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(p)
 	call(&_f.frame)
-	return procMemFreeHost.result(_f.R)
+	return procMemFreeHost.result(_f.r)
 }
 
 // MemHostAlloc calls cuMemHostAlloc, resolved as cuMemHostAlloc at ABI version 2020.
@@ -2083,12 +2083,12 @@ func MemHostAlloc(pp *unsafe.Pointer, bytesize uint64, Flags uint32) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pp)
 	_f.a1 = uintptr(bytesize)
 	_f.a2 = uintptr(Flags)
 	call(&_f.frame)
-	return procMemHostAlloc.result(_f.R)
+	return procMemHostAlloc.result(_f.r)
 }
 
 // MemHostGetDevicePointer calls cuMemHostGetDevicePointer_v2, resolved as cuMemHostGetDevicePointer at ABI version 3020.
@@ -2106,12 +2106,12 @@ func MemHostGetDevicePointer(pdptr *Deviceptr, p unsafe.Pointer, Flags uint32) e
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pdptr)
 	_f.a1 = unsafe.Pointer(p)
 	_f.a2 = uintptr(Flags)
 	call(&_f.frame)
-	return procMemHostGetDevicePointer.result(_f.R)
+	return procMemHostGetDevicePointer.result(_f.r)
 }
 
 // MemHostGetFlags calls cuMemHostGetFlags, resolved as cuMemHostGetFlags at ABI version 2030.
@@ -2128,11 +2128,11 @@ func MemHostGetFlags(pFlags *uint32, p unsafe.Pointer) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pFlags)
 	_f.a1 = unsafe.Pointer(p)
 	call(&_f.frame)
-	return procMemHostGetFlags.result(_f.R)
+	return procMemHostGetFlags.result(_f.r)
 }
 
 // MemAllocManaged calls cuMemAllocManaged, resolved as cuMemAllocManaged at ABI version 6000.
@@ -2150,12 +2150,12 @@ func MemAllocManaged(dptr *Deviceptr, bytesize uint64, flags uint32) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(dptr)
 	_f.a1 = uintptr(bytesize)
 	_f.a2 = uintptr(flags)
 	call(&_f.frame)
-	return procMemAllocManaged.result(_f.R)
+	return procMemAllocManaged.result(_f.r)
 }
 
 // DeviceRegisterAsyncNotification calls cuDeviceRegisterAsyncNotification, resolved as cuDeviceRegisterAsyncNotification at ABI version 12040.
@@ -2174,13 +2174,13 @@ func DeviceRegisterAsyncNotification(device Device, callbackFunc AsyncCallback, 
 		a3 unsafe.Pointer
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(device)
 	_f.a1 = uintptr(callbackFunc)
 	_f.a2 = unsafe.Pointer(userData)
 	_f.a3 = unsafe.Pointer(callback)
 	call(&_f.frame)
-	return procDeviceRegisterAsyncNotification.result(_f.R)
+	return procDeviceRegisterAsyncNotification.result(_f.r)
 }
 
 // DeviceUnregisterAsyncNotification calls cuDeviceUnregisterAsyncNotification, resolved as cuDeviceUnregisterAsyncNotification at ABI version 12040.
@@ -2197,11 +2197,11 @@ func DeviceUnregisterAsyncNotification(device Device, callback AsyncCallbackHand
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(device)
 	_f.a1 = uintptr(callback)
 	call(&_f.frame)
-	return procDeviceUnregisterAsyncNotification.result(_f.R)
+	return procDeviceUnregisterAsyncNotification.result(_f.r)
 }
 
 // DeviceGetByPCIBusId calls cuDeviceGetByPCIBusId, resolved as cuDeviceGetByPCIBusId at ABI version 4010.
@@ -2218,11 +2218,11 @@ func DeviceGetByPCIBusId(dev *Device, pciBusId *byte) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(dev)
 	_f.a1 = unsafe.Pointer(pciBusId)
 	call(&_f.frame)
-	return procDeviceGetByPCIBusId.result(_f.R)
+	return procDeviceGetByPCIBusId.result(_f.r)
 }
 
 // DeviceGetPCIBusId calls cuDeviceGetPCIBusId, resolved as cuDeviceGetPCIBusId at ABI version 4010.
@@ -2240,12 +2240,12 @@ func DeviceGetPCIBusId(pciBusId *byte, len int32, dev Device) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pciBusId)
 	_f.a1 = uintptr(len)
 	_f.a2 = uintptr(dev)
 	call(&_f.frame)
-	return procDeviceGetPCIBusId.result(_f.R)
+	return procDeviceGetPCIBusId.result(_f.r)
 }
 
 // IpcGetEventHandle calls cuIpcGetEventHandle, resolved as cuIpcGetEventHandle at ABI version 4010.
@@ -2262,11 +2262,11 @@ func IpcGetEventHandle(pHandle *IpcEventHandle, event Event) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pHandle)
 	_f.a1 = uintptr(event)
 	call(&_f.frame)
-	return procIpcGetEventHandle.result(_f.R)
+	return procIpcGetEventHandle.result(_f.r)
 }
 
 // IpcOpenEventHandle calls cuIpcOpenEventHandle, resolved as cuIpcOpenEventHandle at ABI version 4010.
@@ -2284,11 +2284,11 @@ func IpcOpenEventHandle(phEvent *Event, handle IpcEventHandle) error {
 			_  [5]uintptr
 			a6 IpcEventHandle
 		}
-		_f.Fn, _f.N = _fn, 14
+		_f.fn, _f.n = _fn, 14
 		_f.a0 = unsafe.Pointer(phEvent)
 		_f.a6 = handle
 		call(&_f.frame)
-		return procIpcOpenEventHandle.result(_f.R)
+		return procIpcOpenEventHandle.result(_f.r)
 	}
 	var _f struct {
 		frame
@@ -2296,11 +2296,11 @@ func IpcOpenEventHandle(phEvent *Event, handle IpcEventHandle) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(phEvent)
 	_f.a1 = unsafe.Pointer(&handle)
 	call(&_f.frame)
-	return procIpcOpenEventHandle.result(_f.R)
+	return procIpcOpenEventHandle.result(_f.r)
 }
 
 // IpcGetMemHandle calls cuIpcGetMemHandle, resolved as cuIpcGetMemHandle at ABI version 4010.
@@ -2317,11 +2317,11 @@ func IpcGetMemHandle(pHandle *IpcMemHandle, dptr Deviceptr) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pHandle)
 	_f.a1 = uintptr(dptr)
 	call(&_f.frame)
-	return procIpcGetMemHandle.result(_f.R)
+	return procIpcGetMemHandle.result(_f.r)
 }
 
 // IpcOpenMemHandle calls cuIpcOpenMemHandle_v2, resolved as cuIpcOpenMemHandle at ABI version 11000.
@@ -2340,12 +2340,12 @@ func IpcOpenMemHandle(pdptr *Deviceptr, handle IpcMemHandle, Flags uint32) error
 			_  [4]uintptr
 			a6 IpcMemHandle
 		}
-		_f.Fn, _f.N = _fn, 14
+		_f.fn, _f.n = _fn, 14
 		_f.a0 = unsafe.Pointer(pdptr)
 		_f.a1 = uintptr(Flags)
 		_f.a6 = handle
 		call(&_f.frame)
-		return procIpcOpenMemHandle.result(_f.R)
+		return procIpcOpenMemHandle.result(_f.r)
 	}
 	var _f struct {
 		frame
@@ -2354,12 +2354,12 @@ func IpcOpenMemHandle(pdptr *Deviceptr, handle IpcMemHandle, Flags uint32) error
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pdptr)
 	_f.a1 = unsafe.Pointer(&handle)
 	_f.a2 = uintptr(Flags)
 	call(&_f.frame)
-	return procIpcOpenMemHandle.result(_f.R)
+	return procIpcOpenMemHandle.result(_f.r)
 }
 
 // IpcCloseMemHandle calls cuIpcCloseMemHandle, resolved as cuIpcCloseMemHandle at ABI version 4010.
@@ -2375,10 +2375,10 @@ func IpcCloseMemHandle(dptr Deviceptr) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(dptr)
 	call(&_f.frame)
-	return procIpcCloseMemHandle.result(_f.R)
+	return procIpcCloseMemHandle.result(_f.r)
 }
 
 // MemHostRegister calls cuMemHostRegister_v2, resolved as cuMemHostRegister at ABI version 6050.
@@ -2396,12 +2396,12 @@ func MemHostRegister(p unsafe.Pointer, bytesize uint64, Flags uint32) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(p)
 	_f.a1 = uintptr(bytesize)
 	_f.a2 = uintptr(Flags)
 	call(&_f.frame)
-	return procMemHostRegister.result(_f.R)
+	return procMemHostRegister.result(_f.r)
 }
 
 // MemHostUnregister calls cuMemHostUnregister, resolved as cuMemHostUnregister at ABI version 4000.
@@ -2417,10 +2417,10 @@ func MemHostUnregister(p unsafe.Pointer) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(p)
 	call(&_f.frame)
-	return procMemHostUnregister.result(_f.R)
+	return procMemHostUnregister.result(_f.r)
 }
 
 // Memcpy calls cuMemcpy, resolved as cuMemcpy at ABI version 4000.
@@ -2438,12 +2438,12 @@ func Memcpy(dst Deviceptr, src Deviceptr, ByteCount uint64) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(dst)
 	_f.a1 = uintptr(src)
 	_f.a2 = uintptr(ByteCount)
 	call(&_f.frame)
-	return procMemcpy.result(_f.R)
+	return procMemcpy.result(_f.r)
 }
 
 // MemcpyPeer calls cuMemcpyPeer, resolved as cuMemcpyPeer at ABI version 4000.
@@ -2463,14 +2463,14 @@ func MemcpyPeer(dstDevice Deviceptr, dstContext Context, srcDevice Deviceptr, sr
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = uintptr(dstDevice)
 	_f.a1 = uintptr(dstContext)
 	_f.a2 = uintptr(srcDevice)
 	_f.a3 = uintptr(srcContext)
 	_f.a4 = uintptr(ByteCount)
 	call(&_f.frame)
-	return procMemcpyPeer.result(_f.R)
+	return procMemcpyPeer.result(_f.r)
 }
 
 // MemcpyHtoD calls cuMemcpyHtoD_v2, resolved as cuMemcpyHtoD at ABI version 3020.
@@ -2488,12 +2488,12 @@ func MemcpyHtoD(dstDevice Deviceptr, srcHost unsafe.Pointer, ByteCount uint64) e
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(dstDevice)
 	_f.a1 = unsafe.Pointer(srcHost)
 	_f.a2 = uintptr(ByteCount)
 	call(&_f.frame)
-	return procMemcpyHtoD.result(_f.R)
+	return procMemcpyHtoD.result(_f.r)
 }
 
 // MemcpyDtoH calls cuMemcpyDtoH_v2, resolved as cuMemcpyDtoH at ABI version 3020.
@@ -2511,12 +2511,12 @@ func MemcpyDtoH(dstHost unsafe.Pointer, srcDevice Deviceptr, ByteCount uint64) e
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(dstHost)
 	_f.a1 = uintptr(srcDevice)
 	_f.a2 = uintptr(ByteCount)
 	call(&_f.frame)
-	return procMemcpyDtoH.result(_f.R)
+	return procMemcpyDtoH.result(_f.r)
 }
 
 // MemcpyDtoD calls cuMemcpyDtoD_v2, resolved as cuMemcpyDtoD at ABI version 3020.
@@ -2534,12 +2534,12 @@ func MemcpyDtoD(dstDevice Deviceptr, srcDevice Deviceptr, ByteCount uint64) erro
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(dstDevice)
 	_f.a1 = uintptr(srcDevice)
 	_f.a2 = uintptr(ByteCount)
 	call(&_f.frame)
-	return procMemcpyDtoD.result(_f.R)
+	return procMemcpyDtoD.result(_f.r)
 }
 
 // MemcpyDtoA calls cuMemcpyDtoA_v2, resolved as cuMemcpyDtoA at ABI version 3020.
@@ -2558,13 +2558,13 @@ func MemcpyDtoA(dstArray Array, dstOffset uint64, srcDevice Deviceptr, ByteCount
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(dstArray)
 	_f.a1 = uintptr(dstOffset)
 	_f.a2 = uintptr(srcDevice)
 	_f.a3 = uintptr(ByteCount)
 	call(&_f.frame)
-	return procMemcpyDtoA.result(_f.R)
+	return procMemcpyDtoA.result(_f.r)
 }
 
 // MemcpyAtoD calls cuMemcpyAtoD_v2, resolved as cuMemcpyAtoD at ABI version 3020.
@@ -2583,13 +2583,13 @@ func MemcpyAtoD(dstDevice Deviceptr, srcArray Array, srcOffset uint64, ByteCount
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(dstDevice)
 	_f.a1 = uintptr(srcArray)
 	_f.a2 = uintptr(srcOffset)
 	_f.a3 = uintptr(ByteCount)
 	call(&_f.frame)
-	return procMemcpyAtoD.result(_f.R)
+	return procMemcpyAtoD.result(_f.r)
 }
 
 // MemcpyHtoA calls cuMemcpyHtoA_v2, resolved as cuMemcpyHtoA at ABI version 3020.
@@ -2608,13 +2608,13 @@ func MemcpyHtoA(dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, ByteCo
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(dstArray)
 	_f.a1 = uintptr(dstOffset)
 	_f.a2 = unsafe.Pointer(srcHost)
 	_f.a3 = uintptr(ByteCount)
 	call(&_f.frame)
-	return procMemcpyHtoA.result(_f.R)
+	return procMemcpyHtoA.result(_f.r)
 }
 
 // MemcpyAtoH calls cuMemcpyAtoH_v2, resolved as cuMemcpyAtoH at ABI version 3020.
@@ -2633,13 +2633,13 @@ func MemcpyAtoH(dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, ByteCo
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(dstHost)
 	_f.a1 = uintptr(srcArray)
 	_f.a2 = uintptr(srcOffset)
 	_f.a3 = uintptr(ByteCount)
 	call(&_f.frame)
-	return procMemcpyAtoH.result(_f.R)
+	return procMemcpyAtoH.result(_f.r)
 }
 
 // MemcpyAtoA calls cuMemcpyAtoA_v2, resolved as cuMemcpyAtoA at ABI version 3020.
@@ -2659,14 +2659,14 @@ func MemcpyAtoA(dstArray Array, dstOffset uint64, srcArray Array, srcOffset uint
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = uintptr(dstArray)
 	_f.a1 = uintptr(dstOffset)
 	_f.a2 = uintptr(srcArray)
 	_f.a3 = uintptr(srcOffset)
 	_f.a4 = uintptr(ByteCount)
 	call(&_f.frame)
-	return procMemcpyAtoA.result(_f.R)
+	return procMemcpyAtoA.result(_f.r)
 }
 
 // Memcpy2D calls cuMemcpy2D_v2, resolved as cuMemcpy2D at ABI version 3020.
@@ -2682,10 +2682,10 @@ func Memcpy2D(pCopy *CUDA_MEMCPY2D) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(pCopy)
 	call(&_f.frame)
-	return procMemcpy2D.result(_f.R)
+	return procMemcpy2D.result(_f.r)
 }
 
 // Memcpy2DUnaligned calls cuMemcpy2DUnaligned_v2, resolved as cuMemcpy2DUnaligned at ABI version 3020.
@@ -2701,10 +2701,10 @@ func Memcpy2DUnaligned(pCopy *CUDA_MEMCPY2D) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(pCopy)
 	call(&_f.frame)
-	return procMemcpy2DUnaligned.result(_f.R)
+	return procMemcpy2DUnaligned.result(_f.r)
 }
 
 // Memcpy3D calls cuMemcpy3D_v2, resolved as cuMemcpy3D at ABI version 3020.
@@ -2720,10 +2720,10 @@ func Memcpy3D(pCopy *CUDA_MEMCPY3D) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(pCopy)
 	call(&_f.frame)
-	return procMemcpy3D.result(_f.R)
+	return procMemcpy3D.result(_f.r)
 }
 
 // Memcpy3DPeer calls cuMemcpy3DPeer, resolved as cuMemcpy3DPeer at ABI version 4000.
@@ -2739,10 +2739,10 @@ func Memcpy3DPeer(pCopy *CUDA_MEMCPY3D_PEER) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(pCopy)
 	call(&_f.frame)
-	return procMemcpy3DPeer.result(_f.R)
+	return procMemcpy3DPeer.result(_f.r)
 }
 
 // MemcpyAsync calls cuMemcpyAsync, resolved as cuMemcpyAsync at ABI version 4000.
@@ -2761,13 +2761,13 @@ func MemcpyAsync(dst Deviceptr, src Deviceptr, ByteCount uint64, hStream Stream)
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(dst)
 	_f.a1 = uintptr(src)
 	_f.a2 = uintptr(ByteCount)
 	_f.a3 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemcpyAsync.result(_f.R)
+	return procMemcpyAsync.result(_f.r)
 }
 
 // MemcpyPeerAsync calls cuMemcpyPeerAsync, resolved as cuMemcpyPeerAsync at ABI version 4000.
@@ -2788,7 +2788,7 @@ func MemcpyPeerAsync(dstDevice Deviceptr, dstContext Context, srcDevice Devicept
 		a5 uintptr
 		_  [2]uintptr
 	}
-	_f.Fn, _f.N = _fn, 6
+	_f.fn, _f.n = _fn, 6
 	_f.a0 = uintptr(dstDevice)
 	_f.a1 = uintptr(dstContext)
 	_f.a2 = uintptr(srcDevice)
@@ -2796,7 +2796,7 @@ func MemcpyPeerAsync(dstDevice Deviceptr, dstContext Context, srcDevice Devicept
 	_f.a4 = uintptr(ByteCount)
 	_f.a5 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemcpyPeerAsync.result(_f.R)
+	return procMemcpyPeerAsync.result(_f.r)
 }
 
 // MemcpyHtoDAsync calls cuMemcpyHtoDAsync_v2, resolved as cuMemcpyHtoDAsync at ABI version 3020.
@@ -2815,13 +2815,13 @@ func MemcpyHtoDAsync(dstDevice Deviceptr, srcHost unsafe.Pointer, ByteCount uint
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(dstDevice)
 	_f.a1 = unsafe.Pointer(srcHost)
 	_f.a2 = uintptr(ByteCount)
 	_f.a3 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemcpyHtoDAsync.result(_f.R)
+	return procMemcpyHtoDAsync.result(_f.r)
 }
 
 // MemcpyDtoHAsync calls cuMemcpyDtoHAsync_v2, resolved as cuMemcpyDtoHAsync at ABI version 3020.
@@ -2840,13 +2840,13 @@ func MemcpyDtoHAsync(dstHost unsafe.Pointer, srcDevice Deviceptr, ByteCount uint
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(dstHost)
 	_f.a1 = uintptr(srcDevice)
 	_f.a2 = uintptr(ByteCount)
 	_f.a3 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemcpyDtoHAsync.result(_f.R)
+	return procMemcpyDtoHAsync.result(_f.r)
 }
 
 // MemcpyDtoDAsync calls cuMemcpyDtoDAsync_v2, resolved as cuMemcpyDtoDAsync at ABI version 3020.
@@ -2865,13 +2865,13 @@ func MemcpyDtoDAsync(dstDevice Deviceptr, srcDevice Deviceptr, ByteCount uint64,
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(dstDevice)
 	_f.a1 = uintptr(srcDevice)
 	_f.a2 = uintptr(ByteCount)
 	_f.a3 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemcpyDtoDAsync.result(_f.R)
+	return procMemcpyDtoDAsync.result(_f.r)
 }
 
 // MemcpyHtoAAsync calls cuMemcpyHtoAAsync_v2, resolved as cuMemcpyHtoAAsync at ABI version 3020.
@@ -2891,14 +2891,14 @@ func MemcpyHtoAAsync(dstArray Array, dstOffset uint64, srcHost unsafe.Pointer, B
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = uintptr(dstArray)
 	_f.a1 = uintptr(dstOffset)
 	_f.a2 = unsafe.Pointer(srcHost)
 	_f.a3 = uintptr(ByteCount)
 	_f.a4 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemcpyHtoAAsync.result(_f.R)
+	return procMemcpyHtoAAsync.result(_f.r)
 }
 
 // MemcpyAtoHAsync calls cuMemcpyAtoHAsync_v2, resolved as cuMemcpyAtoHAsync at ABI version 3020.
@@ -2918,14 +2918,14 @@ func MemcpyAtoHAsync(dstHost unsafe.Pointer, srcArray Array, srcOffset uint64, B
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(dstHost)
 	_f.a1 = uintptr(srcArray)
 	_f.a2 = uintptr(srcOffset)
 	_f.a3 = uintptr(ByteCount)
 	_f.a4 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemcpyAtoHAsync.result(_f.R)
+	return procMemcpyAtoHAsync.result(_f.r)
 }
 
 // Memcpy2DAsync calls cuMemcpy2DAsync_v2, resolved as cuMemcpy2DAsync at ABI version 3020.
@@ -2942,11 +2942,11 @@ func Memcpy2DAsync(pCopy *CUDA_MEMCPY2D, hStream Stream) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pCopy)
 	_f.a1 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemcpy2DAsync.result(_f.R)
+	return procMemcpy2DAsync.result(_f.r)
 }
 
 // Memcpy3DAsync calls cuMemcpy3DAsync_v2, resolved as cuMemcpy3DAsync at ABI version 3020.
@@ -2963,11 +2963,11 @@ func Memcpy3DAsync(pCopy *CUDA_MEMCPY3D, hStream Stream) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pCopy)
 	_f.a1 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemcpy3DAsync.result(_f.R)
+	return procMemcpy3DAsync.result(_f.r)
 }
 
 // Memcpy3DPeerAsync calls cuMemcpy3DPeerAsync, resolved as cuMemcpy3DPeerAsync at ABI version 4000.
@@ -2984,11 +2984,11 @@ func Memcpy3DPeerAsync(pCopy *CUDA_MEMCPY3D_PEER, hStream Stream) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pCopy)
 	_f.a1 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemcpy3DPeerAsync.result(_f.R)
+	return procMemcpy3DPeerAsync.result(_f.r)
 }
 
 // MemcpyBatchAsync calls cuMemcpyBatchAsync_v2, resolved as cuMemcpyBatchAsync at ABI version 13000.
@@ -3010,7 +3010,7 @@ func MemcpyBatchAsync(dsts *Deviceptr, srcs *Deviceptr, sizes *uint64, count uin
 		a6 uintptr
 		a7 uintptr
 	}
-	_f.Fn, _f.N = _fn, 8
+	_f.fn, _f.n = _fn, 8
 	_f.a0 = unsafe.Pointer(dsts)
 	_f.a1 = unsafe.Pointer(srcs)
 	_f.a2 = unsafe.Pointer(sizes)
@@ -3020,7 +3020,7 @@ func MemcpyBatchAsync(dsts *Deviceptr, srcs *Deviceptr, sizes *uint64, count uin
 	_f.a6 = uintptr(numAttrs)
 	_f.a7 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemcpyBatchAsync.result(_f.R)
+	return procMemcpyBatchAsync.result(_f.r)
 }
 
 // Memcpy3DBatchAsync calls cuMemcpy3DBatchAsync_v2, resolved as cuMemcpy3DBatchAsync at ABI version 13000.
@@ -3039,13 +3039,13 @@ func Memcpy3DBatchAsync(numOps uint64, opList *CUDA_MEMCPY3D_BATCH_OP, flags uin
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(numOps)
 	_f.a1 = unsafe.Pointer(opList)
 	_f.a2 = uintptr(flags)
 	_f.a3 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemcpy3DBatchAsync.result(_f.R)
+	return procMemcpy3DBatchAsync.result(_f.r)
 }
 
 // MemsetD8 calls cuMemsetD8_v2, resolved as cuMemsetD8 at ABI version 3020.
@@ -3063,12 +3063,12 @@ func MemsetD8(dstDevice Deviceptr, uc uint8, N uint64) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(dstDevice)
 	_f.a1 = uintptr(uc)
 	_f.a2 = uintptr(N)
 	call(&_f.frame)
-	return procMemsetD8.result(_f.R)
+	return procMemsetD8.result(_f.r)
 }
 
 // MemsetD16 calls cuMemsetD16_v2, resolved as cuMemsetD16 at ABI version 3020.
@@ -3086,12 +3086,12 @@ func MemsetD16(dstDevice Deviceptr, us uint16, N uint64) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(dstDevice)
 	_f.a1 = uintptr(us)
 	_f.a2 = uintptr(N)
 	call(&_f.frame)
-	return procMemsetD16.result(_f.R)
+	return procMemsetD16.result(_f.r)
 }
 
 // MemsetD32 calls cuMemsetD32_v2, resolved as cuMemsetD32 at ABI version 3020.
@@ -3109,12 +3109,12 @@ func MemsetD32(dstDevice Deviceptr, ui uint32, N uint64) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(dstDevice)
 	_f.a1 = uintptr(ui)
 	_f.a2 = uintptr(N)
 	call(&_f.frame)
-	return procMemsetD32.result(_f.R)
+	return procMemsetD32.result(_f.r)
 }
 
 // MemsetD2D8 calls cuMemsetD2D8_v2, resolved as cuMemsetD2D8 at ABI version 3020.
@@ -3134,14 +3134,14 @@ func MemsetD2D8(dstDevice Deviceptr, dstPitch uint64, uc uint8, Width uint64, He
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = uintptr(dstDevice)
 	_f.a1 = uintptr(dstPitch)
 	_f.a2 = uintptr(uc)
 	_f.a3 = uintptr(Width)
 	_f.a4 = uintptr(Height)
 	call(&_f.frame)
-	return procMemsetD2D8.result(_f.R)
+	return procMemsetD2D8.result(_f.r)
 }
 
 // MemsetD2D16 calls cuMemsetD2D16_v2, resolved as cuMemsetD2D16 at ABI version 3020.
@@ -3161,14 +3161,14 @@ func MemsetD2D16(dstDevice Deviceptr, dstPitch uint64, us uint16, Width uint64, 
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = uintptr(dstDevice)
 	_f.a1 = uintptr(dstPitch)
 	_f.a2 = uintptr(us)
 	_f.a3 = uintptr(Width)
 	_f.a4 = uintptr(Height)
 	call(&_f.frame)
-	return procMemsetD2D16.result(_f.R)
+	return procMemsetD2D16.result(_f.r)
 }
 
 // MemsetD2D32 calls cuMemsetD2D32_v2, resolved as cuMemsetD2D32 at ABI version 3020.
@@ -3188,14 +3188,14 @@ func MemsetD2D32(dstDevice Deviceptr, dstPitch uint64, ui uint32, Width uint64, 
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = uintptr(dstDevice)
 	_f.a1 = uintptr(dstPitch)
 	_f.a2 = uintptr(ui)
 	_f.a3 = uintptr(Width)
 	_f.a4 = uintptr(Height)
 	call(&_f.frame)
-	return procMemsetD2D32.result(_f.R)
+	return procMemsetD2D32.result(_f.r)
 }
 
 // MemsetD8Async calls cuMemsetD8Async, resolved as cuMemsetD8Async at ABI version 3020.
@@ -3214,13 +3214,13 @@ func MemsetD8Async(dstDevice Deviceptr, uc uint8, N uint64, hStream Stream) erro
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(dstDevice)
 	_f.a1 = uintptr(uc)
 	_f.a2 = uintptr(N)
 	_f.a3 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemsetD8Async.result(_f.R)
+	return procMemsetD8Async.result(_f.r)
 }
 
 // MemsetD16Async calls cuMemsetD16Async, resolved as cuMemsetD16Async at ABI version 3020.
@@ -3239,13 +3239,13 @@ func MemsetD16Async(dstDevice Deviceptr, us uint16, N uint64, hStream Stream) er
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(dstDevice)
 	_f.a1 = uintptr(us)
 	_f.a2 = uintptr(N)
 	_f.a3 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemsetD16Async.result(_f.R)
+	return procMemsetD16Async.result(_f.r)
 }
 
 // MemsetD32Async calls cuMemsetD32Async, resolved as cuMemsetD32Async at ABI version 3020.
@@ -3264,13 +3264,13 @@ func MemsetD32Async(dstDevice Deviceptr, ui uint32, N uint64, hStream Stream) er
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(dstDevice)
 	_f.a1 = uintptr(ui)
 	_f.a2 = uintptr(N)
 	_f.a3 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemsetD32Async.result(_f.R)
+	return procMemsetD32Async.result(_f.r)
 }
 
 // MemsetD2D8Async calls cuMemsetD2D8Async, resolved as cuMemsetD2D8Async at ABI version 3020.
@@ -3291,7 +3291,7 @@ func MemsetD2D8Async(dstDevice Deviceptr, dstPitch uint64, uc uint8, Width uint6
 		a5 uintptr
 		_  [2]uintptr
 	}
-	_f.Fn, _f.N = _fn, 6
+	_f.fn, _f.n = _fn, 6
 	_f.a0 = uintptr(dstDevice)
 	_f.a1 = uintptr(dstPitch)
 	_f.a2 = uintptr(uc)
@@ -3299,7 +3299,7 @@ func MemsetD2D8Async(dstDevice Deviceptr, dstPitch uint64, uc uint8, Width uint6
 	_f.a4 = uintptr(Height)
 	_f.a5 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemsetD2D8Async.result(_f.R)
+	return procMemsetD2D8Async.result(_f.r)
 }
 
 // MemsetD2D16Async calls cuMemsetD2D16Async, resolved as cuMemsetD2D16Async at ABI version 3020.
@@ -3320,7 +3320,7 @@ func MemsetD2D16Async(dstDevice Deviceptr, dstPitch uint64, us uint16, Width uin
 		a5 uintptr
 		_  [2]uintptr
 	}
-	_f.Fn, _f.N = _fn, 6
+	_f.fn, _f.n = _fn, 6
 	_f.a0 = uintptr(dstDevice)
 	_f.a1 = uintptr(dstPitch)
 	_f.a2 = uintptr(us)
@@ -3328,7 +3328,7 @@ func MemsetD2D16Async(dstDevice Deviceptr, dstPitch uint64, us uint16, Width uin
 	_f.a4 = uintptr(Height)
 	_f.a5 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemsetD2D16Async.result(_f.R)
+	return procMemsetD2D16Async.result(_f.r)
 }
 
 // MemsetD2D32Async calls cuMemsetD2D32Async, resolved as cuMemsetD2D32Async at ABI version 3020.
@@ -3349,7 +3349,7 @@ func MemsetD2D32Async(dstDevice Deviceptr, dstPitch uint64, ui uint32, Width uin
 		a5 uintptr
 		_  [2]uintptr
 	}
-	_f.Fn, _f.N = _fn, 6
+	_f.fn, _f.n = _fn, 6
 	_f.a0 = uintptr(dstDevice)
 	_f.a1 = uintptr(dstPitch)
 	_f.a2 = uintptr(ui)
@@ -3357,7 +3357,7 @@ func MemsetD2D32Async(dstDevice Deviceptr, dstPitch uint64, ui uint32, Width uin
 	_f.a4 = uintptr(Height)
 	_f.a5 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemsetD2D32Async.result(_f.R)
+	return procMemsetD2D32Async.result(_f.r)
 }
 
 // ArrayCreate calls cuArrayCreate_v2, resolved as cuArrayCreate at ABI version 3020.
@@ -3374,11 +3374,11 @@ func ArrayCreate(pHandle *Array, pAllocateArray *CUDA_ARRAY_DESCRIPTOR) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pHandle)
 	_f.a1 = unsafe.Pointer(pAllocateArray)
 	call(&_f.frame)
-	return procArrayCreate.result(_f.R)
+	return procArrayCreate.result(_f.r)
 }
 
 // ArrayGetDescriptor calls cuArrayGetDescriptor_v2, resolved as cuArrayGetDescriptor at ABI version 3020.
@@ -3395,11 +3395,11 @@ func ArrayGetDescriptor(pArrayDescriptor *CUDA_ARRAY_DESCRIPTOR, hArray Array) e
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pArrayDescriptor)
 	_f.a1 = uintptr(hArray)
 	call(&_f.frame)
-	return procArrayGetDescriptor.result(_f.R)
+	return procArrayGetDescriptor.result(_f.r)
 }
 
 // ArrayGetSparseProperties calls cuArrayGetSparseProperties, resolved as cuArrayGetSparseProperties at ABI version 11010.
@@ -3416,11 +3416,11 @@ func ArrayGetSparseProperties(sparseProperties *CUDA_ARRAY_SPARSE_PROPERTIES, ar
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(sparseProperties)
 	_f.a1 = uintptr(array)
 	call(&_f.frame)
-	return procArrayGetSparseProperties.result(_f.R)
+	return procArrayGetSparseProperties.result(_f.r)
 }
 
 // MipmappedArrayGetSparseProperties calls cuMipmappedArrayGetSparseProperties, resolved as cuMipmappedArrayGetSparseProperties at ABI version 11010.
@@ -3437,11 +3437,11 @@ func MipmappedArrayGetSparseProperties(sparseProperties *CUDA_ARRAY_SPARSE_PROPE
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(sparseProperties)
 	_f.a1 = uintptr(mipmap)
 	call(&_f.frame)
-	return procMipmappedArrayGetSparseProperties.result(_f.R)
+	return procMipmappedArrayGetSparseProperties.result(_f.r)
 }
 
 // ArrayGetMemoryRequirements calls cuArrayGetMemoryRequirements, resolved as cuArrayGetMemoryRequirements at ABI version 11060.
@@ -3459,12 +3459,12 @@ func ArrayGetMemoryRequirements(memoryRequirements *CUDA_ARRAY_MEMORY_REQUIREMEN
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(memoryRequirements)
 	_f.a1 = uintptr(array)
 	_f.a2 = uintptr(device)
 	call(&_f.frame)
-	return procArrayGetMemoryRequirements.result(_f.R)
+	return procArrayGetMemoryRequirements.result(_f.r)
 }
 
 // MipmappedArrayGetMemoryRequirements calls cuMipmappedArrayGetMemoryRequirements, resolved as cuMipmappedArrayGetMemoryRequirements at ABI version 11060.
@@ -3482,12 +3482,12 @@ func MipmappedArrayGetMemoryRequirements(memoryRequirements *CUDA_ARRAY_MEMORY_R
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(memoryRequirements)
 	_f.a1 = uintptr(mipmap)
 	_f.a2 = uintptr(device)
 	call(&_f.frame)
-	return procMipmappedArrayGetMemoryRequirements.result(_f.R)
+	return procMipmappedArrayGetMemoryRequirements.result(_f.r)
 }
 
 // ArrayGetPlane calls cuArrayGetPlane, resolved as cuArrayGetPlane at ABI version 11020.
@@ -3505,12 +3505,12 @@ func ArrayGetPlane(pPlaneArray *Array, hArray Array, planeIdx uint32) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pPlaneArray)
 	_f.a1 = uintptr(hArray)
 	_f.a2 = uintptr(planeIdx)
 	call(&_f.frame)
-	return procArrayGetPlane.result(_f.R)
+	return procArrayGetPlane.result(_f.r)
 }
 
 // ArrayDestroy calls cuArrayDestroy, resolved as cuArrayDestroy at ABI version 2000.
@@ -3526,10 +3526,10 @@ func ArrayDestroy(hArray Array) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(hArray)
 	call(&_f.frame)
-	return procArrayDestroy.result(_f.R)
+	return procArrayDestroy.result(_f.r)
 }
 
 // Array3DCreate calls cuArray3DCreate_v2, resolved as cuArray3DCreate at ABI version 3020.
@@ -3546,11 +3546,11 @@ func Array3DCreate(pHandle *Array, pAllocateArray *CUDA_ARRAY3D_DESCRIPTOR) erro
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pHandle)
 	_f.a1 = unsafe.Pointer(pAllocateArray)
 	call(&_f.frame)
-	return procArray3DCreate.result(_f.R)
+	return procArray3DCreate.result(_f.r)
 }
 
 // Array3DGetDescriptor calls cuArray3DGetDescriptor_v2, resolved as cuArray3DGetDescriptor at ABI version 3020.
@@ -3567,11 +3567,11 @@ func Array3DGetDescriptor(pArrayDescriptor *CUDA_ARRAY3D_DESCRIPTOR, hArray Arra
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pArrayDescriptor)
 	_f.a1 = uintptr(hArray)
 	call(&_f.frame)
-	return procArray3DGetDescriptor.result(_f.R)
+	return procArray3DGetDescriptor.result(_f.r)
 }
 
 // MipmappedArrayCreate calls cuMipmappedArrayCreate, resolved as cuMipmappedArrayCreate at ABI version 5000.
@@ -3589,12 +3589,12 @@ func MipmappedArrayCreate(pHandle *MipmappedArray, pMipmappedArrayDesc *CUDA_ARR
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pHandle)
 	_f.a1 = unsafe.Pointer(pMipmappedArrayDesc)
 	_f.a2 = uintptr(numMipmapLevels)
 	call(&_f.frame)
-	return procMipmappedArrayCreate.result(_f.R)
+	return procMipmappedArrayCreate.result(_f.r)
 }
 
 // MipmappedArrayGetLevel calls cuMipmappedArrayGetLevel, resolved as cuMipmappedArrayGetLevel at ABI version 5000.
@@ -3612,12 +3612,12 @@ func MipmappedArrayGetLevel(pLevelArray *Array, hMipmappedArray MipmappedArray, 
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pLevelArray)
 	_f.a1 = uintptr(hMipmappedArray)
 	_f.a2 = uintptr(level)
 	call(&_f.frame)
-	return procMipmappedArrayGetLevel.result(_f.R)
+	return procMipmappedArrayGetLevel.result(_f.r)
 }
 
 // MipmappedArrayDestroy calls cuMipmappedArrayDestroy, resolved as cuMipmappedArrayDestroy at ABI version 5000.
@@ -3633,10 +3633,10 @@ func MipmappedArrayDestroy(hMipmappedArray MipmappedArray) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(hMipmappedArray)
 	call(&_f.frame)
-	return procMipmappedArrayDestroy.result(_f.R)
+	return procMipmappedArrayDestroy.result(_f.r)
 }
 
 // MemGetHandleForAddressRange calls cuMemGetHandleForAddressRange, resolved as cuMemGetHandleForAddressRange at ABI version 11070.
@@ -3656,14 +3656,14 @@ func MemGetHandleForAddressRange(handle unsafe.Pointer, dptr Deviceptr, size uin
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(handle)
 	_f.a1 = uintptr(dptr)
 	_f.a2 = uintptr(size)
 	_f.a3 = uintptr(handleType)
 	_f.a4 = uintptr(flags)
 	call(&_f.frame)
-	return procMemGetHandleForAddressRange.result(_f.R)
+	return procMemGetHandleForAddressRange.result(_f.r)
 }
 
 // MemBatchDecompressAsync calls cuMemBatchDecompressAsync, resolved as cuMemBatchDecompressAsync at ABI version 12060.
@@ -3683,14 +3683,14 @@ func MemBatchDecompressAsync(paramsArray *MemDecompressParams, count uint64, fla
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(paramsArray)
 	_f.a1 = uintptr(count)
 	_f.a2 = uintptr(flags)
 	_f.a3 = unsafe.Pointer(errorIndex)
 	_f.a4 = uintptr(stream)
 	call(&_f.frame)
-	return procMemBatchDecompressAsync.result(_f.R)
+	return procMemBatchDecompressAsync.result(_f.r)
 }
 
 // MemAddressReserve calls cuMemAddressReserve, resolved as cuMemAddressReserve at ABI version 10020.
@@ -3710,14 +3710,14 @@ func MemAddressReserve(ptr *Deviceptr, size uint64, alignment uint64, addr Devic
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(ptr)
 	_f.a1 = uintptr(size)
 	_f.a2 = uintptr(alignment)
 	_f.a3 = uintptr(addr)
 	_f.a4 = uintptr(flags)
 	call(&_f.frame)
-	return procMemAddressReserve.result(_f.R)
+	return procMemAddressReserve.result(_f.r)
 }
 
 // MemAddressFree calls cuMemAddressFree, resolved as cuMemAddressFree at ABI version 10020.
@@ -3734,11 +3734,11 @@ func MemAddressFree(ptr Deviceptr, size uint64) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(ptr)
 	_f.a1 = uintptr(size)
 	call(&_f.frame)
-	return procMemAddressFree.result(_f.R)
+	return procMemAddressFree.result(_f.r)
 }
 
 // MemCreate calls cuMemCreate, resolved as cuMemCreate at ABI version 10020.
@@ -3757,13 +3757,13 @@ func MemCreate(handle *MemGenericAllocationHandle, size uint64, prop *MemAllocat
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(handle)
 	_f.a1 = uintptr(size)
 	_f.a2 = unsafe.Pointer(prop)
 	_f.a3 = uintptr(flags)
 	call(&_f.frame)
-	return procMemCreate.result(_f.R)
+	return procMemCreate.result(_f.r)
 }
 
 // MemRelease calls cuMemRelease, resolved as cuMemRelease at ABI version 10020.
@@ -3779,10 +3779,10 @@ func MemRelease(handle MemGenericAllocationHandle) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(handle)
 	call(&_f.frame)
-	return procMemRelease.result(_f.R)
+	return procMemRelease.result(_f.r)
 }
 
 // MemMap calls cuMemMap, resolved as cuMemMap at ABI version 10020.
@@ -3802,14 +3802,14 @@ func MemMap(ptr Deviceptr, size uint64, offset uint64, handle MemGenericAllocati
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = uintptr(ptr)
 	_f.a1 = uintptr(size)
 	_f.a2 = uintptr(offset)
 	_f.a3 = uintptr(handle)
 	_f.a4 = uintptr(flags)
 	call(&_f.frame)
-	return procMemMap.result(_f.R)
+	return procMemMap.result(_f.r)
 }
 
 // MemMapArrayAsync calls cuMemMapArrayAsync, resolved as cuMemMapArrayAsync at ABI version 11010.
@@ -3827,12 +3827,12 @@ func MemMapArrayAsync(mapInfoList *ArrayMapInfo, count uint32, hStream Stream) e
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(mapInfoList)
 	_f.a1 = uintptr(count)
 	_f.a2 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemMapArrayAsync.result(_f.R)
+	return procMemMapArrayAsync.result(_f.r)
 }
 
 // MemUnmap calls cuMemUnmap, resolved as cuMemUnmap at ABI version 10020.
@@ -3849,11 +3849,11 @@ func MemUnmap(ptr Deviceptr, size uint64) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(ptr)
 	_f.a1 = uintptr(size)
 	call(&_f.frame)
-	return procMemUnmap.result(_f.R)
+	return procMemUnmap.result(_f.r)
 }
 
 // MemSetAccess calls cuMemSetAccess, resolved as cuMemSetAccess at ABI version 10020.
@@ -3872,13 +3872,13 @@ func MemSetAccess(ptr Deviceptr, size uint64, desc *MemAccessDesc, count uint64)
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(ptr)
 	_f.a1 = uintptr(size)
 	_f.a2 = unsafe.Pointer(desc)
 	_f.a3 = uintptr(count)
 	call(&_f.frame)
-	return procMemSetAccess.result(_f.R)
+	return procMemSetAccess.result(_f.r)
 }
 
 // MemGetAccess calls cuMemGetAccess, resolved as cuMemGetAccess at ABI version 10020.
@@ -3896,12 +3896,12 @@ func MemGetAccess(flags *uint64, location *MemLocation, ptr Deviceptr) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(flags)
 	_f.a1 = unsafe.Pointer(location)
 	_f.a2 = uintptr(ptr)
 	call(&_f.frame)
-	return procMemGetAccess.result(_f.R)
+	return procMemGetAccess.result(_f.r)
 }
 
 // MemExportToShareableHandle calls cuMemExportToShareableHandle, resolved as cuMemExportToShareableHandle at ABI version 10020.
@@ -3920,13 +3920,13 @@ func MemExportToShareableHandle(shareableHandle unsafe.Pointer, handle MemGeneri
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(shareableHandle)
 	_f.a1 = uintptr(handle)
 	_f.a2 = uintptr(handleType)
 	_f.a3 = uintptr(flags)
 	call(&_f.frame)
-	return procMemExportToShareableHandle.result(_f.R)
+	return procMemExportToShareableHandle.result(_f.r)
 }
 
 // MemImportFromShareableHandle calls cuMemImportFromShareableHandle, resolved as cuMemImportFromShareableHandle at ABI version 10020.
@@ -3944,12 +3944,12 @@ func MemImportFromShareableHandle(handle *MemGenericAllocationHandle, osHandle u
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(handle)
 	_f.a1 = unsafe.Pointer(osHandle)
 	_f.a2 = uintptr(shHandleType)
 	call(&_f.frame)
-	return procMemImportFromShareableHandle.result(_f.R)
+	return procMemImportFromShareableHandle.result(_f.r)
 }
 
 // MemGetAllocationGranularity calls cuMemGetAllocationGranularity, resolved as cuMemGetAllocationGranularity at ABI version 10020.
@@ -3967,12 +3967,12 @@ func MemGetAllocationGranularity(granularity *uint64, prop *MemAllocationProp, o
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(granularity)
 	_f.a1 = unsafe.Pointer(prop)
 	_f.a2 = uintptr(option)
 	call(&_f.frame)
-	return procMemGetAllocationGranularity.result(_f.R)
+	return procMemGetAllocationGranularity.result(_f.r)
 }
 
 // MemGetAllocationPropertiesFromHandle calls cuMemGetAllocationPropertiesFromHandle, resolved as cuMemGetAllocationPropertiesFromHandle at ABI version 10020.
@@ -3989,11 +3989,11 @@ func MemGetAllocationPropertiesFromHandle(prop *MemAllocationProp, handle MemGen
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(prop)
 	_f.a1 = uintptr(handle)
 	call(&_f.frame)
-	return procMemGetAllocationPropertiesFromHandle.result(_f.R)
+	return procMemGetAllocationPropertiesFromHandle.result(_f.r)
 }
 
 // MemRetainAllocationHandle calls cuMemRetainAllocationHandle, resolved as cuMemRetainAllocationHandle at ABI version 11000.
@@ -4010,11 +4010,11 @@ func MemRetainAllocationHandle(handle *MemGenericAllocationHandle, addr unsafe.P
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(handle)
 	_f.a1 = unsafe.Pointer(addr)
 	call(&_f.frame)
-	return procMemRetainAllocationHandle.result(_f.R)
+	return procMemRetainAllocationHandle.result(_f.r)
 }
 
 // MemFreeAsync calls cuMemFreeAsync, resolved as cuMemFreeAsync at ABI version 11020.
@@ -4031,11 +4031,11 @@ func MemFreeAsync(dptr Deviceptr, hStream Stream) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(dptr)
 	_f.a1 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemFreeAsync.result(_f.R)
+	return procMemFreeAsync.result(_f.r)
 }
 
 // MemAllocAsync calls cuMemAllocAsync, resolved as cuMemAllocAsync at ABI version 11020.
@@ -4053,12 +4053,12 @@ func MemAllocAsync(dptr *Deviceptr, bytesize uint64, hStream Stream) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(dptr)
 	_f.a1 = uintptr(bytesize)
 	_f.a2 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemAllocAsync.result(_f.R)
+	return procMemAllocAsync.result(_f.r)
 }
 
 // MemPoolTrimTo calls cuMemPoolTrimTo, resolved as cuMemPoolTrimTo at ABI version 11020.
@@ -4075,11 +4075,11 @@ func MemPoolTrimTo(pool MemoryPool, minBytesToKeep uint64) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(pool)
 	_f.a1 = uintptr(minBytesToKeep)
 	call(&_f.frame)
-	return procMemPoolTrimTo.result(_f.R)
+	return procMemPoolTrimTo.result(_f.r)
 }
 
 // MemPoolSetAttribute calls cuMemPoolSetAttribute, resolved as cuMemPoolSetAttribute at ABI version 11020.
@@ -4097,12 +4097,12 @@ func MemPoolSetAttribute(pool MemoryPool, attr MemPool_attribute, value unsafe.P
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(pool)
 	_f.a1 = uintptr(attr)
 	_f.a2 = unsafe.Pointer(value)
 	call(&_f.frame)
-	return procMemPoolSetAttribute.result(_f.R)
+	return procMemPoolSetAttribute.result(_f.r)
 }
 
 // MemPoolGetAttribute calls cuMemPoolGetAttribute, resolved as cuMemPoolGetAttribute at ABI version 11020.
@@ -4120,12 +4120,12 @@ func MemPoolGetAttribute(pool MemoryPool, attr MemPool_attribute, value unsafe.P
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(pool)
 	_f.a1 = uintptr(attr)
 	_f.a2 = unsafe.Pointer(value)
 	call(&_f.frame)
-	return procMemPoolGetAttribute.result(_f.R)
+	return procMemPoolGetAttribute.result(_f.r)
 }
 
 // MemPoolSetAccess calls cuMemPoolSetAccess, resolved as cuMemPoolSetAccess at ABI version 11020.
@@ -4143,12 +4143,12 @@ func MemPoolSetAccess(pool MemoryPool, map_ *MemAccessDesc, count uint64) error 
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(pool)
 	_f.a1 = unsafe.Pointer(map_)
 	_f.a2 = uintptr(count)
 	call(&_f.frame)
-	return procMemPoolSetAccess.result(_f.R)
+	return procMemPoolSetAccess.result(_f.r)
 }
 
 // MemPoolGetAccess calls cuMemPoolGetAccess, resolved as cuMemPoolGetAccess at ABI version 11020.
@@ -4166,12 +4166,12 @@ func MemPoolGetAccess(flags *MemAccess_flags, memPool MemoryPool, location *MemL
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(flags)
 	_f.a1 = uintptr(memPool)
 	_f.a2 = unsafe.Pointer(location)
 	call(&_f.frame)
-	return procMemPoolGetAccess.result(_f.R)
+	return procMemPoolGetAccess.result(_f.r)
 }
 
 // MemPoolCreate calls cuMemPoolCreate, resolved as cuMemPoolCreate at ABI version 11020.
@@ -4188,11 +4188,11 @@ func MemPoolCreate(pool *MemoryPool, poolProps *MemPoolProps) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pool)
 	_f.a1 = unsafe.Pointer(poolProps)
 	call(&_f.frame)
-	return procMemPoolCreate.result(_f.R)
+	return procMemPoolCreate.result(_f.r)
 }
 
 // MemPoolDestroy calls cuMemPoolDestroy, resolved as cuMemPoolDestroy at ABI version 11020.
@@ -4208,10 +4208,10 @@ func MemPoolDestroy(pool MemoryPool) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(pool)
 	call(&_f.frame)
-	return procMemPoolDestroy.result(_f.R)
+	return procMemPoolDestroy.result(_f.r)
 }
 
 // MemGetDefaultMemPool calls cuMemGetDefaultMemPool, resolved as cuMemGetDefaultMemPool at ABI version 13000.
@@ -4229,12 +4229,12 @@ func MemGetDefaultMemPool(pool_out *MemoryPool, location *MemLocation, type_ Mem
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pool_out)
 	_f.a1 = unsafe.Pointer(location)
 	_f.a2 = uintptr(type_)
 	call(&_f.frame)
-	return procMemGetDefaultMemPool.result(_f.R)
+	return procMemGetDefaultMemPool.result(_f.r)
 }
 
 // MemGetMemPool calls cuMemGetMemPool, resolved as cuMemGetMemPool at ABI version 13000.
@@ -4252,12 +4252,12 @@ func MemGetMemPool(pool *MemoryPool, location *MemLocation, type_ MemAllocationT
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pool)
 	_f.a1 = unsafe.Pointer(location)
 	_f.a2 = uintptr(type_)
 	call(&_f.frame)
-	return procMemGetMemPool.result(_f.R)
+	return procMemGetMemPool.result(_f.r)
 }
 
 // MemSetMemPool calls cuMemSetMemPool, resolved as cuMemSetMemPool at ABI version 13000.
@@ -4275,12 +4275,12 @@ func MemSetMemPool(location *MemLocation, type_ MemAllocationType, pool MemoryPo
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(location)
 	_f.a1 = uintptr(type_)
 	_f.a2 = uintptr(pool)
 	call(&_f.frame)
-	return procMemSetMemPool.result(_f.R)
+	return procMemSetMemPool.result(_f.r)
 }
 
 // MemAllocFromPoolAsync calls cuMemAllocFromPoolAsync, resolved as cuMemAllocFromPoolAsync at ABI version 11020.
@@ -4299,13 +4299,13 @@ func MemAllocFromPoolAsync(dptr *Deviceptr, bytesize uint64, pool MemoryPool, hS
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(dptr)
 	_f.a1 = uintptr(bytesize)
 	_f.a2 = uintptr(pool)
 	_f.a3 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemAllocFromPoolAsync.result(_f.R)
+	return procMemAllocFromPoolAsync.result(_f.r)
 }
 
 // MemPoolExportToShareableHandle calls cuMemPoolExportToShareableHandle, resolved as cuMemPoolExportToShareableHandle at ABI version 11020.
@@ -4324,13 +4324,13 @@ func MemPoolExportToShareableHandle(handle_out unsafe.Pointer, pool MemoryPool, 
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(handle_out)
 	_f.a1 = uintptr(pool)
 	_f.a2 = uintptr(handleType)
 	_f.a3 = uintptr(flags)
 	call(&_f.frame)
-	return procMemPoolExportToShareableHandle.result(_f.R)
+	return procMemPoolExportToShareableHandle.result(_f.r)
 }
 
 // MemPoolImportFromShareableHandle calls cuMemPoolImportFromShareableHandle, resolved as cuMemPoolImportFromShareableHandle at ABI version 11020.
@@ -4349,13 +4349,13 @@ func MemPoolImportFromShareableHandle(pool_out *MemoryPool, handle unsafe.Pointe
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(pool_out)
 	_f.a1 = unsafe.Pointer(handle)
 	_f.a2 = uintptr(handleType)
 	_f.a3 = uintptr(flags)
 	call(&_f.frame)
-	return procMemPoolImportFromShareableHandle.result(_f.R)
+	return procMemPoolImportFromShareableHandle.result(_f.r)
 }
 
 // MemPoolExportPointer calls cuMemPoolExportPointer, resolved as cuMemPoolExportPointer at ABI version 11020.
@@ -4372,11 +4372,11 @@ func MemPoolExportPointer(shareData_out *MemPoolPtrExportData, ptr Deviceptr) er
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(shareData_out)
 	_f.a1 = uintptr(ptr)
 	call(&_f.frame)
-	return procMemPoolExportPointer.result(_f.R)
+	return procMemPoolExportPointer.result(_f.r)
 }
 
 // MemPoolImportPointer calls cuMemPoolImportPointer, resolved as cuMemPoolImportPointer at ABI version 11020.
@@ -4394,12 +4394,12 @@ func MemPoolImportPointer(ptr_out *Deviceptr, pool MemoryPool, shareData *MemPoo
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(ptr_out)
 	_f.a1 = uintptr(pool)
 	_f.a2 = unsafe.Pointer(shareData)
 	call(&_f.frame)
-	return procMemPoolImportPointer.result(_f.R)
+	return procMemPoolImportPointer.result(_f.r)
 }
 
 // MulticastCreate calls cuMulticastCreate, resolved as cuMulticastCreate at ABI version 12010.
@@ -4416,11 +4416,11 @@ func MulticastCreate(mcHandle *MemGenericAllocationHandle, prop *MulticastObject
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(mcHandle)
 	_f.a1 = unsafe.Pointer(prop)
 	call(&_f.frame)
-	return procMulticastCreate.result(_f.R)
+	return procMulticastCreate.result(_f.r)
 }
 
 // MulticastAddDevice calls cuMulticastAddDevice, resolved as cuMulticastAddDevice at ABI version 12010.
@@ -4437,11 +4437,11 @@ func MulticastAddDevice(mcHandle MemGenericAllocationHandle, dev Device) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(mcHandle)
 	_f.a1 = uintptr(dev)
 	call(&_f.frame)
-	return procMulticastAddDevice.result(_f.R)
+	return procMulticastAddDevice.result(_f.r)
 }
 
 // MulticastBindMem calls cuMulticastBindMem, resolved as cuMulticastBindMem at ABI version 12010.
@@ -4462,7 +4462,7 @@ func MulticastBindMem(mcHandle MemGenericAllocationHandle, mcOffset uint64, memH
 		a5 uintptr
 		_  [2]uintptr
 	}
-	_f.Fn, _f.N = _fn, 6
+	_f.fn, _f.n = _fn, 6
 	_f.a0 = uintptr(mcHandle)
 	_f.a1 = uintptr(mcOffset)
 	_f.a2 = uintptr(memHandle)
@@ -4470,7 +4470,7 @@ func MulticastBindMem(mcHandle MemGenericAllocationHandle, mcOffset uint64, memH
 	_f.a4 = uintptr(size)
 	_f.a5 = uintptr(flags)
 	call(&_f.frame)
-	return procMulticastBindMem.result(_f.R)
+	return procMulticastBindMem.result(_f.r)
 }
 
 // MulticastBindAddr calls cuMulticastBindAddr, resolved as cuMulticastBindAddr at ABI version 12010.
@@ -4490,14 +4490,14 @@ func MulticastBindAddr(mcHandle MemGenericAllocationHandle, mcOffset uint64, mem
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = uintptr(mcHandle)
 	_f.a1 = uintptr(mcOffset)
 	_f.a2 = uintptr(memptr)
 	_f.a3 = uintptr(size)
 	_f.a4 = uintptr(flags)
 	call(&_f.frame)
-	return procMulticastBindAddr.result(_f.R)
+	return procMulticastBindAddr.result(_f.r)
 }
 
 // MulticastUnbind calls cuMulticastUnbind, resolved as cuMulticastUnbind at ABI version 12010.
@@ -4516,13 +4516,13 @@ func MulticastUnbind(mcHandle MemGenericAllocationHandle, dev Device, mcOffset u
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(mcHandle)
 	_f.a1 = uintptr(dev)
 	_f.a2 = uintptr(mcOffset)
 	_f.a3 = uintptr(size)
 	call(&_f.frame)
-	return procMulticastUnbind.result(_f.R)
+	return procMulticastUnbind.result(_f.r)
 }
 
 // MulticastGetGranularity calls cuMulticastGetGranularity, resolved as cuMulticastGetGranularity at ABI version 12010.
@@ -4540,12 +4540,12 @@ func MulticastGetGranularity(granularity *uint64, prop *MulticastObjectProp, opt
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(granularity)
 	_f.a1 = unsafe.Pointer(prop)
 	_f.a2 = uintptr(option)
 	call(&_f.frame)
-	return procMulticastGetGranularity.result(_f.R)
+	return procMulticastGetGranularity.result(_f.r)
 }
 
 // PointerGetAttribute calls cuPointerGetAttribute, resolved as cuPointerGetAttribute at ABI version 4000.
@@ -4563,12 +4563,12 @@ func PointerGetAttribute(data unsafe.Pointer, attribute Pointer_attribute, ptr D
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(data)
 	_f.a1 = uintptr(attribute)
 	_f.a2 = uintptr(ptr)
 	call(&_f.frame)
-	return procPointerGetAttribute.result(_f.R)
+	return procPointerGetAttribute.result(_f.r)
 }
 
 // MemPrefetchAsync calls cuMemPrefetchAsync_v2, resolved as cuMemPrefetchAsync at ABI version 12020.
@@ -4588,14 +4588,14 @@ func MemPrefetchAsync(devPtr Deviceptr, count uint64, location MemLocation, flag
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = uintptr(devPtr)
 	_f.a1 = uintptr(count)
 	_f.a2 = uintptr(*(*uint64)(unsafe.Pointer(&location)))
 	_f.a3 = uintptr(flags)
 	_f.a4 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemPrefetchAsync.result(_f.R)
+	return procMemPrefetchAsync.result(_f.r)
 }
 
 // MemAdvise calls cuMemAdvise_v2, resolved as cuMemAdvise at ABI version 12020.
@@ -4614,13 +4614,13 @@ func MemAdvise(devPtr Deviceptr, count uint64, advice Mem_advise, location MemLo
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(devPtr)
 	_f.a1 = uintptr(count)
 	_f.a2 = uintptr(advice)
 	_f.a3 = uintptr(*(*uint64)(unsafe.Pointer(&location)))
 	call(&_f.frame)
-	return procMemAdvise.result(_f.R)
+	return procMemAdvise.result(_f.r)
 }
 
 // MemPrefetchBatchAsync calls cuMemPrefetchBatchAsync, resolved as cuMemPrefetchBatchAsync at ABI version 13000.
@@ -4642,7 +4642,7 @@ func MemPrefetchBatchAsync(dptrs *Deviceptr, sizes *uint64, count uint64, prefet
 		a6 uintptr
 		a7 uintptr
 	}
-	_f.Fn, _f.N = _fn, 8
+	_f.fn, _f.n = _fn, 8
 	_f.a0 = unsafe.Pointer(dptrs)
 	_f.a1 = unsafe.Pointer(sizes)
 	_f.a2 = uintptr(count)
@@ -4652,7 +4652,7 @@ func MemPrefetchBatchAsync(dptrs *Deviceptr, sizes *uint64, count uint64, prefet
 	_f.a6 = uintptr(flags)
 	_f.a7 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemPrefetchBatchAsync.result(_f.R)
+	return procMemPrefetchBatchAsync.result(_f.r)
 }
 
 // MemDiscardBatchAsync calls cuMemDiscardBatchAsync, resolved as cuMemDiscardBatchAsync at ABI version 13000.
@@ -4672,14 +4672,14 @@ func MemDiscardBatchAsync(dptrs *Deviceptr, sizes *uint64, count uint64, flags u
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(dptrs)
 	_f.a1 = unsafe.Pointer(sizes)
 	_f.a2 = uintptr(count)
 	_f.a3 = uintptr(flags)
 	_f.a4 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemDiscardBatchAsync.result(_f.R)
+	return procMemDiscardBatchAsync.result(_f.r)
 }
 
 // MemDiscardAndPrefetchBatchAsync calls cuMemDiscardAndPrefetchBatchAsync, resolved as cuMemDiscardAndPrefetchBatchAsync at ABI version 13000.
@@ -4701,7 +4701,7 @@ func MemDiscardAndPrefetchBatchAsync(dptrs *Deviceptr, sizes *uint64, count uint
 		a6 uintptr
 		a7 uintptr
 	}
-	_f.Fn, _f.N = _fn, 8
+	_f.fn, _f.n = _fn, 8
 	_f.a0 = unsafe.Pointer(dptrs)
 	_f.a1 = unsafe.Pointer(sizes)
 	_f.a2 = uintptr(count)
@@ -4711,7 +4711,7 @@ func MemDiscardAndPrefetchBatchAsync(dptrs *Deviceptr, sizes *uint64, count uint
 	_f.a6 = uintptr(flags)
 	_f.a7 = uintptr(hStream)
 	call(&_f.frame)
-	return procMemDiscardAndPrefetchBatchAsync.result(_f.R)
+	return procMemDiscardAndPrefetchBatchAsync.result(_f.r)
 }
 
 // MemRangeGetAttribute calls cuMemRangeGetAttribute, resolved as cuMemRangeGetAttribute at ABI version 8000.
@@ -4731,14 +4731,14 @@ func MemRangeGetAttribute(data unsafe.Pointer, dataSize uint64, attribute Mem_ra
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(data)
 	_f.a1 = uintptr(dataSize)
 	_f.a2 = uintptr(attribute)
 	_f.a3 = uintptr(devPtr)
 	_f.a4 = uintptr(count)
 	call(&_f.frame)
-	return procMemRangeGetAttribute.result(_f.R)
+	return procMemRangeGetAttribute.result(_f.r)
 }
 
 // MemRangeGetAttributes calls cuMemRangeGetAttributes, resolved as cuMemRangeGetAttributes at ABI version 8000.
@@ -4759,7 +4759,7 @@ func MemRangeGetAttributes(data *unsafe.Pointer, dataSizes *uint64, attributes *
 		a5 uintptr
 		_  [2]uintptr
 	}
-	_f.Fn, _f.N = _fn, 6
+	_f.fn, _f.n = _fn, 6
 	_f.a0 = unsafe.Pointer(data)
 	_f.a1 = unsafe.Pointer(dataSizes)
 	_f.a2 = unsafe.Pointer(attributes)
@@ -4767,7 +4767,7 @@ func MemRangeGetAttributes(data *unsafe.Pointer, dataSizes *uint64, attributes *
 	_f.a4 = uintptr(devPtr)
 	_f.a5 = uintptr(count)
 	call(&_f.frame)
-	return procMemRangeGetAttributes.result(_f.R)
+	return procMemRangeGetAttributes.result(_f.r)
 }
 
 // PointerSetAttribute calls cuPointerSetAttribute, resolved as cuPointerSetAttribute at ABI version 6000.
@@ -4785,12 +4785,12 @@ func PointerSetAttribute(value unsafe.Pointer, attribute Pointer_attribute, ptr 
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(value)
 	_f.a1 = uintptr(attribute)
 	_f.a2 = uintptr(ptr)
 	call(&_f.frame)
-	return procPointerSetAttribute.result(_f.R)
+	return procPointerSetAttribute.result(_f.r)
 }
 
 // PointerGetAttributes calls cuPointerGetAttributes, resolved as cuPointerGetAttributes at ABI version 7000.
@@ -4809,13 +4809,13 @@ func PointerGetAttributes(numAttributes uint32, attributes *Pointer_attribute, d
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(numAttributes)
 	_f.a1 = unsafe.Pointer(attributes)
 	_f.a2 = unsafe.Pointer(data)
 	_f.a3 = uintptr(ptr)
 	call(&_f.frame)
-	return procPointerGetAttributes.result(_f.R)
+	return procPointerGetAttributes.result(_f.r)
 }
 
 // StreamCreate calls cuStreamCreate, resolved as cuStreamCreate at ABI version 2000.
@@ -4832,11 +4832,11 @@ func StreamCreate(phStream *Stream, Flags uint32) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(phStream)
 	_f.a1 = uintptr(Flags)
 	call(&_f.frame)
-	return procStreamCreate.result(_f.R)
+	return procStreamCreate.result(_f.r)
 }
 
 // StreamCreateWithPriority calls cuStreamCreateWithPriority, resolved as cuStreamCreateWithPriority at ABI version 5050.
@@ -4854,12 +4854,12 @@ func StreamCreateWithPriority(phStream *Stream, flags uint32, priority int32) er
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(phStream)
 	_f.a1 = uintptr(flags)
 	_f.a2 = uintptr(priority)
 	call(&_f.frame)
-	return procStreamCreateWithPriority.result(_f.R)
+	return procStreamCreateWithPriority.result(_f.r)
 }
 
 // StreamGetPriority calls cuStreamGetPriority, resolved as cuStreamGetPriority at ABI version 5050.
@@ -4876,11 +4876,11 @@ func StreamGetPriority(hStream Stream, priority *int32) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hStream)
 	_f.a1 = unsafe.Pointer(priority)
 	call(&_f.frame)
-	return procStreamGetPriority.result(_f.R)
+	return procStreamGetPriority.result(_f.r)
 }
 
 // StreamGetDevice calls cuStreamGetDevice, resolved as cuStreamGetDevice at ABI version 12080.
@@ -4897,11 +4897,11 @@ func StreamGetDevice(hStream Stream, device *Device) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hStream)
 	_f.a1 = unsafe.Pointer(device)
 	call(&_f.frame)
-	return procStreamGetDevice.result(_f.R)
+	return procStreamGetDevice.result(_f.r)
 }
 
 // StreamGetFlags calls cuStreamGetFlags, resolved as cuStreamGetFlags at ABI version 5050.
@@ -4918,11 +4918,11 @@ func StreamGetFlags(hStream Stream, flags *uint32) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hStream)
 	_f.a1 = unsafe.Pointer(flags)
 	call(&_f.frame)
-	return procStreamGetFlags.result(_f.R)
+	return procStreamGetFlags.result(_f.r)
 }
 
 // StreamGetId calls cuStreamGetId, resolved as cuStreamGetId at ABI version 12000.
@@ -4939,11 +4939,11 @@ func StreamGetId(hStream Stream, streamId *uint64) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hStream)
 	_f.a1 = unsafe.Pointer(streamId)
 	call(&_f.frame)
-	return procStreamGetId.result(_f.R)
+	return procStreamGetId.result(_f.r)
 }
 
 // StreamGetCtx calls cuStreamGetCtx, resolved as cuStreamGetCtx at ABI version 9020.
@@ -4960,11 +4960,11 @@ func StreamGetCtx(hStream Stream, pctx *Context) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hStream)
 	_f.a1 = unsafe.Pointer(pctx)
 	call(&_f.frame)
-	return procStreamGetCtx.result(_f.R)
+	return procStreamGetCtx.result(_f.r)
 }
 
 // StreamGetCtx_v2 calls cuStreamGetCtx_v2, resolved as cuStreamGetCtx at ABI version 12050.
@@ -4982,12 +4982,12 @@ func StreamGetCtx_v2(hStream Stream, pCtx *Context, pGreenCtx *GreenCtx) error {
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hStream)
 	_f.a1 = unsafe.Pointer(pCtx)
 	_f.a2 = unsafe.Pointer(pGreenCtx)
 	call(&_f.frame)
-	return procStreamGetCtx_v2.result(_f.R)
+	return procStreamGetCtx_v2.result(_f.r)
 }
 
 // StreamWaitEvent calls cuStreamWaitEvent, resolved as cuStreamWaitEvent at ABI version 3020.
@@ -5005,12 +5005,12 @@ func StreamWaitEvent(hStream Stream, hEvent Event, Flags uint32) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hStream)
 	_f.a1 = uintptr(hEvent)
 	_f.a2 = uintptr(Flags)
 	call(&_f.frame)
-	return procStreamWaitEvent.result(_f.R)
+	return procStreamWaitEvent.result(_f.r)
 }
 
 // StreamAddCallback calls cuStreamAddCallback, resolved as cuStreamAddCallback at ABI version 5000.
@@ -5029,13 +5029,13 @@ func StreamAddCallback(hStream Stream, callback StreamCallback, userData unsafe.
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(hStream)
 	_f.a1 = uintptr(callback)
 	_f.a2 = unsafe.Pointer(userData)
 	_f.a3 = uintptr(flags)
 	call(&_f.frame)
-	return procStreamAddCallback.result(_f.R)
+	return procStreamAddCallback.result(_f.r)
 }
 
 // StreamBeginCapture calls cuStreamBeginCapture_v2, resolved as cuStreamBeginCapture at ABI version 10010.
@@ -5052,11 +5052,11 @@ func StreamBeginCapture(hStream Stream, mode StreamCaptureMode) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hStream)
 	_f.a1 = uintptr(mode)
 	call(&_f.frame)
-	return procStreamBeginCapture.result(_f.R)
+	return procStreamBeginCapture.result(_f.r)
 }
 
 // StreamBeginCaptureToGraph calls cuStreamBeginCaptureToGraph, resolved as cuStreamBeginCaptureToGraph at ABI version 12030.
@@ -5077,7 +5077,7 @@ func StreamBeginCaptureToGraph(hStream Stream, hGraph Graph, dependencies *Graph
 		a5 uintptr
 		_  [2]uintptr
 	}
-	_f.Fn, _f.N = _fn, 6
+	_f.fn, _f.n = _fn, 6
 	_f.a0 = uintptr(hStream)
 	_f.a1 = uintptr(hGraph)
 	_f.a2 = unsafe.Pointer(dependencies)
@@ -5085,7 +5085,7 @@ func StreamBeginCaptureToGraph(hStream Stream, hGraph Graph, dependencies *Graph
 	_f.a4 = uintptr(numDependencies)
 	_f.a5 = uintptr(mode)
 	call(&_f.frame)
-	return procStreamBeginCaptureToGraph.result(_f.R)
+	return procStreamBeginCaptureToGraph.result(_f.r)
 }
 
 // ThreadExchangeStreamCaptureMode calls cuThreadExchangeStreamCaptureMode, resolved as cuThreadExchangeStreamCaptureMode at ABI version 10010.
@@ -5101,10 +5101,10 @@ func ThreadExchangeStreamCaptureMode(mode *StreamCaptureMode) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(mode)
 	call(&_f.frame)
-	return procThreadExchangeStreamCaptureMode.result(_f.R)
+	return procThreadExchangeStreamCaptureMode.result(_f.r)
 }
 
 // StreamEndCapture calls cuStreamEndCapture, resolved as cuStreamEndCapture at ABI version 10000.
@@ -5121,11 +5121,11 @@ func StreamEndCapture(hStream Stream, phGraph *Graph) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hStream)
 	_f.a1 = unsafe.Pointer(phGraph)
 	call(&_f.frame)
-	return procStreamEndCapture.result(_f.R)
+	return procStreamEndCapture.result(_f.r)
 }
 
 // StreamIsCapturing calls cuStreamIsCapturing, resolved as cuStreamIsCapturing at ABI version 10000.
@@ -5142,11 +5142,11 @@ func StreamIsCapturing(hStream Stream, captureStatus *StreamCaptureStatus) error
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hStream)
 	_f.a1 = unsafe.Pointer(captureStatus)
 	call(&_f.frame)
-	return procStreamIsCapturing.result(_f.R)
+	return procStreamIsCapturing.result(_f.r)
 }
 
 // StreamGetCaptureInfo calls cuStreamGetCaptureInfo_v3, resolved as cuStreamGetCaptureInfo at ABI version 12030.
@@ -5168,7 +5168,7 @@ func StreamGetCaptureInfo(hStream Stream, captureStatus_out *StreamCaptureStatus
 		a6 unsafe.Pointer
 		_  [1]uintptr
 	}
-	_f.Fn, _f.N = _fn, 7
+	_f.fn, _f.n = _fn, 7
 	_f.a0 = uintptr(hStream)
 	_f.a1 = unsafe.Pointer(captureStatus_out)
 	_f.a2 = unsafe.Pointer(id_out)
@@ -5177,7 +5177,7 @@ func StreamGetCaptureInfo(hStream Stream, captureStatus_out *StreamCaptureStatus
 	_f.a5 = unsafe.Pointer(edgeData_out)
 	_f.a6 = unsafe.Pointer(numDependencies_out)
 	call(&_f.frame)
-	return procStreamGetCaptureInfo.result(_f.R)
+	return procStreamGetCaptureInfo.result(_f.r)
 }
 
 // StreamUpdateCaptureDependencies calls cuStreamUpdateCaptureDependencies_v2, resolved as cuStreamUpdateCaptureDependencies at ABI version 12030.
@@ -5197,14 +5197,14 @@ func StreamUpdateCaptureDependencies(hStream Stream, dependencies *GraphNode, de
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = uintptr(hStream)
 	_f.a1 = unsafe.Pointer(dependencies)
 	_f.a2 = unsafe.Pointer(dependencyData)
 	_f.a3 = uintptr(numDependencies)
 	_f.a4 = uintptr(flags)
 	call(&_f.frame)
-	return procStreamUpdateCaptureDependencies.result(_f.R)
+	return procStreamUpdateCaptureDependencies.result(_f.r)
 }
 
 // StreamAttachMemAsync calls cuStreamAttachMemAsync, resolved as cuStreamAttachMemAsync at ABI version 6000.
@@ -5223,13 +5223,13 @@ func StreamAttachMemAsync(hStream Stream, dptr Deviceptr, length uint64, flags u
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(hStream)
 	_f.a1 = uintptr(dptr)
 	_f.a2 = uintptr(length)
 	_f.a3 = uintptr(flags)
 	call(&_f.frame)
-	return procStreamAttachMemAsync.result(_f.R)
+	return procStreamAttachMemAsync.result(_f.r)
 }
 
 // StreamQuery calls cuStreamQuery, resolved as cuStreamQuery at ABI version 2000.
@@ -5245,10 +5245,10 @@ func StreamQuery(hStream Stream) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(hStream)
 	call(&_f.frame)
-	return procStreamQuery.result(_f.R)
+	return procStreamQuery.result(_f.r)
 }
 
 // StreamSynchronize calls cuStreamSynchronize, resolved as cuStreamSynchronize at ABI version 2000.
@@ -5264,10 +5264,10 @@ func StreamSynchronize(hStream Stream) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(hStream)
 	call(&_f.frame)
-	return procStreamSynchronize.result(_f.R)
+	return procStreamSynchronize.result(_f.r)
 }
 
 // StreamDestroy calls cuStreamDestroy_v2, resolved as cuStreamDestroy at ABI version 4000.
@@ -5283,10 +5283,10 @@ func StreamDestroy(hStream Stream) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(hStream)
 	call(&_f.frame)
-	return procStreamDestroy.result(_f.R)
+	return procStreamDestroy.result(_f.r)
 }
 
 // StreamCopyAttributes calls cuStreamCopyAttributes, resolved as cuStreamCopyAttributes at ABI version 11000.
@@ -5303,11 +5303,11 @@ func StreamCopyAttributes(dst Stream, src Stream) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(dst)
 	_f.a1 = uintptr(src)
 	call(&_f.frame)
-	return procStreamCopyAttributes.result(_f.R)
+	return procStreamCopyAttributes.result(_f.r)
 }
 
 // StreamGetAttribute calls cuStreamGetAttribute, resolved as cuStreamGetAttribute at ABI version 11000.
@@ -5325,12 +5325,12 @@ func StreamGetAttribute(hStream Stream, attr StreamAttrID, value_out *StreamAttr
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hStream)
 	_f.a1 = uintptr(attr)
 	_f.a2 = unsafe.Pointer(value_out)
 	call(&_f.frame)
-	return procStreamGetAttribute.result(_f.R)
+	return procStreamGetAttribute.result(_f.r)
 }
 
 // StreamSetAttribute calls cuStreamSetAttribute, resolved as cuStreamSetAttribute at ABI version 11000.
@@ -5348,12 +5348,12 @@ func StreamSetAttribute(hStream Stream, attr StreamAttrID, value *StreamAttrValu
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hStream)
 	_f.a1 = uintptr(attr)
 	_f.a2 = unsafe.Pointer(value)
 	call(&_f.frame)
-	return procStreamSetAttribute.result(_f.R)
+	return procStreamSetAttribute.result(_f.r)
 }
 
 // EventCreate calls cuEventCreate, resolved as cuEventCreate at ABI version 2000.
@@ -5370,11 +5370,11 @@ func EventCreate(phEvent *Event, Flags uint32) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(phEvent)
 	_f.a1 = uintptr(Flags)
 	call(&_f.frame)
-	return procEventCreate.result(_f.R)
+	return procEventCreate.result(_f.r)
 }
 
 // EventRecord calls cuEventRecord, resolved as cuEventRecord at ABI version 2000.
@@ -5391,11 +5391,11 @@ func EventRecord(hEvent Event, hStream Stream) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hEvent)
 	_f.a1 = uintptr(hStream)
 	call(&_f.frame)
-	return procEventRecord.result(_f.R)
+	return procEventRecord.result(_f.r)
 }
 
 // EventRecordWithFlags calls cuEventRecordWithFlags, resolved as cuEventRecordWithFlags at ABI version 11010.
@@ -5413,12 +5413,12 @@ func EventRecordWithFlags(hEvent Event, hStream Stream, flags uint32) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hEvent)
 	_f.a1 = uintptr(hStream)
 	_f.a2 = uintptr(flags)
 	call(&_f.frame)
-	return procEventRecordWithFlags.result(_f.R)
+	return procEventRecordWithFlags.result(_f.r)
 }
 
 // EventQuery calls cuEventQuery, resolved as cuEventQuery at ABI version 2000.
@@ -5434,10 +5434,10 @@ func EventQuery(hEvent Event) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(hEvent)
 	call(&_f.frame)
-	return procEventQuery.result(_f.R)
+	return procEventQuery.result(_f.r)
 }
 
 // EventSynchronize calls cuEventSynchronize, resolved as cuEventSynchronize at ABI version 2000.
@@ -5453,10 +5453,10 @@ func EventSynchronize(hEvent Event) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(hEvent)
 	call(&_f.frame)
-	return procEventSynchronize.result(_f.R)
+	return procEventSynchronize.result(_f.r)
 }
 
 // EventDestroy calls cuEventDestroy_v2, resolved as cuEventDestroy at ABI version 4000.
@@ -5472,10 +5472,10 @@ func EventDestroy(hEvent Event) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(hEvent)
 	call(&_f.frame)
-	return procEventDestroy.result(_f.R)
+	return procEventDestroy.result(_f.r)
 }
 
 // EventElapsedTime calls cuEventElapsedTime_v2, resolved as cuEventElapsedTime at ABI version 12080.
@@ -5493,12 +5493,12 @@ func EventElapsedTime(pMilliseconds *float32, hStart Event, hEnd Event) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pMilliseconds)
 	_f.a1 = uintptr(hStart)
 	_f.a2 = uintptr(hEnd)
 	call(&_f.frame)
-	return procEventElapsedTime.result(_f.R)
+	return procEventElapsedTime.result(_f.r)
 }
 
 // ImportExternalMemory calls cuImportExternalMemory, resolved as cuImportExternalMemory at ABI version 10000.
@@ -5515,11 +5515,11 @@ func ImportExternalMemory(extMem_out *ExternalMemory, memHandleDesc *CUDA_EXTERN
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(extMem_out)
 	_f.a1 = unsafe.Pointer(memHandleDesc)
 	call(&_f.frame)
-	return procImportExternalMemory.result(_f.R)
+	return procImportExternalMemory.result(_f.r)
 }
 
 // ExternalMemoryGetMappedBuffer calls cuExternalMemoryGetMappedBuffer, resolved as cuExternalMemoryGetMappedBuffer at ABI version 10000.
@@ -5537,12 +5537,12 @@ func ExternalMemoryGetMappedBuffer(devPtr *Deviceptr, extMem ExternalMemory, buf
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(devPtr)
 	_f.a1 = uintptr(extMem)
 	_f.a2 = unsafe.Pointer(bufferDesc)
 	call(&_f.frame)
-	return procExternalMemoryGetMappedBuffer.result(_f.R)
+	return procExternalMemoryGetMappedBuffer.result(_f.r)
 }
 
 // ExternalMemoryGetMappedMipmappedArray calls cuExternalMemoryGetMappedMipmappedArray, resolved as cuExternalMemoryGetMappedMipmappedArray at ABI version 10000.
@@ -5560,12 +5560,12 @@ func ExternalMemoryGetMappedMipmappedArray(mipmap *MipmappedArray, extMem Extern
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(mipmap)
 	_f.a1 = uintptr(extMem)
 	_f.a2 = unsafe.Pointer(mipmapDesc)
 	call(&_f.frame)
-	return procExternalMemoryGetMappedMipmappedArray.result(_f.R)
+	return procExternalMemoryGetMappedMipmappedArray.result(_f.r)
 }
 
 // DestroyExternalMemory calls cuDestroyExternalMemory, resolved as cuDestroyExternalMemory at ABI version 10000.
@@ -5581,10 +5581,10 @@ func DestroyExternalMemory(extMem ExternalMemory) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(extMem)
 	call(&_f.frame)
-	return procDestroyExternalMemory.result(_f.R)
+	return procDestroyExternalMemory.result(_f.r)
 }
 
 // ImportExternalSemaphore calls cuImportExternalSemaphore, resolved as cuImportExternalSemaphore at ABI version 10000.
@@ -5601,11 +5601,11 @@ func ImportExternalSemaphore(extSem_out *ExternalSemaphore, semHandleDesc *CUDA_
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(extSem_out)
 	_f.a1 = unsafe.Pointer(semHandleDesc)
 	call(&_f.frame)
-	return procImportExternalSemaphore.result(_f.R)
+	return procImportExternalSemaphore.result(_f.r)
 }
 
 // SignalExternalSemaphoresAsync calls cuSignalExternalSemaphoresAsync, resolved as cuSignalExternalSemaphoresAsync at ABI version 10000.
@@ -5624,13 +5624,13 @@ func SignalExternalSemaphoresAsync(extSemArray *ExternalSemaphore, paramsArray *
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(extSemArray)
 	_f.a1 = unsafe.Pointer(paramsArray)
 	_f.a2 = uintptr(numExtSems)
 	_f.a3 = uintptr(stream)
 	call(&_f.frame)
-	return procSignalExternalSemaphoresAsync.result(_f.R)
+	return procSignalExternalSemaphoresAsync.result(_f.r)
 }
 
 // WaitExternalSemaphoresAsync calls cuWaitExternalSemaphoresAsync, resolved as cuWaitExternalSemaphoresAsync at ABI version 10000.
@@ -5649,13 +5649,13 @@ func WaitExternalSemaphoresAsync(extSemArray *ExternalSemaphore, paramsArray *CU
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(extSemArray)
 	_f.a1 = unsafe.Pointer(paramsArray)
 	_f.a2 = uintptr(numExtSems)
 	_f.a3 = uintptr(stream)
 	call(&_f.frame)
-	return procWaitExternalSemaphoresAsync.result(_f.R)
+	return procWaitExternalSemaphoresAsync.result(_f.r)
 }
 
 // DestroyExternalSemaphore calls cuDestroyExternalSemaphore, resolved as cuDestroyExternalSemaphore at ABI version 10000.
@@ -5671,10 +5671,10 @@ func DestroyExternalSemaphore(extSem ExternalSemaphore) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(extSem)
 	call(&_f.frame)
-	return procDestroyExternalSemaphore.result(_f.R)
+	return procDestroyExternalSemaphore.result(_f.r)
 }
 
 // StreamWaitValue32 calls cuStreamWaitValue32_v2, resolved as cuStreamWaitValue32 at ABI version 11070.
@@ -5693,13 +5693,13 @@ func StreamWaitValue32(stream Stream, addr Deviceptr, value uint32, flags uint32
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(stream)
 	_f.a1 = uintptr(addr)
 	_f.a2 = uintptr(value)
 	_f.a3 = uintptr(flags)
 	call(&_f.frame)
-	return procStreamWaitValue32.result(_f.R)
+	return procStreamWaitValue32.result(_f.r)
 }
 
 // StreamWaitValue64 calls cuStreamWaitValue64_v2, resolved as cuStreamWaitValue64 at ABI version 11070.
@@ -5718,13 +5718,13 @@ func StreamWaitValue64(stream Stream, addr Deviceptr, value uint64, flags uint32
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(stream)
 	_f.a1 = uintptr(addr)
 	_f.a2 = uintptr(value)
 	_f.a3 = uintptr(flags)
 	call(&_f.frame)
-	return procStreamWaitValue64.result(_f.R)
+	return procStreamWaitValue64.result(_f.r)
 }
 
 // StreamWriteValue32 calls cuStreamWriteValue32_v2, resolved as cuStreamWriteValue32 at ABI version 11070.
@@ -5743,13 +5743,13 @@ func StreamWriteValue32(stream Stream, addr Deviceptr, value uint32, flags uint3
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(stream)
 	_f.a1 = uintptr(addr)
 	_f.a2 = uintptr(value)
 	_f.a3 = uintptr(flags)
 	call(&_f.frame)
-	return procStreamWriteValue32.result(_f.R)
+	return procStreamWriteValue32.result(_f.r)
 }
 
 // StreamWriteValue64 calls cuStreamWriteValue64_v2, resolved as cuStreamWriteValue64 at ABI version 11070.
@@ -5768,13 +5768,13 @@ func StreamWriteValue64(stream Stream, addr Deviceptr, value uint64, flags uint3
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(stream)
 	_f.a1 = uintptr(addr)
 	_f.a2 = uintptr(value)
 	_f.a3 = uintptr(flags)
 	call(&_f.frame)
-	return procStreamWriteValue64.result(_f.R)
+	return procStreamWriteValue64.result(_f.r)
 }
 
 // StreamBatchMemOp calls cuStreamBatchMemOp_v2, resolved as cuStreamBatchMemOp at ABI version 11070.
@@ -5793,13 +5793,13 @@ func StreamBatchMemOp(stream Stream, count uint32, paramArray *StreamBatchMemOpP
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(stream)
 	_f.a1 = uintptr(count)
 	_f.a2 = unsafe.Pointer(paramArray)
 	_f.a3 = uintptr(flags)
 	call(&_f.frame)
-	return procStreamBatchMemOp.result(_f.R)
+	return procStreamBatchMemOp.result(_f.r)
 }
 
 // FuncGetAttribute calls cuFuncGetAttribute, resolved as cuFuncGetAttribute at ABI version 2020.
@@ -5817,12 +5817,12 @@ func FuncGetAttribute(pi *int32, attrib Function_attribute, hfunc Function) erro
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pi)
 	_f.a1 = uintptr(attrib)
 	_f.a2 = uintptr(hfunc)
 	call(&_f.frame)
-	return procFuncGetAttribute.result(_f.R)
+	return procFuncGetAttribute.result(_f.r)
 }
 
 // FuncSetAttribute calls cuFuncSetAttribute, resolved as cuFuncSetAttribute at ABI version 9000.
@@ -5840,12 +5840,12 @@ func FuncSetAttribute(hfunc Function, attrib Function_attribute, value int32) er
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hfunc)
 	_f.a1 = uintptr(attrib)
 	_f.a2 = uintptr(value)
 	call(&_f.frame)
-	return procFuncSetAttribute.result(_f.R)
+	return procFuncSetAttribute.result(_f.r)
 }
 
 // FuncSetCacheConfig calls cuFuncSetCacheConfig, resolved as cuFuncSetCacheConfig at ABI version 3000.
@@ -5862,11 +5862,11 @@ func FuncSetCacheConfig(hfunc Function, config Func_cache) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hfunc)
 	_f.a1 = uintptr(config)
 	call(&_f.frame)
-	return procFuncSetCacheConfig.result(_f.R)
+	return procFuncSetCacheConfig.result(_f.r)
 }
 
 // FuncGetModule calls cuFuncGetModule, resolved as cuFuncGetModule at ABI version 11000.
@@ -5883,11 +5883,11 @@ func FuncGetModule(hmod *Module, hfunc Function) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(hmod)
 	_f.a1 = uintptr(hfunc)
 	call(&_f.frame)
-	return procFuncGetModule.result(_f.R)
+	return procFuncGetModule.result(_f.r)
 }
 
 // FuncGetName calls cuFuncGetName, resolved as cuFuncGetName at ABI version 12030.
@@ -5904,11 +5904,11 @@ func FuncGetName(name **byte, hfunc Function) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(name)
 	_f.a1 = uintptr(hfunc)
 	call(&_f.frame)
-	return procFuncGetName.result(_f.R)
+	return procFuncGetName.result(_f.r)
 }
 
 // FuncGetParamInfo calls cuFuncGetParamInfo, resolved as cuFuncGetParamInfo at ABI version 12040.
@@ -5927,13 +5927,13 @@ func FuncGetParamInfo(func_ Function, paramIndex uint64, paramOffset *uint64, pa
 		a3 unsafe.Pointer
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(func_)
 	_f.a1 = uintptr(paramIndex)
 	_f.a2 = unsafe.Pointer(paramOffset)
 	_f.a3 = unsafe.Pointer(paramSize)
 	call(&_f.frame)
-	return procFuncGetParamInfo.result(_f.R)
+	return procFuncGetParamInfo.result(_f.r)
 }
 
 // FuncIsLoaded calls cuFuncIsLoaded, resolved as cuFuncIsLoaded at ABI version 12040.
@@ -5950,11 +5950,11 @@ func FuncIsLoaded(state *FunctionLoadingState, function Function) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(state)
 	_f.a1 = uintptr(function)
 	call(&_f.frame)
-	return procFuncIsLoaded.result(_f.R)
+	return procFuncIsLoaded.result(_f.r)
 }
 
 // FuncLoad calls cuFuncLoad, resolved as cuFuncLoad at ABI version 12040.
@@ -5970,10 +5970,10 @@ func FuncLoad(function Function) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(function)
 	call(&_f.frame)
-	return procFuncLoad.result(_f.R)
+	return procFuncLoad.result(_f.r)
 }
 
 // LaunchKernel calls cuLaunchKernel, resolved as cuLaunchKernel at ABI version 4000.
@@ -5998,7 +5998,7 @@ func LaunchKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32,
 		a9  unsafe.Pointer
 		a10 unsafe.Pointer
 	}
-	_f.Fn, _f.N = _fn, 11
+	_f.fn, _f.n = _fn, 11
 	_f.a0 = uintptr(f)
 	_f.a1 = uintptr(gridDimX)
 	_f.a2 = uintptr(gridDimY)
@@ -6011,7 +6011,7 @@ func LaunchKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32,
 	_f.a9 = unsafe.Pointer(kernelParams)
 	_f.a10 = unsafe.Pointer(extra)
 	call(&_f.frame)
-	return procLaunchKernel.result(_f.R)
+	return procLaunchKernel.result(_f.r)
 }
 
 // LaunchKernelEx calls cuLaunchKernelEx, resolved as cuLaunchKernelEx at ABI version 11060.
@@ -6030,13 +6030,13 @@ func LaunchKernelEx(config *LaunchConfig, f Function, kernelParams *unsafe.Point
 		a3 unsafe.Pointer
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(config)
 	_f.a1 = uintptr(f)
 	_f.a2 = unsafe.Pointer(kernelParams)
 	_f.a3 = unsafe.Pointer(extra)
 	call(&_f.frame)
-	return procLaunchKernelEx.result(_f.R)
+	return procLaunchKernelEx.result(_f.r)
 }
 
 // LaunchCooperativeKernel calls cuLaunchCooperativeKernel, resolved as cuLaunchCooperativeKernel at ABI version 9000.
@@ -6060,7 +6060,7 @@ func LaunchCooperativeKernel(f Function, gridDimX uint32, gridDimY uint32, gridD
 		a8 uintptr
 		a9 unsafe.Pointer
 	}
-	_f.Fn, _f.N = _fn, 10
+	_f.fn, _f.n = _fn, 10
 	_f.a0 = uintptr(f)
 	_f.a1 = uintptr(gridDimX)
 	_f.a2 = uintptr(gridDimY)
@@ -6072,7 +6072,7 @@ func LaunchCooperativeKernel(f Function, gridDimX uint32, gridDimY uint32, gridD
 	_f.a8 = uintptr(hStream)
 	_f.a9 = unsafe.Pointer(kernelParams)
 	call(&_f.frame)
-	return procLaunchCooperativeKernel.result(_f.R)
+	return procLaunchCooperativeKernel.result(_f.r)
 }
 
 // LaunchCooperativeKernelMultiDevice calls cuLaunchCooperativeKernelMultiDevice, resolved as cuLaunchCooperativeKernelMultiDevice at ABI version 9000.
@@ -6092,12 +6092,12 @@ func LaunchCooperativeKernelMultiDevice(launchParamsList *CUDA_LAUNCH_PARAMS, nu
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(launchParamsList)
 	_f.a1 = uintptr(numDevices)
 	_f.a2 = uintptr(flags)
 	call(&_f.frame)
-	return procLaunchCooperativeKernelMultiDevice.result(_f.R)
+	return procLaunchCooperativeKernelMultiDevice.result(_f.r)
 }
 
 // LaunchHostFunc calls cuLaunchHostFunc, resolved as cuLaunchHostFunc at ABI version 10000.
@@ -6115,12 +6115,12 @@ func LaunchHostFunc(hStream Stream, fn HostFn, userData unsafe.Pointer) error {
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hStream)
 	_f.a1 = uintptr(fn)
 	_f.a2 = unsafe.Pointer(userData)
 	call(&_f.frame)
-	return procLaunchHostFunc.result(_f.R)
+	return procLaunchHostFunc.result(_f.r)
 }
 
 // FuncSetBlockShape calls cuFuncSetBlockShape, resolved as cuFuncSetBlockShape at ABI version 2000.
@@ -6141,13 +6141,13 @@ func FuncSetBlockShape(hfunc Function, x int32, y int32, z int32) error {
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(hfunc)
 	_f.a1 = uintptr(x)
 	_f.a2 = uintptr(y)
 	_f.a3 = uintptr(z)
 	call(&_f.frame)
-	return procFuncSetBlockShape.result(_f.R)
+	return procFuncSetBlockShape.result(_f.r)
 }
 
 // FuncSetSharedSize calls cuFuncSetSharedSize, resolved as cuFuncSetSharedSize at ABI version 2000.
@@ -6166,11 +6166,11 @@ func FuncSetSharedSize(hfunc Function, bytes uint32) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hfunc)
 	_f.a1 = uintptr(bytes)
 	call(&_f.frame)
-	return procFuncSetSharedSize.result(_f.R)
+	return procFuncSetSharedSize.result(_f.r)
 }
 
 // ParamSetSize calls cuParamSetSize, resolved as cuParamSetSize at ABI version 2000.
@@ -6189,11 +6189,11 @@ func ParamSetSize(hfunc Function, numbytes uint32) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hfunc)
 	_f.a1 = uintptr(numbytes)
 	call(&_f.frame)
-	return procParamSetSize.result(_f.R)
+	return procParamSetSize.result(_f.r)
 }
 
 // ParamSeti calls cuParamSeti, resolved as cuParamSeti at ABI version 2000.
@@ -6213,12 +6213,12 @@ func ParamSeti(hfunc Function, offset int32, value uint32) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hfunc)
 	_f.a1 = uintptr(offset)
 	_f.a2 = uintptr(value)
 	call(&_f.frame)
-	return procParamSeti.result(_f.R)
+	return procParamSeti.result(_f.r)
 }
 
 // ParamSetf calls cuParamSetf, resolved as cuParamSetf at ABI version 2000.
@@ -6253,13 +6253,13 @@ func ParamSetv(hfunc Function, offset int32, ptr unsafe.Pointer, numbytes uint32
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(hfunc)
 	_f.a1 = uintptr(offset)
 	_f.a2 = unsafe.Pointer(ptr)
 	_f.a3 = uintptr(numbytes)
 	call(&_f.frame)
-	return procParamSetv.result(_f.R)
+	return procParamSetv.result(_f.r)
 }
 
 // Launch calls cuLaunch, resolved as cuLaunch at ABI version 2000.
@@ -6277,10 +6277,10 @@ func Launch(f Function) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(f)
 	call(&_f.frame)
-	return procLaunch.result(_f.R)
+	return procLaunch.result(_f.r)
 }
 
 // LaunchGrid calls cuLaunchGrid, resolved as cuLaunchGrid at ABI version 2000.
@@ -6300,12 +6300,12 @@ func LaunchGrid(f Function, grid_width int32, grid_height int32) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(f)
 	_f.a1 = uintptr(grid_width)
 	_f.a2 = uintptr(grid_height)
 	call(&_f.frame)
-	return procLaunchGrid.result(_f.R)
+	return procLaunchGrid.result(_f.r)
 }
 
 // LaunchGridAsync calls cuLaunchGridAsync, resolved as cuLaunchGridAsync at ABI version 2000.
@@ -6326,13 +6326,13 @@ func LaunchGridAsync(f Function, grid_width int32, grid_height int32, hStream St
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(f)
 	_f.a1 = uintptr(grid_width)
 	_f.a2 = uintptr(grid_height)
 	_f.a3 = uintptr(hStream)
 	call(&_f.frame)
-	return procLaunchGridAsync.result(_f.R)
+	return procLaunchGridAsync.result(_f.r)
 }
 
 // ParamSetTexRef calls cuParamSetTexRef, resolved as cuParamSetTexRef at ABI version 2000.
@@ -6352,12 +6352,12 @@ func ParamSetTexRef(hfunc Function, texunit int32, hTexRef Texref) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hfunc)
 	_f.a1 = uintptr(texunit)
 	_f.a2 = uintptr(hTexRef)
 	call(&_f.frame)
-	return procParamSetTexRef.result(_f.R)
+	return procParamSetTexRef.result(_f.r)
 }
 
 // FuncSetSharedMemConfig calls cuFuncSetSharedMemConfig, resolved as cuFuncSetSharedMemConfig at ABI version 4020.
@@ -6376,11 +6376,11 @@ func FuncSetSharedMemConfig(hfunc Function, config Sharedconfig) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hfunc)
 	_f.a1 = uintptr(config)
 	call(&_f.frame)
-	return procFuncSetSharedMemConfig.result(_f.R)
+	return procFuncSetSharedMemConfig.result(_f.r)
 }
 
 // GraphCreate calls cuGraphCreate, resolved as cuGraphCreate at ABI version 10000.
@@ -6397,11 +6397,11 @@ func GraphCreate(phGraph *Graph, flags uint32) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(phGraph)
 	_f.a1 = uintptr(flags)
 	call(&_f.frame)
-	return procGraphCreate.result(_f.R)
+	return procGraphCreate.result(_f.r)
 }
 
 // GraphAddKernelNode calls cuGraphAddKernelNode_v2, resolved as cuGraphAddKernelNode at ABI version 12000.
@@ -6421,14 +6421,14 @@ func GraphAddKernelNode(phGraphNode *GraphNode, hGraph Graph, dependencies *Grap
 		a4 unsafe.Pointer
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(phGraphNode)
 	_f.a1 = uintptr(hGraph)
 	_f.a2 = unsafe.Pointer(dependencies)
 	_f.a3 = uintptr(numDependencies)
 	_f.a4 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphAddKernelNode.result(_f.R)
+	return procGraphAddKernelNode.result(_f.r)
 }
 
 // GraphKernelNodeGetParams calls cuGraphKernelNodeGetParams_v2, resolved as cuGraphKernelNodeGetParams at ABI version 12000.
@@ -6445,11 +6445,11 @@ func GraphKernelNodeGetParams(hNode GraphNode, nodeParams *CUDA_KERNEL_NODE_PARA
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphKernelNodeGetParams.result(_f.R)
+	return procGraphKernelNodeGetParams.result(_f.r)
 }
 
 // GraphKernelNodeSetParams calls cuGraphKernelNodeSetParams_v2, resolved as cuGraphKernelNodeSetParams at ABI version 12000.
@@ -6466,11 +6466,11 @@ func GraphKernelNodeSetParams(hNode GraphNode, nodeParams *CUDA_KERNEL_NODE_PARA
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphKernelNodeSetParams.result(_f.R)
+	return procGraphKernelNodeSetParams.result(_f.r)
 }
 
 // GraphAddMemcpyNode calls cuGraphAddMemcpyNode, resolved as cuGraphAddMemcpyNode at ABI version 10000.
@@ -6491,7 +6491,7 @@ func GraphAddMemcpyNode(phGraphNode *GraphNode, hGraph Graph, dependencies *Grap
 		a5 uintptr
 		_  [2]uintptr
 	}
-	_f.Fn, _f.N = _fn, 6
+	_f.fn, _f.n = _fn, 6
 	_f.a0 = unsafe.Pointer(phGraphNode)
 	_f.a1 = uintptr(hGraph)
 	_f.a2 = unsafe.Pointer(dependencies)
@@ -6499,7 +6499,7 @@ func GraphAddMemcpyNode(phGraphNode *GraphNode, hGraph Graph, dependencies *Grap
 	_f.a4 = unsafe.Pointer(copyParams)
 	_f.a5 = uintptr(ctx)
 	call(&_f.frame)
-	return procGraphAddMemcpyNode.result(_f.R)
+	return procGraphAddMemcpyNode.result(_f.r)
 }
 
 // GraphMemcpyNodeGetParams calls cuGraphMemcpyNodeGetParams, resolved as cuGraphMemcpyNodeGetParams at ABI version 10000.
@@ -6516,11 +6516,11 @@ func GraphMemcpyNodeGetParams(hNode GraphNode, nodeParams *CUDA_MEMCPY3D) error 
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphMemcpyNodeGetParams.result(_f.R)
+	return procGraphMemcpyNodeGetParams.result(_f.r)
 }
 
 // GraphMemcpyNodeSetParams calls cuGraphMemcpyNodeSetParams, resolved as cuGraphMemcpyNodeSetParams at ABI version 10000.
@@ -6537,11 +6537,11 @@ func GraphMemcpyNodeSetParams(hNode GraphNode, nodeParams *CUDA_MEMCPY3D) error 
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphMemcpyNodeSetParams.result(_f.R)
+	return procGraphMemcpyNodeSetParams.result(_f.r)
 }
 
 // GraphAddMemsetNode calls cuGraphAddMemsetNode, resolved as cuGraphAddMemsetNode at ABI version 10000.
@@ -6562,7 +6562,7 @@ func GraphAddMemsetNode(phGraphNode *GraphNode, hGraph Graph, dependencies *Grap
 		a5 uintptr
 		_  [2]uintptr
 	}
-	_f.Fn, _f.N = _fn, 6
+	_f.fn, _f.n = _fn, 6
 	_f.a0 = unsafe.Pointer(phGraphNode)
 	_f.a1 = uintptr(hGraph)
 	_f.a2 = unsafe.Pointer(dependencies)
@@ -6570,7 +6570,7 @@ func GraphAddMemsetNode(phGraphNode *GraphNode, hGraph Graph, dependencies *Grap
 	_f.a4 = unsafe.Pointer(memsetParams)
 	_f.a5 = uintptr(ctx)
 	call(&_f.frame)
-	return procGraphAddMemsetNode.result(_f.R)
+	return procGraphAddMemsetNode.result(_f.r)
 }
 
 // GraphMemsetNodeGetParams calls cuGraphMemsetNodeGetParams, resolved as cuGraphMemsetNodeGetParams at ABI version 10000.
@@ -6587,11 +6587,11 @@ func GraphMemsetNodeGetParams(hNode GraphNode, nodeParams *CUDA_MEMSET_NODE_PARA
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphMemsetNodeGetParams.result(_f.R)
+	return procGraphMemsetNodeGetParams.result(_f.r)
 }
 
 // GraphMemsetNodeSetParams calls cuGraphMemsetNodeSetParams, resolved as cuGraphMemsetNodeSetParams at ABI version 10000.
@@ -6608,11 +6608,11 @@ func GraphMemsetNodeSetParams(hNode GraphNode, nodeParams *CUDA_MEMSET_NODE_PARA
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphMemsetNodeSetParams.result(_f.R)
+	return procGraphMemsetNodeSetParams.result(_f.r)
 }
 
 // GraphAddHostNode calls cuGraphAddHostNode, resolved as cuGraphAddHostNode at ABI version 10000.
@@ -6632,14 +6632,14 @@ func GraphAddHostNode(phGraphNode *GraphNode, hGraph Graph, dependencies *GraphN
 		a4 unsafe.Pointer
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(phGraphNode)
 	_f.a1 = uintptr(hGraph)
 	_f.a2 = unsafe.Pointer(dependencies)
 	_f.a3 = uintptr(numDependencies)
 	_f.a4 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphAddHostNode.result(_f.R)
+	return procGraphAddHostNode.result(_f.r)
 }
 
 // GraphHostNodeGetParams calls cuGraphHostNodeGetParams, resolved as cuGraphHostNodeGetParams at ABI version 10000.
@@ -6656,11 +6656,11 @@ func GraphHostNodeGetParams(hNode GraphNode, nodeParams *CUDA_HOST_NODE_PARAMS) 
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphHostNodeGetParams.result(_f.R)
+	return procGraphHostNodeGetParams.result(_f.r)
 }
 
 // GraphHostNodeSetParams calls cuGraphHostNodeSetParams, resolved as cuGraphHostNodeSetParams at ABI version 10000.
@@ -6677,11 +6677,11 @@ func GraphHostNodeSetParams(hNode GraphNode, nodeParams *CUDA_HOST_NODE_PARAMS) 
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphHostNodeSetParams.result(_f.R)
+	return procGraphHostNodeSetParams.result(_f.r)
 }
 
 // GraphAddChildGraphNode calls cuGraphAddChildGraphNode, resolved as cuGraphAddChildGraphNode at ABI version 10000.
@@ -6701,14 +6701,14 @@ func GraphAddChildGraphNode(phGraphNode *GraphNode, hGraph Graph, dependencies *
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(phGraphNode)
 	_f.a1 = uintptr(hGraph)
 	_f.a2 = unsafe.Pointer(dependencies)
 	_f.a3 = uintptr(numDependencies)
 	_f.a4 = uintptr(childGraph)
 	call(&_f.frame)
-	return procGraphAddChildGraphNode.result(_f.R)
+	return procGraphAddChildGraphNode.result(_f.r)
 }
 
 // GraphChildGraphNodeGetGraph calls cuGraphChildGraphNodeGetGraph, resolved as cuGraphChildGraphNodeGetGraph at ABI version 10000.
@@ -6725,11 +6725,11 @@ func GraphChildGraphNodeGetGraph(hNode GraphNode, phGraph *Graph) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(phGraph)
 	call(&_f.frame)
-	return procGraphChildGraphNodeGetGraph.result(_f.R)
+	return procGraphChildGraphNodeGetGraph.result(_f.r)
 }
 
 // GraphAddEmptyNode calls cuGraphAddEmptyNode, resolved as cuGraphAddEmptyNode at ABI version 10000.
@@ -6748,13 +6748,13 @@ func GraphAddEmptyNode(phGraphNode *GraphNode, hGraph Graph, dependencies *Graph
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(phGraphNode)
 	_f.a1 = uintptr(hGraph)
 	_f.a2 = unsafe.Pointer(dependencies)
 	_f.a3 = uintptr(numDependencies)
 	call(&_f.frame)
-	return procGraphAddEmptyNode.result(_f.R)
+	return procGraphAddEmptyNode.result(_f.r)
 }
 
 // GraphAddEventRecordNode calls cuGraphAddEventRecordNode, resolved as cuGraphAddEventRecordNode at ABI version 11010.
@@ -6774,14 +6774,14 @@ func GraphAddEventRecordNode(phGraphNode *GraphNode, hGraph Graph, dependencies 
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(phGraphNode)
 	_f.a1 = uintptr(hGraph)
 	_f.a2 = unsafe.Pointer(dependencies)
 	_f.a3 = uintptr(numDependencies)
 	_f.a4 = uintptr(event)
 	call(&_f.frame)
-	return procGraphAddEventRecordNode.result(_f.R)
+	return procGraphAddEventRecordNode.result(_f.r)
 }
 
 // GraphEventRecordNodeGetEvent calls cuGraphEventRecordNodeGetEvent, resolved as cuGraphEventRecordNodeGetEvent at ABI version 11010.
@@ -6798,11 +6798,11 @@ func GraphEventRecordNodeGetEvent(hNode GraphNode, event_out *Event) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(event_out)
 	call(&_f.frame)
-	return procGraphEventRecordNodeGetEvent.result(_f.R)
+	return procGraphEventRecordNodeGetEvent.result(_f.r)
 }
 
 // GraphEventRecordNodeSetEvent calls cuGraphEventRecordNodeSetEvent, resolved as cuGraphEventRecordNodeSetEvent at ABI version 11010.
@@ -6819,11 +6819,11 @@ func GraphEventRecordNodeSetEvent(hNode GraphNode, event Event) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = uintptr(event)
 	call(&_f.frame)
-	return procGraphEventRecordNodeSetEvent.result(_f.R)
+	return procGraphEventRecordNodeSetEvent.result(_f.r)
 }
 
 // GraphAddEventWaitNode calls cuGraphAddEventWaitNode, resolved as cuGraphAddEventWaitNode at ABI version 11010.
@@ -6843,14 +6843,14 @@ func GraphAddEventWaitNode(phGraphNode *GraphNode, hGraph Graph, dependencies *G
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(phGraphNode)
 	_f.a1 = uintptr(hGraph)
 	_f.a2 = unsafe.Pointer(dependencies)
 	_f.a3 = uintptr(numDependencies)
 	_f.a4 = uintptr(event)
 	call(&_f.frame)
-	return procGraphAddEventWaitNode.result(_f.R)
+	return procGraphAddEventWaitNode.result(_f.r)
 }
 
 // GraphEventWaitNodeGetEvent calls cuGraphEventWaitNodeGetEvent, resolved as cuGraphEventWaitNodeGetEvent at ABI version 11010.
@@ -6867,11 +6867,11 @@ func GraphEventWaitNodeGetEvent(hNode GraphNode, event_out *Event) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(event_out)
 	call(&_f.frame)
-	return procGraphEventWaitNodeGetEvent.result(_f.R)
+	return procGraphEventWaitNodeGetEvent.result(_f.r)
 }
 
 // GraphEventWaitNodeSetEvent calls cuGraphEventWaitNodeSetEvent, resolved as cuGraphEventWaitNodeSetEvent at ABI version 11010.
@@ -6888,11 +6888,11 @@ func GraphEventWaitNodeSetEvent(hNode GraphNode, event Event) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = uintptr(event)
 	call(&_f.frame)
-	return procGraphEventWaitNodeSetEvent.result(_f.R)
+	return procGraphEventWaitNodeSetEvent.result(_f.r)
 }
 
 // GraphAddExternalSemaphoresSignalNode calls cuGraphAddExternalSemaphoresSignalNode, resolved as cuGraphAddExternalSemaphoresSignalNode at ABI version 11020.
@@ -6912,14 +6912,14 @@ func GraphAddExternalSemaphoresSignalNode(phGraphNode *GraphNode, hGraph Graph, 
 		a4 unsafe.Pointer
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(phGraphNode)
 	_f.a1 = uintptr(hGraph)
 	_f.a2 = unsafe.Pointer(dependencies)
 	_f.a3 = uintptr(numDependencies)
 	_f.a4 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphAddExternalSemaphoresSignalNode.result(_f.R)
+	return procGraphAddExternalSemaphoresSignalNode.result(_f.r)
 }
 
 // GraphExternalSemaphoresSignalNodeGetParams calls cuGraphExternalSemaphoresSignalNodeGetParams, resolved as cuGraphExternalSemaphoresSignalNodeGetParams at ABI version 11020.
@@ -6936,11 +6936,11 @@ func GraphExternalSemaphoresSignalNodeGetParams(hNode GraphNode, params_out *CUD
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(params_out)
 	call(&_f.frame)
-	return procGraphExternalSemaphoresSignalNodeGetParams.result(_f.R)
+	return procGraphExternalSemaphoresSignalNodeGetParams.result(_f.r)
 }
 
 // GraphExternalSemaphoresSignalNodeSetParams calls cuGraphExternalSemaphoresSignalNodeSetParams, resolved as cuGraphExternalSemaphoresSignalNodeSetParams at ABI version 11020.
@@ -6957,11 +6957,11 @@ func GraphExternalSemaphoresSignalNodeSetParams(hNode GraphNode, nodeParams *CUD
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphExternalSemaphoresSignalNodeSetParams.result(_f.R)
+	return procGraphExternalSemaphoresSignalNodeSetParams.result(_f.r)
 }
 
 // GraphAddExternalSemaphoresWaitNode calls cuGraphAddExternalSemaphoresWaitNode, resolved as cuGraphAddExternalSemaphoresWaitNode at ABI version 11020.
@@ -6981,14 +6981,14 @@ func GraphAddExternalSemaphoresWaitNode(phGraphNode *GraphNode, hGraph Graph, de
 		a4 unsafe.Pointer
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(phGraphNode)
 	_f.a1 = uintptr(hGraph)
 	_f.a2 = unsafe.Pointer(dependencies)
 	_f.a3 = uintptr(numDependencies)
 	_f.a4 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphAddExternalSemaphoresWaitNode.result(_f.R)
+	return procGraphAddExternalSemaphoresWaitNode.result(_f.r)
 }
 
 // GraphExternalSemaphoresWaitNodeGetParams calls cuGraphExternalSemaphoresWaitNodeGetParams, resolved as cuGraphExternalSemaphoresWaitNodeGetParams at ABI version 11020.
@@ -7005,11 +7005,11 @@ func GraphExternalSemaphoresWaitNodeGetParams(hNode GraphNode, params_out *CUDA_
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(params_out)
 	call(&_f.frame)
-	return procGraphExternalSemaphoresWaitNodeGetParams.result(_f.R)
+	return procGraphExternalSemaphoresWaitNodeGetParams.result(_f.r)
 }
 
 // GraphExternalSemaphoresWaitNodeSetParams calls cuGraphExternalSemaphoresWaitNodeSetParams, resolved as cuGraphExternalSemaphoresWaitNodeSetParams at ABI version 11020.
@@ -7026,11 +7026,11 @@ func GraphExternalSemaphoresWaitNodeSetParams(hNode GraphNode, nodeParams *CUDA_
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphExternalSemaphoresWaitNodeSetParams.result(_f.R)
+	return procGraphExternalSemaphoresWaitNodeSetParams.result(_f.r)
 }
 
 // GraphAddBatchMemOpNode calls cuGraphAddBatchMemOpNode, resolved as cuGraphAddBatchMemOpNode at ABI version 11070.
@@ -7050,14 +7050,14 @@ func GraphAddBatchMemOpNode(phGraphNode *GraphNode, hGraph Graph, dependencies *
 		a4 unsafe.Pointer
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(phGraphNode)
 	_f.a1 = uintptr(hGraph)
 	_f.a2 = unsafe.Pointer(dependencies)
 	_f.a3 = uintptr(numDependencies)
 	_f.a4 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphAddBatchMemOpNode.result(_f.R)
+	return procGraphAddBatchMemOpNode.result(_f.r)
 }
 
 // GraphBatchMemOpNodeGetParams calls cuGraphBatchMemOpNodeGetParams, resolved as cuGraphBatchMemOpNodeGetParams at ABI version 11070.
@@ -7074,11 +7074,11 @@ func GraphBatchMemOpNodeGetParams(hNode GraphNode, nodeParams_out *CUDA_BATCH_ME
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(nodeParams_out)
 	call(&_f.frame)
-	return procGraphBatchMemOpNodeGetParams.result(_f.R)
+	return procGraphBatchMemOpNodeGetParams.result(_f.r)
 }
 
 // GraphBatchMemOpNodeSetParams calls cuGraphBatchMemOpNodeSetParams, resolved as cuGraphBatchMemOpNodeSetParams at ABI version 11070.
@@ -7095,11 +7095,11 @@ func GraphBatchMemOpNodeSetParams(hNode GraphNode, nodeParams *CUDA_BATCH_MEM_OP
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphBatchMemOpNodeSetParams.result(_f.R)
+	return procGraphBatchMemOpNodeSetParams.result(_f.r)
 }
 
 // GraphExecBatchMemOpNodeSetParams calls cuGraphExecBatchMemOpNodeSetParams, resolved as cuGraphExecBatchMemOpNodeSetParams at ABI version 11070.
@@ -7117,12 +7117,12 @@ func GraphExecBatchMemOpNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nod
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hGraphExec)
 	_f.a1 = uintptr(hNode)
 	_f.a2 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphExecBatchMemOpNodeSetParams.result(_f.R)
+	return procGraphExecBatchMemOpNodeSetParams.result(_f.r)
 }
 
 // GraphAddMemAllocNode calls cuGraphAddMemAllocNode, resolved as cuGraphAddMemAllocNode at ABI version 11040.
@@ -7142,14 +7142,14 @@ func GraphAddMemAllocNode(phGraphNode *GraphNode, hGraph Graph, dependencies *Gr
 		a4 unsafe.Pointer
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(phGraphNode)
 	_f.a1 = uintptr(hGraph)
 	_f.a2 = unsafe.Pointer(dependencies)
 	_f.a3 = uintptr(numDependencies)
 	_f.a4 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphAddMemAllocNode.result(_f.R)
+	return procGraphAddMemAllocNode.result(_f.r)
 }
 
 // GraphMemAllocNodeGetParams calls cuGraphMemAllocNodeGetParams, resolved as cuGraphMemAllocNodeGetParams at ABI version 11040.
@@ -7166,11 +7166,11 @@ func GraphMemAllocNodeGetParams(hNode GraphNode, params_out *CUDA_MEM_ALLOC_NODE
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(params_out)
 	call(&_f.frame)
-	return procGraphMemAllocNodeGetParams.result(_f.R)
+	return procGraphMemAllocNodeGetParams.result(_f.r)
 }
 
 // GraphAddMemFreeNode calls cuGraphAddMemFreeNode, resolved as cuGraphAddMemFreeNode at ABI version 11040.
@@ -7190,14 +7190,14 @@ func GraphAddMemFreeNode(phGraphNode *GraphNode, hGraph Graph, dependencies *Gra
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(phGraphNode)
 	_f.a1 = uintptr(hGraph)
 	_f.a2 = unsafe.Pointer(dependencies)
 	_f.a3 = uintptr(numDependencies)
 	_f.a4 = uintptr(dptr)
 	call(&_f.frame)
-	return procGraphAddMemFreeNode.result(_f.R)
+	return procGraphAddMemFreeNode.result(_f.r)
 }
 
 // GraphMemFreeNodeGetParams calls cuGraphMemFreeNodeGetParams, resolved as cuGraphMemFreeNodeGetParams at ABI version 11040.
@@ -7214,11 +7214,11 @@ func GraphMemFreeNodeGetParams(hNode GraphNode, dptr_out *Deviceptr) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(dptr_out)
 	call(&_f.frame)
-	return procGraphMemFreeNodeGetParams.result(_f.R)
+	return procGraphMemFreeNodeGetParams.result(_f.r)
 }
 
 // DeviceGraphMemTrim calls cuDeviceGraphMemTrim, resolved as cuDeviceGraphMemTrim at ABI version 11040.
@@ -7234,10 +7234,10 @@ func DeviceGraphMemTrim(device Device) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(device)
 	call(&_f.frame)
-	return procDeviceGraphMemTrim.result(_f.R)
+	return procDeviceGraphMemTrim.result(_f.r)
 }
 
 // DeviceGetGraphMemAttribute calls cuDeviceGetGraphMemAttribute, resolved as cuDeviceGetGraphMemAttribute at ABI version 11040.
@@ -7255,12 +7255,12 @@ func DeviceGetGraphMemAttribute(device Device, attr GraphMem_attribute, value un
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(device)
 	_f.a1 = uintptr(attr)
 	_f.a2 = unsafe.Pointer(value)
 	call(&_f.frame)
-	return procDeviceGetGraphMemAttribute.result(_f.R)
+	return procDeviceGetGraphMemAttribute.result(_f.r)
 }
 
 // DeviceSetGraphMemAttribute calls cuDeviceSetGraphMemAttribute, resolved as cuDeviceSetGraphMemAttribute at ABI version 11040.
@@ -7278,12 +7278,12 @@ func DeviceSetGraphMemAttribute(device Device, attr GraphMem_attribute, value un
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(device)
 	_f.a1 = uintptr(attr)
 	_f.a2 = unsafe.Pointer(value)
 	call(&_f.frame)
-	return procDeviceSetGraphMemAttribute.result(_f.R)
+	return procDeviceSetGraphMemAttribute.result(_f.r)
 }
 
 // GraphClone calls cuGraphClone, resolved as cuGraphClone at ABI version 10000.
@@ -7300,11 +7300,11 @@ func GraphClone(phGraphClone *Graph, originalGraph Graph) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(phGraphClone)
 	_f.a1 = uintptr(originalGraph)
 	call(&_f.frame)
-	return procGraphClone.result(_f.R)
+	return procGraphClone.result(_f.r)
 }
 
 // GraphNodeFindInClone calls cuGraphNodeFindInClone, resolved as cuGraphNodeFindInClone at ABI version 10000.
@@ -7322,12 +7322,12 @@ func GraphNodeFindInClone(phNode *GraphNode, hOriginalNode GraphNode, hClonedGra
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(phNode)
 	_f.a1 = uintptr(hOriginalNode)
 	_f.a2 = uintptr(hClonedGraph)
 	call(&_f.frame)
-	return procGraphNodeFindInClone.result(_f.R)
+	return procGraphNodeFindInClone.result(_f.r)
 }
 
 // GraphNodeGetType calls cuGraphNodeGetType, resolved as cuGraphNodeGetType at ABI version 10000.
@@ -7344,11 +7344,11 @@ func GraphNodeGetType(hNode GraphNode, type_ *GraphNodeType) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(type_)
 	call(&_f.frame)
-	return procGraphNodeGetType.result(_f.R)
+	return procGraphNodeGetType.result(_f.r)
 }
 
 // GraphGetNodes calls cuGraphGetNodes, resolved as cuGraphGetNodes at ABI version 10000.
@@ -7366,12 +7366,12 @@ func GraphGetNodes(hGraph Graph, nodes *GraphNode, numNodes *uint64) error {
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hGraph)
 	_f.a1 = unsafe.Pointer(nodes)
 	_f.a2 = unsafe.Pointer(numNodes)
 	call(&_f.frame)
-	return procGraphGetNodes.result(_f.R)
+	return procGraphGetNodes.result(_f.r)
 }
 
 // GraphGetRootNodes calls cuGraphGetRootNodes, resolved as cuGraphGetRootNodes at ABI version 10000.
@@ -7389,12 +7389,12 @@ func GraphGetRootNodes(hGraph Graph, rootNodes *GraphNode, numRootNodes *uint64)
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hGraph)
 	_f.a1 = unsafe.Pointer(rootNodes)
 	_f.a2 = unsafe.Pointer(numRootNodes)
 	call(&_f.frame)
-	return procGraphGetRootNodes.result(_f.R)
+	return procGraphGetRootNodes.result(_f.r)
 }
 
 // GraphGetEdges calls cuGraphGetEdges_v2, resolved as cuGraphGetEdges at ABI version 12030.
@@ -7414,14 +7414,14 @@ func GraphGetEdges(hGraph Graph, from *GraphNode, to *GraphNode, edgeData *Graph
 		a4 unsafe.Pointer
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = uintptr(hGraph)
 	_f.a1 = unsafe.Pointer(from)
 	_f.a2 = unsafe.Pointer(to)
 	_f.a3 = unsafe.Pointer(edgeData)
 	_f.a4 = unsafe.Pointer(numEdges)
 	call(&_f.frame)
-	return procGraphGetEdges.result(_f.R)
+	return procGraphGetEdges.result(_f.r)
 }
 
 // GraphNodeGetDependencies calls cuGraphNodeGetDependencies_v2, resolved as cuGraphNodeGetDependencies at ABI version 12030.
@@ -7440,13 +7440,13 @@ func GraphNodeGetDependencies(hNode GraphNode, dependencies *GraphNode, edgeData
 		a3 unsafe.Pointer
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(dependencies)
 	_f.a2 = unsafe.Pointer(edgeData)
 	_f.a3 = unsafe.Pointer(numDependencies)
 	call(&_f.frame)
-	return procGraphNodeGetDependencies.result(_f.R)
+	return procGraphNodeGetDependencies.result(_f.r)
 }
 
 // GraphNodeGetDependentNodes calls cuGraphNodeGetDependentNodes_v2, resolved as cuGraphNodeGetDependentNodes at ABI version 12030.
@@ -7465,13 +7465,13 @@ func GraphNodeGetDependentNodes(hNode GraphNode, dependentNodes *GraphNode, edge
 		a3 unsafe.Pointer
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(dependentNodes)
 	_f.a2 = unsafe.Pointer(edgeData)
 	_f.a3 = unsafe.Pointer(numDependentNodes)
 	call(&_f.frame)
-	return procGraphNodeGetDependentNodes.result(_f.R)
+	return procGraphNodeGetDependentNodes.result(_f.r)
 }
 
 // GraphAddDependencies calls cuGraphAddDependencies_v2, resolved as cuGraphAddDependencies at ABI version 12030.
@@ -7491,14 +7491,14 @@ func GraphAddDependencies(hGraph Graph, from *GraphNode, to *GraphNode, edgeData
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = uintptr(hGraph)
 	_f.a1 = unsafe.Pointer(from)
 	_f.a2 = unsafe.Pointer(to)
 	_f.a3 = unsafe.Pointer(edgeData)
 	_f.a4 = uintptr(numDependencies)
 	call(&_f.frame)
-	return procGraphAddDependencies.result(_f.R)
+	return procGraphAddDependencies.result(_f.r)
 }
 
 // GraphRemoveDependencies calls cuGraphRemoveDependencies_v2, resolved as cuGraphRemoveDependencies at ABI version 12030.
@@ -7518,14 +7518,14 @@ func GraphRemoveDependencies(hGraph Graph, from *GraphNode, to *GraphNode, edgeD
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = uintptr(hGraph)
 	_f.a1 = unsafe.Pointer(from)
 	_f.a2 = unsafe.Pointer(to)
 	_f.a3 = unsafe.Pointer(edgeData)
 	_f.a4 = uintptr(numDependencies)
 	call(&_f.frame)
-	return procGraphRemoveDependencies.result(_f.R)
+	return procGraphRemoveDependencies.result(_f.r)
 }
 
 // GraphDestroyNode calls cuGraphDestroyNode, resolved as cuGraphDestroyNode at ABI version 10000.
@@ -7541,10 +7541,10 @@ func GraphDestroyNode(hNode GraphNode) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(hNode)
 	call(&_f.frame)
-	return procGraphDestroyNode.result(_f.R)
+	return procGraphDestroyNode.result(_f.r)
 }
 
 // GraphInstantiateWithFlags calls cuGraphInstantiateWithFlags, resolved as cuGraphInstantiateWithFlags at ABI version 11040.
@@ -7562,12 +7562,12 @@ func GraphInstantiateWithFlags(phGraphExec *GraphExec, hGraph Graph, flags uint6
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(phGraphExec)
 	_f.a1 = uintptr(hGraph)
 	_f.a2 = uintptr(flags)
 	call(&_f.frame)
-	return procGraphInstantiateWithFlags.result(_f.R)
+	return procGraphInstantiateWithFlags.result(_f.r)
 }
 
 // GraphInstantiateWithParams calls cuGraphInstantiateWithParams, resolved as cuGraphInstantiateWithParams at ABI version 12000.
@@ -7585,12 +7585,12 @@ func GraphInstantiateWithParams(phGraphExec *GraphExec, hGraph Graph, instantiat
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(phGraphExec)
 	_f.a1 = uintptr(hGraph)
 	_f.a2 = unsafe.Pointer(instantiateParams)
 	call(&_f.frame)
-	return procGraphInstantiateWithParams.result(_f.R)
+	return procGraphInstantiateWithParams.result(_f.r)
 }
 
 // GraphExecGetFlags calls cuGraphExecGetFlags, resolved as cuGraphExecGetFlags at ABI version 12000.
@@ -7607,11 +7607,11 @@ func GraphExecGetFlags(hGraphExec GraphExec, flags *uint64) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hGraphExec)
 	_f.a1 = unsafe.Pointer(flags)
 	call(&_f.frame)
-	return procGraphExecGetFlags.result(_f.R)
+	return procGraphExecGetFlags.result(_f.r)
 }
 
 // GraphExecKernelNodeSetParams calls cuGraphExecKernelNodeSetParams_v2, resolved as cuGraphExecKernelNodeSetParams at ABI version 12000.
@@ -7629,12 +7629,12 @@ func GraphExecKernelNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodePar
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hGraphExec)
 	_f.a1 = uintptr(hNode)
 	_f.a2 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphExecKernelNodeSetParams.result(_f.R)
+	return procGraphExecKernelNodeSetParams.result(_f.r)
 }
 
 // GraphExecMemcpyNodeSetParams calls cuGraphExecMemcpyNodeSetParams, resolved as cuGraphExecMemcpyNodeSetParams at ABI version 10020.
@@ -7653,13 +7653,13 @@ func GraphExecMemcpyNodeSetParams(hGraphExec GraphExec, hNode GraphNode, copyPar
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(hGraphExec)
 	_f.a1 = uintptr(hNode)
 	_f.a2 = unsafe.Pointer(copyParams)
 	_f.a3 = uintptr(ctx)
 	call(&_f.frame)
-	return procGraphExecMemcpyNodeSetParams.result(_f.R)
+	return procGraphExecMemcpyNodeSetParams.result(_f.r)
 }
 
 // GraphExecMemsetNodeSetParams calls cuGraphExecMemsetNodeSetParams, resolved as cuGraphExecMemsetNodeSetParams at ABI version 10020.
@@ -7678,13 +7678,13 @@ func GraphExecMemsetNodeSetParams(hGraphExec GraphExec, hNode GraphNode, memsetP
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(hGraphExec)
 	_f.a1 = uintptr(hNode)
 	_f.a2 = unsafe.Pointer(memsetParams)
 	_f.a3 = uintptr(ctx)
 	call(&_f.frame)
-	return procGraphExecMemsetNodeSetParams.result(_f.R)
+	return procGraphExecMemsetNodeSetParams.result(_f.r)
 }
 
 // GraphExecHostNodeSetParams calls cuGraphExecHostNodeSetParams, resolved as cuGraphExecHostNodeSetParams at ABI version 10020.
@@ -7702,12 +7702,12 @@ func GraphExecHostNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParam
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hGraphExec)
 	_f.a1 = uintptr(hNode)
 	_f.a2 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphExecHostNodeSetParams.result(_f.R)
+	return procGraphExecHostNodeSetParams.result(_f.r)
 }
 
 // GraphExecChildGraphNodeSetParams calls cuGraphExecChildGraphNodeSetParams, resolved as cuGraphExecChildGraphNodeSetParams at ABI version 11010.
@@ -7725,12 +7725,12 @@ func GraphExecChildGraphNodeSetParams(hGraphExec GraphExec, hNode GraphNode, chi
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hGraphExec)
 	_f.a1 = uintptr(hNode)
 	_f.a2 = uintptr(childGraph)
 	call(&_f.frame)
-	return procGraphExecChildGraphNodeSetParams.result(_f.R)
+	return procGraphExecChildGraphNodeSetParams.result(_f.r)
 }
 
 // GraphExecEventRecordNodeSetEvent calls cuGraphExecEventRecordNodeSetEvent, resolved as cuGraphExecEventRecordNodeSetEvent at ABI version 11010.
@@ -7748,12 +7748,12 @@ func GraphExecEventRecordNodeSetEvent(hGraphExec GraphExec, hNode GraphNode, eve
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hGraphExec)
 	_f.a1 = uintptr(hNode)
 	_f.a2 = uintptr(event)
 	call(&_f.frame)
-	return procGraphExecEventRecordNodeSetEvent.result(_f.R)
+	return procGraphExecEventRecordNodeSetEvent.result(_f.r)
 }
 
 // GraphExecEventWaitNodeSetEvent calls cuGraphExecEventWaitNodeSetEvent, resolved as cuGraphExecEventWaitNodeSetEvent at ABI version 11010.
@@ -7771,12 +7771,12 @@ func GraphExecEventWaitNodeSetEvent(hGraphExec GraphExec, hNode GraphNode, event
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hGraphExec)
 	_f.a1 = uintptr(hNode)
 	_f.a2 = uintptr(event)
 	call(&_f.frame)
-	return procGraphExecEventWaitNodeSetEvent.result(_f.R)
+	return procGraphExecEventWaitNodeSetEvent.result(_f.r)
 }
 
 // GraphExecExternalSemaphoresSignalNodeSetParams calls cuGraphExecExternalSemaphoresSignalNodeSetParams, resolved as cuGraphExecExternalSemaphoresSignalNodeSetParams at ABI version 11020.
@@ -7794,12 +7794,12 @@ func GraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec GraphExec, hNode 
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hGraphExec)
 	_f.a1 = uintptr(hNode)
 	_f.a2 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphExecExternalSemaphoresSignalNodeSetParams.result(_f.R)
+	return procGraphExecExternalSemaphoresSignalNodeSetParams.result(_f.r)
 }
 
 // GraphExecExternalSemaphoresWaitNodeSetParams calls cuGraphExecExternalSemaphoresWaitNodeSetParams, resolved as cuGraphExecExternalSemaphoresWaitNodeSetParams at ABI version 11020.
@@ -7817,12 +7817,12 @@ func GraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec GraphExec, hNode Gr
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hGraphExec)
 	_f.a1 = uintptr(hNode)
 	_f.a2 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphExecExternalSemaphoresWaitNodeSetParams.result(_f.R)
+	return procGraphExecExternalSemaphoresWaitNodeSetParams.result(_f.r)
 }
 
 // GraphNodeSetEnabled calls cuGraphNodeSetEnabled, resolved as cuGraphNodeSetEnabled at ABI version 11060.
@@ -7840,12 +7840,12 @@ func GraphNodeSetEnabled(hGraphExec GraphExec, hNode GraphNode, isEnabled uint32
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hGraphExec)
 	_f.a1 = uintptr(hNode)
 	_f.a2 = uintptr(isEnabled)
 	call(&_f.frame)
-	return procGraphNodeSetEnabled.result(_f.R)
+	return procGraphNodeSetEnabled.result(_f.r)
 }
 
 // GraphNodeGetEnabled calls cuGraphNodeGetEnabled, resolved as cuGraphNodeGetEnabled at ABI version 11060.
@@ -7863,12 +7863,12 @@ func GraphNodeGetEnabled(hGraphExec GraphExec, hNode GraphNode, isEnabled *uint3
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hGraphExec)
 	_f.a1 = uintptr(hNode)
 	_f.a2 = unsafe.Pointer(isEnabled)
 	call(&_f.frame)
-	return procGraphNodeGetEnabled.result(_f.R)
+	return procGraphNodeGetEnabled.result(_f.r)
 }
 
 // GraphUpload calls cuGraphUpload, resolved as cuGraphUpload at ABI version 11010.
@@ -7885,11 +7885,11 @@ func GraphUpload(hGraphExec GraphExec, hStream Stream) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hGraphExec)
 	_f.a1 = uintptr(hStream)
 	call(&_f.frame)
-	return procGraphUpload.result(_f.R)
+	return procGraphUpload.result(_f.r)
 }
 
 // GraphLaunch calls cuGraphLaunch, resolved as cuGraphLaunch at ABI version 10000.
@@ -7906,11 +7906,11 @@ func GraphLaunch(hGraphExec GraphExec, hStream Stream) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hGraphExec)
 	_f.a1 = uintptr(hStream)
 	call(&_f.frame)
-	return procGraphLaunch.result(_f.R)
+	return procGraphLaunch.result(_f.r)
 }
 
 // GraphExecDestroy calls cuGraphExecDestroy, resolved as cuGraphExecDestroy at ABI version 10000.
@@ -7926,10 +7926,10 @@ func GraphExecDestroy(hGraphExec GraphExec) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(hGraphExec)
 	call(&_f.frame)
-	return procGraphExecDestroy.result(_f.R)
+	return procGraphExecDestroy.result(_f.r)
 }
 
 // GraphDestroy calls cuGraphDestroy, resolved as cuGraphDestroy at ABI version 10000.
@@ -7945,10 +7945,10 @@ func GraphDestroy(hGraph Graph) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(hGraph)
 	call(&_f.frame)
-	return procGraphDestroy.result(_f.R)
+	return procGraphDestroy.result(_f.r)
 }
 
 // GraphExecUpdate calls cuGraphExecUpdate_v2, resolved as cuGraphExecUpdate at ABI version 12000.
@@ -7966,12 +7966,12 @@ func GraphExecUpdate(hGraphExec GraphExec, hGraph Graph, resultInfo *GraphExecUp
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hGraphExec)
 	_f.a1 = uintptr(hGraph)
 	_f.a2 = unsafe.Pointer(resultInfo)
 	call(&_f.frame)
-	return procGraphExecUpdate.result(_f.R)
+	return procGraphExecUpdate.result(_f.r)
 }
 
 // GraphKernelNodeCopyAttributes calls cuGraphKernelNodeCopyAttributes, resolved as cuGraphKernelNodeCopyAttributes at ABI version 11000.
@@ -7988,11 +7988,11 @@ func GraphKernelNodeCopyAttributes(dst GraphNode, src GraphNode) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(dst)
 	_f.a1 = uintptr(src)
 	call(&_f.frame)
-	return procGraphKernelNodeCopyAttributes.result(_f.R)
+	return procGraphKernelNodeCopyAttributes.result(_f.r)
 }
 
 // GraphKernelNodeGetAttribute calls cuGraphKernelNodeGetAttribute, resolved as cuGraphKernelNodeGetAttribute at ABI version 11000.
@@ -8010,12 +8010,12 @@ func GraphKernelNodeGetAttribute(hNode GraphNode, attr KernelNodeAttrID, value_o
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hNode)
 	_f.a1 = uintptr(attr)
 	_f.a2 = unsafe.Pointer(value_out)
 	call(&_f.frame)
-	return procGraphKernelNodeGetAttribute.result(_f.R)
+	return procGraphKernelNodeGetAttribute.result(_f.r)
 }
 
 // GraphKernelNodeSetAttribute calls cuGraphKernelNodeSetAttribute, resolved as cuGraphKernelNodeSetAttribute at ABI version 11000.
@@ -8033,12 +8033,12 @@ func GraphKernelNodeSetAttribute(hNode GraphNode, attr KernelNodeAttrID, value *
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hNode)
 	_f.a1 = uintptr(attr)
 	_f.a2 = unsafe.Pointer(value)
 	call(&_f.frame)
-	return procGraphKernelNodeSetAttribute.result(_f.R)
+	return procGraphKernelNodeSetAttribute.result(_f.r)
 }
 
 // GraphDebugDotPrint calls cuGraphDebugDotPrint, resolved as cuGraphDebugDotPrint at ABI version 11030.
@@ -8056,12 +8056,12 @@ func GraphDebugDotPrint(hGraph Graph, path *byte, flags uint32) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hGraph)
 	_f.a1 = unsafe.Pointer(path)
 	_f.a2 = uintptr(flags)
 	call(&_f.frame)
-	return procGraphDebugDotPrint.result(_f.R)
+	return procGraphDebugDotPrint.result(_f.r)
 }
 
 // UserObjectCreate calls cuUserObjectCreate, resolved as cuUserObjectCreate at ABI version 11030.
@@ -8081,14 +8081,14 @@ func UserObjectCreate(object_out *UserObject, ptr unsafe.Pointer, destroy HostFn
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(object_out)
 	_f.a1 = unsafe.Pointer(ptr)
 	_f.a2 = uintptr(destroy)
 	_f.a3 = uintptr(initialRefcount)
 	_f.a4 = uintptr(flags)
 	call(&_f.frame)
-	return procUserObjectCreate.result(_f.R)
+	return procUserObjectCreate.result(_f.r)
 }
 
 // UserObjectRetain calls cuUserObjectRetain, resolved as cuUserObjectRetain at ABI version 11030.
@@ -8105,11 +8105,11 @@ func UserObjectRetain(object UserObject, count uint32) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(object)
 	_f.a1 = uintptr(count)
 	call(&_f.frame)
-	return procUserObjectRetain.result(_f.R)
+	return procUserObjectRetain.result(_f.r)
 }
 
 // UserObjectRelease calls cuUserObjectRelease, resolved as cuUserObjectRelease at ABI version 11030.
@@ -8126,11 +8126,11 @@ func UserObjectRelease(object UserObject, count uint32) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(object)
 	_f.a1 = uintptr(count)
 	call(&_f.frame)
-	return procUserObjectRelease.result(_f.R)
+	return procUserObjectRelease.result(_f.r)
 }
 
 // GraphRetainUserObject calls cuGraphRetainUserObject, resolved as cuGraphRetainUserObject at ABI version 11030.
@@ -8149,13 +8149,13 @@ func GraphRetainUserObject(graph Graph, object UserObject, count uint32, flags u
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(graph)
 	_f.a1 = uintptr(object)
 	_f.a2 = uintptr(count)
 	_f.a3 = uintptr(flags)
 	call(&_f.frame)
-	return procGraphRetainUserObject.result(_f.R)
+	return procGraphRetainUserObject.result(_f.r)
 }
 
 // GraphReleaseUserObject calls cuGraphReleaseUserObject, resolved as cuGraphReleaseUserObject at ABI version 11030.
@@ -8173,12 +8173,12 @@ func GraphReleaseUserObject(graph Graph, object UserObject, count uint32) error 
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(graph)
 	_f.a1 = uintptr(object)
 	_f.a2 = uintptr(count)
 	call(&_f.frame)
-	return procGraphReleaseUserObject.result(_f.R)
+	return procGraphReleaseUserObject.result(_f.r)
 }
 
 // GraphAddNode calls cuGraphAddNode_v2, resolved as cuGraphAddNode at ABI version 12030.
@@ -8199,7 +8199,7 @@ func GraphAddNode(phGraphNode *GraphNode, hGraph Graph, dependencies *GraphNode,
 		a5 unsafe.Pointer
 		_  [2]uintptr
 	}
-	_f.Fn, _f.N = _fn, 6
+	_f.fn, _f.n = _fn, 6
 	_f.a0 = unsafe.Pointer(phGraphNode)
 	_f.a1 = uintptr(hGraph)
 	_f.a2 = unsafe.Pointer(dependencies)
@@ -8207,7 +8207,7 @@ func GraphAddNode(phGraphNode *GraphNode, hGraph Graph, dependencies *GraphNode,
 	_f.a4 = uintptr(numDependencies)
 	_f.a5 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphAddNode.result(_f.R)
+	return procGraphAddNode.result(_f.r)
 }
 
 // GraphNodeSetParams calls cuGraphNodeSetParams, resolved as cuGraphNodeSetParams at ABI version 12020.
@@ -8224,11 +8224,11 @@ func GraphNodeSetParams(hNode GraphNode, nodeParams *GraphNodeParams) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hNode)
 	_f.a1 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphNodeSetParams.result(_f.R)
+	return procGraphNodeSetParams.result(_f.r)
 }
 
 // GraphExecNodeSetParams calls cuGraphExecNodeSetParams, resolved as cuGraphExecNodeSetParams at ABI version 12020.
@@ -8246,12 +8246,12 @@ func GraphExecNodeSetParams(hGraphExec GraphExec, hNode GraphNode, nodeParams *G
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hGraphExec)
 	_f.a1 = uintptr(hNode)
 	_f.a2 = unsafe.Pointer(nodeParams)
 	call(&_f.frame)
-	return procGraphExecNodeSetParams.result(_f.R)
+	return procGraphExecNodeSetParams.result(_f.r)
 }
 
 // GraphConditionalHandleCreate calls cuGraphConditionalHandleCreate, resolved as cuGraphConditionalHandleCreate at ABI version 12030.
@@ -8271,14 +8271,14 @@ func GraphConditionalHandleCreate(pHandle_out *GraphConditionalHandle, hGraph Gr
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(pHandle_out)
 	_f.a1 = uintptr(hGraph)
 	_f.a2 = uintptr(ctx)
 	_f.a3 = uintptr(defaultLaunchValue)
 	_f.a4 = uintptr(flags)
 	call(&_f.frame)
-	return procGraphConditionalHandleCreate.result(_f.R)
+	return procGraphConditionalHandleCreate.result(_f.r)
 }
 
 // OccupancyMaxActiveBlocksPerMultiprocessor calls cuOccupancyMaxActiveBlocksPerMultiprocessor, resolved as cuOccupancyMaxActiveBlocksPerMultiprocessor at ABI version 6050.
@@ -8297,13 +8297,13 @@ func OccupancyMaxActiveBlocksPerMultiprocessor(numBlocks *int32, func_ Function,
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(numBlocks)
 	_f.a1 = uintptr(func_)
 	_f.a2 = uintptr(blockSize)
 	_f.a3 = uintptr(dynamicSMemSize)
 	call(&_f.frame)
-	return procOccupancyMaxActiveBlocksPerMultiprocessor.result(_f.R)
+	return procOccupancyMaxActiveBlocksPerMultiprocessor.result(_f.r)
 }
 
 // OccupancyMaxActiveBlocksPerMultiprocessorWithFlags calls cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, resolved as cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags at ABI version 7000.
@@ -8323,14 +8323,14 @@ func OccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks *int32, func_ 
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(numBlocks)
 	_f.a1 = uintptr(func_)
 	_f.a2 = uintptr(blockSize)
 	_f.a3 = uintptr(dynamicSMemSize)
 	_f.a4 = uintptr(flags)
 	call(&_f.frame)
-	return procOccupancyMaxActiveBlocksPerMultiprocessorWithFlags.result(_f.R)
+	return procOccupancyMaxActiveBlocksPerMultiprocessorWithFlags.result(_f.r)
 }
 
 // OccupancyMaxPotentialBlockSize calls cuOccupancyMaxPotentialBlockSize, resolved as cuOccupancyMaxPotentialBlockSize at ABI version 6050.
@@ -8351,7 +8351,7 @@ func OccupancyMaxPotentialBlockSize(minGridSize *int32, blockSize *int32, func_ 
 		a5 uintptr
 		_  [2]uintptr
 	}
-	_f.Fn, _f.N = _fn, 6
+	_f.fn, _f.n = _fn, 6
 	_f.a0 = unsafe.Pointer(minGridSize)
 	_f.a1 = unsafe.Pointer(blockSize)
 	_f.a2 = uintptr(func_)
@@ -8359,7 +8359,7 @@ func OccupancyMaxPotentialBlockSize(minGridSize *int32, blockSize *int32, func_ 
 	_f.a4 = uintptr(dynamicSMemSize)
 	_f.a5 = uintptr(blockSizeLimit)
 	call(&_f.frame)
-	return procOccupancyMaxPotentialBlockSize.result(_f.R)
+	return procOccupancyMaxPotentialBlockSize.result(_f.r)
 }
 
 // OccupancyMaxPotentialBlockSizeWithFlags calls cuOccupancyMaxPotentialBlockSizeWithFlags, resolved as cuOccupancyMaxPotentialBlockSizeWithFlags at ABI version 7000.
@@ -8381,7 +8381,7 @@ func OccupancyMaxPotentialBlockSizeWithFlags(minGridSize *int32, blockSize *int3
 		a6 uintptr
 		_  [1]uintptr
 	}
-	_f.Fn, _f.N = _fn, 7
+	_f.fn, _f.n = _fn, 7
 	_f.a0 = unsafe.Pointer(minGridSize)
 	_f.a1 = unsafe.Pointer(blockSize)
 	_f.a2 = uintptr(func_)
@@ -8390,7 +8390,7 @@ func OccupancyMaxPotentialBlockSizeWithFlags(minGridSize *int32, blockSize *int3
 	_f.a5 = uintptr(blockSizeLimit)
 	_f.a6 = uintptr(flags)
 	call(&_f.frame)
-	return procOccupancyMaxPotentialBlockSizeWithFlags.result(_f.R)
+	return procOccupancyMaxPotentialBlockSizeWithFlags.result(_f.r)
 }
 
 // OccupancyAvailableDynamicSMemPerBlock calls cuOccupancyAvailableDynamicSMemPerBlock, resolved as cuOccupancyAvailableDynamicSMemPerBlock at ABI version 10020.
@@ -8409,13 +8409,13 @@ func OccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize *uint64, func_ Functi
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(dynamicSmemSize)
 	_f.a1 = uintptr(func_)
 	_f.a2 = uintptr(numBlocks)
 	_f.a3 = uintptr(blockSize)
 	call(&_f.frame)
-	return procOccupancyAvailableDynamicSMemPerBlock.result(_f.R)
+	return procOccupancyAvailableDynamicSMemPerBlock.result(_f.r)
 }
 
 // OccupancyMaxPotentialClusterSize calls cuOccupancyMaxPotentialClusterSize, resolved as cuOccupancyMaxPotentialClusterSize at ABI version 11070.
@@ -8433,12 +8433,12 @@ func OccupancyMaxPotentialClusterSize(clusterSize *int32, func_ Function, config
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(clusterSize)
 	_f.a1 = uintptr(func_)
 	_f.a2 = unsafe.Pointer(config)
 	call(&_f.frame)
-	return procOccupancyMaxPotentialClusterSize.result(_f.R)
+	return procOccupancyMaxPotentialClusterSize.result(_f.r)
 }
 
 // OccupancyMaxActiveClusters calls cuOccupancyMaxActiveClusters, resolved as cuOccupancyMaxActiveClusters at ABI version 11070.
@@ -8456,12 +8456,12 @@ func OccupancyMaxActiveClusters(numClusters *int32, func_ Function, config *Laun
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(numClusters)
 	_f.a1 = uintptr(func_)
 	_f.a2 = unsafe.Pointer(config)
 	call(&_f.frame)
-	return procOccupancyMaxActiveClusters.result(_f.R)
+	return procOccupancyMaxActiveClusters.result(_f.r)
 }
 
 // TexRefSetArray calls cuTexRefSetArray, resolved as cuTexRefSetArray at ABI version 2000.
@@ -8481,12 +8481,12 @@ func TexRefSetArray(hTexRef Texref, hArray Array, Flags uint32) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hTexRef)
 	_f.a1 = uintptr(hArray)
 	_f.a2 = uintptr(Flags)
 	call(&_f.frame)
-	return procTexRefSetArray.result(_f.R)
+	return procTexRefSetArray.result(_f.r)
 }
 
 // TexRefSetMipmappedArray calls cuTexRefSetMipmappedArray, resolved as cuTexRefSetMipmappedArray at ABI version 5000.
@@ -8506,12 +8506,12 @@ func TexRefSetMipmappedArray(hTexRef Texref, hMipmappedArray MipmappedArray, Fla
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hTexRef)
 	_f.a1 = uintptr(hMipmappedArray)
 	_f.a2 = uintptr(Flags)
 	call(&_f.frame)
-	return procTexRefSetMipmappedArray.result(_f.R)
+	return procTexRefSetMipmappedArray.result(_f.r)
 }
 
 // TexRefSetAddress calls cuTexRefSetAddress_v2, resolved as cuTexRefSetAddress at ABI version 3020.
@@ -8532,13 +8532,13 @@ func TexRefSetAddress(ByteOffset *uint64, hTexRef Texref, dptr Deviceptr, bytes 
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(ByteOffset)
 	_f.a1 = uintptr(hTexRef)
 	_f.a2 = uintptr(dptr)
 	_f.a3 = uintptr(bytes)
 	call(&_f.frame)
-	return procTexRefSetAddress.result(_f.R)
+	return procTexRefSetAddress.result(_f.r)
 }
 
 // TexRefSetAddress2D calls cuTexRefSetAddress2D_v3, resolved as cuTexRefSetAddress2D at ABI version 4010.
@@ -8559,13 +8559,13 @@ func TexRefSetAddress2D(hTexRef Texref, desc *CUDA_ARRAY_DESCRIPTOR, dptr Device
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = uintptr(hTexRef)
 	_f.a1 = unsafe.Pointer(desc)
 	_f.a2 = uintptr(dptr)
 	_f.a3 = uintptr(Pitch)
 	call(&_f.frame)
-	return procTexRefSetAddress2D.result(_f.R)
+	return procTexRefSetAddress2D.result(_f.r)
 }
 
 // TexRefSetFormat calls cuTexRefSetFormat, resolved as cuTexRefSetFormat at ABI version 2000.
@@ -8585,12 +8585,12 @@ func TexRefSetFormat(hTexRef Texref, fmt Array_format, NumPackedComponents int32
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hTexRef)
 	_f.a1 = uintptr(fmt)
 	_f.a2 = uintptr(NumPackedComponents)
 	call(&_f.frame)
-	return procTexRefSetFormat.result(_f.R)
+	return procTexRefSetFormat.result(_f.r)
 }
 
 // TexRefSetAddressMode calls cuTexRefSetAddressMode, resolved as cuTexRefSetAddressMode at ABI version 2000.
@@ -8610,12 +8610,12 @@ func TexRefSetAddressMode(hTexRef Texref, dim int32, am Address_mode) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hTexRef)
 	_f.a1 = uintptr(dim)
 	_f.a2 = uintptr(am)
 	call(&_f.frame)
-	return procTexRefSetAddressMode.result(_f.R)
+	return procTexRefSetAddressMode.result(_f.r)
 }
 
 // TexRefSetFilterMode calls cuTexRefSetFilterMode, resolved as cuTexRefSetFilterMode at ABI version 2000.
@@ -8634,11 +8634,11 @@ func TexRefSetFilterMode(hTexRef Texref, fm Filter_mode) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hTexRef)
 	_f.a1 = uintptr(fm)
 	call(&_f.frame)
-	return procTexRefSetFilterMode.result(_f.R)
+	return procTexRefSetFilterMode.result(_f.r)
 }
 
 // TexRefSetMipmapFilterMode calls cuTexRefSetMipmapFilterMode, resolved as cuTexRefSetMipmapFilterMode at ABI version 5000.
@@ -8657,11 +8657,11 @@ func TexRefSetMipmapFilterMode(hTexRef Texref, fm Filter_mode) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hTexRef)
 	_f.a1 = uintptr(fm)
 	call(&_f.frame)
-	return procTexRefSetMipmapFilterMode.result(_f.R)
+	return procTexRefSetMipmapFilterMode.result(_f.r)
 }
 
 // TexRefSetMipmapLevelBias calls cuTexRefSetMipmapLevelBias, resolved as cuTexRefSetMipmapLevelBias at ABI version 5000.
@@ -8708,11 +8708,11 @@ func TexRefSetMaxAnisotropy(hTexRef Texref, maxAniso uint32) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hTexRef)
 	_f.a1 = uintptr(maxAniso)
 	call(&_f.frame)
-	return procTexRefSetMaxAnisotropy.result(_f.R)
+	return procTexRefSetMaxAnisotropy.result(_f.r)
 }
 
 // TexRefSetBorderColor calls cuTexRefSetBorderColor, resolved as cuTexRefSetBorderColor at ABI version 8000.
@@ -8731,11 +8731,11 @@ func TexRefSetBorderColor(hTexRef Texref, pBorderColor *float32) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hTexRef)
 	_f.a1 = unsafe.Pointer(pBorderColor)
 	call(&_f.frame)
-	return procTexRefSetBorderColor.result(_f.R)
+	return procTexRefSetBorderColor.result(_f.r)
 }
 
 // TexRefSetFlags calls cuTexRefSetFlags, resolved as cuTexRefSetFlags at ABI version 2000.
@@ -8754,11 +8754,11 @@ func TexRefSetFlags(hTexRef Texref, Flags uint32) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hTexRef)
 	_f.a1 = uintptr(Flags)
 	call(&_f.frame)
-	return procTexRefSetFlags.result(_f.R)
+	return procTexRefSetFlags.result(_f.r)
 }
 
 // TexRefGetAddress calls cuTexRefGetAddress_v2, resolved as cuTexRefGetAddress at ABI version 3020.
@@ -8777,11 +8777,11 @@ func TexRefGetAddress(pdptr *Deviceptr, hTexRef Texref) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pdptr)
 	_f.a1 = uintptr(hTexRef)
 	call(&_f.frame)
-	return procTexRefGetAddress.result(_f.R)
+	return procTexRefGetAddress.result(_f.r)
 }
 
 // TexRefGetArray calls cuTexRefGetArray, resolved as cuTexRefGetArray at ABI version 2000.
@@ -8800,11 +8800,11 @@ func TexRefGetArray(phArray *Array, hTexRef Texref) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(phArray)
 	_f.a1 = uintptr(hTexRef)
 	call(&_f.frame)
-	return procTexRefGetArray.result(_f.R)
+	return procTexRefGetArray.result(_f.r)
 }
 
 // TexRefGetMipmappedArray calls cuTexRefGetMipmappedArray, resolved as cuTexRefGetMipmappedArray at ABI version 5000.
@@ -8823,11 +8823,11 @@ func TexRefGetMipmappedArray(phMipmappedArray *MipmappedArray, hTexRef Texref) e
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(phMipmappedArray)
 	_f.a1 = uintptr(hTexRef)
 	call(&_f.frame)
-	return procTexRefGetMipmappedArray.result(_f.R)
+	return procTexRefGetMipmappedArray.result(_f.r)
 }
 
 // TexRefGetAddressMode calls cuTexRefGetAddressMode, resolved as cuTexRefGetAddressMode at ABI version 2000.
@@ -8847,12 +8847,12 @@ func TexRefGetAddressMode(pam *Address_mode, hTexRef Texref, dim int32) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pam)
 	_f.a1 = uintptr(hTexRef)
 	_f.a2 = uintptr(dim)
 	call(&_f.frame)
-	return procTexRefGetAddressMode.result(_f.R)
+	return procTexRefGetAddressMode.result(_f.r)
 }
 
 // TexRefGetFilterMode calls cuTexRefGetFilterMode, resolved as cuTexRefGetFilterMode at ABI version 2000.
@@ -8871,11 +8871,11 @@ func TexRefGetFilterMode(pfm *Filter_mode, hTexRef Texref) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pfm)
 	_f.a1 = uintptr(hTexRef)
 	call(&_f.frame)
-	return procTexRefGetFilterMode.result(_f.R)
+	return procTexRefGetFilterMode.result(_f.r)
 }
 
 // TexRefGetFormat calls cuTexRefGetFormat, resolved as cuTexRefGetFormat at ABI version 2000.
@@ -8895,12 +8895,12 @@ func TexRefGetFormat(pFormat *Array_format, pNumChannels *int32, hTexRef Texref)
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pFormat)
 	_f.a1 = unsafe.Pointer(pNumChannels)
 	_f.a2 = uintptr(hTexRef)
 	call(&_f.frame)
-	return procTexRefGetFormat.result(_f.R)
+	return procTexRefGetFormat.result(_f.r)
 }
 
 // TexRefGetMipmapFilterMode calls cuTexRefGetMipmapFilterMode, resolved as cuTexRefGetMipmapFilterMode at ABI version 5000.
@@ -8919,11 +8919,11 @@ func TexRefGetMipmapFilterMode(pfm *Filter_mode, hTexRef Texref) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pfm)
 	_f.a1 = uintptr(hTexRef)
 	call(&_f.frame)
-	return procTexRefGetMipmapFilterMode.result(_f.R)
+	return procTexRefGetMipmapFilterMode.result(_f.r)
 }
 
 // TexRefGetMipmapLevelBias calls cuTexRefGetMipmapLevelBias, resolved as cuTexRefGetMipmapLevelBias at ABI version 5000.
@@ -8942,11 +8942,11 @@ func TexRefGetMipmapLevelBias(pbias *float32, hTexRef Texref) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pbias)
 	_f.a1 = uintptr(hTexRef)
 	call(&_f.frame)
-	return procTexRefGetMipmapLevelBias.result(_f.R)
+	return procTexRefGetMipmapLevelBias.result(_f.r)
 }
 
 // TexRefGetMipmapLevelClamp calls cuTexRefGetMipmapLevelClamp, resolved as cuTexRefGetMipmapLevelClamp at ABI version 5000.
@@ -8966,12 +8966,12 @@ func TexRefGetMipmapLevelClamp(pminMipmapLevelClamp *float32, pmaxMipmapLevelCla
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pminMipmapLevelClamp)
 	_f.a1 = unsafe.Pointer(pmaxMipmapLevelClamp)
 	_f.a2 = uintptr(hTexRef)
 	call(&_f.frame)
-	return procTexRefGetMipmapLevelClamp.result(_f.R)
+	return procTexRefGetMipmapLevelClamp.result(_f.r)
 }
 
 // TexRefGetMaxAnisotropy calls cuTexRefGetMaxAnisotropy, resolved as cuTexRefGetMaxAnisotropy at ABI version 5000.
@@ -8990,11 +8990,11 @@ func TexRefGetMaxAnisotropy(pmaxAniso *int32, hTexRef Texref) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pmaxAniso)
 	_f.a1 = uintptr(hTexRef)
 	call(&_f.frame)
-	return procTexRefGetMaxAnisotropy.result(_f.R)
+	return procTexRefGetMaxAnisotropy.result(_f.r)
 }
 
 // TexRefGetBorderColor calls cuTexRefGetBorderColor, resolved as cuTexRefGetBorderColor at ABI version 8000.
@@ -9013,11 +9013,11 @@ func TexRefGetBorderColor(pBorderColor *float32, hTexRef Texref) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pBorderColor)
 	_f.a1 = uintptr(hTexRef)
 	call(&_f.frame)
-	return procTexRefGetBorderColor.result(_f.R)
+	return procTexRefGetBorderColor.result(_f.r)
 }
 
 // TexRefGetFlags calls cuTexRefGetFlags, resolved as cuTexRefGetFlags at ABI version 2000.
@@ -9036,11 +9036,11 @@ func TexRefGetFlags(pFlags *uint32, hTexRef Texref) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pFlags)
 	_f.a1 = uintptr(hTexRef)
 	call(&_f.frame)
-	return procTexRefGetFlags.result(_f.R)
+	return procTexRefGetFlags.result(_f.r)
 }
 
 // TexRefCreate calls cuTexRefCreate, resolved as cuTexRefCreate at ABI version 2000.
@@ -9058,10 +9058,10 @@ func TexRefCreate(pTexRef *Texref) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(pTexRef)
 	call(&_f.frame)
-	return procTexRefCreate.result(_f.R)
+	return procTexRefCreate.result(_f.r)
 }
 
 // TexRefDestroy calls cuTexRefDestroy, resolved as cuTexRefDestroy at ABI version 2000.
@@ -9079,10 +9079,10 @@ func TexRefDestroy(hTexRef Texref) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(hTexRef)
 	call(&_f.frame)
-	return procTexRefDestroy.result(_f.R)
+	return procTexRefDestroy.result(_f.r)
 }
 
 // SurfRefSetArray calls cuSurfRefSetArray, resolved as cuSurfRefSetArray at ABI version 3000.
@@ -9102,12 +9102,12 @@ func SurfRefSetArray(hSurfRef Surfref, hArray Array, Flags uint32) error {
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hSurfRef)
 	_f.a1 = uintptr(hArray)
 	_f.a2 = uintptr(Flags)
 	call(&_f.frame)
-	return procSurfRefSetArray.result(_f.R)
+	return procSurfRefSetArray.result(_f.r)
 }
 
 // SurfRefGetArray calls cuSurfRefGetArray, resolved as cuSurfRefGetArray at ABI version 3000.
@@ -9126,11 +9126,11 @@ func SurfRefGetArray(phArray *Array, hSurfRef Surfref) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(phArray)
 	_f.a1 = uintptr(hSurfRef)
 	call(&_f.frame)
-	return procSurfRefGetArray.result(_f.R)
+	return procSurfRefGetArray.result(_f.r)
 }
 
 // TexObjectCreate calls cuTexObjectCreate, resolved as cuTexObjectCreate at ABI version 5000.
@@ -9149,13 +9149,13 @@ func TexObjectCreate(pTexObject *TexObject, pResDesc *CUDA_RESOURCE_DESC, pTexDe
 		a3 unsafe.Pointer
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(pTexObject)
 	_f.a1 = unsafe.Pointer(pResDesc)
 	_f.a2 = unsafe.Pointer(pTexDesc)
 	_f.a3 = unsafe.Pointer(pResViewDesc)
 	call(&_f.frame)
-	return procTexObjectCreate.result(_f.R)
+	return procTexObjectCreate.result(_f.r)
 }
 
 // TexObjectDestroy calls cuTexObjectDestroy, resolved as cuTexObjectDestroy at ABI version 5000.
@@ -9171,10 +9171,10 @@ func TexObjectDestroy(texObject TexObject) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(texObject)
 	call(&_f.frame)
-	return procTexObjectDestroy.result(_f.R)
+	return procTexObjectDestroy.result(_f.r)
 }
 
 // TexObjectGetResourceDesc calls cuTexObjectGetResourceDesc, resolved as cuTexObjectGetResourceDesc at ABI version 5000.
@@ -9191,11 +9191,11 @@ func TexObjectGetResourceDesc(pResDesc *CUDA_RESOURCE_DESC, texObject TexObject)
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pResDesc)
 	_f.a1 = uintptr(texObject)
 	call(&_f.frame)
-	return procTexObjectGetResourceDesc.result(_f.R)
+	return procTexObjectGetResourceDesc.result(_f.r)
 }
 
 // TexObjectGetTextureDesc calls cuTexObjectGetTextureDesc, resolved as cuTexObjectGetTextureDesc at ABI version 5000.
@@ -9212,11 +9212,11 @@ func TexObjectGetTextureDesc(pTexDesc *CUDA_TEXTURE_DESC, texObject TexObject) e
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pTexDesc)
 	_f.a1 = uintptr(texObject)
 	call(&_f.frame)
-	return procTexObjectGetTextureDesc.result(_f.R)
+	return procTexObjectGetTextureDesc.result(_f.r)
 }
 
 // TexObjectGetResourceViewDesc calls cuTexObjectGetResourceViewDesc, resolved as cuTexObjectGetResourceViewDesc at ABI version 5000.
@@ -9233,11 +9233,11 @@ func TexObjectGetResourceViewDesc(pResViewDesc *CUDA_RESOURCE_VIEW_DESC, texObje
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pResViewDesc)
 	_f.a1 = uintptr(texObject)
 	call(&_f.frame)
-	return procTexObjectGetResourceViewDesc.result(_f.R)
+	return procTexObjectGetResourceViewDesc.result(_f.r)
 }
 
 // SurfObjectCreate calls cuSurfObjectCreate, resolved as cuSurfObjectCreate at ABI version 5000.
@@ -9254,11 +9254,11 @@ func SurfObjectCreate(pSurfObject *SurfObject, pResDesc *CUDA_RESOURCE_DESC) err
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pSurfObject)
 	_f.a1 = unsafe.Pointer(pResDesc)
 	call(&_f.frame)
-	return procSurfObjectCreate.result(_f.R)
+	return procSurfObjectCreate.result(_f.r)
 }
 
 // SurfObjectDestroy calls cuSurfObjectDestroy, resolved as cuSurfObjectDestroy at ABI version 5000.
@@ -9274,10 +9274,10 @@ func SurfObjectDestroy(surfObject SurfObject) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(surfObject)
 	call(&_f.frame)
-	return procSurfObjectDestroy.result(_f.R)
+	return procSurfObjectDestroy.result(_f.r)
 }
 
 // SurfObjectGetResourceDesc calls cuSurfObjectGetResourceDesc, resolved as cuSurfObjectGetResourceDesc at ABI version 5000.
@@ -9294,11 +9294,11 @@ func SurfObjectGetResourceDesc(pResDesc *CUDA_RESOURCE_DESC, surfObject SurfObje
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pResDesc)
 	_f.a1 = uintptr(surfObject)
 	call(&_f.frame)
-	return procSurfObjectGetResourceDesc.result(_f.R)
+	return procSurfObjectGetResourceDesc.result(_f.r)
 }
 
 // TensorMapEncodeTiled calls cuTensorMapEncodeTiled, resolved as cuTensorMapEncodeTiled at ABI version 12000.
@@ -9324,7 +9324,7 @@ func TensorMapEncodeTiled(tensorMap *TensorMap, tensorDataType TensorMapDataType
 		a10 uintptr
 		a11 uintptr
 	}
-	_f.Fn, _f.N = _fn, 12
+	_f.fn, _f.n = _fn, 12
 	_f.a0 = unsafe.Pointer(tensorMap)
 	_f.a1 = uintptr(tensorDataType)
 	_f.a2 = uintptr(tensorRank)
@@ -9338,7 +9338,7 @@ func TensorMapEncodeTiled(tensorMap *TensorMap, tensorDataType TensorMapDataType
 	_f.a10 = uintptr(l2Promotion)
 	_f.a11 = uintptr(oobFill)
 	call(&_f.frame)
-	return procTensorMapEncodeTiled.result(_f.R)
+	return procTensorMapEncodeTiled.result(_f.r)
 }
 
 // TensorMapEncodeIm2col calls cuTensorMapEncodeIm2col, resolved as cuTensorMapEncodeIm2col at ABI version 12000.
@@ -9367,7 +9367,7 @@ func TensorMapEncodeIm2col(tensorMap *TensorMap, tensorDataType TensorMapDataTyp
 		a13 uintptr
 		a14 uintptr
 	}
-	_f.Fn, _f.N = _fn, 15
+	_f.fn, _f.n = _fn, 15
 	_f.a0 = unsafe.Pointer(tensorMap)
 	_f.a1 = uintptr(tensorDataType)
 	_f.a2 = uintptr(tensorRank)
@@ -9384,7 +9384,7 @@ func TensorMapEncodeIm2col(tensorMap *TensorMap, tensorDataType TensorMapDataTyp
 	_f.a13 = uintptr(l2Promotion)
 	_f.a14 = uintptr(oobFill)
 	call(&_f.frame)
-	return procTensorMapEncodeIm2col.result(_f.R)
+	return procTensorMapEncodeIm2col.result(_f.r)
 }
 
 // TensorMapEncodeIm2colWide calls cuTensorMapEncodeIm2colWide, resolved as cuTensorMapEncodeIm2colWide at ABI version 12080.
@@ -9414,7 +9414,7 @@ func TensorMapEncodeIm2colWide(tensorMap *TensorMap, tensorDataType TensorMapDat
 		a14 uintptr
 		a15 uintptr
 	}
-	_f.Fn, _f.N = _fn, 16
+	_f.fn, _f.n = _fn, 16
 	_f.a0 = unsafe.Pointer(tensorMap)
 	_f.a1 = uintptr(tensorDataType)
 	_f.a2 = uintptr(tensorRank)
@@ -9432,7 +9432,7 @@ func TensorMapEncodeIm2colWide(tensorMap *TensorMap, tensorDataType TensorMapDat
 	_f.a14 = uintptr(l2Promotion)
 	_f.a15 = uintptr(oobFill)
 	call(&_f.frame)
-	return procTensorMapEncodeIm2colWide.result(_f.R)
+	return procTensorMapEncodeIm2colWide.result(_f.r)
 }
 
 // TensorMapReplaceAddress calls cuTensorMapReplaceAddress, resolved as cuTensorMapReplaceAddress at ABI version 12000.
@@ -9449,11 +9449,11 @@ func TensorMapReplaceAddress(tensorMap *TensorMap, globalAddress unsafe.Pointer)
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(tensorMap)
 	_f.a1 = unsafe.Pointer(globalAddress)
 	call(&_f.frame)
-	return procTensorMapReplaceAddress.result(_f.R)
+	return procTensorMapReplaceAddress.result(_f.r)
 }
 
 // DeviceCanAccessPeer calls cuDeviceCanAccessPeer, resolved as cuDeviceCanAccessPeer at ABI version 4000.
@@ -9471,12 +9471,12 @@ func DeviceCanAccessPeer(canAccessPeer *int32, dev Device, peerDev Device) error
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(canAccessPeer)
 	_f.a1 = uintptr(dev)
 	_f.a2 = uintptr(peerDev)
 	call(&_f.frame)
-	return procDeviceCanAccessPeer.result(_f.R)
+	return procDeviceCanAccessPeer.result(_f.r)
 }
 
 // CtxEnablePeerAccess calls cuCtxEnablePeerAccess, resolved as cuCtxEnablePeerAccess at ABI version 4000.
@@ -9493,11 +9493,11 @@ func CtxEnablePeerAccess(peerContext Context, Flags uint32) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(peerContext)
 	_f.a1 = uintptr(Flags)
 	call(&_f.frame)
-	return procCtxEnablePeerAccess.result(_f.R)
+	return procCtxEnablePeerAccess.result(_f.r)
 }
 
 // CtxDisablePeerAccess calls cuCtxDisablePeerAccess, resolved as cuCtxDisablePeerAccess at ABI version 4000.
@@ -9513,10 +9513,10 @@ func CtxDisablePeerAccess(peerContext Context) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(peerContext)
 	call(&_f.frame)
-	return procCtxDisablePeerAccess.result(_f.R)
+	return procCtxDisablePeerAccess.result(_f.r)
 }
 
 // DeviceGetP2PAttribute calls cuDeviceGetP2PAttribute, resolved as cuDeviceGetP2PAttribute at ABI version 8000.
@@ -9535,13 +9535,13 @@ func DeviceGetP2PAttribute(value *int32, attrib Device_P2PAttribute, srcDevice D
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(value)
 	_f.a1 = uintptr(attrib)
 	_f.a2 = uintptr(srcDevice)
 	_f.a3 = uintptr(dstDevice)
 	call(&_f.frame)
-	return procDeviceGetP2PAttribute.result(_f.R)
+	return procDeviceGetP2PAttribute.result(_f.r)
 }
 
 // DeviceGetP2PAtomicCapabilities calls cuDeviceGetP2PAtomicCapabilities, resolved as cuDeviceGetP2PAtomicCapabilities at ABI version 13000.
@@ -9561,14 +9561,14 @@ func DeviceGetP2PAtomicCapabilities(capabilities *uint32, operations *AtomicOper
 		a4 uintptr
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(capabilities)
 	_f.a1 = unsafe.Pointer(operations)
 	_f.a2 = uintptr(count)
 	_f.a3 = uintptr(srcDevice)
 	_f.a4 = uintptr(dstDevice)
 	call(&_f.frame)
-	return procDeviceGetP2PAtomicCapabilities.result(_f.R)
+	return procDeviceGetP2PAtomicCapabilities.result(_f.r)
 }
 
 // GraphicsUnregisterResource calls cuGraphicsUnregisterResource, resolved as cuGraphicsUnregisterResource at ABI version 3000.
@@ -9584,10 +9584,10 @@ func GraphicsUnregisterResource(resource GraphicsResource) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(resource)
 	call(&_f.frame)
-	return procGraphicsUnregisterResource.result(_f.R)
+	return procGraphicsUnregisterResource.result(_f.r)
 }
 
 // GraphicsSubResourceGetMappedArray calls cuGraphicsSubResourceGetMappedArray, resolved as cuGraphicsSubResourceGetMappedArray at ABI version 3000.
@@ -9606,13 +9606,13 @@ func GraphicsSubResourceGetMappedArray(pArray *Array, resource GraphicsResource,
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(pArray)
 	_f.a1 = uintptr(resource)
 	_f.a2 = uintptr(arrayIndex)
 	_f.a3 = uintptr(mipLevel)
 	call(&_f.frame)
-	return procGraphicsSubResourceGetMappedArray.result(_f.R)
+	return procGraphicsSubResourceGetMappedArray.result(_f.r)
 }
 
 // GraphicsResourceGetMappedMipmappedArray calls cuGraphicsResourceGetMappedMipmappedArray, resolved as cuGraphicsResourceGetMappedMipmappedArray at ABI version 5000.
@@ -9629,11 +9629,11 @@ func GraphicsResourceGetMappedMipmappedArray(pMipmappedArray *MipmappedArray, re
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pMipmappedArray)
 	_f.a1 = uintptr(resource)
 	call(&_f.frame)
-	return procGraphicsResourceGetMappedMipmappedArray.result(_f.R)
+	return procGraphicsResourceGetMappedMipmappedArray.result(_f.r)
 }
 
 // GraphicsResourceGetMappedPointer calls cuGraphicsResourceGetMappedPointer_v2, resolved as cuGraphicsResourceGetMappedPointer at ABI version 3020.
@@ -9651,12 +9651,12 @@ func GraphicsResourceGetMappedPointer(pDevPtr *Deviceptr, pSize *uint64, resourc
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(pDevPtr)
 	_f.a1 = unsafe.Pointer(pSize)
 	_f.a2 = uintptr(resource)
 	call(&_f.frame)
-	return procGraphicsResourceGetMappedPointer.result(_f.R)
+	return procGraphicsResourceGetMappedPointer.result(_f.r)
 }
 
 // GraphicsResourceSetMapFlags calls cuGraphicsResourceSetMapFlags_v2, resolved as cuGraphicsResourceSetMapFlags at ABI version 6050.
@@ -9673,11 +9673,11 @@ func GraphicsResourceSetMapFlags(resource GraphicsResource, flags uint32) error 
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(resource)
 	_f.a1 = uintptr(flags)
 	call(&_f.frame)
-	return procGraphicsResourceSetMapFlags.result(_f.R)
+	return procGraphicsResourceSetMapFlags.result(_f.r)
 }
 
 // GraphicsMapResources calls cuGraphicsMapResources, resolved as cuGraphicsMapResources at ABI version 3000.
@@ -9695,12 +9695,12 @@ func GraphicsMapResources(count uint32, resources *GraphicsResource, hStream Str
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(count)
 	_f.a1 = unsafe.Pointer(resources)
 	_f.a2 = uintptr(hStream)
 	call(&_f.frame)
-	return procGraphicsMapResources.result(_f.R)
+	return procGraphicsMapResources.result(_f.r)
 }
 
 // GraphicsUnmapResources calls cuGraphicsUnmapResources, resolved as cuGraphicsUnmapResources at ABI version 3000.
@@ -9718,12 +9718,12 @@ func GraphicsUnmapResources(count uint32, resources *GraphicsResource, hStream S
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(count)
 	_f.a1 = unsafe.Pointer(resources)
 	_f.a2 = uintptr(hStream)
 	call(&_f.frame)
-	return procGraphicsUnmapResources.result(_f.R)
+	return procGraphicsUnmapResources.result(_f.r)
 }
 
 // GetProcAddress calls cuGetProcAddress_v2, resolved as cuGetProcAddress at ABI version 12000.
@@ -9743,14 +9743,14 @@ func GetProcAddress(symbol *byte, pfn *unsafe.Pointer, cudaVersion int32, flags 
 		a4 unsafe.Pointer
 		_  [3]uintptr
 	}
-	_f.Fn, _f.N = _fn, 5
+	_f.fn, _f.n = _fn, 5
 	_f.a0 = unsafe.Pointer(symbol)
 	_f.a1 = unsafe.Pointer(pfn)
 	_f.a2 = uintptr(cudaVersion)
 	_f.a3 = uintptr(flags)
 	_f.a4 = unsafe.Pointer(symbolStatus)
 	call(&_f.frame)
-	return procGetProcAddress.result(_f.R)
+	return procGetProcAddress.result(_f.r)
 }
 
 // CoredumpGetAttribute calls cuCoredumpGetAttribute, resolved as cuCoredumpGetAttribute at ABI version 12010.
@@ -9768,12 +9768,12 @@ func CoredumpGetAttribute(attrib CoredumpSettings, value unsafe.Pointer, size *u
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(attrib)
 	_f.a1 = unsafe.Pointer(value)
 	_f.a2 = unsafe.Pointer(size)
 	call(&_f.frame)
-	return procCoredumpGetAttribute.result(_f.R)
+	return procCoredumpGetAttribute.result(_f.r)
 }
 
 // CoredumpGetAttributeGlobal calls cuCoredumpGetAttributeGlobal, resolved as cuCoredumpGetAttributeGlobal at ABI version 12010.
@@ -9791,12 +9791,12 @@ func CoredumpGetAttributeGlobal(attrib CoredumpSettings, value unsafe.Pointer, s
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(attrib)
 	_f.a1 = unsafe.Pointer(value)
 	_f.a2 = unsafe.Pointer(size)
 	call(&_f.frame)
-	return procCoredumpGetAttributeGlobal.result(_f.R)
+	return procCoredumpGetAttributeGlobal.result(_f.r)
 }
 
 // CoredumpSetAttribute calls cuCoredumpSetAttribute, resolved as cuCoredumpSetAttribute at ABI version 12010.
@@ -9814,12 +9814,12 @@ func CoredumpSetAttribute(attrib CoredumpSettings, value unsafe.Pointer, size *u
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(attrib)
 	_f.a1 = unsafe.Pointer(value)
 	_f.a2 = unsafe.Pointer(size)
 	call(&_f.frame)
-	return procCoredumpSetAttribute.result(_f.R)
+	return procCoredumpSetAttribute.result(_f.r)
 }
 
 // CoredumpSetAttributeGlobal calls cuCoredumpSetAttributeGlobal, resolved as cuCoredumpSetAttributeGlobal at ABI version 12010.
@@ -9837,12 +9837,12 @@ func CoredumpSetAttributeGlobal(attrib CoredumpSettings, value unsafe.Pointer, s
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(attrib)
 	_f.a1 = unsafe.Pointer(value)
 	_f.a2 = unsafe.Pointer(size)
 	call(&_f.frame)
-	return procCoredumpSetAttributeGlobal.result(_f.R)
+	return procCoredumpSetAttributeGlobal.result(_f.r)
 }
 
 // GetExportTable calls cuGetExportTable, resolved as cuGetExportTable at ABI version 3000.
@@ -9859,11 +9859,11 @@ func GetExportTable(ppExportTable *unsafe.Pointer, pExportTableId *Uuid) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(ppExportTable)
 	_f.a1 = unsafe.Pointer(pExportTableId)
 	call(&_f.frame)
-	return procGetExportTable.result(_f.R)
+	return procGetExportTable.result(_f.r)
 }
 
 // GreenCtxCreate calls cuGreenCtxCreate, resolved as cuGreenCtxCreate at ABI version 12040.
@@ -9882,13 +9882,13 @@ func GreenCtxCreate(phCtx *GreenCtx, desc DevResourceDesc, dev Device, flags uin
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(phCtx)
 	_f.a1 = uintptr(desc)
 	_f.a2 = uintptr(dev)
 	_f.a3 = uintptr(flags)
 	call(&_f.frame)
-	return procGreenCtxCreate.result(_f.R)
+	return procGreenCtxCreate.result(_f.r)
 }
 
 // GreenCtxDestroy calls cuGreenCtxDestroy, resolved as cuGreenCtxDestroy at ABI version 12040.
@@ -9904,10 +9904,10 @@ func GreenCtxDestroy(hCtx GreenCtx) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(hCtx)
 	call(&_f.frame)
-	return procGreenCtxDestroy.result(_f.R)
+	return procGreenCtxDestroy.result(_f.r)
 }
 
 // CtxFromGreenCtx calls cuCtxFromGreenCtx, resolved as cuCtxFromGreenCtx at ABI version 12040.
@@ -9924,11 +9924,11 @@ func CtxFromGreenCtx(pContext *Context, hCtx GreenCtx) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(pContext)
 	_f.a1 = uintptr(hCtx)
 	call(&_f.frame)
-	return procCtxFromGreenCtx.result(_f.R)
+	return procCtxFromGreenCtx.result(_f.r)
 }
 
 // DeviceGetDevResource calls cuDeviceGetDevResource, resolved as cuDeviceGetDevResource at ABI version 12040.
@@ -9946,12 +9946,12 @@ func DeviceGetDevResource(device Device, resource *DevResource, type_ DevResourc
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(device)
 	_f.a1 = unsafe.Pointer(resource)
 	_f.a2 = uintptr(type_)
 	call(&_f.frame)
-	return procDeviceGetDevResource.result(_f.R)
+	return procDeviceGetDevResource.result(_f.r)
 }
 
 // CtxGetDevResource calls cuCtxGetDevResource, resolved as cuCtxGetDevResource at ABI version 12040.
@@ -9969,12 +9969,12 @@ func CtxGetDevResource(hCtx Context, resource *DevResource, type_ DevResourceTyp
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hCtx)
 	_f.a1 = unsafe.Pointer(resource)
 	_f.a2 = uintptr(type_)
 	call(&_f.frame)
-	return procCtxGetDevResource.result(_f.R)
+	return procCtxGetDevResource.result(_f.r)
 }
 
 // GreenCtxGetDevResource calls cuGreenCtxGetDevResource, resolved as cuGreenCtxGetDevResource at ABI version 12040.
@@ -9992,12 +9992,12 @@ func GreenCtxGetDevResource(hCtx GreenCtx, resource *DevResource, type_ DevResou
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(hCtx)
 	_f.a1 = unsafe.Pointer(resource)
 	_f.a2 = uintptr(type_)
 	call(&_f.frame)
-	return procGreenCtxGetDevResource.result(_f.R)
+	return procGreenCtxGetDevResource.result(_f.r)
 }
 
 // DevSmResourceSplitByCount calls cuDevSmResourceSplitByCount, resolved as cuDevSmResourceSplitByCount at ABI version 12040.
@@ -10018,7 +10018,7 @@ func DevSmResourceSplitByCount(result *DevResource, nbGroups *uint32, input *Dev
 		a5 uintptr
 		_  [2]uintptr
 	}
-	_f.Fn, _f.N = _fn, 6
+	_f.fn, _f.n = _fn, 6
 	_f.a0 = unsafe.Pointer(result)
 	_f.a1 = unsafe.Pointer(nbGroups)
 	_f.a2 = unsafe.Pointer(input)
@@ -10026,7 +10026,7 @@ func DevSmResourceSplitByCount(result *DevResource, nbGroups *uint32, input *Dev
 	_f.a4 = uintptr(useFlags)
 	_f.a5 = uintptr(minCount)
 	call(&_f.frame)
-	return procDevSmResourceSplitByCount.result(_f.R)
+	return procDevSmResourceSplitByCount.result(_f.r)
 }
 
 // DevResourceGenerateDesc calls cuDevResourceGenerateDesc, resolved as cuDevResourceGenerateDesc at ABI version 12040.
@@ -10044,12 +10044,12 @@ func DevResourceGenerateDesc(phDesc *DevResourceDesc, resources *DevResource, nb
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(phDesc)
 	_f.a1 = unsafe.Pointer(resources)
 	_f.a2 = uintptr(nbResources)
 	call(&_f.frame)
-	return procDevResourceGenerateDesc.result(_f.R)
+	return procDevResourceGenerateDesc.result(_f.r)
 }
 
 // GreenCtxRecordEvent calls cuGreenCtxRecordEvent, resolved as cuGreenCtxRecordEvent at ABI version 12040.
@@ -10066,11 +10066,11 @@ func GreenCtxRecordEvent(hCtx GreenCtx, hEvent Event) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hCtx)
 	_f.a1 = uintptr(hEvent)
 	call(&_f.frame)
-	return procGreenCtxRecordEvent.result(_f.R)
+	return procGreenCtxRecordEvent.result(_f.r)
 }
 
 // GreenCtxWaitEvent calls cuGreenCtxWaitEvent, resolved as cuGreenCtxWaitEvent at ABI version 12040.
@@ -10087,11 +10087,11 @@ func GreenCtxWaitEvent(hCtx GreenCtx, hEvent Event) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hCtx)
 	_f.a1 = uintptr(hEvent)
 	call(&_f.frame)
-	return procGreenCtxWaitEvent.result(_f.R)
+	return procGreenCtxWaitEvent.result(_f.r)
 }
 
 // StreamGetGreenCtx calls cuStreamGetGreenCtx, resolved as cuStreamGetGreenCtx at ABI version 12040.
@@ -10108,11 +10108,11 @@ func StreamGetGreenCtx(hStream Stream, phCtx *GreenCtx) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hStream)
 	_f.a1 = unsafe.Pointer(phCtx)
 	call(&_f.frame)
-	return procStreamGetGreenCtx.result(_f.R)
+	return procStreamGetGreenCtx.result(_f.r)
 }
 
 // GreenCtxStreamCreate calls cuGreenCtxStreamCreate, resolved as cuGreenCtxStreamCreate at ABI version 12050.
@@ -10131,13 +10131,13 @@ func GreenCtxStreamCreate(phStream *Stream, greenCtx GreenCtx, flags uint32, pri
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(phStream)
 	_f.a1 = uintptr(greenCtx)
 	_f.a2 = uintptr(flags)
 	_f.a3 = uintptr(priority)
 	call(&_f.frame)
-	return procGreenCtxStreamCreate.result(_f.R)
+	return procGreenCtxStreamCreate.result(_f.r)
 }
 
 // GreenCtxGetId calls cuGreenCtxGetId, resolved as cuGreenCtxGetId at ABI version 12090.
@@ -10154,11 +10154,11 @@ func GreenCtxGetId(greenCtx GreenCtx, greenCtxId *uint64) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(greenCtx)
 	_f.a1 = unsafe.Pointer(greenCtxId)
 	call(&_f.frame)
-	return procGreenCtxGetId.result(_f.R)
+	return procGreenCtxGetId.result(_f.r)
 }
 
 // LogsRegisterCallback calls cuLogsRegisterCallback, resolved as cuLogsRegisterCallback at ABI version 12090.
@@ -10176,12 +10176,12 @@ func LogsRegisterCallback(callbackFunc LogsCallback, userData unsafe.Pointer, ca
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(callbackFunc)
 	_f.a1 = unsafe.Pointer(userData)
 	_f.a2 = unsafe.Pointer(callback_out)
 	call(&_f.frame)
-	return procLogsRegisterCallback.result(_f.R)
+	return procLogsRegisterCallback.result(_f.r)
 }
 
 // LogsUnregisterCallback calls cuLogsUnregisterCallback, resolved as cuLogsUnregisterCallback at ABI version 12090.
@@ -10197,10 +10197,10 @@ func LogsUnregisterCallback(callback LogsCallbackHandle) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(callback)
 	call(&_f.frame)
-	return procLogsUnregisterCallback.result(_f.R)
+	return procLogsUnregisterCallback.result(_f.r)
 }
 
 // LogsCurrent calls cuLogsCurrent, resolved as cuLogsCurrent at ABI version 12090.
@@ -10217,11 +10217,11 @@ func LogsCurrent(iterator_out *LogIterator, flags uint32) error {
 		a1 uintptr
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(iterator_out)
 	_f.a1 = uintptr(flags)
 	call(&_f.frame)
-	return procLogsCurrent.result(_f.R)
+	return procLogsCurrent.result(_f.r)
 }
 
 // LogsDumpToFile calls cuLogsDumpToFile, resolved as cuLogsDumpToFile at ABI version 12090.
@@ -10239,12 +10239,12 @@ func LogsDumpToFile(iterator *LogIterator, pathToFile *byte, flags uint32) error
 		a2 uintptr
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = unsafe.Pointer(iterator)
 	_f.a1 = unsafe.Pointer(pathToFile)
 	_f.a2 = uintptr(flags)
 	call(&_f.frame)
-	return procLogsDumpToFile.result(_f.R)
+	return procLogsDumpToFile.result(_f.r)
 }
 
 // LogsDumpToMemory calls cuLogsDumpToMemory, resolved as cuLogsDumpToMemory at ABI version 12090.
@@ -10263,13 +10263,13 @@ func LogsDumpToMemory(iterator *LogIterator, buffer *byte, size *uint64, flags u
 		a3 uintptr
 		_  [4]uintptr
 	}
-	_f.Fn, _f.N = _fn, 4
+	_f.fn, _f.n = _fn, 4
 	_f.a0 = unsafe.Pointer(iterator)
 	_f.a1 = unsafe.Pointer(buffer)
 	_f.a2 = unsafe.Pointer(size)
 	_f.a3 = uintptr(flags)
 	call(&_f.frame)
-	return procLogsDumpToMemory.result(_f.R)
+	return procLogsDumpToMemory.result(_f.r)
 }
 
 // CheckpointProcessGetRestoreThreadId calls cuCheckpointProcessGetRestoreThreadId, resolved as cuCheckpointProcessGetRestoreThreadId at ABI version 12080.
@@ -10286,11 +10286,11 @@ func CheckpointProcessGetRestoreThreadId(pid int32, tid *int32) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(pid)
 	_f.a1 = unsafe.Pointer(tid)
 	call(&_f.frame)
-	return procCheckpointProcessGetRestoreThreadId.result(_f.R)
+	return procCheckpointProcessGetRestoreThreadId.result(_f.r)
 }
 
 // CheckpointProcessGetState calls cuCheckpointProcessGetState, resolved as cuCheckpointProcessGetState at ABI version 12080.
@@ -10307,11 +10307,11 @@ func CheckpointProcessGetState(pid int32, state *ProcessState) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(pid)
 	_f.a1 = unsafe.Pointer(state)
 	call(&_f.frame)
-	return procCheckpointProcessGetState.result(_f.R)
+	return procCheckpointProcessGetState.result(_f.r)
 }
 
 // CheckpointProcessLock calls cuCheckpointProcessLock, resolved as cuCheckpointProcessLock at ABI version 12080.
@@ -10328,11 +10328,11 @@ func CheckpointProcessLock(pid int32, args *CheckpointLockArgs) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(pid)
 	_f.a1 = unsafe.Pointer(args)
 	call(&_f.frame)
-	return procCheckpointProcessLock.result(_f.R)
+	return procCheckpointProcessLock.result(_f.r)
 }
 
 // CheckpointProcessCheckpoint calls cuCheckpointProcessCheckpoint, resolved as cuCheckpointProcessCheckpoint at ABI version 12080.
@@ -10349,11 +10349,11 @@ func CheckpointProcessCheckpoint(pid int32, args *CheckpointCheckpointArgs) erro
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(pid)
 	_f.a1 = unsafe.Pointer(args)
 	call(&_f.frame)
-	return procCheckpointProcessCheckpoint.result(_f.R)
+	return procCheckpointProcessCheckpoint.result(_f.r)
 }
 
 // CheckpointProcessRestore calls cuCheckpointProcessRestore, resolved as cuCheckpointProcessRestore at ABI version 12080.
@@ -10370,11 +10370,11 @@ func CheckpointProcessRestore(pid int32, args *CheckpointRestoreArgs) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(pid)
 	_f.a1 = unsafe.Pointer(args)
 	call(&_f.frame)
-	return procCheckpointProcessRestore.result(_f.R)
+	return procCheckpointProcessRestore.result(_f.r)
 }
 
 // CheckpointProcessUnlock calls cuCheckpointProcessUnlock, resolved as cuCheckpointProcessUnlock at ABI version 12080.
@@ -10391,11 +10391,11 @@ func CheckpointProcessUnlock(pid int32, args *CheckpointUnlockArgs) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(pid)
 	_f.a1 = unsafe.Pointer(args)
 	call(&_f.frame)
-	return procCheckpointProcessUnlock.result(_f.R)
+	return procCheckpointProcessUnlock.result(_f.r)
 }
 
 // structsOnStack reports whether a struct above 16 bytes passed by value goes on the stack
@@ -10403,7 +10403,7 @@ func CheckpointProcessUnlock(pid int32, args *CheckpointUnlockArgs) error {
 // (AAPCS64, Windows x64).
 const structsOnStack = runtime.GOARCH == "amd64" && runtime.GOOS != "windows"
 
-// The entry points of libcuda.so.1 and nvcuda.dll, resolved by ABI version on first use.
+// The driver entry points, resolved on first use.
 var (
 	procArray3DCreate                                      = proc{name: "cuArray3DCreate", symbol: "cuArray3DCreate_v2", version: 3020}
 	procArray3DGetDescriptor                               = proc{name: "cuArray3DGetDescriptor", symbol: "cuArray3DGetDescriptor_v2", version: 3020}

@@ -5,4 +5,4 @@ package nvrtc
 // On other systems no library can be loaded (see load_other.go), so every
 // wrapper returns the load error before it reaches call. This stub only
 // keeps the package building.
-func call(f *frame) { f.R = uintptr(NVRTC_ERROR_INTERNAL_ERROR) }
+func call(f *frame) { f.r = uintptr(NVRTC_ERROR_INTERNAL_ERROR) }

@@ -160,10 +160,10 @@ func openNVRTC(path string) (*nvrtcLibrary, error) {
 		a0, a1 unsafe.Pointer
 		_      [6]uintptr
 	}
-	f.Fn, f.N = version, 2
+	f.fn, f.n = version, 2
 	f.a0, f.a1 = unsafe.Pointer(&major), unsafe.Pointer(&minor)
 	call(&f.frame)
-	if r := Result(int32(f.R)); r != NVRTC_SUCCESS {
+	if r := Result(int32(f.r)); r != NVRTC_SUCCESS {
 		lib.close()
 		return nil, fmt.Errorf("nvrtcVersion: %w", r)
 	}

@@ -2,8 +2,12 @@
 
 package nvrtc
 
-import "github.com/purecuda/purecuda/internal/dl"
+import (
+	"unsafe"
+
+	"github.com/purecuda/purecuda/internal/dl"
+)
 
 // call runs the C function that f describes; the argument words follow f
-// in memory.
-func call(f *frame) { dl.Call(f) }
+// in memory (see frame).
+func call(f *frame) { dl.Call((*dl.Frame)(unsafe.Pointer(f))) }

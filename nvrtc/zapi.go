@@ -20,10 +20,10 @@ func GetErrorString(result Result) (*byte, error) {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(result)
 	call(&_f.frame)
-	return *(**byte)(unsafe.Pointer(&_f.R)), nil
+	return *(**byte)(unsafe.Pointer(&_f.r)), nil
 }
 
 // GetVersion calls nvrtcVersion.
@@ -40,11 +40,11 @@ func GetVersion(major *int32, minor *int32) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(major)
 	_f.a1 = unsafe.Pointer(minor)
 	call(&_f.frame)
-	return procGetVersion.result(_f.R)
+	return procGetVersion.result(_f.r)
 }
 
 // GetNumSupportedArchs calls nvrtcGetNumSupportedArchs.
@@ -60,10 +60,10 @@ func GetNumSupportedArchs(numArchs *int32) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(numArchs)
 	call(&_f.frame)
-	return procGetNumSupportedArchs.result(_f.R)
+	return procGetNumSupportedArchs.result(_f.r)
 }
 
 // GetSupportedArchs calls nvrtcGetSupportedArchs.
@@ -79,10 +79,10 @@ func GetSupportedArchs(supportedArchs *int32) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(supportedArchs)
 	call(&_f.frame)
-	return procGetSupportedArchs.result(_f.R)
+	return procGetSupportedArchs.result(_f.r)
 }
 
 // CreateProgram calls nvrtcCreateProgram.
@@ -103,7 +103,7 @@ func CreateProgram(prog *Program, src *byte, name *byte, numHeaders int32, heade
 		a5 unsafe.Pointer
 		_  [2]uintptr
 	}
-	_f.Fn, _f.N = _fn, 6
+	_f.fn, _f.n = _fn, 6
 	_f.a0 = unsafe.Pointer(prog)
 	_f.a1 = unsafe.Pointer(src)
 	_f.a2 = unsafe.Pointer(name)
@@ -111,7 +111,7 @@ func CreateProgram(prog *Program, src *byte, name *byte, numHeaders int32, heade
 	_f.a4 = unsafe.Pointer(headers)
 	_f.a5 = unsafe.Pointer(includeNames)
 	call(&_f.frame)
-	return procCreateProgram.result(_f.R)
+	return procCreateProgram.result(_f.r)
 }
 
 // DestroyProgram calls nvrtcDestroyProgram.
@@ -127,10 +127,10 @@ func DestroyProgram(prog *Program) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(prog)
 	call(&_f.frame)
-	return procDestroyProgram.result(_f.R)
+	return procDestroyProgram.result(_f.r)
 }
 
 // CompileProgram calls nvrtcCompileProgram.
@@ -148,12 +148,12 @@ func CompileProgram(prog Program, numOptions int32, options **byte) error {
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(prog)
 	_f.a1 = uintptr(numOptions)
 	_f.a2 = unsafe.Pointer(options)
 	call(&_f.frame)
-	return procCompileProgram.result(_f.R)
+	return procCompileProgram.result(_f.r)
 }
 
 // GetPTXSize calls nvrtcGetPTXSize.
@@ -170,11 +170,11 @@ func GetPTXSize(prog Program, ptxSizeRet *uint64) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(prog)
 	_f.a1 = unsafe.Pointer(ptxSizeRet)
 	call(&_f.frame)
-	return procGetPTXSize.result(_f.R)
+	return procGetPTXSize.result(_f.r)
 }
 
 // GetPTX calls nvrtcGetPTX.
@@ -191,11 +191,11 @@ func GetPTX(prog Program, ptx *byte) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(prog)
 	_f.a1 = unsafe.Pointer(ptx)
 	call(&_f.frame)
-	return procGetPTX.result(_f.R)
+	return procGetPTX.result(_f.r)
 }
 
 // GetCUBINSize calls nvrtcGetCUBINSize.
@@ -212,11 +212,11 @@ func GetCUBINSize(prog Program, cubinSizeRet *uint64) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(prog)
 	_f.a1 = unsafe.Pointer(cubinSizeRet)
 	call(&_f.frame)
-	return procGetCUBINSize.result(_f.R)
+	return procGetCUBINSize.result(_f.r)
 }
 
 // GetCUBIN calls nvrtcGetCUBIN.
@@ -233,11 +233,11 @@ func GetCUBIN(prog Program, cubin *byte) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(prog)
 	_f.a1 = unsafe.Pointer(cubin)
 	call(&_f.frame)
-	return procGetCUBIN.result(_f.R)
+	return procGetCUBIN.result(_f.r)
 }
 
 // GetLTOIRSize calls nvrtcGetLTOIRSize.
@@ -254,11 +254,11 @@ func GetLTOIRSize(prog Program, LTOIRSizeRet *uint64) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(prog)
 	_f.a1 = unsafe.Pointer(LTOIRSizeRet)
 	call(&_f.frame)
-	return procGetLTOIRSize.result(_f.R)
+	return procGetLTOIRSize.result(_f.r)
 }
 
 // GetLTOIR calls nvrtcGetLTOIR.
@@ -275,11 +275,11 @@ func GetLTOIR(prog Program, LTOIR *byte) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(prog)
 	_f.a1 = unsafe.Pointer(LTOIR)
 	call(&_f.frame)
-	return procGetLTOIR.result(_f.R)
+	return procGetLTOIR.result(_f.r)
 }
 
 // GetOptiXIRSize calls nvrtcGetOptiXIRSize.
@@ -296,11 +296,11 @@ func GetOptiXIRSize(prog Program, optixirSizeRet *uint64) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(prog)
 	_f.a1 = unsafe.Pointer(optixirSizeRet)
 	call(&_f.frame)
-	return procGetOptiXIRSize.result(_f.R)
+	return procGetOptiXIRSize.result(_f.r)
 }
 
 // GetOptiXIR calls nvrtcGetOptiXIR.
@@ -317,11 +317,11 @@ func GetOptiXIR(prog Program, optixir *byte) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(prog)
 	_f.a1 = unsafe.Pointer(optixir)
 	call(&_f.frame)
-	return procGetOptiXIR.result(_f.R)
+	return procGetOptiXIR.result(_f.r)
 }
 
 // GetProgramLogSize calls nvrtcGetProgramLogSize.
@@ -338,11 +338,11 @@ func GetProgramLogSize(prog Program, logSizeRet *uint64) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(prog)
 	_f.a1 = unsafe.Pointer(logSizeRet)
 	call(&_f.frame)
-	return procGetProgramLogSize.result(_f.R)
+	return procGetProgramLogSize.result(_f.r)
 }
 
 // GetProgramLog calls nvrtcGetProgramLog.
@@ -359,11 +359,11 @@ func GetProgramLog(prog Program, log *byte) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(prog)
 	_f.a1 = unsafe.Pointer(log)
 	call(&_f.frame)
-	return procGetProgramLog.result(_f.R)
+	return procGetProgramLog.result(_f.r)
 }
 
 // AddNameExpression calls nvrtcAddNameExpression.
@@ -380,11 +380,11 @@ func AddNameExpression(prog Program, name_expression *byte) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(prog)
 	_f.a1 = unsafe.Pointer(name_expression)
 	call(&_f.frame)
-	return procAddNameExpression.result(_f.R)
+	return procAddNameExpression.result(_f.r)
 }
 
 // GetLoweredName calls nvrtcGetLoweredName.
@@ -402,12 +402,12 @@ func GetLoweredName(prog Program, name_expression *byte, lowered_name **byte) er
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(prog)
 	_f.a1 = unsafe.Pointer(name_expression)
 	_f.a2 = unsafe.Pointer(lowered_name)
 	call(&_f.frame)
-	return procGetLoweredName.result(_f.R)
+	return procGetLoweredName.result(_f.r)
 }
 
 // GetPCHHeapSize calls nvrtcGetPCHHeapSize.
@@ -423,10 +423,10 @@ func GetPCHHeapSize(ret *uint64) error {
 		a0 unsafe.Pointer
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(ret)
 	call(&_f.frame)
-	return procGetPCHHeapSize.result(_f.R)
+	return procGetPCHHeapSize.result(_f.r)
 }
 
 // SetPCHHeapSize calls nvrtcSetPCHHeapSize.
@@ -442,10 +442,10 @@ func SetPCHHeapSize(size uint64) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(size)
 	call(&_f.frame)
-	return procSetPCHHeapSize.result(_f.R)
+	return procSetPCHHeapSize.result(_f.r)
 }
 
 // GetPCHCreateStatus calls nvrtcGetPCHCreateStatus.
@@ -461,10 +461,10 @@ func GetPCHCreateStatus(prog Program) error {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(prog)
 	call(&_f.frame)
-	return procGetPCHCreateStatus.result(_f.R)
+	return procGetPCHCreateStatus.result(_f.r)
 }
 
 // GetPCHHeapSizeRequired calls nvrtcGetPCHHeapSizeRequired.
@@ -481,11 +481,11 @@ func GetPCHHeapSizeRequired(prog Program, size *uint64) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(prog)
 	_f.a1 = unsafe.Pointer(size)
 	call(&_f.frame)
-	return procGetPCHHeapSizeRequired.result(_f.R)
+	return procGetPCHHeapSizeRequired.result(_f.r)
 }
 
 // SetFlowCallback calls nvrtcSetFlowCallback.
@@ -503,12 +503,12 @@ func SetFlowCallback(prog Program, callback uintptr, payload unsafe.Pointer) err
 		a2 unsafe.Pointer
 		_  [5]uintptr
 	}
-	_f.Fn, _f.N = _fn, 3
+	_f.fn, _f.n = _fn, 3
 	_f.a0 = uintptr(prog)
 	_f.a1 = uintptr(callback)
 	_f.a2 = unsafe.Pointer(payload)
 	call(&_f.frame)
-	return procSetFlowCallback.result(_f.R)
+	return procSetFlowCallback.result(_f.r)
 }
 
 // The entry points of libnvrtc.so.13 and nvrtc64_130_0.dll, resolved by name on first use.

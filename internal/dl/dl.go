@@ -3,10 +3,12 @@
 // allocating: an assembly trampoline entered through runtime.cgocall reads
 // an argument block that the caller keeps on its own stack.
 //
-// Packages libcuda and nvrtc share it. Each declares, per call, a struct
-// that embeds Frame and follows it with at least 8 argument words (the
-// trampolines load all register arguments unconditionally): unsafe.Pointer
-// fields for pointer arguments and uintptr fields for everything else.
+// Packages libcuda and nvrtc share it. Their generated wrappers declare, per
+// call, a struct that begins with a block of Frame's layout (each package's
+// own frame type, so that the generated code reads the same everywhere) and
+// follows it with at least 8 argument words (the trampolines load all
+// register arguments unconditionally): unsafe.Pointer fields for pointer
+// arguments and uintptr fields for everything else.
 // Keeping Go pointers in pointer-typed fields of a stack object means the
 // garbage collector sees them and a stack copy before the call adjusts
 // them; during the call the goroutine's stack cannot move (it is in a
@@ -15,6 +17,10 @@
 // Call and CallFloat exist on linux/amd64, linux/arm64 and windows/amd64,
 // the systems NVIDIA ships CUDA for; elsewhere a package keeps a stub of
 // its own, never reached because no library can be opened there.
+//
+// libcuda's call tests (libcuda/call_test.go, against a C fixture; run for
+// arm64 under qemu-user in CI) check this package through libcuda's call
+// and callf.
 package dl
 
 // Frame is the head of the argument block that the trampoline reads.

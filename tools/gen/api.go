@@ -42,11 +42,11 @@ func (g *gen) apiFile() string {
 		byName[g.funcNames[f]] = f
 	}
 	sort.Strings(names)
-	how := "by name"
 	if g.lib.byVersion {
-		how = "by ABI version"
+		b.WriteString("// The driver entry points, resolved on first use.\nvar (\n")
+	} else {
+		fmt.Fprintf(&b, "// The entry points of %s, resolved by name on first use.\nvar (\n", strings.Join(g.lib.files, " and "))
 	}
-	fmt.Fprintf(&b, "// The entry points of %s, resolved %s on first use.\nvar (\n", strings.Join(g.lib.files, " and "), how)
 	for _, n := range names {
 		f := byName[n]
 		if g.lib.byVersion {
@@ -209,7 +209,7 @@ func (g *gen) frameCall(b *strings.Builder, args []arg, onStack bool, ret func(r
 		lines = append(lines, fmt.Sprintf("_ [%d]uintptr", minWords-words))
 	}
 	fmt.Fprintf(b, "var _f struct {\nframe\n%s\n}\n", strings.Join(lines, "\n"))
-	fmt.Fprintf(b, "_f.Fn, _f.N = _fn, %d\n", n)
+	fmt.Fprintf(b, "_f.fn, _f.n = _fn, %d\n", n)
 	words = 0
 	for _, s := range append(regs, stack...) {
 		if words == int64(len(regs)) && len(stack) > 0 && words < sysvRegs {
@@ -218,5 +218,5 @@ func (g *gen) frameCall(b *strings.Builder, args []arg, onStack bool, ret func(r
 		fmt.Fprintf(b, "_f.a%d = %s\n", words, s.value)
 		words += s.words
 	}
-	b.WriteString("call(&_f.frame)\n" + ret("_f.R"))
+	b.WriteString("call(&_f.frame)\n" + ret("_f.r"))
 }

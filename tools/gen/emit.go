@@ -49,9 +49,10 @@ package %[1]s
 
 `
 
-// generate produces the Go files of l's package from h.
-func generate(h *header, l *library) (files generated, c counts, err error) {
+// generate produces the Go files of the package that binds h's library.
+func generate(h *header) (files generated, c counts, err error) {
 	defer catch(&err)
+	l := h.lib
 	g := &gen{
 		h:         h,
 		lib:       l,

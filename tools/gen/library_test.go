@@ -8,6 +8,30 @@ import (
 	"testing"
 )
 
+// lib returns the table's entry for package pkg.
+func lib(t *testing.T, pkg string) *library {
+	t.Helper()
+	l, err := libraryNamed(pkg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// fixtureOf generates pkg's files from the fixture headers in testdata/include.
+func fixtureOf(t *testing.T, pkg string) generated {
+	t.Helper()
+	h, err := readLibrary("testdata/include", lib(t, pkg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _, err := generate(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
 func TestLibraryNames(t *testing.T) {
 	cu, nv := lib(t, "libcuda"), lib(t, "nvrtc")
 	for _, c := range []struct {
@@ -59,10 +83,10 @@ func GetErrorString(result Result) (*byte, error) {
 		a0 uintptr
 		_  [7]uintptr
 	}
-	_f.Fn, _f.N = _fn, 1
+	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(result)
 	call(&_f.frame)
-	return *(**byte)(unsafe.Pointer(&_f.R)), nil
+	return *(**byte)(unsafe.Pointer(&_f.r)), nil
 }
 `, `// GetPTXSize calls nvrtcGetPTXSize.
 //
@@ -78,11 +102,11 @@ func GetPTXSize(prog Program, ptxSizeRet *uint64) error {
 		a1 unsafe.Pointer
 		_  [6]uintptr
 	}
-	_f.Fn, _f.N = _fn, 2
+	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(prog)
 	_f.a1 = unsafe.Pointer(ptxSizeRet)
 	call(&_f.frame)
-	return procGetPTXSize.result(_f.R)
+	return procGetPTXSize.result(_f.r)
 }
 `}
 
@@ -137,7 +161,7 @@ func TestNvrtcRefusesOtherResults(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	_, err := readHeaders(dir, lib(t, "nvrtc"))
+	_, err := readLibrary(dir, lib(t, "nvrtc"))
 	if err == nil || !strings.Contains(err.Error(), "nvrtcCount returns something other than nvrtcResult or a pointer") {
 		t.Errorf("error %v, want nvrtcCount refused", err)
 	}
@@ -147,7 +171,7 @@ func TestNvrtcRefusesOtherResults(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "nvrtc.h"), []byte("typedef enum { NVRTC_SUCCESS = 0 } nvrtcResult;\n"), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := readHeaders(dir, lib(t, "nvrtc")); err == nil || !strings.Contains(err.Error(), "no cuda.h in") {
+	if _, err := readLibrary(dir, lib(t, "nvrtc")); err == nil || !strings.Contains(err.Error(), "no cuda.h in") {
 		t.Errorf("error %v, want one saying cuda.h (the CUDA version) is missing", err)
 	}
 }
@@ -156,14 +180,14 @@ func TestNvrtcRefusesOtherResults(t *testing.T) {
 // counts its entry points and checks that nvrtc's files are up to date.
 func TestRealNvrtcHeader(t *testing.T) {
 	include := realHeaders(t)
-	h, err := readHeaders(include, lib(t, "nvrtc"))
+	h, err := readLibrary(include, lib(t, "nvrtc"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if h.version != "13.0" {
 		t.Skipf("%s is CUDA %s, not 13.0", include, h.version)
 	}
-	files, stats, err := generate(h, lib(t, "nvrtc"))
+	files, stats, err := generate(h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +203,7 @@ func TestRealNvrtcHeader(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := checkFiles(filepath.Join(root, "nvrtc"), lib(t, "nvrtc"), files); err != nil {
+	if err := checkFiles(filepath.Join(root, "nvrtc"), files); err != nil {
 		t.Error(err)
 	}
 }
@@ -200,19 +224,22 @@ func TestCheckCoversEveryLibrary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
+	dir := filepath.Join(t.TempDir(), "nvrtc")
+	if err := os.Mkdir(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "zconst.go"), append(src, '\n'), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	h, err := readHeaders(include, lib(t, "nvrtc"))
+	h, err := readLibrary(include, lib(t, "nvrtc"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _, err := generate(h, lib(t, "nvrtc"))
+	files, _, err := generate(h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := checkFiles(dir, lib(t, "nvrtc"), files); err == nil || !strings.Contains(err.Error(), "go generate ./nvrtc") {
+	if err := checkFiles(dir, files); err == nil || !strings.Contains(err.Error(), "go generate ./nvrtc") {
 		t.Errorf("checkFiles = %v, want an error naming go generate ./nvrtc", err)
 	}
 }

@@ -77,17 +77,17 @@ func run(include, only string, check, verbose bool) error {
 	}
 	var errs []error
 	for _, l := range libs {
-		h, err := readHeaders(include, l)
+		h, err := readLibrary(include, l)
 		if err != nil {
 			return err
 		}
-		files, stats, err := generate(h, l)
+		files, stats, err := generate(h)
 		if err != nil {
 			return err
 		}
 		dir := filepath.Join(root, l.pkg)
 		if check {
-			errs = append(errs, checkFiles(dir, l, files))
+			errs = append(errs, checkFiles(dir, files))
 			continue
 		}
 		if err := writeFiles(dir, files); err != nil {
@@ -118,10 +118,13 @@ func moduleRoot() (string, error) {
 	}
 }
 
-// readHeaders preprocesses and parses the headers of l in order (for
+// readHeaders reads libcuda's headers, cuda.h and cudaTypedefs.h.
+func readHeaders(include string) (*header, error) { return readLibrary(include, libraries[0]) }
+
+// readLibrary preprocesses and parses the headers of l in order (for
 // libcuda cuda.h, then cudaTypedefs.h), and reads the CUDA version from
 // cuda.h.
-func readHeaders(include string, l *library) (*header, error) {
+func readLibrary(include string, l *library) (*header, error) {
 	pp := newPreprocessor()
 	var first string
 	for i, name := range l.headers {
@@ -138,6 +141,7 @@ func readHeaders(include string, l *library) (*header, error) {
 		}
 	}
 	h := newHeader()
+	h.lib = l
 	h.defines = pp.defines
 	p := &parser{toks: pp.out, h: h, types: first, result: l.result}
 	if err := p.parse(); err != nil {
@@ -204,8 +208,8 @@ func writeFiles(dir string, files generated) error {
 }
 
 // checkFiles fails, naming them, if files differ from those in dir, the
-// folder of l's package.
-func checkFiles(dir string, l *library, files generated) error {
+// folder of the package.
+func checkFiles(dir string, files generated) error {
 	var stale []string
 	for name, src := range files {
 		old, err := os.ReadFile(filepath.Join(dir, name))
@@ -215,7 +219,7 @@ func checkFiles(dir string, l *library, files generated) error {
 	}
 	if len(stale) > 0 {
 		sort.Strings(stale)
-		return fmt.Errorf("out of date, run go generate ./%s: %s", l.pkg, strings.Join(stale, ", "))
+		return fmt.Errorf("out of date, run go generate ./%s: %s", filepath.Base(dir), strings.Join(stale, ", "))
 	}
 	return nil
 }

@@ -139,7 +139,8 @@ type decl struct {
 // header is what the generator knows about a library's headers (cuda.h
 // and cudaTypedefs.h, or nvrtc.h).
 type header struct {
-	version   string // the CUDA version, "13.0"
+	lib       *library // the library the headers declare
+	version   string   // the CUDA version, "13.0"
 	decls     []decl
 	typedefs  map[string]*typedefDef
 	tags      map[string]*record

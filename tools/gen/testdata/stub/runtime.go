@@ -7,12 +7,12 @@ package libcuda
 import "errors"
 
 type frame struct {
-	Fn uintptr
-	R  uintptr
-	N  uintptr
+	fn uintptr
+	r  uintptr
+	n  uintptr
 }
 
-func call(f *frame) { f.R = 0 }
+func call(f *frame) { f.r = 0 }
 
 func callf(fn uintptr, floats, doubles uint32, args ...uint64) uintptr { return 0 }
 

@@ -1,6 +1,6 @@
 //go:build linux && (amd64 || arm64)
 
-package dl
+package libcuda
 
 import (
 	_ "embed"
@@ -11,8 +11,6 @@ import (
 	"runtime"
 	"testing"
 	"unsafe"
-
-	"github.com/ebitengine/purego"
 )
 
 //go:embed testdata/abi.c
@@ -47,22 +45,19 @@ func abiLibrary(t *testing.T) library {
 	if err != nil {
 		t.Fatalf("building the ABI fixture: %v\n%s", err, out)
 	}
-	h, err := purego.Dlopen(so, purego.RTLD_NOW|purego.RTLD_LOCAL)
-	if err != nil {
-		t.Fatalf("opening %s: %v", so, err)
+	lib, _, tried := openLibraryAt(so)
+	if lib == nil {
+		t.Fatalf("opening %s: %v", so, tried)
 	}
-	t.Cleanup(func() { _ = purego.Dlclose(h) })
-	return library(h)
+	t.Cleanup(lib.close)
+	return lib
 }
-
-// library is an opened shared library.
-type library uintptr
 
 func mustSym(t *testing.T, lib library, name string) uintptr {
 	t.Helper()
-	a, err := purego.Dlsym(uintptr(lib), name)
-	if err != nil || a == 0 {
-		t.Fatalf("no symbol %s: %v", name, err)
+	a, ok := lib.sym(name)
+	if !ok {
+		t.Fatalf("no symbol %s", name)
 	}
 	return a
 }
@@ -71,16 +66,16 @@ func TestCallPassesEveryArgumentWord(t *testing.T) {
 	fn := mustSym(t, abiLibrary(t), "abi_args")
 	for n := 0; n <= 19; n++ {
 		var f struct {
-			Frame
-			a [MaxArgWords]uintptr
+			frame
+			a [maxArgWords]uintptr
 		}
-		f.Fn, f.N = fn, uintptr(n+1)
+		f.fn, f.n = fn, uintptr(n+1)
 		f.a[0] = uintptr(n)
 		for i := 1; i <= n; i++ {
 			f.a[i] = 0x1000 + uintptr(i)
 		}
-		Call(&f.Frame)
-		if got := int32(f.R); got != 0 {
+		call(&f.frame)
+		if got := int32(f.r); got != 0 {
 			t.Errorf("%d arguments: argument %d arrived wrong", n+1, got)
 		}
 	}
@@ -94,13 +89,13 @@ func TestCallPointerArgumentsReachStackVariables(t *testing.T) {
 		p unsafe.Pointer
 	)
 	var f struct {
-		Frame
+		frame
 		a0, a1, a2 unsafe.Pointer
 		_          [5]uintptr
 	}
-	f.Fn, f.N = fn, 3
+	f.fn, f.n = fn, 3
 	f.a0, f.a1, f.a2 = unsafe.Pointer(&i), unsafe.Pointer(&u), unsafe.Pointer(&p)
-	Call(&f.Frame)
+	call(&f.frame)
 	if i != -7 || u != 0xfedcba9876543210 || p != unsafe.Pointer(&u) {
 		t.Fatalf("out parameters: got %d, %#x, %p; want -7, 0xfedcba9876543210, %p", i, u, p, &u)
 	}
@@ -110,22 +105,22 @@ func TestCallSignExtendsAndTruncatesInt32(t *testing.T) {
 	fn := mustSym(t, abiLibrary(t), "abi_negative")
 	for _, v := range []int32{-1, -900, math.MinInt32, 0, 712} {
 		var f struct {
-			Frame
+			frame
 			a0 uintptr
 			_  [7]uintptr
 		}
-		f.Fn, f.N, f.a0 = fn, 1, uintptr(v)
-		Call(&f.Frame)
-		if got := int32(f.R); got != v {
+		f.fn, f.n, f.a0 = fn, 1, uintptr(v)
+		call(&f.frame)
+		if got := int32(f.r); got != v {
 			t.Errorf("abi_negative(%d) = %d", v, got)
 		}
 	}
 }
 
-func TestCallFloatMixesIntegerAndFloatArguments(t *testing.T) {
+func TestCallfMixesIntegerAndFloatArguments(t *testing.T) {
 	fn := mustSym(t, abiLibrary(t), "abi_floats")
 	// a + b*10 + c*100 + d*1000 + e*10000 with a=1 b=2 c=3 d=4 e=5.
-	r := CallFloat(fn, 1<<1|1<<4, 1<<3, 1, uint64(math.Float32bits(2)), 3, math.Float64bits(4), uint64(math.Float32bits(5)))
+	r := callf(fn, 1<<1|1<<4, 1<<3, 1, uint64(math.Float32bits(2)), 3, math.Float64bits(4), uint64(math.Float32bits(5)))
 	if got := int32(r); got != 54321 {
 		t.Fatalf("abi_floats = %d, want 54321", got)
 	}
@@ -140,13 +135,13 @@ func TestCallAllocatesNothing(t *testing.T) {
 	)
 	allocs := testing.AllocsPerRun(100, func() {
 		var f struct {
-			Frame
+			frame
 			a0, a1, a2 unsafe.Pointer
 			_          [5]uintptr
 		}
-		f.Fn, f.N = fn, 3
+		f.fn, f.n = fn, 3
 		f.a0, f.a1, f.a2 = unsafe.Pointer(&i), unsafe.Pointer(&u), unsafe.Pointer(&p)
-		Call(&f.Frame)
+		call(&f.frame)
 	})
 	if allocs != 0 {
 		t.Fatalf("a call allocates %v times", allocs)

@@ -137,8 +137,9 @@ func capturedGraph(s libcuda.Stream) (libcuda.Graph, error) {
 }
 
 // graphGone checks, on the simulator, that a graph handle was destroyed
-// (the simulator keeps dead handles recognisable; on a GPU the handle
-// would be freed memory, so nothing is checked there).
+// (the simulator keeps a dead handle recognisable until a new graph takes
+// its place, and no graph is created between the capture and this check;
+// on a GPU the handle would be freed memory, so nothing is checked there).
 func graphGone(t testing.TB, g libcuda.Graph) {
 	t.Helper()
 	if onGPU || g == 0 {

@@ -9,7 +9,6 @@ import (
 	gosync "sync"
 	"time"
 
-	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/sync"
 )
 
@@ -81,13 +80,7 @@ func (st *state) waitContext() {
 			adjust(0, -1)
 			st.waitContext()
 		}
-		if graph.InProgress() == 0 {
-			// A capture announced to package sync, not made through
-			// graph: Postpone would run at once; try again later.
-			time.AfterFunc(time.Millisecond, again)
-			return
-		}
-		graph.Postpone(func() { go again() })
+		sync.Postpone(func() { go again() })
 		return
 	}
 	if err != nil {

@@ -57,6 +57,7 @@ type pool struct {
 	active    int           // jobs whose waiter waits for them
 	abandoned int           // jobs whose waiter left
 	threads   int           // helper goroutines alive
+	blocking  int           // helpers inside a driver call for a job
 	freed     chan struct{} // closed and replaced when a place frees up
 	jobs      chan *job     // idle helpers take jobs here
 }
@@ -183,9 +184,17 @@ func (p *pool) helper(j *job) {
 // run answers j, without blocking in the driver when its waiter has left
 // already.
 func (p *pool) run(j *job) {
+	p.mu.Lock()
 	if err := j.ctx.Err(); err != nil {
+		p.mu.Unlock()
 		j.res <- err
 		return
 	}
-	j.res <- j.t.block()
+	p.blocking++
+	p.mu.Unlock()
+	err := j.t.block()
+	p.mu.Lock()
+	p.blocking--
+	p.mu.Unlock()
+	j.res <- err
 }

@@ -32,6 +32,8 @@ var (
 	captures atomic.Int64
 	inflight atomic.Int32
 	queries  atomic.Int32 // guardedQuery's limited queries in flight, in any mode
+
+	captureWakeups atomic.Int64 // times a StartCapture woke while waiting for calls in flight
 )
 
 var reg = struct {
@@ -72,6 +74,7 @@ func StartCapture() *CaptureEntry {
 	captures.Add(1)
 	for inflight.Load() != 0 {
 		reg.cond.Wait()
+		captureWakeups.Add(1)
 	}
 	reg.mu.Unlock()
 	return &CaptureEntry{}

@@ -61,8 +61,9 @@ type stateFields struct {
 	unknown bool  // some use cannot be waited for by events: wait for the context
 	leased  bool  // a use was leased to a graph
 	freed   bool
-	waiting int  // uses the reaper waits for; reaper.mu
-	broken  bool // a use's event failed: the release failed; reaper.mu
+	phase   phase // wrapped, in use, freed; then the owner's (see phase)
+	waiting int   // uses the owner waits for; the owner's
+	broken  bool  // a use's event failed: the release failed; the owner's
 	// Room for the common case without more allocations.
 	regs1 [1]*registration
 	uses1 [1]use
@@ -161,13 +162,15 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 			err = errors.New("hostmem: the range spans registrations and the device maps them apart")
 		}
 		if err != nil {
-			reg.release(regs)
+			if reg.release(regs) {
+				checkBudget()
+			}
 			h.release()
 			return nil, err
 		}
 	}
 	b := &Buffer{st: st, gen: gen, p: p, size: n}
-	b.cleanup = runtime.AddCleanup(b, func(a stateGen) { go a.st.free(a.gen) }, stateGen{st, gen})
+	b.cleanup = runtime.AddCleanup(b, func(a stateGen) { a.st.free(a.gen) }, stateGen{st, gen})
 	return b, nil
 }
 
@@ -314,8 +317,16 @@ func (st *state) track(s libcuda.Stream, special bool) error {
 			return err
 		}
 		st.uses = append(st.uses, u)
+		st.inUse()
 	}
 	return record(&st.uses[i])
+}
+
+// inUse marks the first use of a wrapped buffer; st.mu is held.
+func (st *state) inUse() {
+	if st.phase == phaseWrapped {
+		move(&st.phase, phaseInUse)
+	}
 }
 
 // lease keeps the buffer's registrations for the graph being captured on
@@ -330,7 +341,12 @@ func (st *state) lease(s libcuda.Stream) error {
 	}
 	reg.mu.Unlock()
 	st.leased = true
-	if !graph.Lease(s, func() { reg.release(regs) }) {
+	st.inUse()
+	if !graph.Lease(s, func() {
+		if reg.release(regs) {
+			checkBudget()
+		}
+	}) {
 		reg.keep(regs) // the references stay
 		return ErrUntrackedCapture
 	}

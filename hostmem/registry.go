@@ -3,7 +3,6 @@ package hostmem
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"runtime"
 	"sort"
 	gosync "sync"
@@ -34,6 +33,7 @@ type registration struct {
 	ending     chan struct{} // not nil while its unregister runs; closed after
 	failed     bool          // its unregister failed: kept for good
 	kept       int           // references of failed releases: never dropped
+	phase      phase         // in use, retired, unregistering, gone or failed (see phase)
 	pin        runtime.Pinner
 }
 
@@ -46,12 +46,11 @@ func (r *registration) retires() bool {
 
 // registry holds every registration, sorted by address, non-overlapping.
 type registry struct {
-	mu       gosync.Mutex
-	regs     []*registration
-	retired  int64 // bytes of unused registrations waiting for a batch
-	limit    int64 // retired bytes that start a batch
-	trimming bool  // an automatic batch is running
-	stats    counters
+	mu      gosync.Mutex
+	regs    []*registration
+	retired int64 // bytes of unused registrations waiting for a batch
+	limit   int64 // retired bytes that start a batch
+	stats   counters
 }
 
 // counters are the numbers Stats reports that the registry keeps.
@@ -158,6 +157,7 @@ func (g *registry) acquire(dst []*registration, ctx libcuda.Context, p unsafe.Po
 		for _, r := range cover {
 			if r.refs == 0 && r.retires() {
 				g.retired -= r.size() // revived
+				move(&r.phase, phaseInUse)
 			}
 			if !containsFresh(fresh, r) {
 				r.refs++
@@ -183,7 +183,7 @@ func (g *registry) register(ctx libcuda.Context, p unsafe.Pointer, n uintptr, mo
 	if err != nil {
 		return nil, err
 	}
-	r := &registration{p: p, start: uintptr(p), end: uintptr(p) + n, kind: mode, ctx: ctx, hold: h, refs: 1}
+	r := &registration{p: p, start: uintptr(p), end: uintptr(p) + n, kind: mode, ctx: ctx, hold: h, refs: 1, phase: phaseInUse}
 	if mode == registered {
 		err := sync.RelaxedIn(ctx, func() error {
 			return libcuda.MemHostRegister(p, uint64(n), uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE|libcuda.CU_MEMHOSTREGISTER_DEVICEMAP))
@@ -224,6 +224,7 @@ func (g *registry) unref(r *registration) {
 		return
 	}
 	if r.retires() {
+		move(&r.phase, phaseRetired)
 		g.retired += r.size()
 		return
 	}
@@ -251,71 +252,57 @@ func (r *registration) drop() {
 	r.hold.release()
 }
 
-// release drops one reference on each of regs and starts a batch when the
-// retired bytes pass the limit.
-func (g *registry) release(regs []*registration) {
+// release drops one reference on each of regs and reports whether the
+// retired bytes are past the budget.
+func (g *registry) release(regs []*registration) (over bool) {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	for _, r := range regs {
 		g.unref(r)
 	}
-	start := g.retired > g.limit && !g.trimming
-	if start {
-		g.trimming = true
-	}
-	g.mu.Unlock()
-	if start {
-		go func() {
-			for {
-				g.trim()
-				// Registrations retired meanwhile may be over the limit again.
-				g.mu.Lock()
-				if g.retired <= g.limit {
-					g.trimming = false
-					g.mu.Unlock()
-					return
-				}
-				g.mu.Unlock()
-			}
-		}()
-	}
+	return g.retired > g.limit
 }
 
-// trim unregisters every retired registration and returns how many it
-// ended. Each runs in relaxed capture mode with its context current; the
-// registry is not locked meanwhile, and wraps of that memory wait for it.
-func (g *registry) trim() int {
+// overLimit reports whether the retired bytes are past the budget.
+func (g *registry) overLimit() bool {
 	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.retired > g.limit
+}
+
+// collect marks every retired registration as unregistering and returns
+// them; wraps of their memory wait until each has ended.
+func (g *registry) collect() []*registration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	var batch []*registration
 	for _, r := range g.regs {
 		if r.refs == 0 && r.retires() && r.ending == nil {
+			move(&r.phase, phaseUnregistering)
 			r.ending = make(chan struct{})
 			g.retired -= r.size()
 			batch = append(batch, r)
 		}
 	}
-	g.mu.Unlock()
-	for _, r := range batch {
-		p := r.p
-		err := sync.RelaxedIn(r.ctx, func() error {
-			if r.kind == allocated {
-				return libcuda.MemFreeHost(p)
-			}
-			return libcuda.MemHostUnregister(p)
-		})
-		g.mu.Lock()
-		g.stats.unregisters++
-		if err != nil {
-			g.stats.failures++
-			r.failed = true // stays in the registry, pinned, for good
-			slog.Error("hostmem: releasing host memory failed; it stays pinned for good",
-				"addr", fmt.Sprintf("%#x", r.start), "size", r.size(), "err", err)
-		} else {
-			g.remove(r)
-			r.drop()
-		}
-		close(r.ending)
-		r.ending = nil
-		g.mu.Unlock()
+	return batch
+}
+
+// ended records the end of r's unregister: gone, or kept for good after
+// a failure (logged once).
+func (g *registry) ended(r *registration, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stats.unregisters++
+	if err != nil {
+		g.stats.failures++
+		move(&r.phase, phaseFailed)
+		r.failed = true // stays in the registry, pinned, for good
+		logKept(r, err)
+	} else {
+		move(&r.phase, phaseGone)
+		g.remove(r)
+		r.drop()
 	}
-	return len(batch)
+	close(r.ending)
+	r.ending = nil
 }

@@ -145,7 +145,7 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 	st.uses = st.uses1[:0]
 	gen := st.gen
 	st.mu.Unlock()
-	regs, err := reg.acquire(st.regs1[:0], ctx, p, n, mode)
+	regs, err := reg.acquire(st.regs1[:0], ctxKey{ctx, dev.id}, p, n, mode)
 	if err != nil {
 		if !goMem { // no registration owns the allocation
 			err = errors.Join(err, sync.RelaxedIn(ctx, func() error { return libcuda.MemFreeHost(p) }))

@@ -28,6 +28,7 @@ type registration struct {
 	start, end uintptr
 	kind       kind
 	ctx        libcuda.Context
+	ctxID      uint64 // ctx's unique id, 0 where unknown
 	hold       hold          // on ctx, until the registration has ended
 	refs       int           // buffers, releases in progress and leases holding it
 	ending     chan struct{} // not nil while its unregister runs; closed after
@@ -48,6 +49,7 @@ func (r *registration) retires() bool {
 type registry struct {
 	mu      gosync.Mutex
 	regs    []*registration
+	orphans []*registration // of contexts destroyed since: kept pinned for good
 	retired int64 // bytes of unused registrations waiting for a batch
 	limit   int64 // retired bytes that start a batch
 	stats   counters
@@ -105,11 +107,12 @@ func (g *registry) remove(r *registration) {
 // acquire appends to dst the registrations covering the n bytes at p, each
 // with a reference taken for the caller: existing ones are reused (retired
 // ones revived) and the gaps are registered as mode says.
-func (g *registry) acquire(dst []*registration, ctx libcuda.Context, p unsafe.Pointer, n uintptr, mode kind) ([]*registration, error) {
+func (g *registry) acquire(dst []*registration, key ctxKey, p unsafe.Pointer, n uintptr, mode kind) ([]*registration, error) {
 	start, end := uintptr(p), uintptr(p)+n
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for {
+		g.orphan(start, end, key)
 		i, j := g.overlapping(start, end)
 		var ending chan struct{}
 		for _, r := range g.regs[i:j] {
@@ -135,7 +138,7 @@ func (g *registry) acquire(dst []*registration, ctx libcuda.Context, p unsafe.Po
 				gapEnd = min(r.start, end)
 			}
 			if gapEnd > at {
-				r, err := g.register(ctx, unsafe.Add(p, at-start), gapEnd-at, mode)
+				r, err := g.register(key, unsafe.Add(p, at-start), gapEnd-at, mode)
 				if err != nil {
 					for _, f := range fresh {
 						g.insert(f)
@@ -167,6 +170,49 @@ func (g *registry) acquire(dst []*registration, ctx libcuda.Context, p unsafe.Po
 	}
 }
 
+// orphan takes the registrations overlapping [start, end) whose context
+// is gone out of the registry: a context's registrations may end with it,
+// so they must not serve a wrap. Their memory stays pinned, for good,
+// and the loss is logged once each. key is the wrapping context, alive.
+func (g *registry) orphan(start, end uintptr, key ctxKey) {
+	i, j := g.overlapping(start, end)
+	for k := j - 1; k >= i; k-- {
+		r := g.regs[k]
+		if r.ending != nil || contextAlive(r, key) {
+			continue
+		}
+		g.regs = append(g.regs[:k], g.regs[k+1:]...)
+		if r.refs == 0 && r.retires() {
+			g.retired -= r.size()
+		}
+		r.failed = true
+		r.phase = phaseFailed
+		g.orphans = append(g.orphans, r)
+		g.stats.failures++
+		logKept(r, fmt.Errorf("context %#x is gone", uintptr(r.ctx)))
+	}
+}
+
+// contextAlive reports whether r's context still exists: it is the
+// wrapping one, or the driver still knows its handle with its id.
+func contextAlive(r *registration, key ctxKey) bool {
+	if r.kind == foreign || r.kind == pageable || r.failed {
+		return true // nothing of hostmem's to end
+	}
+	if r.ctx == key.ctx {
+		return r.ctxID == key.id
+	}
+	var id uint64
+	err := libcuda.CtxGetId(r.ctx, &id)
+	switch {
+	case errors.Is(err, libcuda.ErrSymbol):
+		return true // no ids: cannot tell
+	case err != nil:
+		return false
+	}
+	return id == r.ctxID
+}
+
 func containsFresh(fresh []*registration, r *registration) bool {
 	for _, f := range fresh {
 		if f == r {
@@ -178,12 +224,13 @@ func containsFresh(fresh []*registration, r *registration) bool {
 
 // register makes one new registration of the n bytes at p, with one
 // reference. It runs with g.mu held: registering does not fence the device.
-func (g *registry) register(ctx libcuda.Context, p unsafe.Pointer, n uintptr, mode kind) (*registration, error) {
+func (g *registry) register(key ctxKey, p unsafe.Pointer, n uintptr, mode kind) (*registration, error) {
+	ctx := key.ctx
 	h, err := holdContext(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r := &registration{p: p, start: uintptr(p), end: uintptr(p) + n, kind: mode, ctx: ctx, hold: h, refs: 1, phase: phaseInUse}
+	r := &registration{p: p, start: uintptr(p), end: uintptr(p) + n, kind: mode, ctx: ctx, ctxID: key.id, hold: h, refs: 1, phase: phaseInUse}
 	if mode == registered {
 		err := sync.RelaxedIn(ctx, func() error {
 			return libcuda.MemHostRegister(p, uint64(n), uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE|libcuda.CU_MEMHOSTREGISTER_DEVICEMAP))

@@ -132,6 +132,7 @@ func ReadStats() Stats {
 			s.Retired++
 		}
 	}
+	s.Kept += len(reg.orphans)
 	s.RetiredBytes = reg.retired
 	s.Failures = reg.stats.failures
 	s.Registers = reg.stats.registers

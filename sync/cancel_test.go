@@ -159,10 +159,7 @@ func TestFailedModeSwitchDoesNotPoisonHelpers(t *testing.T) {
 	testenv.SimFailNext(t, "cuThreadExchangeStreamCaptureMode", 1, libcuda.CUDA_ERROR_UNKNOWN)
 	res := make(chan error, 1)
 	go func() { res <- blocking.Stream(context.Background(), 0, s) }()
-	testenv.Eventually(t, "the failed helper to end", func() bool {
-		st := sync.ReadStats()
-		return st.HelperThreads == 0 && len(errs.Messages()) == 1
-	})
+	testenv.Eventually(t, "the failed helper's log", func() bool { return len(errs.Messages()) == 1 })
 	g.Open()
 	testenv.Must(t, testenv.Recv(t, res, "the wait whose helper failed"))
 	for i := range 50 {

@@ -12,9 +12,9 @@ import (
 // deviceInfo is what wrapping needs to know about a context's device.
 type deviceInfo struct {
 	dev         libcuda.Device
-	primary     bool // the context is dev's primary context
-	pageable    bool // reads pageable host memory directly
-	hostPointer bool // registered memory has its host address on the device
+	primary     bool   // the context is dev's primary context
+	pageable    bool   // reads pageable host memory directly
+	hostPointer bool   // registered memory has its host address on the device
 	id          uint64 // the context's unique id (cuCtxGetId); 0 where unknown
 }
 

@@ -28,7 +28,7 @@ type registration struct {
 	start, end uintptr
 	kind       kind
 	ctx        libcuda.Context
-	ctxID      uint64 // ctx's unique id, 0 where unknown
+	ctxID      uint64        // ctx's unique id, 0 where unknown
 	hold       hold          // on ctx, until the registration has ended
 	refs       int           // buffers, releases in progress and leases holding it
 	ending     chan struct{} // not nil while its unregister runs; closed after
@@ -50,8 +50,8 @@ type registry struct {
 	mu      gosync.Mutex
 	regs    []*registration
 	orphans []*registration // of contexts destroyed since: kept pinned for good
-	retired int64 // bytes of unused registrations waiting for a batch
-	limit   int64 // retired bytes that start a batch
+	retired int64           // bytes of unused registrations waiting for a batch
+	limit   int64           // retired bytes that start a batch
 	stats   counters
 }
 

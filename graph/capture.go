@@ -141,18 +141,24 @@ func runCapture(s libcuda.Stream, cu libcuda.Context, mode libcuda.StreamCapture
 	return nil, err
 }
 
-// unstick ends the capture of s once more when a failed end left the
-// stream capturing, so that the stream stays usable.
+// unstick ends the capture of s again, up to unstickTries times, while a
+// failed end leaves the stream capturing, so that the stream stays usable
+// and no capture goes on unregistered.
 func unstick(s libcuda.Stream) error {
-	capturing, err := sync.Capturing(s)
-	if err != nil || !capturing {
-		return err
+	var errs []error
+	for range unstickTries {
+		capturing, err := sync.Capturing(s)
+		if err != nil || !capturing {
+			return errors.Join(append(errs, err)...)
+		}
+		if err := endCapture(s); err != nil && !errors.Is(err, libcuda.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {
+			errs = append(errs, fmt.Errorf("ending the capture again: %w", err))
+		}
 	}
-	if err := endCapture(s); err != nil && !errors.Is(err, libcuda.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {
-		return fmt.Errorf("ending the capture again: %w", err)
-	}
-	return nil
+	return errors.Join(append(errs, fmt.Errorf("%s is still being captured", streamName(s)))...)
 }
+
+const unstickTries = 4
 
 // CaptureError is the error of a capture that failed: the captured
 // function returned an error, or the driver invalidated the capture or

@@ -248,6 +248,9 @@ func (o *owner) pause(progress bool) {
 		}
 		return
 	}
+	if o.idle() {
+		return // intake stops the owner unless work came meanwhile
+	}
 	if !o.usesPending() {
 		inbox.mu.Lock()
 		inbox.sleeping = true

@@ -71,7 +71,7 @@ type stateFields struct {
 
 type use struct {
 	s    libcuda.Stream
-	id   uint64 // the stream's unique id; 0 for none (see reaper)
+	id   uint64 // the stream's unique id; 0 for none (see queue.go)
 	seq  uint64 // of the event's last record (see record)
 	ev   libcuda.Event
 	ctx  libcuda.Context // the stream's, where the event lives
@@ -293,8 +293,8 @@ func (st *state) use(s libcuda.Stream, special bool) error {
 func (st *state) track(s libcuda.Stream, special bool) error {
 	u := use{s: s, ctx: st.ctx}
 	if !special {
-		// The stream's unique id lets the reaper order its uses (0: no id,
-		// see reaper).
+		// The stream's unique id lets the owner order its uses (0: no id,
+		// see queue.go).
 		if err := libcuda.StreamGetId(s, &u.id); err != nil && !errors.Is(err, libcuda.ErrSymbol) {
 			return err
 		}

@@ -14,7 +14,7 @@ import (
 var ErrCapturing = errors.New("sync: stream capture in progress")
 
 // IfNoCapture runs f, and reports that it did, only when no capture that
-// EnterCapture was told of is in progress; while f runs, such captures
+// is registered (StartCapture) is in progress; while f runs, such captures
 // wait to begin. It is for calls that must not be made during a capture
 // but are not worth relaxed mode: recording an event on the legacy
 // stream, say, which a capture beginning at the same moment could take
@@ -86,7 +86,7 @@ func Capturing(s libcuda.Stream) (bool, error) {
 // thousands of threads.
 //
 // Only a query made in the caller's own mode counts as in flight for
-// EnterCapture: a relaxed one cannot harm a capture, and counting it would
+// StartCapture: a relaxed one cannot harm a capture, and counting it would
 // let a steady stream of waiters keep a capture from beginning.
 func guardedQuery[T target](t T, limit int32) error {
 	if limit > 0 {

@@ -65,6 +65,12 @@ func (b *batchState) reply(n int) {
 // unregisterBatch ends each registration of batch, in relaxed capture
 // mode with its context current, and tells the owner.
 func unregisterBatch(batch []*registration) {
+	unregister(batch)
+	post(func() { inbox.batched = len(batch) })
+}
+
+// unregister ends each registration of batch.
+func unregister(batch []*registration) {
 	for _, r := range batch {
 		p := r.p
 		err := sync.RelaxedIn(r.ctx, func() error {
@@ -81,7 +87,6 @@ func unregisterBatch(batch []*registration) {
 		})
 		reg.ended(r, err)
 	}
-	post(func() { inbox.batched = len(batch) })
 }
 
 // requestBatch asks the owner for a batch of every registration retired

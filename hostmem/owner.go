@@ -146,16 +146,47 @@ var own = &owner{
 func ownerLoop() {
 	o := own
 	o.tick = minTick
-	for o.intake() {
-		progress := o.round()
-		o.runBatches()
+	for {
+		token.Lock()
+		goOn := o.intake(true)
+		progress := goOn && o.step()
+		token.Unlock()
+		if !goOn {
+			return
+		}
 		o.pause(progress)
 	}
 }
 
-// intake takes the inbox's work, or stops the owner when there is none
-// anywhere; it reports whether the owner goes on.
-func (o *owner) intake() bool {
+// token makes the owner's state one goroutine's at a time: the owner
+// goroutine's, or for one step a caller's that waits for the owner anyway
+// (Wait, Trim), which saves the hand-offs between threads. No driver call
+// that blocks is made with it held.
+var token gosync.Mutex
+
+// step runs one round and starts a batch if one is due; token is held.
+func (o *owner) step() (progress bool) {
+	progress = o.round()
+	o.runBatches()
+	return progress
+}
+
+// help runs a step on the caller's goroutine, if the owner is not in one,
+// and reports whether it made progress.
+func help() bool {
+	if !token.TryLock() {
+		return false
+	}
+	defer token.Unlock()
+	o := own
+	o.intake(false)
+	return o.step()
+}
+
+// intake takes the inbox's work, or, when stop is set and there is no
+// work anywhere, stops the owner; it reports whether the owner goes on.
+// token is held.
+func (o *owner) intake(stop bool) bool {
 	inbox.mu.Lock()
 	o.freed, inbox.freed = inbox.freed, o.freed[:0]
 	o.ctxDone, inbox.ctxDone = inbox.ctxDone, o.ctxDone[:0]
@@ -169,7 +200,7 @@ func (o *owner) intake() bool {
 		inbox.budget = false
 		o.batch.check = true
 	}
-	idle := len(o.freed) == 0 && len(o.ctxDone) == 0 && len(o.retry) == 0 && batched < 0 && o.idle()
+	idle := stop && len(o.freed) == 0 && len(o.ctxDone) == 0 && len(o.retry) == 0 && batched < 0 && o.idle()
 	if idle {
 		inbox.running = false
 	}
@@ -239,19 +270,22 @@ func (o *owner) pause(progress bool) {
 	} else {
 		o.tick = min(2*o.tick, maxTick)
 	}
+	token.Lock()
+	idle, pending := o.idle(), o.usesPending()
+	token.Unlock()
+	if idle {
+		return // intake stops the owner unless work came meanwhile
+	}
 	inbox.mu.Lock()
 	hurry := inbox.hurry > 0
 	inbox.mu.Unlock()
-	if hurry && now.Before(o.yieldUntil) && o.usesPending() {
+	if hurry && now.Before(o.yieldUntil) && pending {
 		for end := now.Add(hurryTick); time.Now().Before(end); {
 			runtime.Gosched()
 		}
 		return
 	}
-	if o.idle() {
-		return // intake stops the owner unless work came meanwhile
-	}
-	if !o.usesPending() {
+	if !pending {
 		inbox.mu.Lock()
 		inbox.sleeping = true
 		work := len(inbox.freed) > 0

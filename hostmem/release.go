@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"time"
 )
 
 // free marks the buffer of generation gen freed and hands its release to
@@ -43,7 +45,29 @@ func (o *owner) fail(st *state, err error) {
 // ended. An unregister waits for all work in flight on the device and holds
 // other threads' launches meanwhile: call it when the device is idle or a
 // stall does not matter.
-func Trim() int { return <-requestBatch() }
+//
+// The unregisters run on the calling goroutine, unless a batch runs
+// already: then Trim waits for the next one.
+func Trim() int {
+	token.Lock()
+	b := &own.batch
+	if b.running {
+		token.Unlock()
+		return <-requestBatch()
+	}
+	batch := reg.collect()
+	b.running = len(batch) > 0
+	token.Unlock()
+	if len(batch) == 0 {
+		return 0
+	}
+	unregister(batch)
+	token.Lock()
+	own.batchDone(len(batch))
+	token.Unlock()
+	poke() // the owner may want another batch, or to stop
+	return len(batch)
+}
 
 // Wait waits until every release in progress has finished: their memory
 // is retired, but stays registered and pinned until a batch, Trim or
@@ -51,19 +75,22 @@ func Trim() int { return <-requestBatch() }
 // releases wait for the captures that hold them. It returns ctx's error
 // when ctx ends first, at once, whatever is in flight.
 //
-// While it waits, the owner polls the uses' events every 10µs, yielding
-// between, for up to 2ms after the last progress, and then on its usual
-// ticks.
+// For up to 2ms after the last progress, Wait runs the owner's rounds
+// itself every 10µs, yielding between (when the owner is not in one);
+// then it sleeps until a release finishes, with the owner polling every
+// 10µs meanwhile while it makes progress.
 func Wait(ctx context.Context) error {
-	inbox.mu.Lock()
-	inbox.hurry++
-	inbox.mu.Unlock()
-	poke()
+	hurried := false
 	defer func() {
-		inbox.mu.Lock()
-		inbox.hurry--
-		inbox.mu.Unlock()
+		if hurried {
+			inbox.mu.Lock()
+			inbox.hurry--
+			inbox.mu.Unlock()
+		}
+		poke() // the owner takes over what the rounds here left
 	}()
+	spinUntil := time.Now().Add(hurryFor)
+	var last time.Time
 	for {
 		inbox.mu.Lock()
 		pending, changed := inbox.pending, inbox.changed
@@ -71,6 +98,28 @@ func Wait(ctx context.Context) error {
 		inbox.mu.Unlock()
 		if pending == 0 {
 			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if now := time.Now(); now.Before(spinUntil) {
+			if now.Sub(last) < hurryTick {
+				runtime.Gosched()
+				continue
+			}
+			last = now
+			if help() {
+				spinUntil = time.Now().Add(hurryFor)
+			}
+			continue
+		}
+		if !hurried {
+			hurried = true
+			inbox.mu.Lock()
+			inbox.hurry++
+			inbox.mu.Unlock()
+			poke()
+			continue // a release may have finished meanwhile
 		}
 		select {
 		case <-changed:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
@@ -97,9 +98,14 @@ func (o *owner) contextDone(r ctxResult) {
 		sync.Postpone(func() { post(func() { inbox.retry = append(inbox.retry, ctx) }) })
 		return
 	case r.err != nil:
+		// One failure, logged once, for every release that shared it.
+		var bytes uintptr
 		for _, st := range sts {
-			o.fail(st, fmt.Errorf("waiting for the context: %w", r.err))
+			bytes += st.size
+			o.keep(st)
 		}
+		slog.Error("hostmem: waiting for the context failed; the memory of its releases stays pinned for good",
+			"context", fmt.Sprintf("%#x", uintptr(r.ctx)), "releases", len(sts), "bytes", bytes, "err", r.err)
 	default:
 		for _, st := range sts {
 			o.retire(st)

@@ -331,3 +331,39 @@ func TestReleasePostponedBehindAFailedEndCaptureEnds(t *testing.T) {
 	}
 	drain(t)
 }
+
+// A failed context-wide wait fails every release that shared it, logged
+// once; the memory stays pinned, and later releases of the context end.
+func TestFailedContextWaitIsLoggedOnceForAllItsReleases(t *testing.T) {
+	errs := testenv.CaptureErrors(t)
+	cu := testenv.OnPrimary(t, 0)
+	drain(t)
+	before := hostmem.ReadStats()
+	const n = 10
+	leave := sync.EnterCapture() // the context waits are postponed meanwhile
+	mem := make([]byte, n*4096)
+	for i := range n {
+		b, err := hostmem.Wrap(cu, mem[i*4096:][:4096])
+		testenv.Must(t, err)
+		testenv.Must(t, b.Free()) // never used: waits for the context
+	}
+	testenv.Eventually(t, "the releases postponed", func() bool { return hostmem.ReadStats().Postponed == n })
+	testenv.SimFailNext(t, "cuCtxSynchronize", 1, libcuda.CUDA_ERROR_UNKNOWN)
+	leave()
+	waitReleases(t)
+	st := hostmem.ReadStats()
+	if st.Failures != before.Failures+n || st.Kept != before.Kept+n {
+		t.Fatalf("after the failed context wait: %+v, before %+v; want %d releases failed and kept", st, before, n)
+	}
+	if m := errs.Messages(); len(m) != 1 {
+		t.Fatalf("logged %q; want the failed wait once", m)
+	}
+	b, err := hostmem.Wrap(cu, make([]byte, 4096))
+	testenv.Must(t, err)
+	testenv.Must(t, b.Free())
+	waitReleases(t)
+	if st := hostmem.ReadStats(); st.Failures != before.Failures+n {
+		t.Fatalf("a later release failed too: %+v", st)
+	}
+	drain(t)
+}

@@ -31,13 +31,19 @@ func (st *state) free(gen uint64) {
 // events and context holds of uses not yet recycled. The state is never
 // reused.
 func (o *owner) fail(st *state, err error) {
+	o.keep(st)
+	slog.Error("hostmem: release failed; the memory stays pinned for good",
+		"addr", fmt.Sprintf("%#x", uintptr(st.p)), "size", st.size, "err", err)
+}
+
+// keep ends a failed release without logging it: the caller logs the
+// failure once.
+func (o *owner) keep(st *state) {
 	move(&st.phase, phaseFailed)
 	reg.keep(st.regs)
 	reg.mu.Lock()
 	reg.stats.failures++
 	reg.mu.Unlock()
-	slog.Error("hostmem: release failed; the memory stays pinned for good",
-		"addr", fmt.Sprintf("%#x", uintptr(st.p)), "size", st.size, "err", err)
 	finished(1)
 }
 

@@ -146,12 +146,6 @@ type probe struct {
 // a steady loop of releases allocates nothing here.
 type roundScratch struct {
 	probes []probe
-	olders []older
-}
-
-type older struct {
-	seq uint64
-	ev  libcuda.Event
 }
 
 // round queries the target of each queue once and finishes the uses that
@@ -190,41 +184,47 @@ func (o *owner) choose(probes []probe) []probe {
 			q.target = q.uses[len(q.uses)-1].u.seq
 		}
 		p := probe{q: q, seq: q.target}
-		for _, w := range q.uses {
-			if w.u.seq == q.target {
-				p.ev = w.u.ev
-				break
-			}
+		if i := q.index(q.target); i < len(q.uses) {
+			p.ev = q.uses[i].u.ev
 		}
 		probes = append(probes, p)
 	}
 	return probes
 }
 
+// index returns the position of the first use of q with a seq of at
+// least seq: the uses are in seq order.
+func (q *queue) index(seq uint64) int {
+	lo, hi := 0, len(q.uses)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if q.uses[mid].u.seq < seq {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
 // newestDone returns the seq of the newest complete use of q before seq,
 // or 0 for none: completion is monotone in record order, so a binary
-// search finds it. A query that fails ends the search: the use is found
-// failed when it becomes a target.
+// search over the uses in place finds it with O(log n) queries and no
+// copy. A query that fails ends the search: the use is found failed when
+// it becomes a target.
 func (o *owner) newestDone(q *queue, seq uint64) uint64 {
-	uses := o.scratch.olders[:0]
-	for _, w := range q.uses {
-		if w.u.seq == seq {
-			break
-		}
-		uses = append(uses, older{w.u.seq, w.u.ev})
-	}
-	o.scratch.olders = uses[:0]
+	uses := q.uses[:q.index(seq)]
 	if len(uses) == 0 {
 		return 0
 	}
 	// Most often, behind a busy stream, not even the oldest is complete.
-	if done, err := sync.EventDone(uses[0].ev); err != nil || !done {
+	if done, err := sync.EventDone(uses[0].u.ev); err != nil || !done {
 		return 0
 	}
 	lo, hi := 0, len(uses) // uses[:lo+1] complete, uses[hi:] not
 	for hi-lo > 1 {
 		mid := int(uint(lo+hi) >> 1)
-		done, err := sync.EventDone(uses[mid].ev)
+		done, err := sync.EventDone(uses[mid].u.ev)
 		if err != nil {
 			break
 		}
@@ -234,7 +234,7 @@ func (o *owner) newestDone(q *queue, seq uint64) uint64 {
 			hi = mid
 		}
 	}
-	return uses[lo].seq
+	return uses[lo].u.seq
 }
 
 // finish applies a probe's answer to its queue: uses up to the newest
@@ -251,26 +251,37 @@ func (o *owner) finish(p *probe) bool {
 	default:
 		return false
 	}
+	// The uses up to upTo are a prefix: finish it and cut it off, without
+	// looking at the uses after it.
 	q := p.q
-	n := 0
-	for _, w := range q.uses {
-		if w.u.seq > upTo {
-			q.uses[n] = w
-			n++
-			continue
-		}
+	k := q.index(upTo + 1)
+	for i := range k {
+		w := q.uses[i]
+		q.uses[i] = waiting{}
 		putEvent(w.u)
 		w.st.waiting--
 		if w.st.waiting == 0 && !w.st.broken {
 			o.afterUses(w.st)
 		}
 	}
-	clear(q.uses[n:])
-	q.uses = q.uses[:n]
+	q.cut(k)
 	if upTo == p.seq {
 		q.target = 0 // choose the newest again next round
 	}
 	return true
+}
+
+// cut drops the first k uses. The room before the remaining ones is
+// reclaimed when they are few, so that a cut costs O(k) amortized.
+func (q *queue) cut(k int) {
+	rest := len(q.uses) - k
+	if rest == 0 || k >= rest {
+		n := copy(q.uses[:cap(q.uses)][:rest], q.uses[k:])
+		clear(q.uses[n:len(q.uses)])
+		q.uses = q.uses[:n]
+		return
+	}
+	q.uses = q.uses[k:]
 }
 
 // failTarget fails the release of the buffer whose use's event could not
@@ -278,20 +289,16 @@ func (o *owner) finish(p *probe) bool {
 // good with the memory: the GPU may still use both.
 func (o *owner) failTarget(p *probe) {
 	q := p.q
-	n := 0
-	for _, w := range q.uses {
-		if w.u.seq != p.seq {
-			q.uses[n] = w
-			n++
-			continue
-		}
+	if i := q.index(p.seq); i < len(q.uses) && q.uses[i].u.seq == p.seq {
+		w := q.uses[i]
+		copy(q.uses[i:], q.uses[i+1:])
+		q.uses[len(q.uses)-1] = waiting{}
+		q.uses = q.uses[:len(q.uses)-1]
 		w.st.waiting--
 		if !w.st.broken {
 			w.st.broken = true
 			o.fail(w.st, fmt.Errorf("waiting for stream %#x: %w", uintptr(w.u.s), p.err))
 		}
 	}
-	clear(q.uses[n:])
-	q.uses = q.uses[:n]
 	q.target = 0
 }

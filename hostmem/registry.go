@@ -42,7 +42,7 @@ func (r *registration) size() int64 { return int64(r.end - r.start) }
 
 // retires reports whether r waits for a batch unregister once unused.
 func (r *registration) retires() bool {
-	return (r.kind == registered || r.kind == allocated) && !r.failed
+	return (r.kind == registered || r.kind == allocated) && !r.failed && r.phase != phaseGone
 }
 
 // registry holds every registration, sorted by address, non-overlapping.
@@ -50,6 +50,7 @@ type registry struct {
 	mu      gosync.Mutex
 	regs    []*registration
 	orphans []*registration // of contexts destroyed since: kept pinned for good
+	gone    int             // registrations ended but not compacted away yet
 	retired int64           // bytes of unused registrations waiting for a batch
 	limit   int64           // retired bytes that start a batch
 	stats   counters
@@ -170,14 +171,19 @@ func (g *registry) acquire(dst []*registration, key ctxKey, p unsafe.Pointer, n 
 	}
 }
 
-// orphan takes the registrations overlapping [start, end) whose context
-// is gone out of the registry: a context's registrations may end with it,
+// orphan removes the registrations overlapping [start, end) that have
+// ended, and takes those whose context is gone out of the registry: a context's registrations may end with it,
 // so they must not serve a wrap. Their memory stays pinned, for good,
 // and the loss is logged once each. key is the wrapping context, alive.
 func (g *registry) orphan(start, end uintptr, key ctxKey) {
 	i, j := g.overlapping(start, end)
 	for k := j - 1; k >= i; k-- {
 		r := g.regs[k]
+		if r.phase == phaseGone { // ended in a batch not compacted yet
+			g.regs = append(g.regs[:k], g.regs[k+1:]...)
+			g.gone--
+			continue
+		}
 		if r.ending != nil || contextAlive(r, key) {
 			continue
 		}
@@ -346,10 +352,31 @@ func (g *registry) ended(r *registration, err error) {
 		r.failed = true // stays in the registry, pinned, for good
 		logKept(r, err)
 	} else {
+		// Left in place until the batch's compaction (compact): removing
+		// each from the sorted slice would cost O(n) a registration.
 		move(&r.phase, phaseGone)
-		g.remove(r)
+		g.gone++
 		r.drop()
 	}
 	close(r.ending)
 	r.ending = nil
+}
+
+// compact removes the registrations that are gone, in one pass.
+func (g *registry) compact() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.gone == 0 {
+		return
+	}
+	n := 0
+	for _, r := range g.regs {
+		if r.phase != phaseGone {
+			g.regs[n] = r
+			n++
+		}
+	}
+	clear(g.regs[n:])
+	g.regs = g.regs[:n]
+	g.gone = 0
 }

@@ -174,7 +174,7 @@ func ReadStats() Stats {
 	var s Stats
 	reg.mu.Lock()
 	for _, r := range reg.regs {
-		if r.kind == foreign || r.kind == pageable {
+		if r.kind == foreign || r.kind == pageable || r.phase == phaseGone {
 			continue
 		}
 		if r.failed || r.kept > 0 {

@@ -87,7 +87,6 @@ func unregister(batch []*registration) {
 		})
 		reg.ended(r, err)
 	}
-	reg.compact()
 }
 
 // requestBatch asks the owner for a batch of every registration retired

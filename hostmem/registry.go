@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"sort"
 	gosync "sync"
 	"unsafe"
 
@@ -48,9 +47,9 @@ func (r *registration) retires() bool {
 // registry holds every registration, sorted by address, non-overlapping.
 type registry struct {
 	mu      gosync.Mutex
-	regs    []*registration
+	regs    index           // every registration, by address
+	scratch []*registration // overlapping's answer
 	orphans []*registration // of contexts destroyed since: kept pinned for good
-	gone    int             // registrations ended but not compacted away yet
 	retired int64           // bytes of unused registrations waiting for a batch
 	limit   int64           // retired bytes that start a batch
 	stats   counters
@@ -80,30 +79,18 @@ func SetRetiredLimit(bytes int64) int64 {
 	return old
 }
 
-// overlapping returns the index range of registrations overlapping
-// [start, end).
-func (g *registry) overlapping(start, end uintptr) (int, int) {
-	i := sort.Search(len(g.regs), func(i int) bool { return g.regs[i].end > start })
-	j := i
-	for j < len(g.regs) && g.regs[j].start < end {
-		j++
-	}
-	return i, j
+// overlapping returns the registrations overlapping [start, end), in
+// address order, in the registry's scratch space (valid until the next
+// call); g.mu is held.
+func (g *registry) overlapping(start, end uintptr) []*registration {
+	clear(g.scratch)
+	g.scratch = g.regs.overlapping(g.scratch[:0], start, end)
+	return g.scratch
 }
 
-func (g *registry) insert(r *registration) {
-	i := sort.Search(len(g.regs), func(i int) bool { return g.regs[i].start >= r.start })
-	g.regs = append(g.regs, nil)
-	copy(g.regs[i+1:], g.regs[i:])
-	g.regs[i] = r
-}
+func (g *registry) insert(r *registration) { g.regs.insert(r) }
 
-func (g *registry) remove(r *registration) {
-	i := sort.Search(len(g.regs), func(i int) bool { return g.regs[i].start >= r.start })
-	if i < len(g.regs) && g.regs[i] == r {
-		g.regs = append(g.regs[:i], g.regs[i+1:]...)
-	}
-}
+func (g *registry) remove(r *registration) { g.regs.remove(r) }
 
 // acquire appends to dst the registrations covering the n bytes at p, each
 // with a reference taken for the caller: existing ones are reused (retired
@@ -114,50 +101,18 @@ func (g *registry) acquire(dst []*registration, key ctxKey, p unsafe.Pointer, n 
 	defer g.mu.Unlock()
 	for {
 		g.orphan(start, end, key)
-		i, j := g.overlapping(start, end)
-		var ending chan struct{}
-		for _, r := range g.regs[i:j] {
-			if r.ending != nil {
-				ending = r.ending
-			}
-		}
-		if ending != nil {
+		if ending := g.ending(start, end); ending != nil {
 			// An unregister of this memory is running: wait for it.
 			g.mu.Unlock()
 			<-ending
 			g.mu.Lock()
 			continue
 		}
-		// Register the gaps, in address order.
-		var fresh []*registration
-		at := start
-		for k := i; k <= j; k++ {
-			var r *registration // nil: the gap after the last one
-			gapEnd := end
-			if k < j {
-				r = g.regs[k]
-				gapEnd = min(r.start, end)
-			}
-			if gapEnd > at {
-				r, err := g.register(key, unsafe.Add(p, at-start), gapEnd-at, mode)
-				if err != nil {
-					for _, f := range fresh {
-						g.insert(f)
-						g.unref(f) // fresh ones retire; the next batch ends them
-					}
-					return nil, err
-				}
-				fresh = append(fresh, r)
-			}
-			if r != nil {
-				at = max(at, r.end)
-			}
+		fresh, err := g.fill(key, p, n, mode)
+		if err != nil {
+			return nil, err
 		}
-		for _, f := range fresh {
-			g.insert(f)
-		}
-		i, j = g.overlapping(start, end)
-		cover := append(dst, g.regs[i:j]...)
+		cover := append(dst, g.overlapping(start, end)...)
 		for _, r := range cover {
 			if r.refs == 0 && r.retires() {
 				g.retired -= r.size() // revived
@@ -171,23 +126,67 @@ func (g *registry) acquire(dst []*registration, key ctxKey, p unsafe.Pointer, n 
 	}
 }
 
-// orphan removes the registrations overlapping [start, end) that have
-// ended, and takes those whose context is gone out of the registry: a context's registrations may end with it,
+// ending returns the channel of an unregister running on memory of
+// [start, end), or nil; g.mu is held.
+func (g *registry) ending(start, end uintptr) chan struct{} {
+	for _, r := range g.overlapping(start, end) {
+		if r.ending != nil {
+			return r.ending
+		}
+	}
+	return nil
+}
+
+// fill registers the gaps between the registrations of the n bytes at p,
+// in address order, and returns the new ones, each with one reference;
+// g.mu is held.
+func (g *registry) fill(key ctxKey, p unsafe.Pointer, n uintptr, mode kind) ([]*registration, error) {
+	start, end := uintptr(p), uintptr(p)+n
+	var fresh []*registration
+	at := start
+	g.scratch = append(g.overlapping(start, end), nil) // nil: the gap after the last one
+	for _, r := range g.scratch {
+		gapEnd := end
+		if r != nil {
+			gapEnd = min(r.start, end)
+		}
+		if gapEnd > at {
+			f, err := g.register(key, unsafe.Add(p, at-start), gapEnd-at, mode)
+			if err != nil {
+				for _, f := range fresh {
+					g.insert(f)
+					g.unref(f) // fresh ones retire; the next batch ends them
+				}
+				return nil, err
+			}
+			fresh = append(fresh, f)
+		}
+		if r != nil {
+			at = max(at, r.end)
+		}
+	}
+	for _, f := range fresh {
+		g.insert(f)
+	}
+	return fresh, nil
+}
+
+// orphan takes the registrations overlapping [start, end) whose context
+// is gone out of the registry: a context's registrations may end with it,
 // so they must not serve a wrap. Their memory stays pinned, for good,
 // and the loss is logged once each. key is the wrapping context, alive.
 func (g *registry) orphan(start, end uintptr, key ctxKey) {
-	i, j := g.overlapping(start, end)
-	for k := j - 1; k >= i; k-- {
-		r := g.regs[k]
-		if r.phase == phaseGone { // ended in a batch not compacted yet
-			g.regs = append(g.regs[:k], g.regs[k+1:]...)
-			g.gone--
+	var drop []*registration
+	for _, r := range g.overlapping(start, end) {
+		if r.phase == phaseGone || (r.ending == nil && !contextAlive(r, key)) {
+			drop = append(drop, r)
+		}
+	}
+	for _, r := range drop {
+		g.remove(r)
+		if r.phase == phaseGone {
 			continue
 		}
-		if r.ending != nil || contextAlive(r, key) {
-			continue
-		}
-		g.regs = append(g.regs[:k], g.regs[k+1:]...)
 		if r.refs == 0 && r.retires() {
 			g.retired -= r.size()
 		}
@@ -329,14 +328,14 @@ func (g *registry) collect() []*registration {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	var batch []*registration
-	for _, r := range g.regs {
+	g.regs.each(func(r *registration) {
 		if r.refs == 0 && r.retires() && r.ending == nil {
 			move(&r.phase, phaseUnregistering)
 			r.ending = make(chan struct{})
 			g.retired -= r.size()
 			batch = append(batch, r)
 		}
-	}
+	})
 	return batch
 }
 
@@ -352,31 +351,10 @@ func (g *registry) ended(r *registration, err error) {
 		r.failed = true // stays in the registry, pinned, for good
 		logKept(r, err)
 	} else {
-		// Left in place until the batch's compaction (compact): removing
-		// each from the sorted slice would cost O(n) a registration.
 		move(&r.phase, phaseGone)
-		g.gone++
+		g.remove(r)
 		r.drop()
 	}
 	close(r.ending)
 	r.ending = nil
-}
-
-// compact removes the registrations that are gone, in one pass.
-func (g *registry) compact() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.gone == 0 {
-		return
-	}
-	n := 0
-	for _, r := range g.regs {
-		if r.phase != phaseGone {
-			g.regs[n] = r
-			n++
-		}
-	}
-	clear(g.regs[n:])
-	g.regs = g.regs[:n]
-	g.gone = 0
 }

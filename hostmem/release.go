@@ -173,20 +173,19 @@ type Stats struct {
 func ReadStats() Stats {
 	var s Stats
 	reg.mu.Lock()
-	for _, r := range reg.regs {
-		if r.kind == foreign || r.kind == pageable || r.phase == phaseGone {
-			continue
-		}
-		if r.failed || r.kept > 0 {
+	reg.regs.each(func(r *registration) {
+		switch {
+		case r.kind == foreign || r.kind == pageable:
+		case r.failed || r.kept > 0:
 			s.Kept++
-			continue
+		default:
+			s.Registrations++
+			s.Bytes += r.size()
+			if r.refs == 0 && r.retires() {
+				s.Retired++
+			}
 		}
-		s.Registrations++
-		s.Bytes += r.size()
-		if r.refs == 0 && r.retires() {
-			s.Retired++
-		}
-	}
+	})
 	s.Kept += len(reg.orphans)
 	s.RetiredBytes = reg.retired
 	s.Failures = reg.stats.failures

@@ -79,26 +79,20 @@ func endCapture(s libcuda.Stream) error {
 
 // runCapture runs the capture on the locked thread, s's context current.
 func runCapture(s libcuda.Stream, cu libcuda.Context, mode libcuda.StreamCaptureMode, f func(libcuda.Stream) error) (*Graph, error) {
-	enter()
-	leaveSync := sync.EnterCapture()
-	var c *capture
-	finish := func() {
-		leaveSync()
-		exit(c)
-	}
+	entry := sync.StartCapture()
 	if err := libcuda.StreamBeginCapture(s, mode); err != nil {
-		finish()
+		entry.End()
 		return nil, fmt.Errorf("graph: cannot begin capturing %s in %s: %w%s", streamName(s), modeName(mode), err, beginHint(err))
 	}
 	var status libcuda.StreamCaptureStatus
 	var id uint64
 	if err := libcuda.StreamGetCaptureInfo(s, &status, &id, nil, nil, nil, nil); err != nil {
 		eerr := endCapture(s)
-		finish()
+		entry.End()
 		return nil, errors.Join(fmt.Errorf("graph: capture of %s: cuStreamGetCaptureInfo: %w", streamName(s), err), eerr)
 	}
-	c = &capture{id: id, stream: s, leases: newLeases()}
-	register(c)
+	c := &capture{stream: s, leases: newLeases()}
+	entry.Begun(id, s, c)
 
 	done := false
 	defer func() {
@@ -111,7 +105,7 @@ func runCapture(s libcuda.Stream, cu libcuda.Context, mode libcuda.StreamCapture
 		if err := endCapture(s); err != nil && !errors.Is(err, libcuda.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {
 			slog.Error("graph: ending the capture of a function that panicked", "err", err)
 		}
-		finish()
+		entry.End()
 		c.leases.unref()
 	}()
 
@@ -119,7 +113,15 @@ func runCapture(s libcuda.Stream, cu libcuda.Context, mode libcuda.StreamCapture
 	var raw libcuda.Graph
 	eerr := libcuda.StreamEndCapture(s, &raw)
 	done = true
-	finish()
+	if eerr != nil {
+		eerr = fmt.Errorf("cuStreamEndCapture: %w", eerr)
+		if rerr := unstick(s); rerr != nil {
+			eerr = errors.Join(eerr, rerr)
+		}
+	}
+	// The capture has ended, or failed to: either way it is no longer
+	// registered, and postponed work may run.
+	entry.End()
 
 	if ferr == nil && eerr == nil && raw != 0 {
 		return newGraph(raw, cu, c.leases), nil
@@ -132,9 +134,31 @@ func runCapture(s libcuda.Stream, cu libcuda.Context, mode libcuda.StreamCapture
 			err.End = errors.Join(err.End, fmt.Errorf("destroying the captured graph: %w", derr))
 		}
 	}
+	if !invalidated && eerr != nil {
+		slog.Error("graph: ending a capture failed; the capture is unregistered and what it leases is released", "stream", streamName(s), "err", eerr)
+	}
 	c.leases.unref()
 	return nil, err
 }
+
+// unstick ends the capture of s again, up to unstickTries times, while a
+// failed end leaves the stream capturing, so that the stream stays usable
+// and no capture goes on unregistered.
+func unstick(s libcuda.Stream) error {
+	var errs []error
+	for range unstickTries {
+		capturing, err := sync.Capturing(s)
+		if err != nil || !capturing {
+			return errors.Join(append(errs, err)...)
+		}
+		if err := endCapture(s); err != nil && !errors.Is(err, libcuda.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {
+			errs = append(errs, fmt.Errorf("ending the capture again: %w", err))
+		}
+	}
+	return errors.Join(append(errs, fmt.Errorf("%s is still being captured", streamName(s)))...)
+}
+
+const unstickTries = 4
 
 // CaptureError is the error of a capture that failed: the captured
 // function returned an error, or the driver invalidated the capture or

@@ -53,14 +53,18 @@
 //
 // # Captures in progress and postponed work
 //
-// InProgress counts the captures made through this package, on every
-// goroutine, and package sync is told of each one (sync.EnterCapture).
-// Postpone queues a function to run once none is in progress: this is how
-// work that no capture mode allows (cuCtxSynchronize) is kept from
-// invalidating them. Captures begun directly through the driver cannot be
-// seen: neither InProgress nor Postpone knows of them (package sync knows
-// of those whose code calls sync.EnterCapture), and a postponed function
-// can run, and break them, while they are in progress.
+// Captures in progress are registered in one place, package sync's
+// registry (sync.StartCapture): every capture made through this package is,
+// from the moment it is admitted until it has ended (also when ending it
+// failed), and so is code that announces its own captures to package sync.
+// InProgress reads that registry. Postpone queues a function there, to run
+// once none is in progress: this is how work that no capture mode allows
+// (cuCtxSynchronize) is kept from invalidating them. The queue is started
+// by the end of the last capture, never by a timer; a capture that starts
+// while a postponed function runs, or while a guarded driver call is in
+// flight, blocks until it ends (it never spins). Captures begun directly
+// through the driver without sync.StartCapture cannot be seen, and a
+// postponed function can run, and break them, while they are in progress.
 //
 // # Leases
 //

@@ -30,19 +30,9 @@ func Lease(s libcuda.Stream, release func()) (ok bool) {
 		status == libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
 		return false
 	}
-	reg.mu.Lock()
-	defer reg.mu.Unlock()
-	c := reg.captures[id]
-	if c == nil {
-		// An invalidated capture may not tell its id; its origin stream does.
-		for _, x := range reg.captures {
-			if x.stream == s {
-				c = x
-				break
-			}
-		}
-	}
-	if c == nil {
+	v, ok := sync.LookupCapture(id, s)
+	c, _ := v.(*capture)
+	if !ok || c == nil {
 		return false
 	}
 	c.leases.add(release)

@@ -61,8 +61,9 @@ type stateFields struct {
 	unknown bool  // some use cannot be waited for by events: wait for the context
 	leased  bool  // a use was leased to a graph
 	freed   bool
-	waiting int  // uses the reaper waits for; reaper.mu
-	broken  bool // a use's event failed: the release failed; reaper.mu
+	phase   phase // wrapped, in use, freed; then the owner's (see phase)
+	waiting int   // uses the owner waits for; the owner's
+	broken  bool  // a use's event failed: the release failed; the owner's
 	// Room for the common case without more allocations.
 	regs1 [1]*registration
 	uses1 [1]use
@@ -70,7 +71,7 @@ type stateFields struct {
 
 type use struct {
 	s    libcuda.Stream
-	id   uint64 // the stream's unique id; 0 for none (see reaper)
+	id   uint64 // the stream's unique id; 0 for none (see queue.go)
 	seq  uint64 // of the event's last record (see record)
 	ev   libcuda.Event
 	ctx  libcuda.Context // the stream's, where the event lives
@@ -144,7 +145,7 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 	st.uses = st.uses1[:0]
 	gen := st.gen
 	st.mu.Unlock()
-	regs, err := reg.acquire(st.regs1[:0], ctx, p, n, mode)
+	regs, err := reg.acquire(st.regs1[:0], ctxKey{ctx, dev.id}, p, n, mode)
 	if err != nil {
 		if !goMem { // no registration owns the allocation
 			err = errors.Join(err, sync.RelaxedIn(ctx, func() error { return libcuda.MemFreeHost(p) }))
@@ -161,13 +162,15 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 			err = errors.New("hostmem: the range spans registrations and the device maps them apart")
 		}
 		if err != nil {
-			reg.release(regs)
+			if reg.release(regs) {
+				checkBudget()
+			}
 			h.release()
 			return nil, err
 		}
 	}
 	b := &Buffer{st: st, gen: gen, p: p, size: n}
-	b.cleanup = runtime.AddCleanup(b, func(a stateGen) { go a.st.free(a.gen) }, stateGen{st, gen})
+	b.cleanup = runtime.AddCleanup(b, func(a stateGen) { a.st.free(a.gen) }, stateGen{st, gen})
 	return b, nil
 }
 
@@ -290,8 +293,8 @@ func (st *state) use(s libcuda.Stream, special bool) error {
 func (st *state) track(s libcuda.Stream, special bool) error {
 	u := use{s: s, ctx: st.ctx}
 	if !special {
-		// The stream's unique id lets the reaper order its uses (0: no id,
-		// see reaper).
+		// The stream's unique id lets the owner order its uses (0: no id,
+		// see queue.go).
 		if err := libcuda.StreamGetId(s, &u.id); err != nil && !errors.Is(err, libcuda.ErrSymbol) {
 			return err
 		}
@@ -314,8 +317,16 @@ func (st *state) track(s libcuda.Stream, special bool) error {
 			return err
 		}
 		st.uses = append(st.uses, u)
+		st.inUse()
 	}
 	return record(&st.uses[i])
+}
+
+// inUse marks the first use of a wrapped buffer; st.mu is held.
+func (st *state) inUse() {
+	if st.phase == phaseWrapped {
+		move(&st.phase, phaseInUse)
+	}
 }
 
 // lease keeps the buffer's registrations for the graph being captured on
@@ -330,7 +341,12 @@ func (st *state) lease(s libcuda.Stream) error {
 	}
 	reg.mu.Unlock()
 	st.leased = true
-	if !graph.Lease(s, func() { reg.release(regs) }) {
+	st.inUse()
+	if !graph.Lease(s, func() {
+		if reg.release(regs) {
+			checkBudget()
+		}
+	}) {
 		reg.keep(regs) // the references stay
 		return ErrUntrackedCapture
 	}

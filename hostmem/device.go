@@ -12,9 +12,10 @@ import (
 // deviceInfo is what wrapping needs to know about a context's device.
 type deviceInfo struct {
 	dev         libcuda.Device
-	primary     bool // the context is dev's primary context
-	pageable    bool // reads pageable host memory directly
-	hostPointer bool // registered memory has its host address on the device
+	primary     bool   // the context is dev's primary context
+	pageable    bool   // reads pageable host memory directly
+	hostPointer bool   // registered memory has its host address on the device
+	id          uint64 // the context's unique id (cuCtxGetId); 0 where unknown
 }
 
 // devices caches deviceOf by context handle and unique id: the driver may
@@ -44,7 +45,7 @@ func deviceOf(ctx libcuda.Context) (deviceInfo, error) {
 	if ok {
 		return d, nil
 	}
-	var info deviceInfo
+	info := deviceInfo{id: k.id}
 	err := libcuda.WithContext(ctx, func() error {
 		var dev libcuda.Device
 		if err := libcuda.CtxGetDevice(&dev); err != nil {

@@ -69,8 +69,9 @@
 // until the graph and every executable graph made from it are gone. Uses
 // that cannot be tracked to a stream (no Use at all, or the legacy or
 // per-thread stream while captures are in progress) need a wait for the
-// whole context, which no capture allows: it is postponed through package
-// graph until its captures have ended. While a use records its event on
+// whole context, which no capture allows: it is postponed (sync.Postpone)
+// until the captures have ended. The releases of one context share one such
+// wait, however many need it. While a use records its event on
 // the legacy or per-thread stream, no capture begins (sync.IfNoCapture).
 // Captures begun directly through the driver cannot be seen.
 //
@@ -84,10 +85,26 @@
 // wait for); a kept event holds its context too, and Drain lets them go. A
 // context made with cuCtxCreate must
 // outlive the releases of the buffers wrapped in it: destroyed earlier, the
-// release fails, is logged, and the memory stays pinned.
+// release fails, is logged, and the memory stays pinned; a registration
+// made in a context destroyed since is never used again for a wrap (it is
+// kept pinned, logged once).
+//
+// # The release
+//
+// A release is one state machine: wrapped, in use, freed, waiting for the
+// GPU, retired (the registration unused, kept for a later wrap of the same
+// memory), unregistering (in a batch), gone; or failed, kept pinned. One
+// owner goroutine drives every release after Free: it waits for the uses'
+// events, runs the context-wide waits and starts the unregister batches,
+// one at a time, each on a goroutine of its own. Free, Wait, Trim, Drain
+// and lease releases hand it work through a small locked inbox, and no
+// lock of it is held across a driver call. It runs while it has work.
+// Wait and Drain return their context's error as soon as it ends, whatever
+// is in flight (an unregister goes on in the background).
 //
 // # Failures
 //
+
 // A failure while releasing is logged through log/slog at level Error with
 // the address, size and error, and the memory stays pinned and referenced
 // for good rather than risk the GPU reading freed memory.
@@ -95,6 +112,5 @@
 // # Garbage collection
 //
 // A Buffer that becomes unreachable without Free is released the same way:
-// its cleanup (runtime.AddCleanup) only starts the release on another
-// goroutine.
+// its cleanup (runtime.AddCleanup) only hands its release to the owner.
 package hostmem

@@ -26,7 +26,7 @@ type pooledEvent struct {
 
 // maxPooledEvents bounds the events kept per context. A loop that wraps,
 // uses and frees as fast as it can has a few hundred uses in flight between
-// the reaper's rounds; past the bound, events are created and destroyed,
+// the owner's rounds; past the bound, events are created and destroyed,
 // which stalls other threads' launches.
 const maxPooledEvents = 4096
 

@@ -3,9 +3,7 @@ package hostmem
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"runtime"
-	"sort"
 	gosync "sync"
 	"unsafe"
 
@@ -29,11 +27,13 @@ type registration struct {
 	start, end uintptr
 	kind       kind
 	ctx        libcuda.Context
+	ctxID      uint64        // ctx's unique id, 0 where unknown
 	hold       hold          // on ctx, until the registration has ended
 	refs       int           // buffers, releases in progress and leases holding it
 	ending     chan struct{} // not nil while its unregister runs; closed after
 	failed     bool          // its unregister failed: kept for good
 	kept       int           // references of failed releases: never dropped
+	phase      phase         // in use, retired, unregistering, gone or failed (see phase)
 	pin        runtime.Pinner
 }
 
@@ -41,17 +41,18 @@ func (r *registration) size() int64 { return int64(r.end - r.start) }
 
 // retires reports whether r waits for a batch unregister once unused.
 func (r *registration) retires() bool {
-	return (r.kind == registered || r.kind == allocated) && !r.failed
+	return (r.kind == registered || r.kind == allocated) && !r.failed && r.phase != phaseGone
 }
 
 // registry holds every registration, sorted by address, non-overlapping.
 type registry struct {
-	mu       gosync.Mutex
-	regs     []*registration
-	retired  int64 // bytes of unused registrations waiting for a batch
-	limit    int64 // retired bytes that start a batch
-	trimming bool  // an automatic batch is running
-	stats    counters
+	mu      gosync.Mutex
+	regs    index           // every registration, by address
+	scratch []*registration // overlapping's answer
+	orphans []*registration // of contexts destroyed since: kept pinned for good
+	retired int64           // bytes of unused registrations waiting for a batch
+	limit   int64           // retired bytes that start a batch
+	stats   counters
 }
 
 // counters are the numbers Stats reports that the registry keeps.
@@ -78,86 +79,44 @@ func SetRetiredLimit(bytes int64) int64 {
 	return old
 }
 
-// overlapping returns the index range of registrations overlapping
-// [start, end).
-func (g *registry) overlapping(start, end uintptr) (int, int) {
-	i := sort.Search(len(g.regs), func(i int) bool { return g.regs[i].end > start })
-	j := i
-	for j < len(g.regs) && g.regs[j].start < end {
-		j++
-	}
-	return i, j
+// overlapping returns the registrations overlapping [start, end), in
+// address order, in the registry's scratch space (valid until the next
+// call); g.mu is held.
+func (g *registry) overlapping(start, end uintptr) []*registration {
+	clear(g.scratch)
+	g.scratch = g.regs.overlapping(g.scratch[:0], start, end)
+	return g.scratch
 }
 
-func (g *registry) insert(r *registration) {
-	i := sort.Search(len(g.regs), func(i int) bool { return g.regs[i].start >= r.start })
-	g.regs = append(g.regs, nil)
-	copy(g.regs[i+1:], g.regs[i:])
-	g.regs[i] = r
-}
+func (g *registry) insert(r *registration) { g.regs.insert(r) }
 
-func (g *registry) remove(r *registration) {
-	i := sort.Search(len(g.regs), func(i int) bool { return g.regs[i].start >= r.start })
-	if i < len(g.regs) && g.regs[i] == r {
-		g.regs = append(g.regs[:i], g.regs[i+1:]...)
-	}
-}
+func (g *registry) remove(r *registration) { g.regs.remove(r) }
 
 // acquire appends to dst the registrations covering the n bytes at p, each
 // with a reference taken for the caller: existing ones are reused (retired
 // ones revived) and the gaps are registered as mode says.
-func (g *registry) acquire(dst []*registration, ctx libcuda.Context, p unsafe.Pointer, n uintptr, mode kind) ([]*registration, error) {
+func (g *registry) acquire(dst []*registration, key ctxKey, p unsafe.Pointer, n uintptr, mode kind) ([]*registration, error) {
 	start, end := uintptr(p), uintptr(p)+n
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for {
-		i, j := g.overlapping(start, end)
-		var ending chan struct{}
-		for _, r := range g.regs[i:j] {
-			if r.ending != nil {
-				ending = r.ending
-			}
-		}
-		if ending != nil {
+		g.orphan(start, end, key)
+		if ending := g.ending(start, end); ending != nil {
 			// An unregister of this memory is running: wait for it.
 			g.mu.Unlock()
 			<-ending
 			g.mu.Lock()
 			continue
 		}
-		// Register the gaps, in address order.
-		var fresh []*registration
-		at := start
-		for k := i; k <= j; k++ {
-			var r *registration // nil: the gap after the last one
-			gapEnd := end
-			if k < j {
-				r = g.regs[k]
-				gapEnd = min(r.start, end)
-			}
-			if gapEnd > at {
-				r, err := g.register(ctx, unsafe.Add(p, at-start), gapEnd-at, mode)
-				if err != nil {
-					for _, f := range fresh {
-						g.insert(f)
-						g.unref(f) // fresh ones retire; the next batch ends them
-					}
-					return nil, err
-				}
-				fresh = append(fresh, r)
-			}
-			if r != nil {
-				at = max(at, r.end)
-			}
+		fresh, err := g.fill(key, p, n, mode)
+		if err != nil {
+			return nil, err
 		}
-		for _, f := range fresh {
-			g.insert(f)
-		}
-		i, j = g.overlapping(start, end)
-		cover := append(dst, g.regs[i:j]...)
+		cover := append(dst, g.overlapping(start, end)...)
 		for _, r := range cover {
 			if r.refs == 0 && r.retires() {
 				g.retired -= r.size() // revived
+				move(&r.phase, phaseInUse)
 			}
 			if !containsFresh(fresh, r) {
 				r.refs++
@@ -165,6 +124,98 @@ func (g *registry) acquire(dst []*registration, ctx libcuda.Context, p unsafe.Po
 		}
 		return cover, nil
 	}
+}
+
+// ending returns the channel of an unregister running on memory of
+// [start, end), or nil; g.mu is held.
+func (g *registry) ending(start, end uintptr) chan struct{} {
+	for _, r := range g.overlapping(start, end) {
+		if r.ending != nil {
+			return r.ending
+		}
+	}
+	return nil
+}
+
+// fill registers the gaps between the registrations of the n bytes at p,
+// in address order, and returns the new ones, each with one reference;
+// g.mu is held.
+func (g *registry) fill(key ctxKey, p unsafe.Pointer, n uintptr, mode kind) ([]*registration, error) {
+	start, end := uintptr(p), uintptr(p)+n
+	var fresh []*registration
+	at := start
+	g.scratch = append(g.overlapping(start, end), nil) // nil: the gap after the last one
+	for _, r := range g.scratch {
+		gapEnd := end
+		if r != nil {
+			gapEnd = min(r.start, end)
+		}
+		if gapEnd > at {
+			f, err := g.register(key, unsafe.Add(p, at-start), gapEnd-at, mode)
+			if err != nil {
+				for _, f := range fresh {
+					g.insert(f)
+					g.unref(f) // fresh ones retire; the next batch ends them
+				}
+				return nil, err
+			}
+			fresh = append(fresh, f)
+		}
+		if r != nil {
+			at = max(at, r.end)
+		}
+	}
+	for _, f := range fresh {
+		g.insert(f)
+	}
+	return fresh, nil
+}
+
+// orphan takes the registrations overlapping [start, end) whose context
+// is gone out of the registry: a context's registrations may end with it,
+// so they must not serve a wrap. Their memory stays pinned, for good,
+// and the loss is logged once each. key is the wrapping context, alive.
+func (g *registry) orphan(start, end uintptr, key ctxKey) {
+	var drop []*registration
+	for _, r := range g.overlapping(start, end) {
+		if r.phase == phaseGone || (r.ending == nil && !contextAlive(r, key)) {
+			drop = append(drop, r)
+		}
+	}
+	for _, r := range drop {
+		g.remove(r)
+		if r.phase == phaseGone {
+			continue
+		}
+		if r.refs == 0 && r.retires() {
+			g.retired -= r.size()
+		}
+		r.failed = true
+		r.phase = phaseFailed
+		g.orphans = append(g.orphans, r)
+		g.stats.failures++
+		logKept(r, fmt.Errorf("context %#x is gone", uintptr(r.ctx)))
+	}
+}
+
+// contextAlive reports whether r's context still exists: it is the
+// wrapping one, or the driver still knows its handle with its id.
+func contextAlive(r *registration, key ctxKey) bool {
+	if r.kind == foreign || r.kind == pageable || r.failed {
+		return true // nothing of hostmem's to end
+	}
+	if r.ctx == key.ctx {
+		return r.ctxID == key.id
+	}
+	var id uint64
+	err := libcuda.CtxGetId(r.ctx, &id)
+	switch {
+	case errors.Is(err, libcuda.ErrSymbol):
+		return true // no ids: cannot tell
+	case err != nil:
+		return false
+	}
+	return id == r.ctxID
 }
 
 func containsFresh(fresh []*registration, r *registration) bool {
@@ -178,12 +229,13 @@ func containsFresh(fresh []*registration, r *registration) bool {
 
 // register makes one new registration of the n bytes at p, with one
 // reference. It runs with g.mu held: registering does not fence the device.
-func (g *registry) register(ctx libcuda.Context, p unsafe.Pointer, n uintptr, mode kind) (*registration, error) {
+func (g *registry) register(key ctxKey, p unsafe.Pointer, n uintptr, mode kind) (*registration, error) {
+	ctx := key.ctx
 	h, err := holdContext(ctx)
 	if err != nil {
 		return nil, err
 	}
-	r := &registration{p: p, start: uintptr(p), end: uintptr(p) + n, kind: mode, ctx: ctx, hold: h, refs: 1}
+	r := &registration{p: p, start: uintptr(p), end: uintptr(p) + n, kind: mode, ctx: ctx, ctxID: key.id, hold: h, refs: 1, phase: phaseInUse}
 	if mode == registered {
 		err := sync.RelaxedIn(ctx, func() error {
 			return libcuda.MemHostRegister(p, uint64(n), uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE|libcuda.CU_MEMHOSTREGISTER_DEVICEMAP))
@@ -224,6 +276,7 @@ func (g *registry) unref(r *registration) {
 		return
 	}
 	if r.retires() {
+		move(&r.phase, phaseRetired)
 		g.retired += r.size()
 		return
 	}
@@ -251,71 +304,57 @@ func (r *registration) drop() {
 	r.hold.release()
 }
 
-// release drops one reference on each of regs and starts a batch when the
-// retired bytes pass the limit.
-func (g *registry) release(regs []*registration) {
+// release drops one reference on each of regs and reports whether the
+// retired bytes are past the budget.
+func (g *registry) release(regs []*registration) (over bool) {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	for _, r := range regs {
 		g.unref(r)
 	}
-	start := g.retired > g.limit && !g.trimming
-	if start {
-		g.trimming = true
-	}
-	g.mu.Unlock()
-	if start {
-		go func() {
-			for {
-				g.trim()
-				// Registrations retired meanwhile may be over the limit again.
-				g.mu.Lock()
-				if g.retired <= g.limit {
-					g.trimming = false
-					g.mu.Unlock()
-					return
-				}
-				g.mu.Unlock()
-			}
-		}()
-	}
+	return g.retired > g.limit
 }
 
-// trim unregisters every retired registration and returns how many it
-// ended. Each runs in relaxed capture mode with its context current; the
-// registry is not locked meanwhile, and wraps of that memory wait for it.
-func (g *registry) trim() int {
+// overLimit reports whether the retired bytes are past the budget.
+func (g *registry) overLimit() bool {
 	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.retired > g.limit
+}
+
+// collect marks every retired registration as unregistering and returns
+// them; wraps of their memory wait until each has ended.
+func (g *registry) collect() []*registration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	var batch []*registration
-	for _, r := range g.regs {
+	g.regs.each(func(r *registration) {
 		if r.refs == 0 && r.retires() && r.ending == nil {
+			move(&r.phase, phaseUnregistering)
 			r.ending = make(chan struct{})
 			g.retired -= r.size()
 			batch = append(batch, r)
 		}
+	})
+	return batch
+}
+
+// ended records the end of r's unregister: gone, or kept for good after
+// a failure (logged once).
+func (g *registry) ended(r *registration, err error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.stats.unregisters++
+	if err != nil {
+		g.stats.failures++
+		move(&r.phase, phaseFailed)
+		r.failed = true // stays in the registry, pinned, for good
+		logKept(r, err)
+	} else {
+		move(&r.phase, phaseGone)
+		g.remove(r)
+		r.drop()
 	}
-	g.mu.Unlock()
-	for _, r := range batch {
-		p := r.p
-		err := sync.RelaxedIn(r.ctx, func() error {
-			if r.kind == allocated {
-				return libcuda.MemFreeHost(p)
-			}
-			return libcuda.MemHostUnregister(p)
-		})
-		g.mu.Lock()
-		g.stats.unregisters++
-		if err != nil {
-			g.stats.failures++
-			r.failed = true // stays in the registry, pinned, for good
-			slog.Error("hostmem: releasing host memory failed; it stays pinned for good",
-				"addr", fmt.Sprintf("%#x", r.start), "size", r.size(), "err", err)
-		} else {
-			g.remove(r)
-			r.drop()
-		}
-		close(r.ending)
-		r.ending = nil
-		g.mu.Unlock()
-	}
-	return len(batch)
+	close(r.ending)
+	r.ending = nil
 }

@@ -2,42 +2,14 @@ package hostmem
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
-	gosync "sync"
 	"time"
-
-	"github.com/purecuda/purecuda/graph"
-	"github.com/purecuda/purecuda/sync"
 )
 
-// releases counts the releases that have not finished, and lets Drain wait.
-var releases struct {
-	mu        gosync.Mutex
-	pending   int           // started, not finished (postponed ones included)
-	postponed int           // waiting for captures to end
-	changed   chan struct{} // closed and replaced when pending drops and watched
-	watched   bool          // a Drain waits on changed
-}
-
-func init() { releases.changed = make(chan struct{}) }
-
-func adjust(pending, postponed int) {
-	releases.mu.Lock()
-	releases.pending += pending
-	releases.postponed += postponed
-	if pending < 0 && releases.watched {
-		close(releases.changed)
-		releases.changed = make(chan struct{})
-		releases.watched = false
-	}
-	releases.mu.Unlock()
-}
-
-// free marks the buffer of generation gen freed and starts its release,
-// once: the reaper waits for its uses, then afterUses retires it.
+// free marks the buffer of generation gen freed and hands its release to
+// the owner, once.
 func (st *state) free(gen uint64) {
 	st.mu.Lock()
 	if st.gen != gen || st.freed {
@@ -45,109 +17,91 @@ func (st *state) free(gen uint64) {
 		return
 	}
 	st.freed = true
-	uses := st.uses
-	st.uses = nil
-	if len(uses) == 0 && !st.leased {
+	move(&st.phase, phaseFreed)
+	if len(st.uses) == 0 && !st.leased {
 		// Never used on a stream: work hostmem does not know of may use it.
 		st.unknown = true
 	}
 	st.mu.Unlock()
-	adjust(1, 0)
-	if len(uses) == 0 {
-		go st.afterUses()
-		return
-	}
-	reap(st, uses)
+	handOver(st)
 }
 
-// afterUses finishes a release once the events of its uses have
-// completed: it retires the registrations, or waits for the whole context
-// when some use could not be tracked by an event.
-func (st *state) afterUses() {
-	if st.unknown {
-		go st.waitContext()
-		return
-	}
-	st.retire()
+// fail ends a release that could not be completed, logged once: the
+// memory stays registered, referenced and pinned for good, and so do the
+// events and context holds of uses not yet recycled. The state is never
+// reused.
+func (o *owner) fail(st *state, err error) {
+	o.keep(st)
+	slog.Error("hostmem: release failed; the memory stays pinned for good",
+		"addr", fmt.Sprintf("%#x", uintptr(st.p)), "size", st.size, "err", err)
 }
 
-// waitContext waits for all work of the buffer's context, postponing the
-// wait through package graph while captures are in progress.
-func (st *state) waitContext() {
-	err := sync.Context(context.Background(), st.ctx)
-	if errors.Is(err, sync.ErrCapturing) {
-		adjust(0, 1)
-		again := func() {
-			adjust(0, -1)
-			st.waitContext()
-		}
-		if graph.InProgress() == 0 {
-			// A capture announced to package sync, not made through
-			// graph: Postpone would run at once; try again later.
-			time.AfterFunc(time.Millisecond, again)
-			return
-		}
-		graph.Postpone(func() { go again() })
-		return
-	}
-	if err != nil {
-		st.fail(fmt.Errorf("waiting for the context: %w", err))
-		return
-	}
-	st.retire()
-	// The context was idle just now: a good moment for a batch.
-	go reg.trim()
-}
-
-func (st *state) retire() {
-	reg.release(st.regs)
-	st.hold.release()
-	adjust(-1, 0)
-	st.reuse()
-}
-
-// fail logs a release that could not be completed; the memory stays
-// registered, referenced and pinned for good, and so do the events and
-// context holds of uses not yet recycled.
-func (st *state) fail(err error) {
+// keep ends a failed release without logging it: the caller logs the
+// failure once.
+func (o *owner) keep(st *state) {
+	move(&st.phase, phaseFailed)
 	reg.keep(st.regs)
 	reg.mu.Lock()
 	reg.stats.failures++
 	reg.mu.Unlock()
-	slog.Error("hostmem: release failed; the memory stays pinned for good",
-		"addr", fmt.Sprintf("%#x", uintptr(st.p)), "size", st.size, "err", err)
-	adjust(-1, 0)
+	finished(1)
 }
 
 // Trim unregisters every retired registration now and returns how many it
 // ended. An unregister waits for all work in flight on the device and holds
 // other threads' launches meanwhile: call it when the device is idle or a
 // stall does not matter.
-func Trim() int { return reg.trim() }
+//
+// The unregisters run on the calling goroutine, unless a batch runs
+// already: then Trim waits for the next one.
+func Trim() int {
+	token.Lock()
+	b := &own.batch
+	if b.running {
+		token.Unlock()
+		return <-requestBatch()
+	}
+	batch := reg.collect()
+	b.running = len(batch) > 0
+	token.Unlock()
+	if len(batch) == 0 {
+		return 0
+	}
+	unregister(batch)
+	token.Lock()
+	own.batchDone(len(batch))
+	token.Unlock()
+	poke() // the owner may want another batch, or to stop
+	return len(batch)
+}
 
 // Wait waits until every release in progress has finished: their memory
 // is retired, but stays registered and pinned until a batch, Trim or
 // Drain unregisters it, and hostmem keeps its pooled events. Postponed
-// releases wait for the captures that hold them.
+// releases wait for the captures that hold them. It returns ctx's error
+// when ctx ends first, at once, whatever is in flight.
 //
-// For up to 2ms after the last progress, Wait runs the reaper's rounds
-// itself every 10µs, yielding between; then it sleeps until a release
-// finishes, with the reaper hurried meanwhile.
+// For up to 2ms after the last progress, Wait runs the owner's rounds
+// itself every 10µs, yielding between (when the owner is not in one);
+// then it sleeps until a release finishes, with the owner polling every
+// 10µs meanwhile while it makes progress.
 func Wait(ctx context.Context) error {
 	hurried := false
 	defer func() {
 		if hurried {
-			unhurryReaper()
+			inbox.mu.Lock()
+			inbox.hurry--
+			inbox.mu.Unlock()
 		}
+		poke() // the owner takes over what the rounds here left
 	}()
-	var probes []probe
 	spinUntil := time.Now().Add(hurryFor)
 	var last time.Time
 	for {
-		releases.mu.Lock()
-		pending, changed := releases.pending, releases.changed
-		releases.watched = true
-		releases.mu.Unlock()
+		inbox.mu.Lock()
+		pending, changed := inbox.pending, inbox.changed
+		inbox.watched = true
+		inbox.mu.Unlock()
 		if pending == 0 {
 			return nil
 		}
@@ -160,15 +114,17 @@ func Wait(ctx context.Context) error {
 				continue
 			}
 			last = now
-			var progress bool
-			if probes, progress, _, _ = reapRound(probes, false); progress {
+			if help() {
 				spinUntil = time.Now().Add(hurryFor)
 			}
 			continue
 		}
 		if !hurried {
 			hurried = true
-			hurryReaper()
+			inbox.mu.Lock()
+			inbox.hurry++
+			inbox.mu.Unlock()
+			poke()
 			continue // a release may have finished meanwhile
 		}
 		select {
@@ -183,32 +139,18 @@ func Wait(ctx context.Context) error {
 // unregisters what is retired and destroys the events kept for reuse, so
 // that hostmem holds no primary context it does not need. Memory of
 // buffers not freed, and memory leased to graphs that still exist, stays
-// registered.
+// registered. It returns ctx's error when ctx ends first, at once, also
+// while an unregister is in progress (that goes on in the background).
 func Drain(ctx context.Context) error {
 	if err := Wait(ctx); err != nil {
 		return err
 	}
 	flushEvents()
-	// Unregister what is retired, and wait for batches already running.
-	for {
-		reg.trim()
-		reg.mu.Lock()
-		var ending chan struct{}
-		for _, r := range reg.regs {
-			if r.ending != nil {
-				ending = r.ending
-				break
-			}
-		}
-		reg.mu.Unlock()
-		if ending == nil {
-			return nil
-		}
-		select {
-		case <-ending:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
+	select {
+	case <-requestBatch():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -231,28 +173,28 @@ type Stats struct {
 func ReadStats() Stats {
 	var s Stats
 	reg.mu.Lock()
-	for _, r := range reg.regs {
-		if r.kind == foreign || r.kind == pageable {
-			continue
-		}
-		if r.failed || r.kept > 0 {
+	reg.regs.each(func(r *registration) {
+		switch {
+		case r.kind == foreign || r.kind == pageable:
+		case r.failed || r.kept > 0:
 			s.Kept++
-			continue
+		default:
+			s.Registrations++
+			s.Bytes += r.size()
+			if r.refs == 0 && r.retires() {
+				s.Retired++
+			}
 		}
-		s.Registrations++
-		s.Bytes += r.size()
-		if r.refs == 0 && r.retires() {
-			s.Retired++
-		}
-	}
+	})
+	s.Kept += len(reg.orphans)
 	s.RetiredBytes = reg.retired
 	s.Failures = reg.stats.failures
 	s.Registers = reg.stats.registers
 	s.Unregisters = reg.stats.unregisters
 	reg.mu.Unlock()
-	releases.mu.Lock()
-	s.Pending, s.Postponed = releases.pending, releases.postponed
-	releases.mu.Unlock()
+	inbox.mu.Lock()
+	s.Pending, s.Postponed = inbox.pending, inbox.postponed
+	inbox.mu.Unlock()
 	holds.mu.Lock()
 	s.HeldContexts = len(holds.n)
 	holds.mu.Unlock()

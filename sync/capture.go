@@ -3,9 +3,8 @@ package sync
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
-	gosync "sync"
-	"sync/atomic"
 
 	"github.com/purecuda/purecuda/libcuda"
 )
@@ -14,55 +13,8 @@ import (
 // break, or cannot be made during, a stream capture in progress.
 var ErrCapturing = errors.New("sync: stream capture in progress")
 
-// The capture registry. captures counts the captures in progress that
-// EnterCapture was told of; inflight counts this package's potentially
-// unsafe driver calls in flight. EnterCapture raises captures and then
-// waits for inflight to drain, and a call raises inflight and then checks
-// captures, making the call in the caller's own mode only when it is zero:
-// with sequentially consistent atomics one of the two always sees the
-// other, so no query in global mode overlaps a capture that this package
-// knows of.
-var (
-	captures atomic.Int64
-	inflight atomic.Int32
-	queries  atomic.Int32 // guardedQuery's limited queries in flight, in any mode
-)
-
-// EnterCapture records that a stream capture is about to begin and returns
-// the function that records its end; call it once the capture has ended,
-// whether it succeeded or not. It returns only when no driver call that
-// this package made outside relaxed mode is still in flight, so begin the
-// capture after it returns. Package graph calls it for every capture.
-func EnterCapture() (leave func()) {
-	captures.Add(1)
-	for inflight.Load() != 0 {
-		runtime.Gosched()
-	}
-	var once gosync.Once
-	return func() {
-		once.Do(func() { captures.Add(-1) })
-	}
-}
-
-// CapturesInProgress returns the number of captures that EnterCapture was
-// told of and that have not ended yet.
-func CapturesInProgress() int { return int(captures.Load()) }
-
-// fast reports whether a potentially unsafe call may be made in the
-// caller's own capture mode; if so the caller must call done afterwards.
-func fast() bool {
-	inflight.Add(1)
-	if captures.Load() == 0 {
-		return true
-	}
-	inflight.Add(-1)
-	return false
-}
-
-func done() { inflight.Add(-1) }
-
 // IfNoCapture runs f, and reports that it did, only when no capture that
-// EnterCapture was told of is in progress; while f runs, such captures
+// is registered (StartCapture) is in progress; while f runs, such captures
 // wait to begin. It is for calls that must not be made during a capture
 // but are not worth relaxed mode: recording an event on the legacy
 // stream, say, which a capture beginning at the same moment could take
@@ -85,17 +37,25 @@ func IfNoCapture(f func() error) (ran bool, err error) {
 // f runs on the calling goroutine; work it hands to other goroutines runs
 // in their threads' modes. A failure to restore the mode is joined to f's
 // error.
+//
+// When the previous mode cannot be restored, the goroutine stays locked
+// to its thread (the thread ends with it), so that no other goroutine
+// inherits a thread in an unexpected mode; the failure is logged.
 func Relaxed(f func() error) (err error) {
 	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
 	mode := libcuda.CU_STREAM_CAPTURE_MODE_RELAXED
 	if err := libcuda.ThreadExchangeStreamCaptureMode(&mode); err != nil {
-		return fmt.Errorf("sync: entering relaxed capture mode: %w", err)
+		runtime.UnlockOSThread()
+		return fmt.Errorf("sync: entering relaxed capture mode: cuThreadExchangeStreamCaptureMode: %w", err)
 	}
 	defer func() {
 		if rerr := libcuda.ThreadExchangeStreamCaptureMode(&mode); rerr != nil {
-			err = errors.Join(err, fmt.Errorf("sync: restoring capture mode %v: %w", mode, rerr))
+			rerr = fmt.Errorf("sync: restoring capture mode %v: cuThreadExchangeStreamCaptureMode: %w", mode, rerr)
+			slog.Error("sync: a thread stays in relaxed capture mode; its goroutine keeps it locked", "err", rerr)
+			err = errors.Join(err, rerr)
+			return
 		}
+		runtime.UnlockOSThread()
 	}()
 	return f()
 }
@@ -126,7 +86,7 @@ func Capturing(s libcuda.Stream) (bool, error) {
 // thousands of threads.
 //
 // Only a query made in the caller's own mode counts as in flight for
-// EnterCapture: a relaxed one cannot harm a capture, and counting it would
+// StartCapture: a relaxed one cannot harm a capture, and counting it would
 // let a steady stream of waiters keep a capture from beginning.
 func guardedQuery[T target](t T, limit int32) error {
 	if limit > 0 {

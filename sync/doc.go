@@ -19,7 +19,11 @@
 // captures in global mode, they fail and invalidate that capture. Package
 // sync therefore keeps count of the captures in progress that it has been
 // told about (package graph tells it of every capture it makes; code that
-// begins captures through libcuda directly can call EnterCapture). While
+// begins captures through libcuda directly can call StartCapture or
+// EnterCapture). This registry is the only one: graph and hostmem read it,
+// and the work postponed until captures end (Postpone) is queued in it and
+// started by the end of the last capture. A capture start waits, blocked
+// on a condition, for the unsafe calls in flight to end. While
 // none is in progress a query is made as it is; while any is, queries run
 // on a locked OS thread in relaxed capture mode and the caller's mode is
 // restored after. Waiting on a stream that is being captured, or on a
@@ -31,7 +35,7 @@
 // (which fails with CUDA_ERROR_CAPTURED_EVENT, also an ErrCapturing error
 // here) invalidates the capture, in relaxed mode too (measured on an H200,
 // driver 580). Do not wait on events recorded while their stream was being
-// captured. A capture begun through the driver without EnterCapture cannot
+// captured. A capture begun through the driver without StartCapture cannot
 // be seen, and a query in global mode from another goroutine can invalidate
 // it, as the driver documents for global mode.
 //
@@ -61,5 +65,16 @@
 // A whole context can only be waited for with cuCtxSynchronize, which
 // blocks, so Context always waits on a helper thread, whatever the mode.
 // Whether that thread sleeps or spins is set by the context's scheduling
-// flags (CU_CTX_SCHED_BLOCKING_SYNC sleeps).
+// flags (CU_CTX_SCHED_BLOCKING_SYNC sleeps). While it runs, captures wait to
+// begin: cuCtxSynchronize invalidates a capture in every mode.
+//
+// # Cancellation
+//
+// A wait whose context.Context ends returns ctx.Err() at once, and a wait
+// whose context has ended before it was handed to a helper starts nothing.
+// A helper blocked on work that never ends is abandoned by its waiter: its
+// place among the MaxHelpers goes to later waits, as long as fewer than
+// MaxAbandoned helpers are abandoned. ReadStats counts both. A helper
+// whose thread cannot enter relaxed capture mode logs it and ends; its
+// wait polls instead.
 package sync

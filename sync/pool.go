@@ -2,79 +2,176 @@ package sync
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
 	"runtime"
+	gosync "sync"
 	"time"
 
 	"github.com/purecuda/purecuda/libcuda"
 )
 
 // MaxHelpers bounds the helper OS threads that block in the driver on
-// behalf of waiters. Waiters beyond it poll until a helper is free.
+// behalf of waiters that still wait for them. Waiters beyond it poll
+// until a helper is free.
 const MaxHelpers = 8
+
+// MaxAbandoned bounds the helper threads that still block in the driver
+// for waiters that have left (their context ended). A waiter that leaves
+// gives its helper's place among the MaxHelpers to later waits, so work
+// that never ends cannot starve them, as long as fewer than MaxAbandoned
+// helpers are abandoned; past that, a leaving waiter's helper keeps its
+// place, and later waits poll instead (Context waits wait for a place).
+// At most MaxHelpers+MaxAbandoned helper threads block at once.
+const MaxAbandoned = 32
 
 // helperIdle is how long an idle helper thread lives before it exits.
 const helperIdle = 2 * time.Second
 
+// errNoHelper is a helper's answer when it could not serve the wait
+// (its thread could not enter relaxed capture mode): the waiter polls.
+var errNoHelper = errors.New("sync: no helper thread")
+
+type jobState uint8
+
+const (
+	jobRunning   jobState = iota // counted in pool.active
+	jobAbandoned                 // its waiter left; counted in pool.abandoned
+	jobDone
+)
+
 type job struct {
-	t   target
-	res chan error // buffered: a cancelled waiter never blocks a helper
+	t     target
+	ctx   context.Context
+	res   chan error // buffered: a helper never blocks on its answer
+	state jobState   // pool.mu
 }
 
 // pool runs blocking waits on helper goroutines, each locked to its own
-// OS thread in relaxed capture mode. busy bounds the jobs in progress; a
-// helper that finishes one waits helperIdle for the next, then exits,
-// taking its thread with it (it never unlocks).
+// OS thread in relaxed capture mode. A helper that finishes a job waits
+// helperIdle for the next, then exits, taking its thread with it (it
+// never unlocks).
 type pool struct {
-	busy chan struct{}
-	jobs chan job
+	mu        gosync.Mutex
+	active    int           // jobs whose waiter waits for them
+	abandoned int           // jobs whose waiter left
+	threads   int           // helper goroutines alive
+	blocking  int           // helpers inside a driver call for a job
+	freed     chan struct{} // closed and replaced when a place frees up
+	jobs      chan *job     // idle helpers take jobs here
 }
 
-var helpers = &pool{busy: make(chan struct{}, MaxHelpers), jobs: make(chan job)}
+var helpers = &pool{freed: make(chan struct{}), jobs: make(chan *job)}
 
-// submit starts j on a helper if fewer than MaxHelpers are busy.
-func (p *pool) submit(j job) bool {
-	select {
-	case p.busy <- struct{}{}:
-	default:
-		return false
+// submit starts j on a helper if fewer than MaxHelpers jobs are active.
+func (p *pool) submit(j *job) bool {
+	ok, _ := p.trySubmit(j)
+	return ok
+}
+
+// trySubmit is submit that also returns the channel closed when a place
+// frees up, for a caller that got none.
+func (p *pool) trySubmit(j *job) (bool, <-chan struct{}) {
+	p.mu.Lock()
+	if p.active >= MaxHelpers {
+		freed := p.freed
+		p.mu.Unlock()
+		return false, freed
 	}
-	p.start(j)
-	return true
-}
-
-// submitWait starts j on a helper as soon as one is free, or returns
-// ctx's error.
-func (p *pool) submitWait(ctx context.Context, j job) error {
-	select {
-	case p.busy <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	p.start(j)
-	return nil
-}
-
-func (p *pool) start(j job) {
+	p.active++
+	j.state = jobRunning
+	p.mu.Unlock()
 	select {
 	case p.jobs <- j: // an idle helper took it
 	default:
+		p.mu.Lock()
+		p.threads++
+		p.mu.Unlock()
 		go p.helper(j)
+	}
+	return true, nil
+}
+
+// submitWait starts j on a helper as soon as a place is free, or returns
+// ctx's error.
+func (p *pool) submitWait(ctx context.Context, j *job) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		ok, freed := p.trySubmit(j)
+		if ok {
+			return nil
+		}
+		select {
+		case <-freed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
-func (p *pool) helper(j job) {
+// freeLocked wakes the waiters for a place; p.mu is held.
+func (p *pool) freeLocked() {
+	close(p.freed)
+	p.freed = make(chan struct{})
+}
+
+// abandon is called by j's waiter when it leaves before the answer: j's
+// place goes to later waits, unless MaxAbandoned helpers are abandoned
+// already.
+func (p *pool) abandon(j *job) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if j.state != jobRunning || p.abandoned >= MaxAbandoned {
+		return
+	}
+	j.state = jobAbandoned
+	p.active--
+	p.abandoned++
+	p.freeLocked()
+}
+
+// finish ends j's count.
+func (p *pool) finish(j *job) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if j.state == jobAbandoned {
+		p.abandoned--
+	} else {
+		p.active--
+		p.freeLocked()
+	}
+	j.state = jobDone
+}
+
+func (p *pool) helper(j *job) {
 	runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+	defer func() {
+		p.mu.Lock()
+		p.threads--
+		p.mu.Unlock()
+	}()
 	mode := libcuda.CU_STREAM_CAPTURE_MODE_RELAXED
-	modeErr := libcuda.ThreadExchangeStreamCaptureMode(&mode)
+	if err := libcuda.ThreadExchangeStreamCaptureMode(&mode); err != nil {
+		// The thread's mode is unknown: it ends with this goroutine, and
+		// the waiter polls instead (a context wait needs no mode).
+		slog.Error("sync: a helper thread could not enter relaxed capture mode; it ends",
+			"err", fmt.Errorf("cuThreadExchangeStreamCaptureMode: %w", err))
+		if _, ok := j.t.(contextTarget); ok {
+			p.run(j)
+		} else {
+			j.res <- errNoHelper
+		}
+		p.finish(j)
+		return
+	}
 	idle := time.NewTimer(helperIdle)
 	defer idle.Stop()
 	for {
-		if modeErr != nil {
-			j.res <- modeErr
-		} else {
-			j.res <- j.t.block()
-		}
-		<-p.busy
+		p.run(j)
+		p.finish(j)
 		idle.Reset(helperIdle)
 		select {
 		case j = <-p.jobs:
@@ -82,4 +179,22 @@ func (p *pool) helper(j job) {
 			return
 		}
 	}
+}
+
+// run answers j, without blocking in the driver when its waiter has left
+// already.
+func (p *pool) run(j *job) {
+	p.mu.Lock()
+	if err := j.ctx.Err(); err != nil {
+		p.mu.Unlock()
+		j.res <- err
+		return
+	}
+	p.blocking++
+	p.mu.Unlock()
+	err := j.t.block()
+	p.mu.Lock()
+	p.blocking--
+	p.mu.Unlock()
+	j.res <- err
 }

@@ -96,7 +96,7 @@ func (t contextTarget) query() error { return libcuda.CUDA_ERROR_NOT_READY }
 
 // block synchronizes the context. It counts as in flight meanwhile:
 // cuCtxSynchronize is refused during any capture, even in relaxed mode, so
-// EnterCapture waits for it.
+// StartCapture waits for it.
 func (t contextTarget) block() error {
 	if !fast() {
 		return &captureError{what: t.String(), err: fmt.Errorf("%d captures in progress", CapturesInProgress())}

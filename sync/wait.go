@@ -131,16 +131,18 @@ func (p Policy) Context(ctx context.Context, cu libcuda.Context) error {
 	if n := CapturesInProgress(); n > 0 {
 		return &captureError{what: "context wait", err: fmt.Errorf("%d captures in progress", n)}
 	}
-	// A context cannot be queried: wait for a helper to be free.
+	// A context cannot be queried: wait for a helper to be free. A wait
+	// whose ctx has ended starts nothing.
 	t := contextTarget(cu)
-	res := make(chan error, 1)
-	if err := helpers.submitWait(ctx, job{t: t, res: res}); err != nil {
+	j := &job{t: t, ctx: ctx, res: make(chan error, 1)}
+	if err := helpers.submitWait(ctx, j); err != nil {
 		return err
 	}
 	select {
-	case err := <-res:
+	case err := <-j.res:
 		return wrap(t, err)
 	case <-ctx.Done():
+		helpers.abandon(j)
 		return ctx.Err()
 	}
 }
@@ -226,15 +228,24 @@ func sleepPoll[T target](p Policy, ctx context.Context, t T, helper func() (bool
 // answer or for ctx. When every helper is busy, it polls with sleeps
 // meanwhile and hands over as soon as one is free.
 func onHelper[T target](p Policy, ctx context.Context, t T) error {
-	res := make(chan error, 1)
 	take := func() (bool, error) {
-		if !helpers.submit(job{t: t, res: res}) {
+		if ctx.Err() != nil {
+			return true, ctx.Err()
+		}
+		j := &job{t: t, ctx: ctx, res: make(chan error, 1)}
+		if !helpers.submit(j) {
 			return false, nil
 		}
 		select {
-		case err := <-res:
+		case err := <-j.res:
+			if err == errNoHelper {
+				return false, nil // poll instead
+			}
 			return true, wrap(t, err)
 		case <-ctx.Done():
+			// The helper may block on work that never ends: its place
+			// goes to later waits.
+			helpers.abandon(j)
 			return true, ctx.Err()
 		}
 	}

@@ -224,7 +224,7 @@ static struct {
         live_host_allocations, live_graphs, live_graph_execs, live_modules, active_captures;
     /* cumulative, zeroed by sim_reset_stats */
     long long captures_invalidated, unregister_calls, register_calls, fences, kernel_launches,
-        graph_launches, illegal_addresses, event_queries, fenced_calls;
+        graph_launches, illegal_addresses, event_queries, fenced_calls, ctx_synchronize_calls;
 } st;
 
 /* ===================================================================
@@ -1266,10 +1266,12 @@ static CUresult ctx_synchronize(CUcontext ctx) {
     return r;
 }
 CUresult cuCtxSynchronize(void) {
+    LOCK(); st.ctx_synchronize_calls++; UNLOCK();
     FAIL_POINT("cuCtxSynchronize");
     return ctx_synchronize(NULL);
 }
 CUresult cuCtxSynchronize_v2(CUcontext ctx) {
+    LOCK(); st.ctx_synchronize_calls++; UNLOCK();
     FAIL_POINT("cuCtxSynchronize");
     return ctx_synchronize(ctx);
 }
@@ -2582,7 +2584,11 @@ static const struct { const char *name; long long *value; int cumulative; } stat
     { "graph_launches", &st.graph_launches, 1 },
     { "illegal_addresses", &st.illegal_addresses, 1 },
     { "event_queries", &st.event_queries, 1 },
+<<<<<<< HEAD
     { "fenced_calls", &st.fenced_calls, 1 },
+=======
+    { "ctx_synchronize_calls", &st.ctx_synchronize_calls, 1 },
+>>>>>>> owner14
 };
 
 long long sim_stat(const char *name) {

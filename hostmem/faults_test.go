@@ -1,0 +1,369 @@
+//go:build !gpu
+
+package hostmem_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
+)
+
+func drain(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
+	defer cancel()
+	testenv.Must(t, hostmem.Drain(ctx))
+}
+
+func waitReleases(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
+	defer cancel()
+	testenv.Must(t, hostmem.Wait(ctx))
+}
+
+func deviceMemory(t *testing.T) libcuda.Deviceptr {
+	var dev libcuda.Deviceptr
+	testenv.Must(t, libcuda.MemAlloc(&dev, 64))
+	t.Cleanup(func() { testenv.Must(t, libcuda.MemFree(dev)) })
+	return dev
+}
+
+func memset(dev libcuda.Deviceptr) func(libcuda.Stream) error {
+	return func(s libcuda.Stream) error { return libcuda.MemsetD8Async(dev, 7, 64, s) }
+}
+
+// Free of a buffer never used on a stream, while a stream is busy, makes
+// the release wait for the whole context; captures started meanwhile
+// block behind that synchronize (they do not spin), and begin, valid,
+// once it has returned; the release then ends.
+func TestFreeNeverUsedWhileBusyLetsCapturesRun(t *testing.T) {
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
+	busy := testenv.NewStream(t)
+	gate := testenv.NewGate(t)
+	gate.Hold(t, busy)
+	s := testenv.NewStream(t)
+	dev := deviceMemory(t)
+	b, err := hostmem.Wrap(cu, make([]byte, 4096))
+	testenv.Must(t, err)
+	testenv.Must(t, b.Free())
+	testenv.Eventually(t, "the context wait in flight", func() bool { return sync.ReadStats().BlockingHelpers == 1 })
+	const captures = 4
+	done := make(chan error, captures)
+	for range captures {
+		go func() {
+			g, err := graph.Capture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, memset(dev))
+			if err == nil {
+				err = g.Destroy()
+			}
+			done <- err
+		}()
+	}
+	testenv.Eventually(t, "a capture waiting to begin", func() bool { return sync.ReadStats().Captures >= 1 })
+	w0 := sync.ReadStats().CaptureWakeups
+	time.Sleep(10 * time.Millisecond) // room to spin; nothing is timed
+	if w := sync.ReadStats().CaptureWakeups; w != w0 {
+		t.Fatalf("captures waiting for the context synchronize woke %d times", w-w0)
+	}
+	gate.Open()
+	for range captures {
+		if err := testenv.Recv(t, done, "a capture"); err != nil {
+			t.Fatalf("capture after the release's context wait: %v", err)
+		}
+	}
+	waitReleases(t)
+	if n := testenv.SimStat(t, "captures_invalidated"); n != 0 {
+		t.Fatalf("%d captures invalidated", n)
+	}
+	drain(t)
+}
+
+// The releases of a context that need a context-wide wait share one
+// wait: a thousand of them make a handful of synchronizes and goroutines.
+func TestContextWideReleasesShareOneWait(t *testing.T) {
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
+	busy := testenv.NewStream(t)
+	gate := testenv.NewGate(t)
+	gate.Hold(t, busy)
+	drain(t)
+	base := runtime.NumGoroutine()
+	syncs := testenv.SimStat(t, "ctx_synchronize_calls")
+	mem := make([]byte, 64<<10)
+	const n = 1000
+	peak := 0
+	for i := range n {
+		b, err := hostmem.Wrap(cu, mem[i%16*4096:][:4096])
+		testenv.Must(t, err)
+		testenv.Must(t, b.Free())
+		peak = max(peak, runtime.NumGoroutine()-base)
+	}
+	if p := hostmem.ReadStats().Pending; p != n {
+		t.Fatalf("%d releases pending behind the busy stream, want %d", p, n)
+	}
+	gate.Open()
+	waitReleases(t)
+	got := testenv.SimStat(t, "ctx_synchronize_calls") - syncs
+	t.Logf("%d context-wide releases: %d synchronizes, at most %d goroutines more", n, got, peak)
+	if got > 4 {
+		t.Fatalf("%d context-wide releases made %d synchronizes; want them to share a few", n, got)
+	}
+	if peak > 8 {
+		t.Fatalf("%d context-wide releases started up to %d goroutines", n, peak)
+	}
+	drain(t)
+}
+
+// Drain returns at its context's end while an unregister is in progress
+// (it fences behind work that has not finished), and works once the
+// work is done.
+func TestDrainReturnsAtItsDeadlineDuringAnUnregister(t *testing.T) {
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
+	drain(t)
+	s := testenv.NewStream(t)
+	b, err := hostmem.Wrap(cu, make([]byte, 8192))
+	testenv.Must(t, err)
+	testenv.Must(t, b.Use(s))
+	testenv.Must(t, b.Free())
+	waitReleases(t)
+	busy := testenv.NewStream(t)
+	gate := testenv.NewGate(t)
+	gate.Hold(t, busy)
+	unregs := testenv.SimStat(t, "unregister_calls")
+	ctx, cancel := context.WithCancel(context.Background())
+	res := make(chan error, 1)
+	go func() { res <- hostmem.Drain(ctx) }()
+	testenv.Eventually(t, "the unregister in flight", func() bool { return testenv.SimStat(t, "unregister_calls") > unregs })
+	cancel()
+	if err := testenv.Recv(t, res, "Drain cancelled during an unregister"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Drain cancelled during an unregister: %v", err)
+	}
+	gate.Open()
+	drain(t)
+	if st := hostmem.ReadStats(); st.Registrations != 0 || st.Pending != 0 {
+		t.Fatalf("after the unregister: %+v", st)
+	}
+}
+
+// Wait returns at its context's end while releases wait for the GPU.
+func TestWaitReturnsAtItsDeadline(t *testing.T) {
+	cu := testenv.OnPrimary(t, 0)
+	s := testenv.NewStream(t)
+	gate := testenv.NewGate(t)
+	gate.Hold(t, s)
+	b, err := hostmem.Wrap(cu, make([]byte, 8192))
+	testenv.Must(t, err)
+	testenv.Must(t, b.Use(s))
+	testenv.Must(t, b.Free())
+	ctx, cancel := context.WithCancel(context.Background())
+	res := make(chan error, 1)
+	go func() { res <- hostmem.Wait(ctx) }()
+	cancel()
+	if err := testenv.Recv(t, res, "a cancelled Wait"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Wait: %v", err)
+	}
+	gate.Open()
+	drain(t)
+}
+
+// A failed mode switch on a helper thread is logged once; the releases
+// that need it, and those after, all end.
+func TestFailedModeSwitchLeavesReleasesWorking(t *testing.T) {
+	errs := testenv.CaptureErrors(t)
+	cu := testenv.OnPrimary(t, 0)
+	drain(t)
+	testenv.Eventually(t, "idle helpers to exit", func() bool { return sync.ReadStats().HelperThreads == 0 })
+	before := hostmem.ReadStats()
+	busy := testenv.NewStream(t)
+	gate := testenv.NewGate(t)
+	gate.Hold(t, busy)
+	var bufs []*hostmem.Buffer
+	mem := make([]byte, 50*4096)
+	for i := range 50 {
+		b, err := hostmem.Wrap(cu, mem[i*4096:][:4096])
+		testenv.Must(t, err)
+		bufs = append(bufs, b)
+	}
+	testenv.SimFailNext(t, "cuThreadExchangeStreamCaptureMode", 1, libcuda.CUDA_ERROR_UNKNOWN)
+	for _, b := range bufs { // never used: each waits for the context, on a helper
+		testenv.Must(t, b.Free())
+	}
+	testenv.Eventually(t, "the failure logged", func() bool { return len(errs.Messages()) == 1 })
+	gate.Open()
+	waitReleases(t)
+	for range 50 {
+		b, err := hostmem.Wrap(cu, mem[:4096])
+		testenv.Must(t, err)
+		testenv.Must(t, b.Free())
+	}
+	waitReleases(t)
+	if st := hostmem.ReadStats(); st.Failures != before.Failures || st.Kept != before.Kept {
+		t.Fatalf("after the failed mode switch: %+v, before %+v; want no release failed", st, before)
+	}
+	if m := errs.Messages(); len(m) != 1 {
+		t.Fatalf("logged %q; want the failed switch once", m)
+	}
+	drain(t)
+}
+
+// A failed event query fails that release alone, logged once, with its
+// memory kept; later releases end.
+func TestFailedEventQueryKeepsOnlyThatMemory(t *testing.T) {
+	errs := testenv.CaptureErrors(t)
+	cu := testenv.OnPrimary(t, 0)
+	drain(t)
+	before := hostmem.ReadStats()
+	s := testenv.NewStream(t)
+	gate := testenv.NewGate(t)
+	gate.Hold(t, s)
+	b, err := hostmem.Wrap(cu, make([]byte, 8192))
+	testenv.Must(t, err)
+	testenv.Must(t, b.Use(s))
+	testenv.SimFailNext(t, "cuEventQuery", 1, libcuda.CUDA_ERROR_UNKNOWN)
+	testenv.Must(t, b.Free())
+	waitReleases(t)
+	gate.Open()
+	s2 := testenv.NewStream(t)
+	for range 50 {
+		b, err := hostmem.Wrap(cu, make([]byte, 4096))
+		testenv.Must(t, err)
+		testenv.Must(t, b.Use(s2))
+		testenv.Must(t, b.Free())
+	}
+	drain(t)
+	st := hostmem.ReadStats()
+	if st.Failures != before.Failures+1 || st.Kept != before.Kept+1 || st.Registrations != 0 {
+		t.Fatalf("after one failed query: %+v, before %+v; want that one release kept", st, before)
+	}
+	if m := errs.Messages(); len(m) != 1 {
+		t.Fatalf("logged %q; want the failure once", m)
+	}
+}
+
+// A context destroyed after its releases ended: a wrap of the same memory
+// in a new context does not reuse the dead registration, Drain succeeds,
+// and the lost registration is kept pinned, logged once.
+func TestWrapAfterTheContextIsDestroyedDoesNotReuseItsRegistration(t *testing.T) {
+	errs := testenv.CaptureErrors(t)
+	testenv.PrimaryContext(t, 0)
+	drain(t)
+	before := hostmem.ReadStats()
+	var dev libcuda.Device
+	testenv.Must(t, libcuda.DeviceGet(&dev, 0))
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	mem := make([]byte, 8192)
+	var cu libcuda.Context
+	testenv.Must(t, libcuda.CtxCreate(&cu, nil, 0, dev))
+	var s libcuda.Stream
+	testenv.Must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
+	b, err := hostmem.Wrap(cu, mem)
+	testenv.Must(t, err)
+	testenv.Must(t, b.Use(s))
+	testenv.Must(t, b.Free())
+	waitReleases(t)
+	testenv.Must(t, libcuda.StreamDestroy(s))
+	testenv.Must(t, libcuda.CtxDestroy(cu))
+
+	var cu2 libcuda.Context
+	testenv.Must(t, libcuda.CtxCreate(&cu2, nil, 0, dev))
+	defer func() { testenv.Must(t, libcuda.CtxDestroy(cu2)) }()
+	regs := testenv.SimStat(t, "register_calls")
+	b2, err := hostmem.Wrap(cu2, mem)
+	testenv.Must(t, err)
+	if testenv.SimStat(t, "register_calls") == regs {
+		t.Fatal("the wrap in the new context reused the registration of the destroyed one")
+	}
+	var s2 libcuda.Stream
+	testenv.Must(t, libcuda.StreamCreate(&s2, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
+	testenv.Must(t, b2.Use(s2))
+	testenv.Must(t, b2.Free())
+	drain(t)
+	testenv.Must(t, libcuda.StreamDestroy(s2))
+	st := hostmem.ReadStats()
+	if st.Registrations != 0 || st.Kept != before.Kept+1 {
+		t.Fatalf("after Drain: %+v, before %+v; want no registration and the dead one kept", st, before)
+	}
+	if m := errs.Messages(); len(m) != 1 {
+		t.Fatalf("logged %q; want the lost registration once", m)
+	}
+}
+
+// A failed cuStreamEndCapture still ends the capture: a release postponed
+// behind it runs.
+func TestReleasePostponedBehindAFailedEndCaptureEnds(t *testing.T) {
+	errs := testenv.CaptureErrors(t)
+	cu := testenv.OnPrimary(t, 0)
+	drain(t)
+	s := testenv.NewStream(t)
+	dev := deviceMemory(t)
+	testenv.SimFailNext(t, "cuStreamEndCapture", 1, libcuda.CUDA_ERROR_UNKNOWN)
+	_, err := graph.Capture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, func(s libcuda.Stream) error {
+		b, err := hostmem.Wrap(cu, make([]byte, 4096))
+		if err != nil {
+			return err
+		}
+		if err := b.Free(); err != nil { // never used: waits for the context, postponed
+			return err
+		}
+		testenv.Eventually(t, "the release postponed", func() bool { return hostmem.ReadStats().Postponed == 1 })
+		return memset(dev)(s)
+	})
+	if !errors.Is(err, libcuda.CUDA_ERROR_UNKNOWN) {
+		t.Fatalf("capture: %v, want the injected failure", err)
+	}
+	waitReleases(t)
+	if st := hostmem.ReadStats(); st.Postponed != 0 || st.Pending != 0 {
+		t.Fatalf("after the failed end: %+v", st)
+	}
+	if m := errs.Messages(); len(m) != 1 {
+		t.Fatalf("logged %q; want the failed end once", m)
+	}
+	drain(t)
+}
+
+// A failed context-wide wait fails every release that shared it, logged
+// once; the memory stays pinned, and later releases of the context end.
+func TestFailedContextWaitIsLoggedOnceForAllItsReleases(t *testing.T) {
+	errs := testenv.CaptureErrors(t)
+	cu := testenv.OnPrimary(t, 0)
+	drain(t)
+	before := hostmem.ReadStats()
+	const n = 10
+	leave := sync.EnterCapture() // the context waits are postponed meanwhile
+	mem := make([]byte, n*4096)
+	for i := range n {
+		b, err := hostmem.Wrap(cu, mem[i*4096:][:4096])
+		testenv.Must(t, err)
+		testenv.Must(t, b.Free()) // never used: waits for the context
+	}
+	testenv.Eventually(t, "the releases postponed", func() bool { return hostmem.ReadStats().Postponed == n })
+	testenv.SimFailNext(t, "cuCtxSynchronize", 1, libcuda.CUDA_ERROR_UNKNOWN)
+	leave()
+	waitReleases(t)
+	st := hostmem.ReadStats()
+	if st.Failures != before.Failures+n || st.Kept != before.Kept+n {
+		t.Fatalf("after the failed context wait: %+v, before %+v; want %d releases failed and kept", st, before, n)
+	}
+	if m := errs.Messages(); len(m) != 1 {
+		t.Fatalf("logged %q; want the failed wait once", m)
+	}
+	b, err := hostmem.Wrap(cu, make([]byte, 4096))
+	testenv.Must(t, err)
+	testenv.Must(t, b.Free())
+	waitReleases(t)
+	if st := hostmem.ReadStats(); st.Failures != before.Failures+n {
+		t.Fatalf("a later release failed too: %+v", st)
+	}
+	drain(t)
+}

@@ -1,0 +1,319 @@
+package hostmem
+
+import (
+	"runtime"
+	gosync "sync"
+	"time"
+
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// The owner goroutine drives every release after Free: it holds the
+// uses being waited for (queue.go), the context-wide waits (ctxwait.go)
+// and the unregister batches (batch.go), and nothing else touches them.
+// Buffer methods, the results of its own helpers and the requests of
+// Wait, Trim and Drain reach it through the inbox, a small locked box
+// that no one holds across a driver call; the owner makes its driver
+// calls with no lock of the inbox held.
+//
+// It runs while it has work and exits when it has none (so that a
+// drained program has no goroutine of hostmem left); the next piece of
+// work starts it again. Its state (own) outlives it, so that a steady
+// loop of releases reuses its room.
+var inbox struct {
+	mu      gosync.Mutex
+	running bool // an owner goroutine runs
+	freed   []*state
+	ctxDone []ctxResult
+	retry   []libcuda.Context // context waits postponed until captures ended
+	batched int               // registrations the finished batch ended, -1 for none
+	trims   []chan int        // Trim and Drain requests
+	budget  bool              // registrations were retired elsewhere: check the retired budget
+
+	pending   int           // releases from Free to retired or failed
+	postponed int           // releases whose context wait waits for captures to end
+	hurry     int           // Waits waiting: the owner polls fast
+	sleeping  bool          // the owner sleeps until woken: no uses to poll
+	changed   chan struct{} // closed and replaced when pending drops while watched
+	watched   bool
+}
+
+// wake shortens the owner's sleep.
+var wake = make(chan struct{}, 1)
+
+func init() {
+	inbox.changed = make(chan struct{})
+	inbox.batched = -1
+}
+
+func poke() {
+	select {
+	case wake <- struct{}{}:
+	default:
+	}
+}
+
+// startLocked starts the owner if it is not running; inbox.mu is held.
+// It reports whether it did, so that the caller need not poke it.
+func startLocked() bool {
+	if inbox.running {
+		return false
+	}
+	inbox.running = true
+	go ownerLoop()
+	return true
+}
+
+// handOver gives the owner a freed state.
+//
+// A running owner that polls uses anyway takes it at its next tick: a
+// wake-up per Free would make it query far more often behind a busy
+// stream. One that sleeps for want of uses to poll is woken.
+func handOver(st *state) {
+	inbox.mu.Lock()
+	inbox.freed = append(inbox.freed, st)
+	inbox.pending++
+	wakeIt := !startLocked() && inbox.sleeping
+	inbox.mu.Unlock()
+	if wakeIt {
+		poke()
+	}
+}
+
+// post runs f on the inbox, locked, and wakes the owner.
+func post(f func()) {
+	inbox.mu.Lock()
+	f()
+	started := startLocked()
+	inbox.mu.Unlock()
+	if !started {
+		poke()
+	}
+}
+
+// finished counts n releases ended (retired or failed).
+func finished(n int) {
+	if n == 0 {
+		return
+	}
+	inbox.mu.Lock()
+	inbox.pending -= n
+	if inbox.watched {
+		close(inbox.changed)
+		inbox.changed = make(chan struct{})
+		inbox.watched = false
+	}
+	inbox.mu.Unlock()
+}
+
+// Ticks of the owner: the shortest after new work or progress, doubling
+// while nothing completes, up to the longest. While a Wait waits, the
+// owner polls every hurryTick, yielding between, for up to hurryFor after
+// the last progress.
+//
+// Behind a loop that wraps, uses and frees as fast as it can, a 10µs tick
+// queries every few tens of microseconds; a 1ms tick keeps the owner to
+// about a thousand queries a second per stream while its work completes,
+// and each query holds other threads' launches for a moment.
+const (
+	minTick   = time.Millisecond
+	maxTick   = 4 * time.Millisecond
+	hurryTick = 10 * time.Microsecond
+	hurryFor  = 2 * time.Millisecond
+)
+
+// owner is the owner goroutine's state; only the running owner touches it.
+type owner struct {
+	queues  map[queueKey]*queue
+	spare   [][]waiting // room of deleted queues, for new ones
+	scratch roundScratch
+	groups  map[libcuda.Context]*ctxGroup
+	batch   batchState
+	freed   []*state // the inbox's, swapped
+	ctxDone []ctxResult
+	retry   []libcuda.Context
+
+	tick       time.Duration
+	yieldUntil time.Time
+	timer      *time.Timer
+}
+
+var own = &owner{
+	queues: make(map[queueKey]*queue),
+	groups: make(map[libcuda.Context]*ctxGroup),
+}
+
+func ownerLoop() {
+	o := own
+	o.tick = minTick
+	for {
+		token.Lock()
+		goOn := o.intake(true)
+		progress := goOn && o.step()
+		token.Unlock()
+		if !goOn {
+			return
+		}
+		o.pause(progress)
+	}
+}
+
+// token makes the owner's state one goroutine's at a time: the owner
+// goroutine's, or for one step a caller's that waits for the owner anyway
+// (Wait, Trim), which saves the hand-offs between threads. No driver call
+// that blocks is made with it held.
+var token gosync.Mutex
+
+// step runs one round and starts a batch if one is due; token is held.
+func (o *owner) step() (progress bool) {
+	progress = o.round()
+	o.runBatches()
+	return progress
+}
+
+// help runs a step on the caller's goroutine, if the owner is not in one,
+// and reports whether it made progress.
+func help() bool {
+	if !token.TryLock() {
+		return false
+	}
+	defer token.Unlock()
+	o := own
+	o.intake(false)
+	return o.step()
+}
+
+// intake takes the inbox's work, or, when stop is set and there is no
+// work anywhere, stops the owner; it reports whether the owner goes on.
+// token is held.
+func (o *owner) intake(stop bool) bool {
+	inbox.mu.Lock()
+	o.freed, inbox.freed = inbox.freed, o.freed[:0]
+	o.ctxDone, inbox.ctxDone = inbox.ctxDone, o.ctxDone[:0]
+	o.retry, inbox.retry = inbox.retry, o.retry[:0]
+	batched := inbox.batched
+	inbox.batched = -1
+	o.batch.requests = append(o.batch.requests, inbox.trims...)
+	clear(inbox.trims)
+	inbox.trims = inbox.trims[:0]
+	if inbox.budget {
+		inbox.budget = false
+		o.batch.check = true
+	}
+	idle := stop && len(o.freed) == 0 && len(o.ctxDone) == 0 && len(o.retry) == 0 && batched < 0 && o.idle()
+	if idle {
+		inbox.running = false
+	}
+	inbox.mu.Unlock()
+	if idle {
+		return false
+	}
+	if batched >= 0 {
+		o.batchDone(batched)
+	}
+	o.takeFreed()
+	o.takeContexts()
+	return true
+}
+
+// idle reports whether the owner has nothing to do or wait for.
+func (o *owner) idle() bool {
+	return !o.usesPending() && len(o.groups) == 0 && !o.batch.running && !o.batch.wanted()
+}
+
+// takeFreed starts the release of each freed state.
+func (o *owner) takeFreed() {
+	for i, st := range o.freed {
+		o.freed[i] = nil
+		move(&st.phase, phaseWaiting)
+		switch {
+		case len(st.uses) > 0:
+			o.enqueue(st)
+		case st.unknown:
+			o.needContext(st)
+		default:
+			o.retire(st)
+		}
+	}
+	o.freed = o.freed[:0]
+}
+
+// afterUses finishes a release whose uses have completed: it retires it,
+// or waits for the whole context when some use could not be tracked.
+func (o *owner) afterUses(st *state) {
+	if st.unknown {
+		o.needContext(st)
+		return
+	}
+	o.retire(st)
+}
+
+// retire ends a release: its registrations are retired (or dropped) and
+// the state serves again.
+func (o *owner) retire(st *state) {
+	move(&st.phase, phaseRetired)
+	if reg.release(st.regs) {
+		o.batch.check = true
+	}
+	st.hold.release()
+	st.reuse()
+	finished(1)
+}
+
+// pause sleeps until the next tick or new work; while a Wait waits and
+// progress is recent, it yields instead.
+func (o *owner) pause(progress bool) {
+	now := time.Now()
+	if progress {
+		o.tick = minTick
+		o.yieldUntil = now.Add(hurryFor)
+	} else {
+		o.tick = min(2*o.tick, maxTick)
+	}
+	token.Lock()
+	idle, pending := o.idle(), o.usesPending()
+	token.Unlock()
+	if idle {
+		return // intake stops the owner unless work came meanwhile
+	}
+	inbox.mu.Lock()
+	hurry := inbox.hurry > 0
+	inbox.mu.Unlock()
+	if hurry && now.Before(o.yieldUntil) && pending {
+		for end := now.Add(hurryTick); time.Now().Before(end); {
+			runtime.Gosched()
+		}
+		return
+	}
+	if !pending {
+		inbox.mu.Lock()
+		inbox.sleeping = true
+		work := len(inbox.freed) > 0
+		inbox.mu.Unlock()
+		if !work {
+			<-wake // only messages can bring work: no timer
+		}
+		inbox.mu.Lock()
+		inbox.sleeping = false
+		inbox.mu.Unlock()
+		o.woken()
+		return
+	}
+	if o.timer == nil {
+		o.timer = time.NewTimer(o.tick)
+	} else {
+		o.timer.Reset(o.tick)
+	}
+	select {
+	case <-o.timer.C:
+	case <-wake:
+		o.timer.Stop()
+		o.woken()
+	}
+}
+
+// woken is new work or a Wait: back to the shortest tick.
+func (o *owner) woken() {
+	o.tick = minTick
+	o.yieldUntil = time.Now().Add(hurryFor)
+}

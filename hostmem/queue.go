@@ -1,0 +1,304 @@
+package hostmem
+
+import (
+	"fmt"
+	gosync "sync"
+	"sync/atomic"
+
+	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
+)
+
+// The owner waits for the uses of freed buffers by querying their events.
+// Each query holds other threads' launches for a moment (on the H200 a
+// loop of cuEventQuery on one thread raised the p99 of another thread's
+// launch calls by 40-70%), so it does not query every pending event: on
+// one stream, work completes in the order it was submitted, so an event
+// found complete proves every event recorded before it on the same stream
+// complete too. Each round queries a target use of each stream, the newest
+// one when the target was chosen, and once it is complete finishes all the
+// uses up to it at once; while it is still running, a binary search over
+// the older ones finds the newest complete one, so that memory whose work
+// is done does not wait for later work on its stream.
+//
+// Record order is known from a sequence number taken under a lock of the
+// stream, and a stream is known by its unique id (cuStreamGetId), not by
+// its handle, which the driver may give to a new stream once the old one
+// is destroyed. Uses whose stream has no id (the legacy and per-thread
+// streams, or a driver older than CUDA 12.0) are queried on their own.
+
+// queueKey names the uses that complete in order: those recorded on one
+// stream (by id and context), or a single use (alone).
+type queueKey struct {
+	ctx   libcuda.Context
+	id    uint64
+	alone uint64
+}
+
+var aloneKeys atomic.Uint64
+
+// queue holds the pending uses of one stream, in record order. A queue
+// that has run empty is kept for a few rounds, with its room for uses, for
+// the stream's next ones.
+type queue struct {
+	uses   []waiting
+	target uint64 // seq of the use queried next; 0 until chosen
+	idle   int    // rounds it has been empty
+}
+
+// idleRounds is how many rounds an empty queue is kept. The room of up to
+// maxSpare deleted queues, of up to maxSpareUses uses each, is kept for
+// new ones.
+const (
+	idleRounds   = 2
+	maxSpare     = 8
+	maxSpareUses = 4096
+)
+
+// waiting is one use of a freed buffer.
+type waiting struct {
+	st *state
+	u  use
+}
+
+// Record order: seq is taken and the event recorded under the lock of the
+// stream's stripe, so on one stream a smaller seq was recorded earlier.
+var (
+	recordSeq   atomic.Uint64
+	recordLocks [64]gosync.Mutex
+)
+
+// record records u's event on its stream and numbers the record.
+func record(u *use) error {
+	if u.id == 0 {
+		u.seq = recordSeq.Add(1)
+		return libcuda.EventRecord(u.ev, u.s)
+	}
+	l := &recordLocks[u.id%uint64(len(recordLocks))]
+	l.Lock()
+	defer l.Unlock()
+	u.seq = recordSeq.Add(1)
+	return libcuda.EventRecord(u.ev, u.s)
+}
+
+// enqueue puts the uses of a freed state in their streams' queues.
+func (o *owner) enqueue(st *state) {
+	st.waiting = len(st.uses)
+	for _, u := range st.uses {
+		k := queueKey{ctx: u.ctx, id: u.id}
+		if u.id == 0 {
+			k = queueKey{alone: aloneKeys.Add(1)}
+		}
+		q := o.queues[k]
+		if q == nil {
+			q = o.newQueue()
+			o.queues[k] = q
+		}
+		q.idle = 0
+		// Usually the newest record; insert in seq order otherwise.
+		i := len(q.uses)
+		for i > 0 && q.uses[i-1].u.seq > u.seq {
+			i--
+		}
+		q.uses = append(q.uses, waiting{})
+		copy(q.uses[i+1:], q.uses[i:])
+		q.uses[i] = waiting{st, u}
+	}
+}
+
+func (o *owner) newQueue() *queue {
+	q := &queue{}
+	if n := len(o.spare); n > 0 {
+		q.uses, o.spare = o.spare[n-1], o.spare[:n-1]
+	}
+	return q
+}
+
+func (o *owner) deleteQueue(k queueKey, q *queue) {
+	delete(o.queues, k)
+	if len(o.spare) < maxSpare && cap(q.uses) <= maxSpareUses {
+		o.spare = append(o.spare, q.uses[:0])
+	}
+}
+
+// usesPending reports whether any queue holds a use.
+func (o *owner) usesPending() bool {
+	for _, q := range o.queues {
+		if len(q.uses) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// probe is what a round asks of one queue: whether its target is
+// complete, and if not, which of the uses before it are.
+type probe struct {
+	q    *queue
+	seq  uint64 // the target's
+	ev   libcuda.Event
+	done bool
+	err  error
+	upTo uint64 // with the target not done: the newest use found complete
+}
+
+// roundScratch is the room a round uses, kept from round to round so that
+// a steady loop of releases allocates nothing here.
+type roundScratch struct {
+	probes []probe
+}
+
+// round queries the target of each queue once and finishes the uses that
+// completed; it reports whether any did.
+func (o *owner) round() (progress bool) {
+	probes := o.choose(o.scratch.probes[:0])
+	for i := range probes {
+		p := &probes[i]
+		p.done, p.err = sync.EventDone(p.ev)
+		if !p.done && p.err == nil {
+			p.upTo = o.newestDone(p.q, p.seq)
+		}
+	}
+	for i := range probes {
+		if o.finish(&probes[i]) {
+			progress = true
+		}
+		probes[i] = probe{}
+	}
+	o.scratch.probes = probes[:0]
+	return progress
+}
+
+// choose returns a probe of each queue with uses, and deletes the queues
+// empty for idleRounds rounds.
+func (o *owner) choose(probes []probe) []probe {
+	for k, q := range o.queues {
+		if len(q.uses) == 0 {
+			if q.idle++; q.idle > idleRounds {
+				o.deleteQueue(k, q)
+			}
+			continue
+		}
+		if q.target == 0 {
+			// The newest use; those after it wait for the next round.
+			q.target = q.uses[len(q.uses)-1].u.seq
+		}
+		p := probe{q: q, seq: q.target}
+		if i := q.index(q.target); i < len(q.uses) {
+			p.ev = q.uses[i].u.ev
+		}
+		probes = append(probes, p)
+	}
+	return probes
+}
+
+// index returns the position of the first use of q with a seq of at
+// least seq: the uses are in seq order.
+func (q *queue) index(seq uint64) int {
+	lo, hi := 0, len(q.uses)
+	for lo < hi {
+		mid := int(uint(lo+hi) >> 1)
+		if q.uses[mid].u.seq < seq {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// newestDone returns the seq of the newest complete use of q before seq,
+// or 0 for none: completion is monotone in record order, so a binary
+// search over the uses in place finds it with O(log n) queries and no
+// copy. A query that fails ends the search: the use is found failed when
+// it becomes a target.
+func (o *owner) newestDone(q *queue, seq uint64) uint64 {
+	uses := q.uses[:q.index(seq)]
+	if len(uses) == 0 {
+		return 0
+	}
+	// Most often, behind a busy stream, not even the oldest is complete.
+	if done, err := sync.EventDone(uses[0].u.ev); err != nil || !done {
+		return 0
+	}
+	lo, hi := 0, len(uses) // uses[:lo+1] complete, uses[hi:] not
+	for hi-lo > 1 {
+		mid := int(uint(lo+hi) >> 1)
+		done, err := sync.EventDone(uses[mid].u.ev)
+		if err != nil {
+			break
+		}
+		if done {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return uses[lo].u.seq
+}
+
+// finish applies a probe's answer to its queue: uses up to the newest
+// complete one are done, a failed target fails its release.
+func (o *owner) finish(p *probe) bool {
+	upTo := p.seq // complete: the uses recorded up to this one
+	switch {
+	case p.err != nil:
+		o.failTarget(p)
+		return true
+	case p.done:
+	case p.upTo != 0:
+		upTo = p.upTo
+	default:
+		return false
+	}
+	// The uses up to upTo are a prefix: finish it and cut it off, without
+	// looking at the uses after it.
+	q := p.q
+	k := q.index(upTo + 1)
+	for i := range k {
+		w := q.uses[i]
+		q.uses[i] = waiting{}
+		putEvent(w.u)
+		w.st.waiting--
+		if w.st.waiting == 0 && !w.st.broken {
+			o.afterUses(w.st)
+		}
+	}
+	q.cut(k)
+	if upTo == p.seq {
+		q.target = 0 // choose the newest again next round
+	}
+	return true
+}
+
+// cut drops the first k uses. The room before the remaining ones is
+// reclaimed when they are few, so that a cut costs O(k) amortized.
+func (q *queue) cut(k int) {
+	rest := len(q.uses) - k
+	if rest == 0 || k >= rest {
+		n := copy(q.uses[:cap(q.uses)][:rest], q.uses[k:])
+		clear(q.uses[n:len(q.uses)])
+		q.uses = q.uses[:n]
+		return
+	}
+	q.uses = q.uses[k:]
+}
+
+// failTarget fails the release of the buffer whose use's event could not
+// be queried. Its event and the event's hold on the context are kept for
+// good with the memory: the GPU may still use both.
+func (o *owner) failTarget(p *probe) {
+	q := p.q
+	if i := q.index(p.seq); i < len(q.uses) && q.uses[i].u.seq == p.seq {
+		w := q.uses[i]
+		copy(q.uses[i:], q.uses[i+1:])
+		q.uses[len(q.uses)-1] = waiting{}
+		q.uses = q.uses[:len(q.uses)-1]
+		w.st.waiting--
+		if !w.st.broken {
+			w.st.broken = true
+			o.fail(w.st, fmt.Errorf("waiting for stream %#x: %w", uintptr(w.u.s), p.err))
+		}
+	}
+	q.target = 0
+}

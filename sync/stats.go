@@ -1,0 +1,40 @@
+package sync
+
+// Stats are counts of the package's helper threads and registry.
+type Stats struct {
+	// ActiveHelpers are helper threads blocking in the driver for a waiter
+	// that waits for them: at most MaxHelpers.
+	ActiveHelpers int
+	// AbandonedHelpers are helper threads still blocking in the driver for
+	// a waiter that left: at most MaxAbandoned.
+	AbandonedHelpers int
+	// BlockingHelpers are the helper threads inside a blocking driver
+	// call, active or abandoned.
+	BlockingHelpers int
+	// HelperThreads are the helper threads alive, idle ones included.
+	HelperThreads int
+	// Captures are the registered captures in progress.
+	Captures int
+	// Postponed are the functions queued by Postpone that have not started.
+	Postponed int
+	// CaptureWakeups counts the times, since the program started, that a
+	// capture start waiting for driver calls in flight was woken: it
+	// blocks between, so this grows with the calls that end, not with
+	// time.
+	CaptureWakeups int64
+}
+
+// ReadStats returns the current counts.
+func ReadStats() Stats {
+	var s Stats
+	helpers.mu.Lock()
+	s.ActiveHelpers, s.AbandonedHelpers, s.HelperThreads = helpers.active, helpers.abandoned, helpers.threads
+	s.BlockingHelpers = helpers.blocking
+	helpers.mu.Unlock()
+	s.Captures = CapturesInProgress()
+	s.CaptureWakeups = captureWakeups.Load()
+	reg.mu.Lock()
+	s.Postponed = len(reg.queue)
+	reg.mu.Unlock()
+	return s
+}

@@ -16,7 +16,7 @@ import (
 	"github.com/purecuda/purecuda/sync"
 )
 
-func drain(t *testing.T) {
+func drainOnly(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
 	defer cancel()
@@ -84,7 +84,7 @@ func TestFreeNeverUsedWhileBusyLetsCapturesRun(t *testing.T) {
 	if n := testenv.SimStat(t, "captures_invalidated"); n != 0 {
 		t.Fatalf("%d captures invalidated", n)
 	}
-	drain(t)
+	drainOnly(t)
 }
 
 // The releases of a context that need a context-wide wait share one
@@ -95,7 +95,7 @@ func TestContextWideReleasesShareOneWait(t *testing.T) {
 	busy := testenv.NewStream(t)
 	gate := testenv.NewGate(t)
 	gate.Hold(t, busy)
-	drain(t)
+	drainOnly(t)
 	base := runtime.NumGoroutine()
 	syncs := testenv.SimStat(t, "ctx_synchronize_calls")
 	mem := make([]byte, 64<<10)
@@ -120,7 +120,7 @@ func TestContextWideReleasesShareOneWait(t *testing.T) {
 	if peak > 8 {
 		t.Fatalf("%d context-wide releases started up to %d goroutines", n, peak)
 	}
-	drain(t)
+	drainOnly(t)
 }
 
 // Drain returns at its context's end while an unregister is in progress
@@ -129,7 +129,7 @@ func TestContextWideReleasesShareOneWait(t *testing.T) {
 func TestDrainReturnsAtItsDeadlineDuringAnUnregister(t *testing.T) {
 	testenv.NoErrorsLogged(t)
 	cu := testenv.OnPrimary(t, 0)
-	drain(t)
+	drainOnly(t)
 	s := testenv.NewStream(t)
 	b, err := hostmem.Wrap(cu, make([]byte, 8192))
 	testenv.Must(t, err)
@@ -149,7 +149,7 @@ func TestDrainReturnsAtItsDeadlineDuringAnUnregister(t *testing.T) {
 		t.Fatalf("Drain cancelled during an unregister: %v", err)
 	}
 	gate.Open()
-	drain(t)
+	drainOnly(t)
 	if st := hostmem.ReadStats(); st.Registrations != 0 || st.Pending != 0 {
 		t.Fatalf("after the unregister: %+v", st)
 	}
@@ -173,7 +173,7 @@ func TestWaitReturnsAtItsDeadline(t *testing.T) {
 		t.Fatalf("cancelled Wait: %v", err)
 	}
 	gate.Open()
-	drain(t)
+	drainOnly(t)
 }
 
 // A failed mode switch on a helper thread is logged once; the releases
@@ -181,7 +181,7 @@ func TestWaitReturnsAtItsDeadline(t *testing.T) {
 func TestFailedModeSwitchLeavesReleasesWorking(t *testing.T) {
 	errs := testenv.CaptureErrors(t)
 	cu := testenv.OnPrimary(t, 0)
-	drain(t)
+	drainOnly(t)
 	testenv.Eventually(t, "idle helpers to exit", func() bool { return sync.ReadStats().HelperThreads == 0 })
 	before := hostmem.ReadStats()
 	busy := testenv.NewStream(t)
@@ -213,7 +213,7 @@ func TestFailedModeSwitchLeavesReleasesWorking(t *testing.T) {
 	if m := errs.Messages(); len(m) != 1 {
 		t.Fatalf("logged %q; want the failed switch once", m)
 	}
-	drain(t)
+	drainOnly(t)
 }
 
 // A failed event query fails that release alone, logged once, with its
@@ -221,7 +221,7 @@ func TestFailedModeSwitchLeavesReleasesWorking(t *testing.T) {
 func TestFailedEventQueryKeepsOnlyThatMemory(t *testing.T) {
 	errs := testenv.CaptureErrors(t)
 	cu := testenv.OnPrimary(t, 0)
-	drain(t)
+	drainOnly(t)
 	before := hostmem.ReadStats()
 	s := testenv.NewStream(t)
 	gate := testenv.NewGate(t)
@@ -240,7 +240,7 @@ func TestFailedEventQueryKeepsOnlyThatMemory(t *testing.T) {
 		testenv.Must(t, b.Use(s2))
 		testenv.Must(t, b.Free())
 	}
-	drain(t)
+	drainOnly(t)
 	st := hostmem.ReadStats()
 	if st.Failures != before.Failures+1 || st.Kept != before.Kept+1 || st.Registrations != 0 {
 		t.Fatalf("after one failed query: %+v, before %+v; want that one release kept", st, before)
@@ -256,7 +256,7 @@ func TestFailedEventQueryKeepsOnlyThatMemory(t *testing.T) {
 func TestWrapAfterTheContextIsDestroyedDoesNotReuseItsRegistration(t *testing.T) {
 	errs := testenv.CaptureErrors(t)
 	testenv.PrimaryContext(t, 0)
-	drain(t)
+	drainOnly(t)
 	before := hostmem.ReadStats()
 	var dev libcuda.Device
 	testenv.Must(t, libcuda.DeviceGet(&dev, 0))
@@ -288,7 +288,7 @@ func TestWrapAfterTheContextIsDestroyedDoesNotReuseItsRegistration(t *testing.T)
 	testenv.Must(t, libcuda.StreamCreate(&s2, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
 	testenv.Must(t, b2.Use(s2))
 	testenv.Must(t, b2.Free())
-	drain(t)
+	drainOnly(t)
 	testenv.Must(t, libcuda.StreamDestroy(s2))
 	st := hostmem.ReadStats()
 	if st.Registrations != 0 || st.Kept != before.Kept+1 {
@@ -304,7 +304,7 @@ func TestWrapAfterTheContextIsDestroyedDoesNotReuseItsRegistration(t *testing.T)
 func TestReleasePostponedBehindAFailedEndCaptureEnds(t *testing.T) {
 	errs := testenv.CaptureErrors(t)
 	cu := testenv.OnPrimary(t, 0)
-	drain(t)
+	drainOnly(t)
 	s := testenv.NewStream(t)
 	dev := deviceMemory(t)
 	testenv.SimFailNext(t, "cuStreamEndCapture", 1, libcuda.CUDA_ERROR_UNKNOWN)
@@ -329,7 +329,7 @@ func TestReleasePostponedBehindAFailedEndCaptureEnds(t *testing.T) {
 	if m := errs.Messages(); len(m) != 1 {
 		t.Fatalf("logged %q; want the failed end once", m)
 	}
-	drain(t)
+	drainOnly(t)
 }
 
 // A failed context-wide wait fails every release that shared it, logged
@@ -337,7 +337,7 @@ func TestReleasePostponedBehindAFailedEndCaptureEnds(t *testing.T) {
 func TestFailedContextWaitIsLoggedOnceForAllItsReleases(t *testing.T) {
 	errs := testenv.CaptureErrors(t)
 	cu := testenv.OnPrimary(t, 0)
-	drain(t)
+	drainOnly(t)
 	before := hostmem.ReadStats()
 	const n = 10
 	leave := sync.EnterCapture() // the context waits are postponed meanwhile
@@ -365,5 +365,5 @@ func TestFailedContextWaitIsLoggedOnceForAllItsReleases(t *testing.T) {
 	if st := hostmem.ReadStats(); st.Failures != before.Failures+n {
 		t.Fatalf("a later release failed too: %+v", st)
 	}
-	drain(t)
+	drainOnly(t)
 }

@@ -2584,11 +2584,8 @@ static const struct { const char *name; long long *value; int cumulative; } stat
     { "graph_launches", &st.graph_launches, 1 },
     { "illegal_addresses", &st.illegal_addresses, 1 },
     { "event_queries", &st.event_queries, 1 },
-<<<<<<< HEAD
     { "fenced_calls", &st.fenced_calls, 1 },
-=======
     { "ctx_synchronize_calls", &st.ctx_synchronize_calls, 1 },
->>>>>>> owner14
 };
 
 long long sim_stat(const char *name) {

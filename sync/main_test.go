@@ -1,9 +1,0 @@
-package sync_test
-
-import (
-	"testing"
-
-	"github.com/purecuda/purecuda/internal/testenv"
-)
-
-func TestMain(m *testing.M) { testenv.Main(m) }

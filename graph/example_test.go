@@ -13,8 +13,8 @@ import (
 // Capture a kernel launch into a graph, then launch the graph many times.
 func ExampleCapture() {
 	var (
-		s   libcuda.Stream   // a stream of the program's own
-		fn  libcuda.Function // a kernel: add_one_i32(int *data, unsigned long long n)
+		s   libcuda.Stream // a stream of the program's own
+		fn  libcuda.Func   // a kernel: add_one_i32(int *data, unsigned long long n)
 		buf libcuda.Deviceptr
 		n   uint64
 	)
@@ -72,7 +72,7 @@ func ExampleExec_Update() {
 func ExampleCached() {
 	var (
 		s    libcuda.Stream
-		fill libcuda.Function // fill_i32(int *data, unsigned long long n, int value)
+		fill libcuda.Func // fill_i32(int *data, unsigned long long n, int value)
 		buf  libcuda.Deviceptr
 	)
 	c := graph.NewCached(graph.DefaultMode)

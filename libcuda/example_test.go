@@ -63,7 +63,7 @@ func ExampleResult() {
 }
 
 // Launch packs Go values as kernel arguments.
-func ExampleFunction_Launch() {
+func ExampleFunc_Launch() {
 	var ptx []byte // PTX from nvcc -ptx, e.g. embedded with //go:embed
 	m, err := libcuda.LoadModule(ptx)
 	if err != nil {

@@ -159,3 +159,13 @@ type library interface {
 	sym(name string) (uintptr, bool)
 	close()
 }
+
+// envAttempts marks the failed attempts to open the library that
+// $PURECUDA_LIBCUDA names: the variable is why that path was tried, and no
+// other place was.
+func envAttempts(failed []Attempt) []Attempt {
+	for i := range failed {
+		failed[i].Err = fmt.Errorf("named by $%s, which must point at the CUDA driver library (no other place is tried while it is set): %w", EnvLibrary, failed[i].Err)
+	}
+	return failed
+}

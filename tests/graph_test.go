@@ -18,7 +18,7 @@ import (
 )
 
 // graphKernels are the kernels the graph tests capture.
-type graphKernels struct{ fill, addOne libcuda.Function }
+type graphKernels struct{ fill, addOne libcuda.Func }
 
 func loadGraphKernels(t testing.TB) graphKernels {
 	t.Helper()

@@ -22,7 +22,7 @@ func loadKernels(t testing.TB) libcuda.Module {
 	return m
 }
 
-func kernel(t testing.TB, m libcuda.Module, name string) libcuda.Function {
+func kernel(t testing.TB, m libcuda.Module, name string) libcuda.Func {
 	t.Helper()
 	f, err := m.Function(name)
 	if err != nil {

@@ -318,11 +318,21 @@ static int host_overlap(uintptr_t start, size_t len) {
             if (!kind || ranges[i].kind == MEM_HOSTALLOC) kind = ranges[i].kind;
     return kind;
 }
-/* Whether the device may touch [p, p+len). */
+/* Whether the device may touch [p, p+len): every byte lies in some range.
+ * A range may span several adjacent ones (two registrations side by side):
+ * with unified addressing each is mapped at its host address, so the device
+ * sees them as one run of memory. The conformance test
+ * TestConformanceKernelReadsAcrossAdjacentRegistrations checks this on the GPU. */
 static int reachable(uintptr_t p, size_t len) {
-    if (len == 0) return 1;
-    struct range *r = range_containing(p);
-    return r && len <= r->len - (p - r->start);
+    while (len > 0) {
+        struct range *r = range_containing(p);
+        if (!r) return 0;
+        size_t left = r->len - (p - r->start);
+        if (len <= left) return 1;
+        p += left;
+        len -= left;
+    }
+    return 1;
 }
 static void range_add(uintptr_t start, size_t len, int kind, unsigned flags, CUcontext ctx) {
     GROW(ranges, cap_ranges, nranges + 1);
@@ -385,6 +395,7 @@ static int task_reachable(const struct task *t) {
         default: return 1;
         }
     case T_COPY:
+        if (t->n && (!t->dst || !t->src)) return 0; /* a NULL side: CUDA_ERROR_INVALID_VALUE, as the driver */
         return (!t->dev_dst || reachable((uintptr_t)t->dst, t->n)) &&
                (!t->dev_src || reachable((uintptr_t)t->src, t->n));
     case T_SET: return reachable((uintptr_t)t->dst, t->n * t->width);
@@ -2063,8 +2074,13 @@ CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t n, CUstrea
  * in PTX text); other entries are ignored.
  * =================================================================== */
 
+/* A module's functions fill funcs[] in the order the image declares them,
+ * and an unloaded module is kept for the next load (last unloaded, first
+ * reused): like the driver's, handles come back after an unload, so a
+ * function of the next module may get the handle of one of the last. */
 struct CUfunc_st { unsigned magic; int kernel; };
-struct CUmod_st { unsigned magic; struct CUfunc_st funcs[K_COUNT]; };
+struct CUmod_st { unsigned magic; struct CUfunc_st funcs[K_COUNT]; struct CUmod_st *next_free; };
+static struct CUmod_st *free_modules; /* mu held */
 
 static CUresult module_load(CUmodule *pm, const void *image) {
     CUcontext c;
@@ -2077,15 +2093,25 @@ static CUresult module_load(CUmodule *pm, const void *image) {
                  (b[0] == 0x50 && b[1] == 0xed && b[2] == 0x55 && b[3] == 0xba); /* cubin or fatbin */
     if (!r && !binary && !strstr(image, ".version")) r = CUDA_ERROR_INVALID_IMAGE;
     if (!r) {
-        CUmodule m = xcalloc(1, sizeof *m);
+        CUmodule m = free_modules;
+        if (m) {
+            free_modules = m->next_free;
+            memset(m, 0, sizeof *m);
+        } else {
+            m = xcalloc(1, sizeof *m);
+        }
         m->magic = MAGIC_MODULE;
+        int nf = 0;
         for (const char *p = binary ? "" : image; (p = strstr(p, ".entry")) != NULL;) {
             p += 6;
             while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
             size_t len = strcspn(p, " \t\r\n(");
             for (int k = 0; k < K_COUNT; k++)
-                if (strlen(kernels[k].name) == len && strncmp(p, kernels[k].name, len) == 0)
-                    m->funcs[k] = (struct CUfunc_st){ MAGIC_FUNC, k };
+                if (strlen(kernels[k].name) == len && strncmp(p, kernels[k].name, len) == 0) {
+                    int dup = 0;
+                    for (int i = 0; i < nf; i++) dup |= m->funcs[i].kernel == k;
+                    if (!dup && nf < K_COUNT) m->funcs[nf++] = (struct CUfunc_st){ MAGIC_FUNC, k };
+                }
         }
         *pm = m;
         st.live_modules++;
@@ -2113,6 +2139,8 @@ CUresult cuModuleUnload(CUmodule m) {
     else {
         m->magic = 0;
         for (int k = 0; k < K_COUNT; k++) m->funcs[k].magic = 0;
+        m->next_free = free_modules;
+        free_modules = m;
         st.live_modules--;
     }
     UNLOCK();
@@ -2128,10 +2156,37 @@ CUresult cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name) {
     else if (!m || m->magic != MAGIC_MODULE) r = CUDA_ERROR_INVALID_HANDLE;
     else if (!pf || !name) r = CUDA_ERROR_INVALID_VALUE;
     else for (int k = 0; k < K_COUNT; k++)
-        if (m->funcs[k].magic == MAGIC_FUNC && strcmp(kernels[k].name, name) == 0) {
+        if (m->funcs[k].magic == MAGIC_FUNC && strcmp(kernels[m->funcs[k].kernel].name, name) == 0) {
             *pf = &m->funcs[k];
             r = CUDA_SUCCESS;
         }
+    UNLOCK();
+    return r;
+}
+
+/* The parameters of a test kernel, from its row of kernels[]: each starts
+ * at the next multiple of its size (all are 4 or 8 bytes). */
+CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size) {
+    FAIL_POINT("cuFuncGetParamInfo");
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (!f || f->magic != MAGIC_FUNC) r = CUDA_ERROR_INVALID_HANDLE;
+    else if (!offset && !size) r = CUDA_ERROR_INVALID_VALUE;
+    else {
+        const struct kernel_def *k = &kernels[f->kernel];
+        if (index >= (size_t)k->nargs) r = CUDA_ERROR_INVALID_VALUE;
+        else {
+            size_t off = 0;
+            for (size_t i = 0;; i++) {
+                off = (off + k->size[i] - 1) / k->size[i] * k->size[i];
+                if (i == index) break;
+                off += k->size[i];
+            }
+            if (offset) *offset = off;
+            if (size) *size = k->size[index];
+        }
+    }
     UNLOCK();
     return r;
 }
@@ -2476,6 +2531,7 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuModuleLoadDataEx", 2010, 0, cuModuleLoadDataEx),
     SYM("cuModuleUnload", 2000, 0, cuModuleUnload),
     SYM("cuModuleGetFunction", 2000, 0, cuModuleGetFunction),
+    SYM("cuFuncGetParamInfo", 12040, 0, cuFuncGetParamInfo),
     SYM("cuLaunchKernel", 4000, 7000, cuLaunchKernel),
     SYM("cuLaunchKernelEx", 11060, 11060, cuLaunchKernelEx),
     SYM("cuGraphCreate", 10000, 0, cuGraphCreate),

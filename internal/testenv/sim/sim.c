@@ -2074,13 +2074,12 @@ CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t n, CUstrea
  * in PTX text); other entries are ignored.
  * =================================================================== */
 
-/* A module's functions fill funcs[] in the order the image declares them,
- * and an unloaded module is kept for the next load (last unloaded, first
- * reused): like the driver's, handles come back after an unload, so a
- * function of the next module may get the handle of one of the last. */
+/* A module's functions fill funcs[] in the order the image declares them:
+ * when a module's struct serves again after an unload, a function of the
+ * new module gets the handle of one of the old, whatever its kernel, as
+ * the driver reuses handles. */
 struct CUfunc_st { unsigned magic; int kernel; };
-struct CUmod_st { unsigned magic; struct CUfunc_st funcs[K_COUNT]; struct CUmod_st *next_free; };
-static struct CUmod_st *free_modules; /* mu held */
+struct CUmod_st { unsigned magic; struct CUfunc_st funcs[K_COUNT]; };
 
 static CUresult module_load(CUmodule *pm, const void *image) {
     CUcontext c;
@@ -2093,24 +2092,17 @@ static CUresult module_load(CUmodule *pm, const void *image) {
                  (b[0] == 0x50 && b[1] == 0xed && b[2] == 0x55 && b[3] == 0xba); /* cubin or fatbin */
     if (!r && !binary && !strstr(image, ".version")) r = CUDA_ERROR_INVALID_IMAGE;
     if (!r) {
-        CUmodule m = free_modules;
-        if (m) {
-            free_modules = m->next_free;
-            memset(m, 0, sizeof *m);
-        } else {
-            m = xcalloc(1, sizeof *m);
-        }
+        CUmodule m = xcalloc(1, sizeof *m);
         m->magic = MAGIC_MODULE;
-        int nf = 0;
         for (const char *p = binary ? "" : image; (p = strstr(p, ".entry")) != NULL;) {
             p += 6;
             while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
             size_t len = strcspn(p, " \t\r\n(");
             for (int k = 0; k < K_COUNT; k++)
                 if (strlen(kernels[k].name) == len && strncmp(p, kernels[k].name, len) == 0) {
-                    int dup = 0;
-                    for (int i = 0; i < nf; i++) dup |= m->funcs[i].kernel == k;
-                    if (!dup && nf < K_COUNT) m->funcs[nf++] = (struct CUfunc_st){ MAGIC_FUNC, k };
+                    int nf = 0, dup = 0;
+                    for (; nf < K_COUNT && m->funcs[nf].magic; nf++) dup |= m->funcs[nf].kernel == k;
+                    if (!dup && nf < K_COUNT) m->funcs[nf] = (struct CUfunc_st){ MAGIC_FUNC, k };
                 }
         }
         *pm = m;
@@ -2139,8 +2131,6 @@ CUresult cuModuleUnload(CUmodule m) {
     else {
         m->magic = 0;
         for (int k = 0; k < K_COUNT; k++) m->funcs[k].magic = 0;
-        m->next_free = free_modules;
-        free_modules = m;
         st.live_modules--;
     }
     UNLOCK();

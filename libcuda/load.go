@@ -74,17 +74,28 @@ func loadLocked() (*driver, error) {
 	if d := loaded.Load(); d != nil {
 		return d, nil
 	}
+	d, err := openDriver()
+	if err != nil {
+		loadErr = err
+		return nil, err
+	}
+	loadErr = nil
+	loaded.Store(d)
+	return d, nil
+}
+
+// openDriver opens the driver library and checks that it is one; it
+// changes no package state.
+func openDriver() (*driver, error) {
 	lib, path, tried := openLibrary()
 	if lib == nil {
-		loadErr = &LoadError{Tried: tried}
-		return nil, loadErr
+		return nil, &LoadError{Tried: tried}
 	}
 	d := &driver{lib: lib, path: path}
 	getVersion, ok := lib.sym("cuDriverGetVersion")
 	if !ok {
 		lib.close()
-		loadErr = &LoadError{Tried: append(tried, Attempt{Path: path, Err: errors.New("no cuDriverGetVersion: not a CUDA driver")})}
-		return nil, loadErr
+		return nil, &LoadError{Tried: append(tried, Attempt{Path: path, Err: errors.New("opens, but has no cuDriverGetVersion: not a CUDA driver")})}
 	}
 	var v int32
 	var f struct {
@@ -96,13 +107,10 @@ func loadLocked() (*driver, error) {
 	call(&f.frame)
 	if r := Result(int32(f.r)); r != CUDA_SUCCESS {
 		lib.close()
-		loadErr = &LoadError{Tried: append(tried, Attempt{Path: path, Err: fmt.Errorf("cuDriverGetVersion: %w", r)})}
-		return nil, loadErr
+		return nil, &LoadError{Tried: append(tried, Attempt{Path: path, Err: fmt.Errorf("cuDriverGetVersion: %w", r)})}
 	}
 	d.version = int(v)
 	d.getProcAddress, _ = lib.sym("cuGetProcAddress_v2")
-	loadErr = nil
-	loaded.Store(d)
 	return d, nil
 }
 

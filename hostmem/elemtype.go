@@ -1,5 +1,3 @@
-package hostmem
-
 // # Element types
 //
 // Wrap refuses a slice whose element type holds Go pointers: pointers,
@@ -22,6 +20,7 @@ package hostmem
 // conformance test TestConformanceKernelReadsAcrossAdjacentRegistrations
 // checks this against the driver; the simulator behaves the same way. On a
 // device that maps registered memory elsewhere, Wrap refuses such a range.
+package hostmem
 
 import (
 	"errors"

@@ -241,3 +241,40 @@ func BenchmarkLaunch(b *testing.B) {
 		testenv.Must(b, libcuda.StreamSynchronize(s))
 	})
 }
+
+// Without a parameter list (a driver before CUDA 12.4) the types are still
+// checked, and each value passes widened with zeros to 8 bytes.
+func TestLaunchCheckedWithoutParameterList(t *testing.T) {
+	testenv.OnPrimary(t, 0)
+	s := testenv.NewStream(t)
+	fill := testenv.Kernel(t, testenv.LoadKernels(t), "fill_i32")
+	const n = 16
+	var dev libcuda.Deviceptr
+	testenv.Must(t, libcuda.MemAlloc(&dev, n*4))
+	t.Cleanup(func() { testenv.Must(t, libcuda.MemFree(dev)) })
+	grid, block := libcuda.Dim3{X: 1}, libcuda.Dim3{X: 32}
+	err := libcuda.LaunchChecked(fill.Handle(), "fill_i32", nil, grid, block, 0, s, []any{dev, uint64(n), "x"})
+	if err == nil || !strings.Contains(err.Error(), "argument 2: type string cannot be a kernel argument") {
+		t.Fatalf("a string argument without a parameter list = %v, want it refused", err)
+	}
+	for _, v := range []any{int32(-3), int16(9), 77} {
+		testenv.Must(t, libcuda.LaunchChecked(fill.Handle(), "fill_i32", nil, grid, block, 0, s, []any{dev, uint64(n), v}))
+		testenv.Must(t, libcuda.StreamSynchronize(s))
+		got := make([]int32, n)
+		testenv.Must(t, libcuda.MemcpyDtoH(unsafe.Pointer(&got[0]), dev, n*4))
+		var want int32
+		switch v := v.(type) {
+		case int32:
+			want = int32(uint32(v)) // the low 4 bytes of the widened word
+		case int16:
+			want = int32(uint16(v))
+		case int:
+			want = int32(v)
+		}
+		for i, x := range got {
+			if x != want {
+				t.Fatalf("%T %v: element %d = %d, want %d", v, v, i, x, want)
+			}
+		}
+	}
+}

@@ -4,46 +4,29 @@ import (
 	goparser "go/parser"
 	gotoken "go/token"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 )
 
-// parseSources preprocesses and parses the two headers as readHeaders does
-// with files.
-func parseSources(cudaH, typedefsH string) (*header, error) {
-	pp := newPreprocessor()
-	if err := pp.run("cuda.h", cudaH, true); err != nil {
-		return nil, err
-	}
-	if err := pp.run("cudaTypedefs.h", typedefsH, false); err != nil {
-		return nil, err
-	}
-	h := newHeader()
-	h.defines = pp.defines
-	p := &parser{toks: pp.out, h: h, types: "cuda.h"}
-	if err := p.parse(); err != nil {
-		return nil, err
-	}
-	return h, nil
-}
-
 // FuzzHeaders runs the generator over mutations of the fixture headers: it
 // returns an error or Go files that parse, and never panics.
 func FuzzHeaders(f *testing.F) {
-	cudaH, err := os.ReadFile("testdata/include/cuda.h")
+	fixtureCuda, err := os.ReadFile("testdata/include/cuda.h")
 	if err != nil {
 		f.Fatal(err)
 	}
-	typedefsH, err := os.ReadFile("testdata/include/cudaTypedefs.h")
+	fixtureTypedefs, err := os.ReadFile("testdata/include/cudaTypedefs.h")
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(string(cudaH), string(typedefsH))
+	f.Add(string(fixtureCuda), string(fixtureTypedefs))
 	const prelude = "#define CUDA_VERSION 13000\ntypedef enum cudaError_enum { CUDA_SUCCESS = 0 } CUresult;\n"
 	f.Add(prelude+"typedef struct { int a; long long b; } CUpair;\nCUresult cuFoo(CUpair *p, unsigned int n);\n",
 		"typedef CUresult (*PFN_cuFoo_v1000)(CUpair *p, unsigned int n);\n")
 	f.Add(prelude+"#define X(a) a\n#if X(1) + 2 * 3\nenum { A = 1 << 3, B = A | 4 };\n#endif\n", "")
+	dir := f.TempDir() // one per fuzzing process, whose runs are sequential
 	f.Fuzz(func(t *testing.T, cudaH, typedefsH string) {
 		if len(cudaH)+len(typedefsH) > 64<<10 {
 			return
@@ -56,7 +39,7 @@ func FuzzHeaders(f *testing.F) {
 		go func() {
 			defer close(done)
 			var h *header
-			if h, err = parseSources(cudaH, typedefsH); err == nil {
+			if h, err = readSources(dir, cudaH, typedefsH); err == nil {
 				files, _, err = generate(h)
 			}
 		}()
@@ -64,6 +47,9 @@ func FuzzHeaders(f *testing.F) {
 		case <-done:
 		case <-time.After(5 * time.Second):
 			t.Fatal("the generator runs for more than 5s on these headers (a loop?)")
+		}
+		if err != nil && cudaH == string(fixtureCuda) && typedefsH == string(fixtureTypedefs) {
+			t.Fatalf("the fixture headers do not generate: %v", err)
 		}
 		if err != nil {
 			for _, name := range []string{"zapi.go", "ztypes.go", "zconst.go", "zlayout_test.go"} {
@@ -79,4 +65,15 @@ func FuzzHeaders(f *testing.F) {
 			}
 		}
 	})
+}
+
+// readSources writes the two headers into dir and reads them as the
+// generator reads a toolkit's.
+func readSources(dir, cudaH, typedefsH string) (*header, error) {
+	for name, src := range map[string]string{"cuda.h": cudaH, "cudaTypedefs.h": typedefsH} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(src), 0o666); err != nil {
+			return nil, err
+		}
+	}
+	return readHeaders(dir)
 }

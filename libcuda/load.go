@@ -3,6 +3,7 @@ package libcuda
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,8 +40,11 @@ var (
 // or that set PURECUDA_LIBCUDA after a failed attempt: unlike the lazy load,
 // which remembers its failure, Load tries again.
 //
-// The library is looked for, in order: at $PURECUDA_LIBCUDA; as
-// libcuda.so.1 through the dynamic loader; then in /usr/lib/wsl/lib,
+// When $PURECUDA_LIBCUDA is set, the library it names is the only one
+// tried: if it cannot be opened, or is no CUDA driver, that is the error
+// (LoadError.FromEnv), with no fall back to the system's driver. Otherwise
+// the library is looked for, in order: as libcuda.so.1 through the dynamic
+// loader; then in /usr/lib/wsl/lib,
 // /usr/local/nvidia/lib64, /usr/lib64, /usr/lib/x86_64-linux-gnu and
 // /usr/lib/aarch64-linux-gnu. On Windows it is nvcuda.dll from the system
 // directory. A failure is a *LoadError that names every place tried.
@@ -88,14 +92,16 @@ func loadLocked() (*driver, error) {
 // changes no package state.
 func openDriver() (*driver, error) {
 	lib, path, tried := openLibrary()
+	env := os.Getenv(EnvLibrary)
+	fromEnv := env != "" && (path == env || len(tried) == 1 && tried[0].Path == env)
 	if lib == nil {
-		return nil, &LoadError{Tried: tried}
+		return nil, &LoadError{Tried: tried, FromEnv: fromEnv}
 	}
 	d := &driver{lib: lib, path: path}
 	getVersion, ok := lib.sym("cuDriverGetVersion")
 	if !ok {
 		lib.close()
-		return nil, &LoadError{Tried: append(tried, Attempt{Path: path, Err: errors.New("opens, but has no cuDriverGetVersion: not a CUDA driver")})}
+		return nil, &LoadError{Tried: append(tried, Attempt{Path: path, Err: errors.New("opens, but has no cuDriverGetVersion: not a CUDA driver")}), FromEnv: fromEnv}
 	}
 	var v int32
 	var f struct {
@@ -107,7 +113,7 @@ func openDriver() (*driver, error) {
 	call(&f.frame)
 	if r := Result(int32(f.r)); r != CUDA_SUCCESS {
 		lib.close()
-		return nil, &LoadError{Tried: append(tried, Attempt{Path: path, Err: fmt.Errorf("cuDriverGetVersion: %w", r)})}
+		return nil, &LoadError{Tried: append(tried, Attempt{Path: path, Err: fmt.Errorf("cuDriverGetVersion: %w", r)}), FromEnv: fromEnv}
 	}
 	d.version = int(v)
 	d.getProcAddress, _ = lib.sym("cuGetProcAddress_v2")
@@ -123,18 +129,29 @@ type Attempt struct {
 // LoadError reports that no driver library could be loaded.
 type LoadError struct {
 	Tried []Attempt
+	// FromEnv is true when the one library tried was the one
+	// $PURECUDA_LIBCUDA names: while it is set, no other place is tried.
+	FromEnv bool
 }
 
 func (e *LoadError) Error() string {
 	var b strings.Builder
-	b.WriteString("libcuda: cannot load the CUDA driver library")
+	if e.FromEnv {
+		fmt.Fprintf(&b, "libcuda: cannot load the CUDA driver library that $%s names", EnvLibrary)
+	} else {
+		b.WriteString("libcuda: cannot load the CUDA driver library")
+	}
 	if len(e.Tried) > 0 {
 		b.WriteString("; tried:")
 		for _, a := range e.Tried {
 			fmt.Fprintf(&b, "\n\t%s: %v", a.Path, a.Err)
 		}
 	}
-	fmt.Fprintf(&b, "\nset %s to the driver library's path (%s) to point at it", EnvLibrary, defaultLibraryName)
+	if e.FromEnv {
+		fmt.Fprintf(&b, "\npoint %s at the driver library (%s), or unset it to search the usual places", EnvLibrary, defaultLibraryName)
+	} else {
+		fmt.Fprintf(&b, "\nset %s to the driver library's path (%s) to point at it", EnvLibrary, defaultLibraryName)
+	}
 	return b.String()
 }
 
@@ -166,14 +183,4 @@ func (d *driver) sym(name string) (uintptr, bool) { return d.lib.sym(name) }
 type library interface {
 	sym(name string) (uintptr, bool)
 	close()
-}
-
-// envAttempts marks the failed attempts to open the library that
-// $PURECUDA_LIBCUDA names: the variable is why that path was tried, and no
-// other place was.
-func envAttempts(failed []Attempt) []Attempt {
-	for i := range failed {
-		failed[i].Err = fmt.Errorf("named by $%s, which must point at the CUDA driver library (no other place is tried while it is set): %w", EnvLibrary, failed[i].Err)
-	}
-	return failed
 }

@@ -33,8 +33,11 @@ func TestEnvLibraryThatDoesNotExistIsAnErrorWithNoFallback(t *testing.T) {
 	if len(le.Tried) != 1 || le.Tried[0].Path != path {
 		t.Fatalf("tried %v, want only %s (no fallback to the system's driver)", le.Tried, path)
 	}
+	if !le.FromEnv {
+		t.Error("FromEnv is false")
+	}
 	msg := le.Error()
-	for _, want := range []string{path, EnvLibrary, os.ErrNotExist.Error()} {
+	for _, want := range []string{path, "that $" + EnvLibrary + " names", os.ErrNotExist.Error(), "or unset it"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("message lacks %q:\n%s", want, msg)
 		}
@@ -63,7 +66,7 @@ func TestEnvLibraryThatIsNoCUDADriverIsAnError(t *testing.T) {
 	// cuDriverGetVersion.
 	le := openDriverError(t, "libm.so.6")
 	last := le.Tried[len(le.Tried)-1]
-	if last.Path != "libm.so.6" || !strings.Contains(last.Err.Error(), "not a CUDA driver") {
+	if len(le.Tried) != 1 || last.Path != "libm.so.6" || !strings.Contains(last.Err.Error(), "not a CUDA driver") || !le.FromEnv {
 		t.Fatalf("tried %v, want libm.so.6 refused as not a CUDA driver", le.Tried)
 	}
 }

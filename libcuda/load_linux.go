@@ -42,7 +42,7 @@ func openLibrary() (library, string, []Attempt) {
 		if lib != nil {
 			return lib, p, nil
 		}
-		return nil, "", envAttempts(failed)
+		return nil, "", failed
 	}
 	candidates := []string{defaultLibraryName}
 	for _, dir := range searchDirs {

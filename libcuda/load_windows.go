@@ -28,7 +28,7 @@ func openLibrary() (library, string, []Attempt) {
 		if err == nil {
 			return dllLibrary(h), p, nil
 		}
-		return nil, "", envAttempts([]Attempt{{Path: p, Err: err}})
+		return nil, "", []Attempt{{Path: p, Err: err}}
 	}
 	h, err := windows.LoadLibraryEx(defaultLibraryName, 0, windows.LOAD_LIBRARY_SEARCH_SYSTEM32)
 	if err == nil {

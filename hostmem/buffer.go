@@ -3,6 +3,7 @@ package hostmem
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	gosync "sync"
 	"unsafe"
@@ -87,8 +88,12 @@ type use struct {
 //
 // s must not be resliced beyond its length for GPU use, and its contents
 // may change under the GPU's feet only as the program's own
-// synchronization allows. Keep using s from Go as usual.
+// synchronization allows. Keep using s from Go as usual. T must hold no
+// Go pointers (CheckElem).
 func Wrap[T any](ctx libcuda.Context, s []T) (*Buffer, error) {
+	if err := CheckElem(reflect.TypeFor[T]()); err != nil {
+		return nil, err
+	}
 	var zero T
 	n := uintptr(len(s)) * unsafe.Sizeof(zero)
 	if n == 0 {
@@ -102,7 +107,10 @@ func Wrap[T any](ctx libcuda.Context, s []T) (*Buffer, error) {
 // wrapped slice: Free releases it once the GPU is done, and cuMemFreeHost
 // runs in the batches that unregister retired memory.
 func Alloc(ctx libcuda.Context, size int) (*Buffer, error) {
-	if size <= 0 {
+	if _, err := ByteSize(size, 1); err != nil {
+		return nil, err
+	}
+	if size == 0 {
 		return nil, ErrEmpty
 	}
 	return wrap(ctx, nil, uintptr(size), false)

@@ -3,6 +3,7 @@ package libcuda
 import (
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,8 +40,11 @@ var (
 // or that set PURECUDA_LIBCUDA after a failed attempt: unlike the lazy load,
 // which remembers its failure, Load tries again.
 //
-// The library is looked for, in order: at $PURECUDA_LIBCUDA; as
-// libcuda.so.1 through the dynamic loader; then in /usr/lib/wsl/lib,
+// When $PURECUDA_LIBCUDA is set, the library it names is the only one
+// tried: if it cannot be opened, or is no CUDA driver, that is the error
+// (LoadError.FromEnv), with no fall back to the system's driver. Otherwise
+// the library is looked for, in order: as libcuda.so.1 through the dynamic
+// loader; then in /usr/lib/wsl/lib,
 // /usr/local/nvidia/lib64, /usr/lib64, /usr/lib/x86_64-linux-gnu and
 // /usr/lib/aarch64-linux-gnu. On Windows it is nvcuda.dll from the system
 // directory. A failure is a *LoadError that names every place tried.
@@ -74,17 +78,30 @@ func loadLocked() (*driver, error) {
 	if d := loaded.Load(); d != nil {
 		return d, nil
 	}
+	d, err := openDriver()
+	if err != nil {
+		loadErr = err
+		return nil, err
+	}
+	loadErr = nil
+	loaded.Store(d)
+	return d, nil
+}
+
+// openDriver opens the driver library and checks that it is one; it
+// changes no package state.
+func openDriver() (*driver, error) {
 	lib, path, tried := openLibrary()
+	env := os.Getenv(EnvLibrary)
+	fromEnv := env != "" && (path == env || len(tried) == 1 && tried[0].Path == env)
 	if lib == nil {
-		loadErr = &LoadError{Tried: tried}
-		return nil, loadErr
+		return nil, &LoadError{Tried: tried, FromEnv: fromEnv}
 	}
 	d := &driver{lib: lib, path: path}
 	getVersion, ok := lib.sym("cuDriverGetVersion")
 	if !ok {
 		lib.close()
-		loadErr = &LoadError{Tried: append(tried, Attempt{Path: path, Err: errors.New("no cuDriverGetVersion: not a CUDA driver")})}
-		return nil, loadErr
+		return nil, &LoadError{Tried: append(tried, Attempt{Path: path, Err: errors.New("opens, but has no cuDriverGetVersion: not a CUDA driver")}), FromEnv: fromEnv}
 	}
 	var v int32
 	var f struct {
@@ -96,13 +113,10 @@ func loadLocked() (*driver, error) {
 	call(&f.frame)
 	if r := Result(int32(f.r)); r != CUDA_SUCCESS {
 		lib.close()
-		loadErr = &LoadError{Tried: append(tried, Attempt{Path: path, Err: fmt.Errorf("cuDriverGetVersion: %w", r)})}
-		return nil, loadErr
+		return nil, &LoadError{Tried: append(tried, Attempt{Path: path, Err: fmt.Errorf("cuDriverGetVersion: %w", r)}), FromEnv: fromEnv}
 	}
 	d.version = int(v)
 	d.getProcAddress, _ = lib.sym("cuGetProcAddress_v2")
-	loadErr = nil
-	loaded.Store(d)
 	return d, nil
 }
 
@@ -115,18 +129,29 @@ type Attempt struct {
 // LoadError reports that no driver library could be loaded.
 type LoadError struct {
 	Tried []Attempt
+	// FromEnv is true when the one library tried was the one
+	// $PURECUDA_LIBCUDA names: while it is set, no other place is tried.
+	FromEnv bool
 }
 
 func (e *LoadError) Error() string {
 	var b strings.Builder
-	b.WriteString("libcuda: cannot load the CUDA driver library")
+	if e.FromEnv {
+		fmt.Fprintf(&b, "libcuda: cannot load the CUDA driver library that $%s names", EnvLibrary)
+	} else {
+		b.WriteString("libcuda: cannot load the CUDA driver library")
+	}
 	if len(e.Tried) > 0 {
 		b.WriteString("; tried:")
 		for _, a := range e.Tried {
 			fmt.Fprintf(&b, "\n\t%s: %v", a.Path, a.Err)
 		}
 	}
-	fmt.Fprintf(&b, "\nset %s to the driver library's path (%s) to point at it", EnvLibrary, defaultLibraryName)
+	if e.FromEnv {
+		fmt.Fprintf(&b, "\npoint %s at the driver library (%s), or unset it to search the usual places", EnvLibrary, defaultLibraryName)
+	} else {
+		fmt.Fprintf(&b, "\nset %s to the driver library's path (%s) to point at it", EnvLibrary, defaultLibraryName)
+	}
 	return b.String()
 }
 

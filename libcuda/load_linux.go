@@ -33,13 +33,18 @@ func (h dlLibrary) sym(name string) (uintptr, bool) {
 func (h dlLibrary) close() { _ = purego.Dlclose(uintptr(h)) }
 
 // openLibrary tries each candidate in order and returns the first that
-// opens, with the attempts that failed before it.
+// opens, with the attempts that failed before it. A library named by
+// $PURECUDA_LIBCUDA is the only candidate: when it cannot be opened, that is
+// the error, with no fall back to the system's driver.
 func openLibrary() (library, string, []Attempt) {
-	var candidates []string
 	if p := os.Getenv(EnvLibrary); p != "" {
-		candidates = append(candidates, p)
+		lib, _, failed := openLibraryAt(p)
+		if lib != nil {
+			return lib, p, nil
+		}
+		return nil, "", failed
 	}
-	candidates = append(candidates, defaultLibraryName)
+	candidates := []string{defaultLibraryName}
 	for _, dir := range searchDirs {
 		candidates = append(candidates, filepath.Join(dir, defaultLibraryName))
 	}

@@ -28,9 +28,18 @@ type fakeLibrary map[string]uintptr
 func (l fakeLibrary) sym(name string) (uintptr, bool) { a, ok := l[name]; return a, ok }
 func (l fakeLibrary) close()                          {}
 
+// lookupErr is d.lookup with its two kinds of failure as one error.
+func lookupErr(d *driver, p *proc) (uintptr, error) {
+	a, missing, err := d.lookup(p)
+	if missing != nil {
+		return a, missing
+	}
+	return a, err
+}
+
 func TestLookupRefusesABINewerThanTheDriver(t *testing.T) {
 	d := &driver{lib: fakeLibrary{"cuNew_v2": 0x1234}, version: 12040}
-	_, err := d.lookup(&proc{name: "cuNew", symbol: "cuNew_v2", version: 12050})
+	_, err := lookupErr(d, &proc{name: "cuNew", symbol: "cuNew_v2", version: 12050})
 	var se *SymbolError
 	if !errors.As(err, &se) || se.Missing || se.Symbol != "cuNew_v2" || se.Version != 12050 || se.Driver != 12040 {
 		t.Fatalf("got %#v", err)
@@ -45,11 +54,11 @@ func TestLookupRefusesABINewerThanTheDriver(t *testing.T) {
 
 func TestLookupFallsBackToVersionedSymbolWithoutGetProcAddress(t *testing.T) {
 	d := &driver{lib: fakeLibrary{"cuThing_v3": 0x1234}, version: 11040}
-	a, err := d.lookup(&proc{name: "cuThing", symbol: "cuThing_v3", version: 11030})
+	a, err := lookupErr(d, &proc{name: "cuThing", symbol: "cuThing_v3", version: 11030})
 	if err != nil || a != 0x1234 {
 		t.Fatalf("lookup = %#x, %v; want 0x1234", a, err)
 	}
-	_, err = d.lookup(&proc{name: "cuGone", symbol: "cuGone", version: 2000})
+	_, err = lookupErr(d, &proc{name: "cuGone", symbol: "cuGone", version: 2000})
 	var se *SymbolError
 	if !errors.As(err, &se) || !se.Missing {
 		t.Fatalf("missing symbol: got %v", err)

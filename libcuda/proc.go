@@ -2,6 +2,7 @@ package libcuda
 
 import (
 	"fmt"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -16,10 +17,15 @@ type proc struct {
 	name    string  // base name, e.g. "cuMemHostRegister"
 	symbol  string  // the symbol the header declares, e.g. "cuMemHostRegister_v2"
 	version int32   // ABI version from cudaTypedefs.h, e.g. 6050
-	err     error   // why resolution failed; guarded by resolveMu
+	// missing is set once the driver has said it lacks the entry point
+	// (or has it only at an older ABI): that answer cannot change while
+	// the library stays loaded. Guarded by resolveMu.
+	missing *SymbolError
 }
 
 // resolveMu serializes resolution, which happens once per entry point.
+// Nothing that can call the driver through another proc (formatting a
+// Result, which asks cuGetErrorString) runs while it is held.
 var resolveMu sync.Mutex
 
 // fn returns the entry point's address, resolving it (and loading the
@@ -32,26 +38,32 @@ func (p *proc) fn() (uintptr, error) {
 	return p.resolve()
 }
 
+// resolve looks p up. A lookup that failed for another reason than a
+// missing symbol (cuGetProcAddress_v2 itself returned an error) is not
+// remembered: the next call tries again.
 func (p *proc) resolve() (uintptr, error) {
 	d, err := driverOrLoad()
 	if err != nil {
 		return 0, err
 	}
 	resolveMu.Lock()
-	defer resolveMu.Unlock()
-	if a := p.addr; a != 0 {
+	a, missing := p.addr, p.missing
+	var lerr error
+	if a == 0 && missing == nil {
+		a, missing, lerr = d.lookup(p)
+		if a != 0 {
+			atomic.StoreUintptr(&p.addr, a)
+		}
+		p.missing = missing
+	}
+	resolveMu.Unlock()
+	switch {
+	case a != 0:
 		return a, nil
+	case missing != nil:
+		return 0, missing
 	}
-	if p.err != nil {
-		return 0, p.err
-	}
-	a, err := d.lookup(p)
-	if err != nil {
-		p.err = err
-		return 0, err
-	}
-	atomic.StoreUintptr(&p.addr, a)
-	return a, nil
+	return 0, lerr
 }
 
 // result turns a CUresult into an error: nil for CUDA_SUCCESS, else the
@@ -78,19 +90,26 @@ const (
 	procAddressLegacyStream = 1
 )
 
-// lookup finds p's address in the loaded driver.
-func (d *driver) lookup(p *proc) (uintptr, error) {
+// lookup finds p's address in the loaded driver: the address, or the
+// SymbolError that says the driver lacks it, or the error of
+// cuGetProcAddress_v2 itself. It runs under resolveMu and so formats
+// nothing: a ProcAddressError is formatted when its Error method is called.
+func (d *driver) lookup(p *proc) (uintptr, *SymbolError, error) {
 	if int(p.version) > d.version {
-		return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.version}
+		return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.version}, nil
 	}
 	if d.getProcAddress == 0 {
 		a, ok := d.sym(p.symbol)
 		if !ok {
-			return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.version, Missing: true}
+			return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.version, Missing: true}, nil
 		}
-		return a, nil
+		return a, nil, nil
 	}
-	name := append([]byte(p.name), 0)
+	var name [128]byte // base names are short; a longer one is no entry point
+	if len(p.name) >= len(name) {
+		return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.version, Missing: true}, nil
+	}
+	copy(name[:], p.name)
 	var addr uintptr
 	var status int32
 	var f struct {
@@ -107,14 +126,30 @@ func (d *driver) lookup(p *proc) (uintptr, error) {
 	call(&f.frame)
 	switch r := Result(int32(f.r)); {
 	case r != CUDA_SUCCESS:
-		return 0, fmt.Errorf("libcuda: cuGetProcAddress_v2(%s, %d): %w", p.name, p.version, r)
+		return 0, nil, &ProcAddressError{Name: p.name, Version: int(p.version), Result: r}
 	case status == procStatusVersionTooLow:
-		return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.version}
+		return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.version}, nil
 	case status != procStatusSuccess || addr == 0:
-		return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.version, Missing: true}
+		return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.version, Missing: true}, nil
 	}
-	return addr, nil
+	return addr, nil, nil
 }
+
+// ProcAddressError reports that cuGetProcAddress_v2 failed while an entry
+// point was being resolved. Unlike a SymbolError it is not final: the
+// next call of the function that needed the entry point tries again.
+type ProcAddressError struct {
+	Name    string // the base name looked up, e.g. "cuDeviceGetCount"
+	Version int    // the ABI version asked for
+	Result  Result // what cuGetProcAddress_v2 returned
+}
+
+func (e *ProcAddressError) Error() string {
+	return "libcuda: cuGetProcAddress_v2(" + e.Name + ", " + strconv.Itoa(e.Version) + "): " + e.Result.Error()
+}
+
+// Unwrap returns the driver's Result, so errors.Is matches it.
+func (e *ProcAddressError) Unwrap() error { return e.Result }
 
 // SymbolError reports a driver entry point that cannot be used with the
 // loaded driver: the driver lacks it, or its ABI version is newer than the

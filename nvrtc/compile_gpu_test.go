@@ -40,7 +40,7 @@ func deviceArch(t *testing.T) string {
 }
 
 // load loads image into the current context and finds kernel name.
-func load(t *testing.T, image []byte, name string) libcuda.Function {
+func load(t *testing.T, image []byte, name string) libcuda.Func {
 	t.Helper()
 	mod, err := libcuda.LoadModule(image)
 	testenv.Must(t, err)

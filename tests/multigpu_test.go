@@ -27,7 +27,7 @@ func needDevices(t *testing.T, n int) {
 type deviceSetup struct {
 	ctx libcuda.Context
 	s   libcuda.Stream
-	sum libcuda.Function
+	sum libcuda.Func
 	out libcuda.Deviceptr
 }
 

@@ -22,7 +22,7 @@ const graphInts = 256
 // graphSetup is what a graph row needs: the add_one kernel, a device buffer
 // for it, and a way to issue the 100 launches.
 type graphSetup struct {
-	addOne libcuda.Function
+	addOne libcuda.Func
 	buf    libcuda.Deviceptr
 }
 

@@ -22,8 +22,8 @@ var syncModes = []sync.Policy{{Mode: sync.Auto}, {Mode: sync.Blocking}, {Mode: s
 
 // spinKernel loads the spin kernel into the fixture's context; the module
 // is unloaded when b ends.
-func (f *Fixture) spinKernel(b *testing.B) libcuda.Function {
-	var fn libcuda.Function
+func (f *Fixture) spinKernel(b *testing.B) libcuda.Func {
+	var fn libcuda.Func
 	var m libcuda.Module
 	err := libcuda.WithContext(f.Ctx, func() error {
 		var err error

@@ -88,7 +88,7 @@ func LoadKernels(t testing.TB) libcuda.Module {
 }
 
 // Kernel looks up a function of m.
-func Kernel(t testing.TB, m libcuda.Module, name string) libcuda.Function {
+func Kernel(t testing.TB, m libcuda.Module, name string) libcuda.Func {
 	t.Helper()
 	f, err := m.Function(name)
 	if err != nil {

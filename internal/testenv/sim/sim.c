@@ -336,11 +336,21 @@ static int host_overlap(uintptr_t start, size_t len) {
             if (!kind || ranges[i].kind == MEM_HOSTALLOC) kind = ranges[i].kind;
     return kind;
 }
-/* Whether the device may touch [p, p+len). */
+/* Whether the device may touch [p, p+len): every byte lies in some range.
+ * A range may span several adjacent ones (two registrations side by side):
+ * with unified addressing each is mapped at its host address, so the device
+ * sees them as one run of memory. The conformance test
+ * TestConformanceKernelReadsAcrossAdjacentRegistrations checks this on the GPU. */
 static int reachable(uintptr_t p, size_t len) {
-    if (len == 0) return 1;
-    struct range *r = range_containing(p);
-    return r && len <= r->len - (p - r->start);
+    while (len > 0) {
+        struct range *r = range_containing(p);
+        if (!r) return 0;
+        size_t left = r->len - (p - r->start);
+        if (len <= left) return 1;
+        p += left;
+        len -= left;
+    }
+    return 1;
 }
 static void range_add(uintptr_t start, size_t len, int kind, unsigned flags, CUcontext ctx) {
     GROW(ranges, cap_ranges, nranges + 1);
@@ -403,6 +413,7 @@ static int task_reachable(const struct task *t) {
         default: return 1;
         }
     case T_COPY:
+        if (t->n && (!t->dst || !t->src)) return 0; /* a NULL side: CUDA_ERROR_INVALID_VALUE, as the driver */
         return (!t->dev_dst || reachable((uintptr_t)t->dst, t->n)) &&
                (!t->dev_src || reachable((uintptr_t)t->src, t->n));
     case T_SET: return reachable((uintptr_t)t->dst, t->n * t->width);
@@ -2090,6 +2101,10 @@ CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t n, CUstrea
  * in PTX text); other entries are ignored.
  * =================================================================== */
 
+/* A module's functions fill funcs[] in the order the image declares them:
+ * when a module's struct serves again after an unload, a function of the
+ * new module gets the handle of one of the old, whatever its kernel, as
+ * the driver reuses handles. */
 struct CUfunc_st { unsigned magic; int kernel; };
 struct CUmod_st { unsigned magic; struct CUfunc_st funcs[K_COUNT]; };
 
@@ -2111,8 +2126,11 @@ static CUresult module_load(CUmodule *pm, const void *image) {
             while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
             size_t len = strcspn(p, " \t\r\n(");
             for (int k = 0; k < K_COUNT; k++)
-                if (strlen(kernels[k].name) == len && strncmp(p, kernels[k].name, len) == 0)
-                    m->funcs[k] = (struct CUfunc_st){ MAGIC_FUNC, k };
+                if (strlen(kernels[k].name) == len && strncmp(p, kernels[k].name, len) == 0) {
+                    int nf = 0, dup = 0;
+                    for (; nf < K_COUNT && m->funcs[nf].magic; nf++) dup |= m->funcs[nf].kernel == k;
+                    if (!dup && nf < K_COUNT) m->funcs[nf] = (struct CUfunc_st){ MAGIC_FUNC, k };
+                }
         }
         *pm = m;
         st.live_modules++;
@@ -2156,10 +2174,37 @@ CUresult cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name) {
     else if (!m || m->magic != MAGIC_MODULE) r = CUDA_ERROR_INVALID_HANDLE;
     else if (!pf || !name) r = CUDA_ERROR_INVALID_VALUE;
     else for (int k = 0; k < K_COUNT; k++)
-        if (m->funcs[k].magic == MAGIC_FUNC && strcmp(kernels[k].name, name) == 0) {
+        if (m->funcs[k].magic == MAGIC_FUNC && strcmp(kernels[m->funcs[k].kernel].name, name) == 0) {
             *pf = &m->funcs[k];
             r = CUDA_SUCCESS;
         }
+    UNLOCK();
+    return r;
+}
+
+/* The parameters of a test kernel, from its row of kernels[]: each starts
+ * at the next multiple of its size (all are 4 or 8 bytes). */
+CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size) {
+    FAIL_POINT("cuFuncGetParamInfo");
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (!f || f->magic != MAGIC_FUNC) r = CUDA_ERROR_INVALID_HANDLE;
+    else if (!offset && !size) r = CUDA_ERROR_INVALID_VALUE;
+    else {
+        const struct kernel_def *k = &kernels[f->kernel];
+        if (index >= (size_t)k->nargs) r = CUDA_ERROR_INVALID_VALUE;
+        else {
+            size_t off = 0;
+            for (size_t i = 0;; i++) {
+                off = (off + k->size[i] - 1) / k->size[i] * k->size[i];
+                if (i == index) break;
+                off += k->size[i];
+            }
+            if (offset) *offset = off;
+            if (size) *size = k->size[index];
+        }
+    }
     UNLOCK();
     return r;
 }
@@ -2505,6 +2550,7 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuModuleLoadDataEx", 2010, 0, cuModuleLoadDataEx),
     SYM("cuModuleUnload", 2000, 0, cuModuleUnload),
     SYM("cuModuleGetFunction", 2000, 0, cuModuleGetFunction),
+    SYM("cuFuncGetParamInfo", 12040, 0, cuFuncGetParamInfo),
     SYM("cuLaunchKernel", 4000, 7000, cuLaunchKernel),
     SYM("cuLaunchKernelEx", 11060, 11060, cuLaunchKernelEx),
     SYM("cuGraphCreate", 10000, 0, cuGraphCreate),

@@ -56,7 +56,9 @@
 #include <time.h>
 
 #ifdef _WIN32
-/* Windows (mingw-w64, -pthread -static): msvcrt has no aligned_alloc, and
+/* Windows, built by .ci/windows-wine with
+ *     x86_64-w64-mingw32-gcc -O2 -shared -pthread -static -o nvcuda.dll sim.c
+ * (winpthreads linked in): msvcrt has no aligned_alloc, and
  * its getenv reads a copy of the environment taken when the C runtime
  * started, so a variable set later (Go's os.Setenv before cuInit) is not
  * seen there; the process environment block is read instead. */
@@ -65,7 +67,7 @@ __declspec(dllimport) unsigned long __stdcall GetEnvironmentVariableA(const char
 #define aligned_alloc(align, size) _aligned_malloc((size), (align))
 #define aligned_free(p) _aligned_free(p)
 static char *sim_getenv(const char *name) {
-    static char buf[256]; /* read under mu; the values are short */
+    static _Thread_local char buf[256]; /* the values are short */
     unsigned long n = GetEnvironmentVariableA(name, buf, sizeof buf);
     return n > 0 && n < sizeof buf ? buf : NULL;
 }

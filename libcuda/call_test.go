@@ -1,57 +1,12 @@
-//go:build linux && (amd64 || arm64)
+//go:build (linux && (amd64 || arm64)) || (windows && amd64)
 
 package libcuda
 
 import (
-	_ "embed"
 	"math"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"testing"
 	"unsafe"
 )
-
-//go:embed testdata/abi.c
-var abiSource []byte
-
-// abiLibrary compiles testdata/abi.c into a shared library and opens it, so
-// the trampoline is checked against the system's C calling convention.
-func abiLibrary(t *testing.T) library {
-	t.Helper()
-	if runtime.GOOS != "linux" {
-		t.Skip("the ABI fixture is built with a Unix C compiler")
-	}
-	cc := ""
-	for _, c := range []string{os.Getenv("CC"), "cc", "gcc", "clang"} {
-		if c == "" {
-			continue
-		}
-		if p, err := exec.LookPath(c); err == nil {
-			cc = p
-			break
-		}
-	}
-	if cc == "" {
-		t.Skip("no C compiler (cc, gcc, clang) to build the ABI fixture")
-	}
-	dir := t.TempDir()
-	src, so := filepath.Join(dir, "abi.c"), filepath.Join(dir, "libabi.so")
-	if err := os.WriteFile(src, abiSource, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(cc, "-O1", "-shared", "-fPIC", "-o", so, src).CombinedOutput()
-	if err != nil {
-		t.Fatalf("building the ABI fixture: %v\n%s", err, out)
-	}
-	lib, _, tried := openLibraryAt(so)
-	if lib == nil {
-		t.Fatalf("opening %s: %v", so, tried)
-	}
-	t.Cleanup(lib.close)
-	return lib
-}
 
 func mustSym(t *testing.T, lib library, name string) uintptr {
 	t.Helper()

@@ -1,4 +1,4 @@
-//go:build !gpu && !linux
+//go:build !gpu && !linux && !windows
 
 package testenv
 
@@ -8,9 +8,9 @@ import (
 )
 
 func buildSimulator() (string, error) {
-	return "", errors.New("the simulator is built on Linux only (" + runtime.GOOS + ")")
+	return "", errors.New("the simulator is built on Linux and Windows only (" + runtime.GOOS + ")")
 }
 
 func openHooks(string, *func(string, int32, int32) int32, *func(string) int64) error {
-	return errors.New("the simulator is built on Linux only")
+	return errors.New("the simulator is built on Linux and Windows only")
 }

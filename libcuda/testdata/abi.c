@@ -1,10 +1,13 @@
-// Functions with known answers for the call-path tests (call_test.go).
-// Built as a shared library with the system C compiler.
+// Functions with known answers for the call-path tests (call_test.go,
+// call_struct_test.go). Built as a shared library with the system C compiler
+// on Linux (call_linux_test.go), and as a DLL with x86_64-w64-mingw32-gcc for
+// windows/amd64 (.ci/windows-wine).
 #include <stdint.h>
 
 // abi_args returns 0 when argument i equals 0x1000 + i for every i < n,
-// else 1 + the first index that differs. Twenty arguments: eight travel in
-// registers on every supported ABI, the rest on the stack.
+// else 1 + the first index that differs. Twenty arguments: the first eight
+// travel in registers on arm64, six on System V AMD64 and four on Windows
+// x64; the rest on the stack.
 int abi_args(int n, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5,
              uint64_t a6, uint64_t a7, uint64_t a8, uint64_t a9, uint64_t a10,
              uint64_t a11, uint64_t a12, uint64_t a13, uint64_t a14, uint64_t a15,
@@ -34,4 +37,49 @@ int abi_negative(int v) { return v; }
 int abi_floats(int a, float b, int c, double d, float e) {
 	double got = a + b * 10.0 + c * 100.0 + d * 1000.0 + e * 10000.0;
 	return (int)got;
+}
+
+// abi_handle has the shape of CUipcMemHandle: 64 bytes, passed by value.
+// Such a struct is copied onto the stack on System V AMD64 and passed as a
+// pointer to a caller's copy on Windows x64 and arm64.
+typedef struct { char reserved[64]; } abi_handle;
+
+// handle_bad returns 0 when h holds the bytes 1 + 3*i, else 1 + the first
+// index that differs; it then scribbles on its copy, which the caller's
+// value must not see.
+static int handle_bad(abi_handle *h) {
+	int bad = 0;
+	for (int i = 0; i < 64; i++) {
+		if ((unsigned char)h->reserved[i] != (unsigned char)(1 + 3 * i)) { bad = i + 1; break; }
+	}
+	for (int i = 0; i < 64; i++) ((volatile char *)h->reserved)[i] = 0;
+	return bad;
+}
+
+// abi_ipc_open has cuIpcOpenMemHandle_v2's signature. It returns 0 when
+// handle and flags (0x5a) arrived intact and writes 0x1234567890abcdef
+// through pdptr; else the index of the first bad byte (1-64), or 100 for bad
+// flags.
+int abi_ipc_open(unsigned long long *pdptr, abi_handle handle, unsigned int flags) {
+	int bad = handle_bad(&handle);
+	if (bad) return bad;
+	if (flags != 0x5a) return 100;
+	*pdptr = 0x1234567890abcdefull;
+	return 0;
+}
+
+// abi_struct_mid takes a large struct after five integer arguments and
+// before two more, so that it meets the stack on every ABI: System V puts
+// a..f in registers and the struct, then g, on the stack; Windows x64 puts
+// a..d in registers and e, the pointer, f and g on the stack. It returns 0
+// when every argument arrived intact (a..g = 0x100 + position), else 1000 +
+// the position of the first bad integer or the bad byte index from
+// handle_bad.
+int abi_struct_mid(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e,
+                   abi_handle h, uint64_t f, uint64_t g) {
+	uint64_t v[7] = {a, b, c, d, e, f, g};
+	for (int i = 0; i < 7; i++) {
+		if (v[i] != 0x100u + (uint64_t)i) return 1000 + i;
+	}
+	return handle_bad(&h);
 }

@@ -58,6 +58,27 @@
 #include <string.h>
 #include <time.h>
 
+#ifdef _WIN32
+/* Windows, built by .ci/windows-wine with
+ *     x86_64-w64-mingw32-gcc -O2 -shared -pthread -static -o nvcuda.dll sim.c
+ * (winpthreads linked in): msvcrt has no aligned_alloc, and
+ * its getenv reads a copy of the environment taken when the C runtime
+ * started, so a variable set later (Go's os.Setenv before cuInit) is not
+ * seen there; the process environment block is read instead. */
+#include <malloc.h>
+__declspec(dllimport) unsigned long __stdcall GetEnvironmentVariableA(const char *, char *, unsigned long);
+#define aligned_alloc(align, size) _aligned_malloc((size), (align))
+#define aligned_free(p) _aligned_free(p)
+static char *sim_getenv(const char *name) {
+    static _Thread_local char buf[256]; /* the values are short */
+    unsigned long n = GetEnvironmentVariableA(name, buf, sizeof buf);
+    return n > 0 && n < sizeof buf ? buf : NULL;
+}
+#define getenv sim_getenv
+#else
+#define aligned_free(p) free(p)
+#endif
+
 /* ==== BEGIN DRIVER TYPES ====
  * The driver's types and constants that this file uses, declared here with
  * the driver's numeric values so that no CUDA header is needed. */
@@ -1830,7 +1851,7 @@ static CUresult free_range(CUcontext c, uintptr_t p, int kind) {
     struct range *rg = range_at(p, kind); /* the table may have moved while we waited */
     if (!rg) return CUDA_ERROR_INVALID_VALUE;
     range_remove(rg);
-    free((void *)p);
+    aligned_free((void *)p); /* from aligned_alloc */
     if (kind == MEM_DEVICE) st.live_allocations--; else st.live_host_allocations--;
     return CUDA_SUCCESS;
 }

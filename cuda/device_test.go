@@ -127,6 +127,7 @@ func TestCallsRestoreAnotherCurrentContext(t *testing.T) {
 		if cur != other {
 			t.Errorf("after a call the thread has %#x current, want its own %#x", cur, other)
 		}
+		testenv.Must(t, libcuda.CtxSetCurrent(0)) // before other is destroyed
 	})
 	bare := testenv.NewOSThread(t, 0)
 	bare.Do(func() {

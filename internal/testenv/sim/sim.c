@@ -1313,6 +1313,17 @@ static CUresult stream_create(CUstream *ph, unsigned int flags, int prio) {
     UNLOCK();
     return r;
 }
+CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest) {
+    FAIL_POINT("cuCtxGetStreamPriorityRange");
+    CUcontext c;
+    LOCK();
+    CUresult r = current_ctx(&c);
+    UNLOCK();
+    if (r) return r;
+    if (least) *least = 0;
+    if (greatest) *greatest = -5;
+    return CUDA_SUCCESS;
+}
 CUresult cuStreamCreate(CUstream *ph, unsigned int flags) {
     FAIL_POINT("cuStreamCreate");
     return stream_create(ph, flags, 0);
@@ -2577,6 +2588,7 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuStreamDestroy", 4000, 0, cuStreamDestroy_v2),
     SYM("cuStreamGetFlags", 5050, 7000, cuStreamGetFlags),
     SYM("cuStreamGetPriority", 5050, 7000, cuStreamGetPriority),
+    SYM("cuCtxGetStreamPriorityRange", 5050, 0, cuCtxGetStreamPriorityRange),
     SYM("cuStreamGetCtx", 9020, 9020, cuStreamGetCtx),
     SYM("cuStreamGetId", 12000, 12000, cuStreamGetId),
     SYM("cuStreamQuery", 2000, 7000, cuStreamQuery),

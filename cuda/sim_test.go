@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 )
@@ -229,4 +230,38 @@ func TestConcurrentUseFreeAndClose(t *testing.T) {
 	if n := testenv.SimStat(t, "illegal_addresses"); n != illegal {
 		t.Errorf("%d illegal addresses", n-illegal)
 	}
+}
+
+// A Slice freed inside a capture of a stream that used it is freed once
+// the capture has ended, and the captured graph still runs on it until
+// then.
+func TestFreeDuringCaptureWaitsForTheCapture(t *testing.T) {
+	testenv.NoErrorsLogged(t)
+	f := newFixture(t)
+	base := testenv.SimStat(t, "live_allocations")
+	x, err := cuda.Alloc[int32](f.s, 4)
+	testenv.Must(t, err)
+	testenv.Must(t, cuda.Memset(f.s, x, 1))
+	g, err := f.s.Capture(func(s *cuda.Stream) error {
+		if _, err := cuda.Alloc[int32](s, 4); !errors.Is(err, cuda.ErrCapturing) {
+			t.Errorf("Alloc during the capture: %v, want ErrCapturing", err)
+		}
+		if err := s.Launch(f.fn(t, "add_one_i32"), cuda.Grid(1, 1, 1), cuda.Block(4, 1, 1), x.Arg(), cuda.Uint64(4)); err != nil {
+			return err
+		}
+		if err := x.Free(); err != nil {
+			return err
+		}
+		if n := testenv.SimStat(t, "live_allocations"); n != base+1 {
+			t.Errorf("%d live allocations during the capture, want %d", n, base+1)
+		}
+		return nil
+	})
+	testenv.Must(t, err)
+	testenv.Must(t, g.Destroy())
+	if err := x.Free(); !errors.Is(err, cuda.ErrFreed) {
+		t.Errorf("second Free: %v, want ErrFreed", err)
+	}
+	testenv.Must(t, graph.Drain(t.Context()))
+	testenv.Eventually(t, "the free after the capture", func() bool { return testenv.SimStat(t, "live_allocations") == base })
 }

@@ -70,12 +70,23 @@ func (d Device) Context() (*Context, error) {
 	return c, nil
 }
 
-// Device is the device the context belongs to.
-func (c *Context) Device() Device { return c.st.dev }
+// Device is the device the context belongs to (the zero Device for a nil
+// Context).
+func (c *Context) Device() Device {
+	if c == nil {
+		return Device{}
+	}
+	return c.st.dev
+}
 
 // Raw is the driver's handle of the context, for calls through libcuda.
 // Do not destroy or release it.
-func (c *Context) Raw() libcuda.Context { return c.st.cu }
+func (c *Context) Raw() libcuda.Context {
+	if c == nil {
+		return 0
+	}
+	return c.st.cu
+}
 
 // Close releases the context. Values made from it that are still open keep
 // the driver's context until they are closed. Closing twice is an error

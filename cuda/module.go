@@ -296,15 +296,25 @@ type Func struct {
 }
 
 // Name is the kernel's entry name (mangled for a C++ kernel).
-func (f *Func) Name() string { return f.name }
+func (f *Func) Name() string {
+	if f == nil {
+		return ""
+	}
+	return f.name
+}
 
 // Raw is the driver's handle of the kernel.
-func (f *Func) Raw() libcuda.Function { return f.raw }
+func (f *Func) Raw() libcuda.Function {
+	if f == nil {
+		return 0
+	}
+	return f.raw
+}
 
 // Params returns the size in bytes of each of the kernel's parameters, or
 // false when the driver cannot tell (before CUDA 12.4).
 func (f *Func) Params() ([]int, bool) {
-	if f.params == nil {
+	if f == nil || f.params == nil {
 		return nil, false
 	}
 	out := make([]int, len(f.params))

@@ -36,6 +36,8 @@ func TestFreeWaitsForEveryStreamThatUsedIt(t *testing.T) {
 			gate := testenv.NewGate(t)
 			home := newStream(t, f.ctx, cuda.NonBlocking())
 			user := newStream(t, f.ctx, cuda.NonBlocking())
+			// Earlier tests' frees are done: the counts move only for this one.
+			testenv.Must(t, f.ctx.Sync(t.Context()))
 			illegal := testenv.SimStat(t, "illegal_addresses")
 			base := testenv.SimStat(t, "live_allocations")
 			x, err := cuda.Alloc[int32](home, 1024)
@@ -77,6 +79,7 @@ func TestDroppedValuesAreReleased(t *testing.T) {
 	})))
 	t.Cleanup(func() { slog.SetDefault(old) })
 
+	cuda.ResetDroppedLogs()
 	stats := []string{"live_streams", "live_allocations", "live_events", "live_modules"}
 	base := map[string]int64{}
 	for _, s := range stats {
@@ -238,6 +241,7 @@ func TestConcurrentUseFreeAndClose(t *testing.T) {
 func TestFreeDuringCaptureWaitsForTheCapture(t *testing.T) {
 	testenv.NoErrorsLogged(t)
 	f := newFixture(t)
+	testenv.Must(t, f.ctx.Sync(t.Context()))
 	base := testenv.SimStat(t, "live_allocations")
 	x, err := cuda.Alloc[int32](f.s, 4)
 	testenv.Must(t, err)

@@ -154,6 +154,20 @@ func (c *Context) StreamPriorities() (least, greatest int, err error) {
 	return int(l), int(g), nil
 }
 
+// MemInfo is the device memory free and in total, in bytes, as the
+// context sees it (cuMemGetInfo).
+func (c *Context) MemInfo() (free, total uint64, err error) {
+	st, err := c.live("MemInfo")
+	if err != nil {
+		return 0, 0, err
+	}
+	err = st.do(func() error { return libcuda.MemGetInfo(&free, &total) })
+	if err != nil {
+		return 0, 0, driverErr("cuMemGetInfo", err)
+	}
+	return free, total, nil
+}
+
 // ref counts one more value that needs the driver's context.
 func (st *ctxState) ref() { st.refs.Add(1) }
 

@@ -324,6 +324,26 @@ func (f *Func) Params() ([]int, bool) {
 	return out, true
 }
 
+// Attribute is one of the kernel's attributes (cuFuncGetAttribute), e.g.
+// CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK or
+// CU_FUNC_ATTRIBUTE_NUM_REGS.
+func (f *Func) Attribute(a libcuda.Function_attribute) (int, error) {
+	if f == nil {
+		return 0, nilErr("Func", "Attribute")
+	}
+	ms := f.mod.st
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	if ms.closed {
+		return 0, closedErr("Func", "Attribute")
+	}
+	var v int32
+	if err := ms.ctx.do(func() error { return libcuda.FuncGetAttribute(&v, a, f.raw) }); err != nil {
+		return 0, driverErr("cuFuncGetAttribute("+a.String()+")", err)
+	}
+	return int(v), nil
+}
+
 // check compares the arguments with the kernel's parameters.
 func (f *Func) check(args []Arg) error {
 	if len(args) > maxArgs {

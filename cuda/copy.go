@@ -21,6 +21,9 @@ import (
 //     asynchronously in stream order; the copy is recorded as a use of the
 //     buffer, so that its release waits for it. Read the data of a copy to
 //     the host after a Sync of the stream (or of an Event after it).
+//
+// Inside a Capture (or RunCached) use pinned memory: a copy to pageable
+// memory waits for the stream, which a capture does not allow.
 type Host[T any] interface {
 	[]T | *Pinned[T] | *hostmem.Buffer
 }

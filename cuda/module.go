@@ -190,12 +190,15 @@ func (m *Module) Func(name string) (*Func, error) {
 	}
 	var raw libcuda.Function
 	entry := name
-	if ms.funcs == nil {
-		// The driver cannot list the functions: look the entry name up.
-		err := ms.ctx.do(func() error {
+	lookup := func() error { // the entry name, through the driver
+		return ms.ctx.do(func() error {
 			cname := append([]byte(name), 0)
 			return libcuda.ModuleGetFunction(&raw, ms.raw, &cname[0])
 		})
+	}
+	if ms.funcs == nil {
+		// The driver cannot list the functions: look the entry name up.
+		err := lookup()
 		if errors.Is(err, libcuda.CUDA_ERROR_NOT_FOUND) {
 			return nil, fmt.Errorf("cuda: Module.Func(%q): %w (this driver cannot list a module's functions: give the entry name)", name, ErrNotFound)
 		}
@@ -206,7 +209,10 @@ func (m *Module) Func(name string) (*Func, error) {
 		matches := matchFuncs(ms.funcs, name)
 		switch len(matches) {
 		case 0:
-			return nil, fmt.Errorf("cuda: Module.Func(%q): %w; the module has: %s", name, ErrNotFound, strings.Join(m.Funcs(), ", "))
+			// Not listed; the driver may still know the entry name.
+			if err := lookup(); err != nil {
+				return nil, fmt.Errorf("cuda: Module.Func(%q): %w; the module has: %s", name, ErrNotFound, strings.Join(m.Funcs(), ", "))
+			}
 		case 1:
 			raw, entry = matches[0].raw, matches[0].entry
 		default:

@@ -37,10 +37,13 @@ type hostSide struct {
 }
 
 func hostOf[T any, H Host[T]](h H) (hostSide, error) {
-	switch v := any(h).(type) {
-	case []T:
+	// A pointer in the interface: a slice header would be boxed.
+	switch p := any(&h).(type) {
+	case *[]T:
+		v := *p
 		return hostSide{p: unsafe.Pointer(unsafe.SliceData(v)), bytes: uintptr(len(v)) * unsafe.Sizeof(*new(T))}, nil
-	case *Pinned[T]:
+	case **Pinned[T]:
+		v := *p
 		if v == nil {
 			return hostSide{}, fmt.Errorf("nil *Pinned: %w", ErrNil)
 		}
@@ -48,7 +51,8 @@ func hostOf[T any, H Host[T]](h H) (hostSide, error) {
 			return hostSide{}, ErrFreed
 		}
 		return hostSide{p: unsafe.Pointer(unsafe.SliceData(v.data)), bytes: uintptr(len(v.data)) * unsafe.Sizeof(*new(T)), buf: v.buf}, nil
-	case *hostmem.Buffer:
+	case **hostmem.Buffer:
+		v := *p
 		if v == nil {
 			return hostSide{}, fmt.Errorf("nil *hostmem.Buffer: %w", ErrNil)
 		}

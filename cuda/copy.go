@@ -44,7 +44,7 @@ func hostOf[T any, H Host[T]](h H) (hostSide, error) {
 		return hostSide{p: unsafe.Pointer(unsafe.SliceData(v)), bytes: uintptr(len(v)) * unsafe.Sizeof(*new(T))}, nil
 	case **Pinned[T]:
 		v := *p
-		if v == nil {
+		if v == nil || v.buf == nil {
 			return hostSide{}, fmt.Errorf("nil *Pinned: %w", ErrNil)
 		}
 		if v.buf.DevicePtr() == 0 {
@@ -53,7 +53,7 @@ func hostOf[T any, H Host[T]](h H) (hostSide, error) {
 		return hostSide{p: unsafe.Pointer(unsafe.SliceData(v.data)), bytes: uintptr(len(v.data)) * unsafe.Sizeof(*new(T)), buf: v.buf}, nil
 	case **hostmem.Buffer:
 		v := *p
-		if v == nil {
+		if v == nil || v.Size() == 0 {
 			return hostSide{}, fmt.Errorf("nil *hostmem.Buffer: %w", ErrNil)
 		}
 		if v.DevicePtr() == 0 {

@@ -121,7 +121,7 @@ func Value[T any](v T) Arg {
 // records the launch as a use of it (Buffer.Use), so that its release
 // waits for the kernel.
 func Buffer(b *hostmem.Buffer) Arg {
-	if b == nil {
+	if b == nil || b.Size() == 0 {
 		return Arg{err: fmt.Errorf("nil hostmem.Buffer: %w", ErrNil)}
 	}
 	return Arg{mem: bufferMem{b}, size: 8}
@@ -204,7 +204,7 @@ func (s *Stream) launch(f *Func, c *Config, args []Arg) (err error) {
 		return err
 	}
 	defer st.mu.RUnlock()
-	if f == nil {
+	if f == nil || f.mod == nil || f.mod.st == nil {
 		return nilErr("Func", "Launch")
 	}
 	ms := f.mod.st

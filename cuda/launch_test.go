@@ -256,3 +256,48 @@ func TestCopiesAllocateNothing(t *testing.T) {
 	}
 	sync(t, f.s)
 }
+
+// FuzzLaunchArgs launches saxpy with argument lists made from the input:
+// a launch succeeds exactly when the sizes match the parameters (4, 4, 8,
+// 8 bytes). The only 8-byte argument is a Slice and the 4-byte ones are
+// small, so that a launch that passes the check stays inside the Slice.
+func FuzzLaunchArgs(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 2})
+	f.Add([]byte{2, 3, 4})
+	f.Add([]byte{})
+	f.Add([]byte{5, 5, 5, 5, 5, 5})
+	fx := newFixture(f)
+	x := alloc(f, fx.s, make([]float32, 8))
+	saxpy := fx.fn(f, "saxpy")
+	f.Fuzz(func(t *testing.T, kinds []byte) {
+		if len(kinds) > 80 {
+			kinds = kinds[:80]
+		}
+		args := make([]cuda.Arg, len(kinds))
+		sizes := make([]int, len(kinds))
+		for i, k := range kinds {
+			switch k % 6 {
+			case 0:
+				args[i], sizes[i] = cuda.Int32(int32(k%9)), 4 // at most the Slice's length
+			case 1:
+				args[i], sizes[i] = cuda.Float32(0), 4
+			case 2:
+				args[i], sizes[i] = x.Arg(), 8
+			case 3:
+				args[i], sizes[i] = cuda.Value([3]uint16{1, 2, 3}), 6
+			case 4:
+				args[i], sizes[i] = cuda.Value([40]byte{}), 40
+			case 5:
+				args[i], sizes[i] = cuda.Value(uint8(1)), 1
+			}
+		}
+		match := slices.Equal(sizes, []int{4, 4, 8, 8})
+		err := fx.s.Launch(saxpy, cuda.Grid(1, 1, 1), cuda.Block(8, 1, 1), args...)
+		if match && err != nil {
+			t.Errorf("matching arguments %v: %v", kinds, err)
+		}
+		if !match && !errors.Is(err, cuda.ErrArgs) {
+			t.Errorf("arguments %v: %v, want ErrArgs", kinds, err)
+		}
+	})
+}

@@ -141,7 +141,9 @@ func (m bufferMem) acquire() error {
 	return nil
 }
 
-func (m bufferMem) addr(off uintptr) libcuda.Deviceptr { return m.b.DevicePtr() + libcuda.Deviceptr(off) }
+func (m bufferMem) addr(off uintptr) libcuda.Deviceptr {
+	return m.b.DevicePtr() + libcuda.Deviceptr(off)
+}
 
 func (m bufferMem) done(st *streamState, launched bool) error {
 	if !launched {

@@ -231,10 +231,30 @@ func (a *alloc) freeNow(used []*streamState) error {
 }
 
 // freeAfter frees p in stream order after the work of every stream in
-// used: on the first of them still open, which first waits for the
-// others (for an event recorded now, or the final event of a closed one).
-// When all are closed, a short-lived stream does it.
-func freeAfter(ctx *ctxState, p libcuda.Deviceptr, used []*streamState) error {
+// used: it takes an event of each (one recorded now, or the final event of
+// a closed stream), then frees on the first of them still open, after
+// waiting for the events there (cuStreamWaitEvent, cuMemFreeAsync). When
+// all are closed, a short-lived stream does it. At most one stream is
+// locked at a time, so that Frees and Closes of several streams cannot
+// wait for each other in a circle.
+func freeAfter(ctx *ctxState, p libcuda.Deviceptr, used []*streamState) (err error) {
+	marks := make([]mark, 0, len(used))
+	defer func() {
+		for _, m := range marks {
+			if m.own {
+				if derr := m.ctx.do(func() error { return libcuda.EventDestroy(m.ev) }); derr != nil && err == nil {
+					err = driverErr("cuEventDestroy", derr)
+				}
+			}
+		}
+	}()
+	for _, u := range used {
+		m, err := u.mark()
+		if err != nil {
+			return err
+		}
+		marks = append(marks, m)
+	}
 	var on *streamState
 	for _, u := range used {
 		u.mu.RLock()
@@ -261,12 +281,9 @@ func freeAfter(ctx *ctxState, p libcuda.Deviceptr, used []*streamState) error {
 				}
 			}()
 		}
-		for _, u := range used {
-			if u == on {
-				continue
-			}
-			if err := waitFor(s, u); err != nil {
-				return err
+		for _, m := range marks {
+			if err := libcuda.StreamWaitEvent(s, m.ev, 0); err != nil {
+				return driverErr("cuStreamWaitEvent", err)
 			}
 		}
 		if err := libcuda.MemFreeAsync(p, s); err != nil {
@@ -276,34 +293,36 @@ func freeAfter(ctx *ctxState, p libcuda.Deviceptr, used []*streamState) error {
 	})
 }
 
-// waitFor makes s wait for the work submitted to u so far. The event is
-// made in u's context, which may be another one than s's.
-func waitFor(s libcuda.Stream, u *streamState) error {
+// mark is an event after the work submitted to a stream so far.
+type mark struct {
+	ctx *ctxState
+	ev  libcuda.Event
+	own bool // made for this Free: destroy it after
+}
+
+// mark returns an event after the stream's work: a new one recorded now
+// in the stream's context, or the final event of a closed stream.
+func (u *streamState) mark() (mark, error) {
 	u.mu.RLock()
 	defer u.mu.RUnlock()
 	if u.closed {
 		if u.final == 0 {
-			return errors.New("cuda: Free: a stream that used the memory was closed without its final event; the memory is kept")
+			return mark{}, errors.New("cuda: Free: a stream that used the memory was closed without its final event; the memory is kept")
 		}
-		if err := libcuda.StreamWaitEvent(s, u.final, 0); err != nil {
-			return driverErr("cuStreamWaitEvent", err)
-		}
-		return nil
+		return mark{ctx: u.ctx, ev: u.final}, nil
 	}
-	return u.ctx.do(func() error {
-		var ev libcuda.Event
-		if err := libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
+	m := mark{ctx: u.ctx, own: true}
+	err := u.ctx.do(func() error {
+		if err := libcuda.EventCreate(&m.ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
 			return driverErr("cuEventCreate", err)
 		}
-		err := libcuda.EventRecord(ev, u.raw)
-		if err != nil {
-			err = driverErr("cuEventRecord", err)
-		} else if werr := libcuda.StreamWaitEvent(s, ev, 0); werr != nil {
-			err = driverErr("cuStreamWaitEvent", werr)
+		if err := libcuda.EventRecord(m.ev, u.raw); err != nil {
+			if derr := libcuda.EventDestroy(m.ev); derr != nil {
+				logErr("destroying an event that failed to record", derr)
+			}
+			return driverErr("cuEventRecord", err)
 		}
-		if derr := libcuda.EventDestroy(ev); derr != nil && err == nil {
-			err = driverErr("cuEventDestroy", derr)
-		}
-		return err
+		return nil
 	})
+	return m, err
 }

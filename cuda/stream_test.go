@@ -233,3 +233,44 @@ func TestRunCached(t *testing.T) {
 		t.Errorf("y = %v, want 0+1+2+3", got)
 	}
 }
+
+// Frees of Slices used on two streams in opposite orders, beside Closes of
+// both streams, all at once: none waits for another in a circle.
+func TestCrossedFreesAndClosesFinish(t *testing.T) {
+	f := newFixture(t)
+	add := f.fn(t, "add_one_i32")
+	for range 50 {
+		a, err := f.ctx.NewStream()
+		testenv.Must(t, err)
+		b, err := f.ctx.NewStream()
+		testenv.Must(t, err)
+		x, err := cuda.Alloc[int32](a, 64)
+		testenv.Must(t, err)
+		y, err := cuda.Alloc[int32](b, 64)
+		testenv.Must(t, err)
+		testenv.Must(t, b.Wait(mustRecord(t, a)))
+		testenv.Must(t, a.Wait(mustRecord(t, b)))
+		testenv.Must(t, b.Launch(add, cuda.Grid(1, 1, 1), cuda.Block(64, 1, 1), x.Arg(), cuda.Uint64(64)))
+		testenv.Must(t, a.Launch(add, cuda.Grid(1, 1, 1), cuda.Block(64, 1, 1), y.Arg(), cuda.Uint64(64)))
+		var wg gosync.WaitGroup
+		for _, op := range []func() error{x.Free, y.Free, a.Close, b.Close} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := op(); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		testenv.Recv(t, testenv.Go(wg.Wait), "the Frees and Closes")
+	}
+	testenv.Must(t, f.ctx.Sync(t.Context()))
+}
+
+func mustRecord(t *testing.T, s *cuda.Stream) *cuda.Event {
+	t.Helper()
+	ev, err := s.Record()
+	testenv.Must(t, err)
+	t.Cleanup(func() { testenv.Must(t, ev.Close()) })
+	return ev
+}

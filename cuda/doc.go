@@ -28,6 +28,17 @@
 // each kind. Values made from a Context keep the driver's context alive
 // until they are closed.
 //
+// # Locks
+//
+// Each Stream, Event, Module and allocation has a read-write lock: calls
+// that use it hold it for reading, Close and Free for writing, which waits
+// for the calls in progress. A call never waits for a read lock: when a
+// Close or Free holds or awaits the lock, the call fails at once with
+// ErrClosed or ErrFreed, as it would a moment later. So calls that use
+// several values (a launch on a stream with Slices) cannot wait for each
+// other in a circle; only Free waits, holding nothing, for one stream at
+// a time.
+//
 // # Threads and the current context
 //
 // Every call that needs its Context current makes it current on a locked

@@ -94,7 +94,11 @@ func (e *Event) acquire(op string) (*eventState, error) {
 		return nil, nilErr("Event", op)
 	}
 	es := e.st
-	es.mu.RLock()
+	// Never wait for the lock: a writer is a Close (see lock order in
+	// doc.go).
+	if !es.mu.TryRLock() {
+		return nil, closedErr("Event", op)
+	}
 	if es.closed {
 		es.mu.RUnlock()
 		return nil, closedErr("Event", op)

@@ -220,7 +220,9 @@ func (s *Stream) launch(f *Func, c *Config, args []Arg) (err error) {
 		return nilErr("Func", "Launch")
 	}
 	ms := f.mod.st
-	ms.mu.RLock()
+	if !ms.mu.TryRLock() { // a Close
+		return fmt.Errorf("cuda: Launch %s: module: %w", f.name, ErrClosed)
+	}
 	defer ms.mu.RUnlock()
 	if ms.closed {
 		return fmt.Errorf("cuda: Launch %s: module: %w", f.name, ErrClosed)

@@ -183,7 +183,9 @@ func (m *Module) Func(name string) (*Func, error) {
 		return nil, nilErr("Module", "Func")
 	}
 	ms := m.st
-	ms.mu.RLock()
+	if !ms.mu.TryRLock() { // a Close
+		return nil, closedErr("Module", "Func")
+	}
 	defer ms.mu.RUnlock()
 	if ms.closed {
 		return nil, closedErr("Module", "Func")
@@ -338,7 +340,9 @@ func (f *Func) Attribute(a libcuda.Function_attribute) (int, error) {
 		return 0, nilErr("Func", "Attribute")
 	}
 	ms := f.mod.st
-	ms.mu.RLock()
+	if !ms.mu.TryRLock() { // a Close
+		return 0, closedErr("Func", "Attribute")
+	}
 	defer ms.mu.RUnlock()
 	if ms.closed {
 		return 0, closedErr("Func", "Attribute")

@@ -121,7 +121,9 @@ func (x Slice[T]) DevicePtr() libcuda.Deviceptr {
 		return 0
 	}
 	a := x.h.a
-	a.mu.RLock()
+	if !a.mu.TryRLock() { // a Free
+		return 0
+	}
 	defer a.mu.RUnlock()
 	if a.freed {
 		return 0
@@ -157,7 +159,11 @@ func (x Slice[T]) String() string {
 // acquire read-locks the allocation for a use and returns the device
 // address of the byte at off; release it with a.release.
 func (a *alloc) acquire(off uintptr) (libcuda.Deviceptr, error) {
-	a.mu.RLock()
+	// Never wait for the lock: a writer is a Free, which this use would
+	// follow anyway (see lock order in doc.go).
+	if !a.mu.TryRLock() {
+		return 0, ErrFreed
+	}
 	if a.freed {
 		a.mu.RUnlock()
 		return 0, ErrFreed

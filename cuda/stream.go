@@ -98,7 +98,11 @@ func (s *Stream) acquire(op string) (*streamState, error) {
 		return nil, nilErr("Stream", op)
 	}
 	st := s.st
-	st.mu.RLock()
+	// Never wait for the lock: a writer is a Close (see lock order in
+	// doc.go).
+	if !st.mu.TryRLock() {
+		return nil, closedErr("Stream", op)
+	}
 	if st.closed {
 		st.mu.RUnlock()
 		return nil, closedErr("Stream", op)

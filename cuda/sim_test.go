@@ -179,7 +179,7 @@ func TestConcurrentUseFreeAndClose(t *testing.T) {
 	f := newFixture(t)
 	saxpy := f.fn(t, "saxpy")
 	illegal := testenv.SimStat(t, "illegal_addresses")
-	for round := range 20 {
+	for range 20 {
 		s := newStream(t, f.ctx)
 		x, err := cuda.Alloc[float32](f.s, 256)
 		testenv.Must(t, err)
@@ -194,8 +194,12 @@ func TestConcurrentUseFreeAndClose(t *testing.T) {
 				for i := range 20 {
 					var err error
 					switch (g + i) % 5 {
-					case 0:
-						err = s.Launch(saxpy, cuda.Grid(1, 1, 1), cuda.Block(256, 1, 1), cuda.Int32(256), cuda.Float32(1), x.Arg(), y.Arg())
+					case 0: // the two allocations in either order
+						a, b := x, y
+						if g%2 == 1 {
+							a, b = y, x
+						}
+						err = s.Launch(saxpy, cuda.Grid(1, 1, 1), cuda.Block(256, 1, 1), cuda.Int32(256), cuda.Float32(1), a.Arg(), b.Arg())
 					case 1:
 						err = cuda.Copy(f.s, y, x)
 					case 2:
@@ -213,21 +217,15 @@ func TestConcurrentUseFreeAndClose(t *testing.T) {
 				}
 			}()
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := x.Free(); err != nil {
-				errs <- err
-			}
-			if round%2 == 0 {
-				if err := s.Close(); err != nil {
+		for _, op := range []func() error{x.Free, y.Free, s.Close} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if err := op(); err != nil {
 					errs <- err
 				}
-			}
-			if err := y.Free(); err != nil {
-				errs <- err
-			}
-		}()
+			}()
+		}
 		testenv.Recv(t, testenv.Go(wg.Wait), "the goroutines")
 		close(errs)
 		for err := range errs {

@@ -113,14 +113,29 @@ func (c *Context) live(op string) (*ctxState, error) {
 	return c.st, nil
 }
 
+// hold returns the state of an open context with one more count on it,
+// which the caller drops (unref) when done: a Close meanwhile then leaves
+// the driver's context alone until then.
+func (c *Context) hold(op string) (*ctxState, error) {
+	st, err := c.live(op)
+	if err != nil {
+		return nil, err
+	}
+	if !st.tryRef() {
+		return nil, closedErr("Context", op)
+	}
+	return st, nil
+}
+
 // Do runs f on a locked OS thread with the context current, and makes
 // current again what the thread had before: for calls through libcuda
 // that need the current context.
 func (c *Context) Do(f func() error) error {
-	st, err := c.live("Do")
+	st, err := c.hold("Do")
 	if err != nil {
 		return err
 	}
+	defer st.drop()
 	if f == nil {
 		return errors.New("cuda: Context.Do: nil function")
 	}
@@ -131,10 +146,11 @@ func (c *Context) Do(f func() error) error {
 // (package sync's Context: on a helper thread, cancelled by ctx). While a
 // capture is in progress it fails at once (sync.ErrCapturing).
 func (c *Context) Sync(ctx context.Context) error {
-	st, err := c.live("Sync")
+	st, err := c.hold("Sync")
 	if err != nil {
 		return err
 	}
+	defer st.drop()
 	return sync.Context(ctx, st.cu)
 }
 
@@ -142,10 +158,11 @@ func (c *Context) Sync(ctx context.Context) error {
 // (cuCtxGetStreamPriorityRange): lower numbers mean higher priority, so
 // greatest is at most least.
 func (c *Context) StreamPriorities() (least, greatest int, err error) {
-	st, err := c.live("StreamPriorities")
+	st, err := c.hold("StreamPriorities")
 	if err != nil {
 		return 0, 0, err
 	}
+	defer st.drop()
 	var l, g int32
 	err = st.do(func() error { return libcuda.CtxGetStreamPriorityRange(&l, &g) })
 	if err != nil {
@@ -157,10 +174,11 @@ func (c *Context) StreamPriorities() (least, greatest int, err error) {
 // MemInfo is the device memory free and in total, in bytes, as the
 // context sees it (cuMemGetInfo).
 func (c *Context) MemInfo() (free, total uint64, err error) {
-	st, err := c.live("MemInfo")
+	st, err := c.hold("MemInfo")
 	if err != nil {
 		return 0, 0, err
 	}
+	defer st.drop()
 	err = st.do(func() error { return libcuda.MemGetInfo(&free, &total) })
 	if err != nil {
 		return 0, 0, driverErr("cuMemGetInfo", err)
@@ -168,8 +186,30 @@ func (c *Context) MemInfo() (free, total uint64, err error) {
 	return free, total, nil
 }
 
-// ref counts one more value that needs the driver's context.
+// ref counts one more value that needs the driver's context; the caller
+// holds a value that counts already.
 func (st *ctxState) ref() { st.refs.Add(1) }
+
+// drop is unref for a hold that ends in a defer: a failure is logged.
+func (st *ctxState) drop() {
+	if err := st.unref(); err != nil {
+		logErr("releasing the context", err)
+	}
+}
+
+// tryRef counts one more value unless the context has been released: for
+// values made from the Context itself, which a Close may race with.
+func (st *ctxState) tryRef() bool {
+	for {
+		n := st.refs.Load()
+		if n <= 0 {
+			return false
+		}
+		if st.refs.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
 
 // unref drops one; the last releases the primary context.
 func (st *ctxState) unref() error {

@@ -31,10 +31,11 @@ func AllocPinned[T any](ctx *Context, n int) (*Pinned[T], error) {
 // Pin pins the memory of s (hostmem.Wrap). Keep using s from Go as usual,
 // in the order the program's synchronization allows with the GPU's work.
 func Pin[T any](ctx *Context, s []T) (*Pinned[T], error) {
-	cst, err := ctx.live("Pin")
+	cst, err := ctx.hold("Pin")
 	if err != nil {
 		return nil, err
 	}
+	defer cst.drop()
 	if len(s) == 0 {
 		return nil, fmt.Errorf("cuda: Pin of an empty slice: %w", ErrLength)
 	}

@@ -52,6 +52,9 @@ func LoadModule(ctx *Context, image []byte) (*Module, error) {
 	if image[len(image)-1] != 0 && isText(image) {
 		image = append(image[:len(image):len(image)], 0)
 	}
+	if !cst.tryRef() {
+		return nil, closedErr("Context", "LoadModule")
+	}
 	var raw libcuda.Module
 	var funcs []funcName
 	err = cst.do(func() error {
@@ -69,9 +72,8 @@ func LoadModule(ctx *Context, image []byte) (*Module, error) {
 	})
 	runtime.KeepAlive(image)
 	if err != nil {
-		return nil, err
+		return nil, errors.Join(err, cst.unref())
 	}
-	cst.ref()
 	ms := &moduleState{ctx: cst, raw: raw, funcs: funcs}
 	m := &Module{st: ms}
 	m.cleanup = runtime.AddCleanup(m, func(ms *moduleState) {

@@ -67,12 +67,14 @@ func (c *Context) NewStream(opts ...StreamOption) (*Stream, error) {
 			o(&cfg)
 		}
 	}
+	if !cst.tryRef() {
+		return nil, closedErr("Context", "NewStream")
+	}
 	var raw libcuda.Stream
 	err = cst.do(func() error { return libcuda.StreamCreateWithPriority(&raw, uint32(cfg.flags), cfg.priority) })
 	if err != nil {
-		return nil, driverErr("cuStreamCreateWithPriority", err)
+		return nil, errors.Join(driverErr("cuStreamCreateWithPriority", err), cst.unref())
 	}
-	cst.ref()
 	st := &streamState{ctx: cst, raw: raw}
 	s := &Stream{st: st}
 	s.cleanup = runtime.AddCleanup(s, func(st *streamState) {

@@ -2,6 +2,7 @@ package cuda_test
 
 import (
 	"errors"
+	gosync "sync"
 	"testing"
 
 	"github.com/purecuda/purecuda/cuda"
@@ -205,5 +206,51 @@ func TestZeroValuesDoNotCrash(t *testing.T) {
 	}
 	if _, err := zf.Attribute(libcuda.CU_FUNC_ATTRIBUTE_NUM_REGS); !errors.Is(err, cuda.ErrNil) {
 		t.Errorf("Attribute of a zero Func: %v, want ErrNil", err)
+	}
+}
+
+// Streams made while another goroutine closes the Context either work or
+// fail with ErrClosed; the driver's context is released once, after the
+// last of them is closed.
+func TestContextCloseRacesWithNewStream(t *testing.T) {
+	devs, err := cuda.Devices()
+	testenv.Must(t, err)
+	for range 20 {
+		ctx, err := devs[0].Context()
+		testenv.Must(t, err)
+		streams := make(chan *cuda.Stream, 8)
+		errs := make(chan error, 8)
+		var wg gosync.WaitGroup
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s, err := ctx.NewStream()
+				if err != nil {
+					errs <- err
+					return
+				}
+				streams <- s
+			}()
+		}
+		testenv.Must(t, ctx.Close())
+		testenv.Recv(t, testenv.Go(wg.Wait), "the NewStreams")
+		close(streams)
+		close(errs)
+		for err := range errs {
+			if !errors.Is(err, cuda.ErrClosed) {
+				t.Errorf("NewStream beside Close: %v", err)
+			}
+		}
+		for s := range streams {
+			x, err := cuda.Alloc[int32](s, 4)
+			testenv.Must(t, err)
+			testenv.Must(t, cuda.Memset(s, x, 7))
+			if got := read(t, s, x); got[3] != 7 {
+				t.Errorf("a stream of a closed Context: %v", got)
+			}
+			testenv.Must(t, x.Free())
+			testenv.Must(t, s.Close())
+		}
 	}
 }

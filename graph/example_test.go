@@ -22,7 +22,7 @@ import (
 type setup struct {
 	cu        libcuda.Context
 	s         libcuda.Stream
-	fill, add libcuda.Function // fill_i32(int *data, unsigned long long n, int value); add_one_i32(int *data, unsigned long long n)
+	fill, add libcuda.Func // fill_i32(int *data, unsigned long long n, int value); add_one_i32(int *data, unsigned long long n)
 	buf       libcuda.Deviceptr
 	n         uint64
 }

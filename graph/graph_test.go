@@ -18,7 +18,7 @@ import (
 // exec_test.go, cached_test.go, lease_test.go, postpone_test.go, relaxed_test.go.
 
 // graphKernels are the kernels the graph tests capture.
-type graphKernels struct{ fill, addOne libcuda.Function }
+type graphKernels struct{ fill, addOne libcuda.Func }
 
 func loadGraphKernels(t testing.TB) graphKernels {
 	t.Helper()

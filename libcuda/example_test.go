@@ -177,7 +177,7 @@ func ExampleLoadModule() {
 }
 
 // Launch packs Go values as kernel arguments.
-func ExampleFunction_Launch() {
+func ExampleFunc_Launch() {
 	if err := libcuda.Init(0); err != nil {
 		log.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func loadKernels(t testing.TB) libcuda.Module {
 }
 
 // kernel looks up a function of m.
-func kernel(t testing.TB, m libcuda.Module, name string) libcuda.Function {
+func kernel(t testing.TB, m libcuda.Module, name string) libcuda.Func {
 	t.Helper()
 	return testenv.Kernel(t, m, name)
 }

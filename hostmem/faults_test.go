@@ -51,15 +51,20 @@ func TestFreeNeverUsedWhileBusyLetsCapturesRun(t *testing.T) {
 	busy := testenv.NewStream(t)
 	gate := testenv.NewGate(t)
 	gate.Hold(t, busy)
-	s := testenv.NewStream(t)
+	const captures = 4
+	// One stream per capture: two captures of one stream at once would
+	// refuse each other (CUDA_ERROR_ILLEGAL_STATE), whatever hostmem does.
+	var streams [captures]libcuda.Stream
+	for i := range streams {
+		streams[i] = testenv.NewStream(t)
+	}
 	dev := deviceMemory(t)
 	b, err := hostmem.Wrap(cu, make([]byte, 4096))
 	testenv.Must(t, err)
 	testenv.Must(t, b.Free())
 	testenv.Eventually(t, "the context wait in flight", func() bool { return sync.ReadStats().BlockingHelpers == 1 })
-	const captures = 4
 	done := make(chan error, captures)
-	for range captures {
+	for _, s := range streams {
 		go func() {
 			g, err := graph.Capture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, memset(dev))
 			if err == nil {

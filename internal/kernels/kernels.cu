@@ -3,8 +3,9 @@
 //
 //	nvcc -ptx -arch=compute_75 -o kernels.ptx kernels.cu
 //
-// The simulator (tests/sim) recognises each kernel by its entry name and
-// runs a native version with the same arguments.
+// The simulator (internal/testenv/sim) recognises each kernel by its entry
+// name (the mangled name for the C++ kernels at the end) and runs a native
+// version with the same arguments.
 
 // now reads the GPU's nanosecond timer.
 __device__ static unsigned long long now(void) {
@@ -55,3 +56,35 @@ extern "C" __global__ void sum_i64(const long long *in, unsigned long long n, lo
 		*out = t;
 	}
 }
+
+// saxpy computes y[i] = a*x[i] + y[i] for the n elements of x and y.
+extern "C" __global__ void saxpy(int n, float a, const float *x, float *y) {
+	for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+		y[i] = a * x[i] + y[i];
+}
+
+// The kernels below have C++ linkage: their entry names are mangled, and
+// package cuda's tests look them up by their demangled names.
+
+// scale multiplies each of the n values at data by k.
+template <typename T> __global__ void scale(T *data, T k, unsigned long long n) {
+	for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+	     i += (unsigned long long)gridDim.x * blockDim.x)
+		data[i] *= k;
+}
+template __global__ void scale<float>(float *, float, unsigned long long);
+template __global__ void scale<int>(int *, int, unsigned long long);
+
+namespace ops {
+// offset adds k to each of the n values at data (two overloads).
+__global__ void offset(float *data, float k, unsigned long long n) {
+	for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+	     i += (unsigned long long)gridDim.x * blockDim.x)
+		data[i] += k;
+}
+__global__ void offset(int *data, int k, unsigned long long n) {
+	for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;
+	     i += (unsigned long long)gridDim.x * blockDim.x)
+		data[i] += k;
+}
+} // namespace ops

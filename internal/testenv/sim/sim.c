@@ -149,7 +149,7 @@ enum { CU_GET_PROC_ADDRESS_SUCCESS = 0, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1
        CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2 };
 enum { CU_GRAPH_NODE_TYPE_KERNEL = 0, CU_GRAPH_NODE_TYPE_MEMCPY = 1, CU_GRAPH_NODE_TYPE_MEMSET = 2,
        CU_GRAPH_NODE_TYPE_HOST = 3,
-       CU_GRAPH_NODE_TYPE_GRAPH = 4, CU_GRAPH_NODE_TYPE_EMPTY = 5, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP = 12 };
+       CU_GRAPH_NODE_TYPE_GRAPH = 4, CU_GRAPH_NODE_TYPE_EMPTY = 5, CU_GRAPH_NODE_TYPE_MEM_FREE = 11, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP = 12 };
 enum { CU_GRAPH_EXEC_UPDATE_SUCCESS = 0, CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED = 2,
        CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED = 3 };
 /* ==== END DRIVER TYPES ==== */
@@ -336,12 +336,23 @@ static void range_remove(struct range *r) { *r = ranges[--nranges]; }
  * the grid size is not used.
  * =================================================================== */
 
-enum { K_ADD_ONE, K_FILL, K_SUM, K_SPIN, K_COUNT };
-static const struct kernel_def { const char *name; int nargs; unsigned char size[4]; } kernels[K_COUNT] = {
-    [K_ADD_ONE] = { "add_one_i32", 2, { 8, 8 } },       /* (int *data, u64 n) */
-    [K_FILL] = { "fill_i32", 3, { 8, 8, 4 } },          /* (int *data, u64 n, int value) */
-    [K_SUM] = { "sum_i64", 4, { 8, 8, 8, 8 } },         /* (const i64 *in, u64 n, i64 *out, u64 spin_ns) */
-    [K_SPIN] = { "spin", 1, { 8 } },                    /* (u64 ns) */
+enum { K_ADD_ONE, K_FILL, K_SUM, K_SPIN, K_SAXPY, K_SCALE_F32, K_SCALE_I32, K_OFFSET_F32, K_OFFSET_I32, K_COUNT };
+/* size: each parameter's bytes; offset: where it sits in the parameter
+ * buffer, as cuFuncGetParamInfo reports it (the C ABI's alignment). */
+static const struct kernel_def {
+    const char *name; int nargs; unsigned char size[4], offset[4];
+} kernels[K_COUNT] = {
+    [K_ADD_ONE] = { "add_one_i32", 2, { 8, 8 }, { 0, 8 } },              /* (int *data, u64 n) */
+    [K_FILL] = { "fill_i32", 3, { 8, 8, 4 }, { 0, 8, 16 } },             /* (int *data, u64 n, int value) */
+    [K_SUM] = { "sum_i64", 4, { 8, 8, 8, 8 }, { 0, 8, 16, 24 } },        /* (const i64 *in, u64 n, i64 *out, u64 spin_ns) */
+    [K_SPIN] = { "spin", 1, { 8 }, { 0 } },                              /* (u64 ns) */
+    [K_SAXPY] = { "saxpy", 4, { 4, 4, 8, 8 }, { 0, 4, 8, 16 } },         /* (int n, float a, const float *x, float *y) */
+    /* C++ kernels (mangled names): template <T> scale(T *data, T k, u64 n) for float and int, and
+     * ops::offset(T *data, T k, u64 n) overloaded for float and int. */
+    [K_SCALE_F32] = { "_Z5scaleIfEvPT_S0_y", 3, { 8, 4, 8 }, { 0, 8, 16 } },
+    [K_SCALE_I32] = { "_Z5scaleIiEvPT_S0_y", 3, { 8, 4, 8 }, { 0, 8, 16 } },
+    [K_OFFSET_F32] = { "_ZN3ops6offsetEPffy", 3, { 8, 4, 8 }, { 0, 8, 16 } },
+    [K_OFFSET_I32] = { "_ZN3ops6offsetEPiiy", 3, { 8, 4, 8 }, { 0, 8, 16 } },
 };
 
 /* ===================================================================
@@ -349,12 +360,12 @@ static const struct kernel_def { const char *name; int nargs; unsigned char size
  * graph node.
  * =================================================================== */
 
-enum { T_NOP, T_KERNEL, T_COPY, T_SET, T_WAIT, T_WRITE, T_HOST, T_GRAPH };
+enum { T_NOP, T_KERNEL, T_COPY, T_SET, T_WAIT, T_WRITE, T_HOST, T_GRAPH, T_FREE };
 struct prog;
 struct task {
     int kind;
     int kernel; uint64_t arg[4];               /* T_KERNEL */
-    void *dst; const void *src; size_t n;      /* T_COPY bytes; T_SET elements; T_WAIT/T_WRITE word */
+    void *dst; const void *src; size_t n;      /* T_COPY bytes; T_SET elements; T_WAIT/T_WRITE word; T_FREE start */
     int dev_dst, dev_src;                      /* T_COPY: which sides must be device-reachable */
     unsigned width; uint64_t value;            /* T_SET element bytes and value; T_WAIT/T_WRITE */
     unsigned flags;                            /* T_WAIT comparison */
@@ -368,6 +379,7 @@ static int node_type(const struct task *t) {
     case T_COPY: return CU_GRAPH_NODE_TYPE_MEMCPY;
     case T_SET: return CU_GRAPH_NODE_TYPE_MEMSET;
     case T_HOST: return CU_GRAPH_NODE_TYPE_HOST;
+    case T_FREE: return CU_GRAPH_NODE_TYPE_MEM_FREE;
     case T_GRAPH: return CU_GRAPH_NODE_TYPE_GRAPH;
     case T_WAIT: case T_WRITE: return CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
     default: return CU_GRAPH_NODE_TYPE_EMPTY;
@@ -382,6 +394,13 @@ static int task_reachable(const struct task *t) {
         switch (t->kernel) {
         case K_ADD_ONE: case K_FILL: return reachable(a0, t->arg[1] * 4);
         case K_SUM: return reachable(a0, t->arg[1] * 8) && reachable(a2, 8);
+        case K_SAXPY: {
+            int32_t n = (int32_t)(uint32_t)t->arg[0];
+            size_t len = n > 0 ? (size_t)n * 4 : 0;
+            return reachable((uintptr_t)t->arg[2], len) && reachable((uintptr_t)t->arg[3], len);
+        }
+        case K_SCALE_F32: case K_SCALE_I32: case K_OFFSET_F32: case K_OFFSET_I32:
+            return reachable(a0, t->arg[2] * 4);
         default: return 1;
         }
     case T_COPY:
@@ -413,6 +432,7 @@ static int wait_satisfied(const struct task *t) {
 }
 
 static CUresult run_prog(struct prog *p);
+static void free_async_run(uintptr_t p);
 
 /* Run one task on a worker thread, mu not held. */
 static CUresult run_task(const struct task *t) {
@@ -442,6 +462,28 @@ static CUresult run_task(const struct task *t) {
             *(int64_t *)(uintptr_t)t->arg[2] = s;
         } else if (t->kernel == K_SPIN) {
             sleep_until(now_ns() + t->arg[0]);
+        } else if (t->kernel == K_SAXPY) {
+            int32_t len = (int32_t)(uint32_t)t->arg[0];
+            float a;
+            uint32_t bits = (uint32_t)t->arg[1];
+            memcpy(&a, &bits, 4);
+            const float *x = (const float *)(uintptr_t)t->arg[2];
+            float *y = (float *)(uintptr_t)t->arg[3];
+            for (int32_t i = 0; i < len; i++) y[i] = a * x[i] + y[i];
+        } else {
+            uint64_t len = t->arg[2];
+            uint32_t bits = (uint32_t)t->arg[1];
+            float kf;
+            int32_t ki = (int32_t)bits;
+            memcpy(&kf, &bits, 4);
+            float *f = (float *)(uintptr_t)t->arg[0];
+            int32_t *d = (int32_t *)(uintptr_t)t->arg[0];
+            for (uint64_t i = 0; i < len; i++) switch (t->kernel) {
+                case K_SCALE_F32: f[i] *= kf; break;
+                case K_SCALE_I32: d[i] *= ki; break;
+                case K_OFFSET_F32: f[i] += kf; break;
+                default: d[i] += ki; break;
+                }
         }
         break;
     }
@@ -456,6 +498,7 @@ static CUresult run_task(const struct task *t) {
         else __atomic_store_n((uint32_t *)t->dst, (uint32_t)t->value, __ATOMIC_RELEASE);
         break;
     case T_HOST: t->fn(t->user); break;
+    case T_FREE: free_async_run((uintptr_t)t->dst); break;
     default: break;
     }
     return CUDA_SUCCESS;
@@ -1807,6 +1850,49 @@ CUresult cuMemFree_v2(CUdeviceptr dptr) {
     return r;
 }
 
+/* Stream-ordered allocation: the memory is allocated at once (so it is
+ * ready for the stream's later work) and freed when the stream reaches the
+ * free, with no device-wide fence. Neither call is potentially unsafe. */
+CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream h) {
+    FAIL_POINT("cuMemAllocAsync");
+    CUstream s;
+    LOCK();
+    CUresult r = stream_of(h, &s);
+    if (!r && (!dptr || size == 0)) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) {
+        void *p = aligned_alloc(256, round_up(size, 256));
+        if (!p) r = CUDA_ERROR_OUT_OF_MEMORY;
+        else {
+            range_add((uintptr_t)p, size, MEM_DEVICE, 0, s->ctx);
+            st.live_allocations++;
+            *dptr = (CUdeviceptr)(uintptr_t)p;
+        }
+    }
+    UNLOCK();
+    return r;
+}
+CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream h) {
+    FAIL_POINT("cuMemFreeAsync");
+    LOCK();
+    CUresult r = initialised ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+    if (!r && (!dptr || !range_at((uintptr_t)dptr, MEM_DEVICE))) r = CUDA_ERROR_INVALID_VALUE;
+    UNLOCK();
+    if (r) return r;
+    struct task t = { .kind = T_FREE, .dst = (void *)(uintptr_t)dptr };
+    return enqueue(h, &t);
+}
+/* The free of cuMemFreeAsync, when the stream reaches it. mu not held. */
+static void free_async_run(uintptr_t p) {
+    LOCK();
+    struct range *rg = range_at(p, MEM_DEVICE);
+    if (rg) {
+        range_remove(rg);
+        free((void *)p);
+        st.live_allocations--;
+    }
+    UNLOCK();
+}
+
 static CUresult host_alloc(void **pp, size_t size, unsigned flags) {
     CUcontext c;
     LOCK();
@@ -2136,6 +2222,67 @@ CUresult cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name) {
     return r;
 }
 
+CUresult cuModuleGetFunctionCount(unsigned int *count, CUmodule m) {
+    FAIL_POINT("cuModuleGetFunctionCount");
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (!m || m->magic != MAGIC_MODULE) r = CUDA_ERROR_INVALID_HANDLE;
+    else if (!count) r = CUDA_ERROR_INVALID_VALUE;
+    else {
+        *count = 0;
+        for (int k = 0; k < K_COUNT; k++) *count += m->funcs[k].magic == MAGIC_FUNC;
+    }
+    UNLOCK();
+    return r;
+}
+
+CUresult cuModuleEnumerateFunctions(CUfunction *fns, unsigned int n, CUmodule m) {
+    FAIL_POINT("cuModuleEnumerateFunctions");
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (!m || m->magic != MAGIC_MODULE) r = CUDA_ERROR_INVALID_HANDLE;
+    else if (!fns) r = CUDA_ERROR_INVALID_VALUE;
+    else {
+        unsigned i = 0;
+        for (int k = 0; k < K_COUNT; k++)
+            if (m->funcs[k].magic == MAGIC_FUNC) {
+                if (i == n) { r = CUDA_ERROR_INVALID_VALUE; break; }
+                fns[i++] = &m->funcs[k];
+            }
+    }
+    UNLOCK();
+    return r;
+}
+
+CUresult cuFuncGetName(const char **name, CUfunction f) {
+    FAIL_POINT("cuFuncGetName");
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (!f || f->magic != MAGIC_FUNC) r = CUDA_ERROR_INVALID_HANDLE;
+    else if (!name) r = CUDA_ERROR_INVALID_VALUE;
+    else *name = kernels[f->kernel].name;
+    UNLOCK();
+    return r;
+}
+
+CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size) {
+    FAIL_POINT("cuFuncGetParamInfo");
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (!f || f->magic != MAGIC_FUNC) r = CUDA_ERROR_INVALID_HANDLE;
+    else if (!offset || !size || index >= (size_t)kernels[f->kernel].nargs) r = CUDA_ERROR_INVALID_VALUE;
+    else {
+        *offset = kernels[f->kernel].offset[index];
+        *size = kernels[f->kernel].size[index];
+    }
+    UNLOCK();
+    return r;
+}
+
 static CUresult launch(CUfunction f, const unsigned dim[6], CUstream h, void **params, void **extra) {
     struct task t = { .kind = T_KERNEL };
     LOCK();
@@ -2449,6 +2596,8 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuMemGetInfo", 3020, 0, cuMemGetInfo_v2),
     SYM("cuMemAlloc", 3020, 0, cuMemAlloc_v2),
     SYM("cuMemFree", 3020, 0, cuMemFree_v2),
+    SYM("cuMemAllocAsync", 11020, 11020, cuMemAllocAsync),
+    SYM("cuMemFreeAsync", 11020, 11020, cuMemFreeAsync),
     SYM("cuMemAllocHost", 3020, 0, cuMemAllocHost_v2),
     SYM("cuMemHostAlloc", 2020, 0, cuMemHostAlloc),
     SYM("cuMemFreeHost", 2000, 0, cuMemFreeHost),
@@ -2476,6 +2625,10 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuModuleLoadDataEx", 2010, 0, cuModuleLoadDataEx),
     SYM("cuModuleUnload", 2000, 0, cuModuleUnload),
     SYM("cuModuleGetFunction", 2000, 0, cuModuleGetFunction),
+    SYM("cuModuleGetFunctionCount", 12040, 0, cuModuleGetFunctionCount),
+    SYM("cuModuleEnumerateFunctions", 12040, 0, cuModuleEnumerateFunctions),
+    SYM("cuFuncGetName", 12030, 0, cuFuncGetName),
+    SYM("cuFuncGetParamInfo", 12040, 0, cuFuncGetParamInfo),
     SYM("cuLaunchKernel", 4000, 7000, cuLaunchKernel),
     SYM("cuLaunchKernelEx", 11060, 11060, cuLaunchKernelEx),
     SYM("cuGraphCreate", 10000, 0, cuGraphCreate),

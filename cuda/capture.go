@@ -1,0 +1,69 @@
+package cuda
+
+import (
+	"errors"
+
+	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// Capture captures the work that f submits to the stream into a graph
+// instead of running it (graph.Capture, in graph.DefaultMode), and returns
+// the graph; instantiate it (Graph.Instantiate) and launch the executable
+// graph with LaunchGraph. f runs on the calling goroutine and receives the
+// stream; other streams join the capture by waiting for an Event recorded
+// on it. Memory used in the capture (Slices, pinned host memory, host
+// functions) must outlive the graph's launches: Slices are not freed
+// while a graph that uses them runs, only ordered after the streams'
+// work.
+//
+// The stream cannot be closed during the capture (ErrCapturing).
+func (s *Stream) Capture(f func(s *Stream) error) (*graph.Graph, error) {
+	return s.CaptureMode(graph.DefaultMode, f)
+}
+
+// CaptureMode is Capture in the given capture mode (see package graph).
+func (s *Stream) CaptureMode(mode libcuda.StreamCaptureMode, f func(s *Stream) error) (*graph.Graph, error) {
+	if f == nil {
+		return nil, errors.New("cuda: Stream.Capture: nil function")
+	}
+	st, err := s.acquire("Capture")
+	if err != nil {
+		return nil, err
+	}
+	st.capturing.Add(1)
+	st.mu.RUnlock()
+	defer st.capturing.Add(-1)
+	return graph.Capture(st.raw, mode, func(libcuda.Stream) error { return f(s) })
+}
+
+// LaunchGraph launches an executable graph on the stream (graph.Exec's
+// Launch).
+func (s *Stream) LaunchGraph(e *graph.Exec) error {
+	if e == nil {
+		return errors.New("cuda: Stream.LaunchGraph: nil graph")
+	}
+	st, err := s.acquire("LaunchGraph")
+	if err != nil {
+		return err
+	}
+	defer st.mu.RUnlock()
+	return st.ctx.do(func() error { return e.Launch(st.raw) })
+}
+
+// RunCached runs f through a graph.Cached on the stream: the first call
+// captures what f submits, and later calls update the cached executable
+// graph in place when they can and launch it (see graph.Cached).
+func (s *Stream) RunCached(c *graph.Cached, f func(s *Stream) error) error {
+	if c == nil || f == nil {
+		return errors.New("cuda: Stream.RunCached: nil cache or function")
+	}
+	st, err := s.acquire("RunCached")
+	if err != nil {
+		return err
+	}
+	st.capturing.Add(1)
+	st.mu.RUnlock()
+	defer st.capturing.Add(-1)
+	return st.ctx.do(func() error { return c.Run(st.raw, func(libcuda.Stream) error { return f(s) }) })
+}

@@ -1,0 +1,214 @@
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime"
+	gosync "sync"
+	"sync/atomic"
+
+	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
+)
+
+// Context is a device's primary context, retained. Every method of the
+// values made from it (streams, memory, modules, events) runs with it
+// current on a locked OS thread: the caller never makes it current nor
+// locks a thread.
+//
+// Close releases the caller's hold on the primary context. The driver's
+// context stays alive while streams, slices, events or modules made from
+// this Context are open; it is released when the last of them is closed
+// (or collected). A Context dropped without Close is released by the
+// garbage collector, and a warning is logged.
+//
+// # Threads
+//
+// A call that needs the context current finds out which context the
+// calling thread has (one cuCtxGetCurrent). When it is this one, that is
+// all. When the thread had none, the call makes this one current and leaves
+// it so, as the CUDA runtime does with the primary context, so the next
+// call on the thread costs nothing more. When the thread had another, the
+// call restores it afterwards.
+//
+// A Context's methods are safe for concurrent use.
+type Context struct {
+	st      *ctxState
+	cleanup runtime.Cleanup
+}
+
+// ctxState is what the values made from a Context share. It does not
+// point back to the Context, so that a dropped Context can be collected.
+type ctxState struct {
+	dev    Device
+	cu     libcuda.Context
+	refs   atomic.Int64 // the Context itself (until Close) and each open value made from it
+	closed atomic.Bool  // Close was called on the Context
+}
+
+// Context retains the device's primary context (cuDevicePrimaryCtxRetain)
+// and returns it. Each call retains it once more; each Context is closed
+// on its own.
+func (d Device) Context() (*Context, error) {
+	if err := libcuda.Init(0); err != nil {
+		return nil, driverErr("cuInit", err)
+	}
+	var cu libcuda.Context
+	if err := libcuda.DevicePrimaryCtxRetain(&cu, d.dev); err != nil {
+		return nil, driverErr("cuDevicePrimaryCtxRetain", err)
+	}
+	st := &ctxState{dev: d, cu: cu}
+	st.refs.Store(1)
+	c := &Context{st: st}
+	c.cleanup = runtime.AddCleanup(c, func(st *ctxState) {
+		dropped("Context", "Close")
+		st.closed.Store(true)
+		st.unref()
+	}, st)
+	return c, nil
+}
+
+// Device is the device the context belongs to.
+func (c *Context) Device() Device { return c.st.dev }
+
+// Raw is the driver's handle of the context, for calls through libcuda.
+// Do not destroy or release it.
+func (c *Context) Raw() libcuda.Context { return c.st.cu }
+
+// Close releases the context. Values made from it that are still open keep
+// the driver's context until they are closed. Closing twice is an error
+// matching ErrClosed.
+func (c *Context) Close() error {
+	if c == nil {
+		return nilErr("Context", "Close")
+	}
+	if c.st.closed.Swap(true) {
+		return closedErr("Context", "Close")
+	}
+	c.cleanup.Stop()
+	return c.st.unref()
+}
+
+// live returns the state of an open context.
+func (c *Context) live(op string) (*ctxState, error) {
+	if c == nil {
+		return nil, nilErr("Context", op)
+	}
+	if c.st.closed.Load() {
+		return nil, closedErr("Context", op)
+	}
+	return c.st, nil
+}
+
+// Do runs f on a locked OS thread with the context current, and makes
+// current again what the thread had before: for calls through libcuda
+// that need the current context.
+func (c *Context) Do(f func() error) error {
+	st, err := c.live("Do")
+	if err != nil {
+		return err
+	}
+	if f == nil {
+		return errors.New("cuda: Context.Do: nil function")
+	}
+	return libcuda.WithContext(st.cu, f)
+}
+
+// Sync waits until all work submitted in the context has finished
+// (package sync's Context: on a helper thread, cancelled by ctx). While a
+// capture is in progress it fails at once (sync.ErrCapturing).
+func (c *Context) Sync(ctx context.Context) error {
+	st, err := c.live("Sync")
+	if err != nil {
+		return err
+	}
+	return sync.Context(ctx, st.cu)
+}
+
+// StreamPriorities is the range of stream priorities the context allows
+// (cuCtxGetStreamPriorityRange): lower numbers mean higher priority, so
+// greatest is at most least.
+func (c *Context) StreamPriorities() (least, greatest int, err error) {
+	st, err := c.live("StreamPriorities")
+	if err != nil {
+		return 0, 0, err
+	}
+	var l, g int32
+	err = st.do(func() error { return libcuda.CtxGetStreamPriorityRange(&l, &g) })
+	if err != nil {
+		return 0, 0, driverErr("cuCtxGetStreamPriorityRange", err)
+	}
+	return int(l), int(g), nil
+}
+
+// ref counts one more value that needs the driver's context.
+func (st *ctxState) ref() { st.refs.Add(1) }
+
+// unref drops one; the last releases the primary context.
+func (st *ctxState) unref() error {
+	n := st.refs.Add(-1)
+	if n > 0 {
+		return nil
+	}
+	if n < 0 {
+		return errors.New("cuda: context released more often than retained")
+	}
+	if err := libcuda.DevicePrimaryCtxRelease(st.dev.dev); err != nil {
+		return driverErr("cuDevicePrimaryCtxRelease", err)
+	}
+	return nil
+}
+
+// enter locks the calling goroutine to its thread and makes st current;
+// leave undoes it (see Context, # Threads). Between them the thread's
+// context is st's.
+func (st *ctxState) enter() (prev libcuda.Context, err error) {
+	runtime.LockOSThread()
+	if err := libcuda.CtxGetCurrent(&prev); err != nil {
+		runtime.UnlockOSThread()
+		return 0, driverErr("cuCtxGetCurrent", err)
+	}
+	if prev != st.cu {
+		if err := libcuda.CtxSetCurrent(st.cu); err != nil {
+			runtime.UnlockOSThread()
+			return 0, driverErr("cuCtxSetCurrent", err)
+		}
+	}
+	return prev, nil
+}
+
+// leave restores the context enter found, if it was another one, and
+// unlocks the thread.
+func (st *ctxState) leave(prev libcuda.Context) error {
+	var err error
+	if prev != 0 && prev != st.cu {
+		if rerr := libcuda.CtxSetCurrent(prev); rerr != nil {
+			err = driverErr("cuCtxSetCurrent (restoring the thread's context)", rerr)
+		}
+	}
+	runtime.UnlockOSThread()
+	return err
+}
+
+// do runs f between enter and leave.
+func (st *ctxState) do(f func() error) error {
+	prev, err := st.enter()
+	if err != nil {
+		return err
+	}
+	err = f()
+	return errors.Join(err, st.leave(prev))
+}
+
+// dropped logs, once for each kind of value, that a value was collected
+// without being closed; every such value is released all the same.
+func dropped(what, closer string) {
+	v, _ := droppedKinds.LoadOrStore(what, new(gosync.Once))
+	v.(*gosync.Once).Do(func() {
+		slog.Warn(fmt.Sprintf("cuda: a %s was dropped without %s; the garbage collector released it (further ones are released without a log)", what, closer))
+	})
+}
+
+var droppedKinds gosync.Map // kind name -> *sync.Once

@@ -1,0 +1,228 @@
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"unsafe"
+
+	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// Host is the host side of a copy:
+//
+//   - a plain []T: pageable memory, copied as the driver copies it. To the
+//     device, the driver stages the data and CopyToDevice returns once the
+//     slice may be changed again (the copy itself may still be in flight
+//     on the stream); from the device, CopyToHost waits until the data has
+//     arrived in the slice (and so for the stream's earlier work). Neither
+//     overlaps with the host.
+//   - a *Pinned[T] or a *hostmem.Buffer: pinned memory, copied
+//     asynchronously in stream order; the copy is recorded as a use of the
+//     buffer, so that its release waits for it. Read the data of a copy to
+//     the host after a Sync of the stream (or of an Event after it).
+type Host[T any] interface {
+	[]T | *Pinned[T] | *hostmem.Buffer
+}
+
+// hostSide is the address and size of a copy's host side, and the buffer
+// to record the use on (nil for pageable memory).
+type hostSide struct {
+	p     unsafe.Pointer
+	bytes uintptr
+	buf   *hostmem.Buffer
+}
+
+func hostOf[T any, H Host[T]](h H) (hostSide, error) {
+	switch v := any(h).(type) {
+	case []T:
+		return hostSide{p: unsafe.Pointer(unsafe.SliceData(v)), bytes: uintptr(len(v)) * unsafe.Sizeof(*new(T))}, nil
+	case *Pinned[T]:
+		if v == nil {
+			return hostSide{}, fmt.Errorf("nil *Pinned: %w", ErrNil)
+		}
+		if v.buf.DevicePtr() == 0 {
+			return hostSide{}, ErrFreed
+		}
+		return hostSide{p: unsafe.Pointer(unsafe.SliceData(v.data)), bytes: uintptr(len(v.data)) * unsafe.Sizeof(*new(T)), buf: v.buf}, nil
+	case *hostmem.Buffer:
+		if v == nil {
+			return hostSide{}, fmt.Errorf("nil *hostmem.Buffer: %w", ErrNil)
+		}
+		if v.DevicePtr() == 0 {
+			return hostSide{}, ErrFreed
+		}
+		return hostSide{p: v.Pointer(), bytes: uintptr(v.Size()), buf: v}, nil
+	}
+	return hostSide{}, fmt.Errorf("cuda: unknown host side %T", h)
+}
+
+// devSide holds a Slice for one copy: acquired, with its address.
+type devSide struct {
+	a     *alloc
+	ptr   libcuda.Deviceptr
+	bytes uintptr
+}
+
+func acquireSlice[T any](x Slice[T]) (devSide, error) {
+	if x.h == nil {
+		return devSide{}, fmt.Errorf("zero Slice: %w", ErrNil)
+	}
+	size := unsafe.Sizeof(*new(T))
+	p, err := x.h.a.acquire(uintptr(x.off) * size)
+	if err != nil {
+		return devSide{}, err
+	}
+	return devSide{a: x.h.a, ptr: p, bytes: uintptr(x.n) * size}, nil
+}
+
+// CopyToDevice copies src into dst on stream s (cuMemcpyHtoDAsync). The
+// lengths must be equal (ErrLength); see Host for what each kind of host
+// side means.
+func CopyToDevice[T any, H Host[T]](s *Stream, dst Slice[T], src H) error {
+	return copyHost[T](s, "CopyToDevice", dst, src, true)
+}
+
+// CopyToHost copies src into dst on stream s (cuMemcpyDtoHAsync). The
+// lengths must be equal (ErrLength); see Host for when the data is there.
+func CopyToHost[T any, H Host[T]](s *Stream, dst H, src Slice[T]) error {
+	return copyHost[T](s, "CopyToHost", src, dst, false)
+}
+
+func copyHost[T any, H Host[T]](s *Stream, op string, x Slice[T], h H, toDevice bool) (err error) {
+	st, err := s.acquire(op)
+	if err != nil {
+		return err
+	}
+	defer st.mu.RUnlock()
+	hs, err := hostOf[T](h)
+	if err != nil {
+		return fmt.Errorf("cuda: %s: host side: %w", op, err)
+	}
+	ds, err := acquireSlice(x)
+	if err != nil {
+		return fmt.Errorf("cuda: %s: device side: %w", op, err)
+	}
+	copied := false
+	defer func() { ds.a.release(st, copied) }()
+	if hs.bytes != ds.bytes {
+		return fmt.Errorf("cuda: %s: %d bytes on the host, %d on the device: %w", op, hs.bytes, ds.bytes, ErrLength)
+	}
+	if ds.bytes == 0 {
+		return nil
+	}
+	call := "cuMemcpyDtoHAsync"
+	err = st.ctx.do(func() error {
+		if toDevice {
+			call = "cuMemcpyHtoDAsync"
+			return libcuda.MemcpyHtoDAsync(ds.ptr, hs.p, uint64(ds.bytes), st.raw)
+		}
+		return libcuda.MemcpyDtoHAsync(hs.p, ds.ptr, uint64(ds.bytes), st.raw)
+	})
+	if err != nil {
+		return driverErr(call, err)
+	}
+	copied = true
+	if hs.buf != nil {
+		if err := hs.buf.Use(st.raw); err != nil {
+			return fmt.Errorf("cuda: %s: recording the use of the host buffer: %w", op, err)
+		}
+		return nil
+	}
+	if !toDevice {
+		// Into pageable memory: the data must be there on return, whatever
+		// the driver did with this memory.
+		return st.syncLocked(context.Background())
+	}
+	return nil
+}
+
+// Copy copies src into dst on stream s, device to device
+// (cuMemcpyDtoDAsync). The lengths must be equal (ErrLength).
+func Copy[T any](s *Stream, dst, src Slice[T]) error {
+	st, err := s.acquire("Copy")
+	if err != nil {
+		return err
+	}
+	defer st.mu.RUnlock()
+	d, err := acquireSlice(dst)
+	if err != nil {
+		return fmt.Errorf("cuda: Copy: destination: %w", err)
+	}
+	copied := false
+	defer func() { d.a.release(st, copied) }()
+	sr, err := acquireSlice(src)
+	if err != nil {
+		return fmt.Errorf("cuda: Copy: source: %w", err)
+	}
+	defer func() { sr.a.release(st, copied) }()
+	if d.bytes != sr.bytes {
+		return fmt.Errorf("cuda: Copy: %d elements into %d: %w", src.n, dst.n, ErrLength)
+	}
+	err = st.ctx.do(func() error { return libcuda.MemcpyDtoDAsync(d.ptr, sr.ptr, uint64(d.bytes), st.raw) })
+	if err != nil {
+		return driverErr("cuMemcpyDtoDAsync", err)
+	}
+	copied = true
+	return nil
+}
+
+// Memset sets every element of dst to v on stream s (cuMemsetD8Async,
+// cuMemsetD16Async or cuMemsetD32Async): T must have 1, 2 or 4 bytes. To
+// zero a Slice of any type, use Zero.
+func Memset[T any](s *Stream, dst Slice[T], v T) error {
+	size := reflect.TypeFor[T]().Size()
+	var word uint32
+	switch size {
+	case 1:
+		word = uint32(*(*uint8)(unsafe.Pointer(&v)))
+	case 2:
+		word = uint32(*(*uint16)(unsafe.Pointer(&v)))
+	case 4:
+		word = *(*uint32)(unsafe.Pointer(&v))
+	default:
+		return fmt.Errorf("cuda: Memset of %d-byte elements: only 1, 2 and 4 bytes can be set; Zero clears any type", size)
+	}
+	return memset(s, "Memset", dst.h, uintptr(dst.off)*size, uintptr(dst.n), size, word)
+}
+
+// Zero sets every byte of dst to 0 on stream s (cuMemsetD8Async).
+func Zero[T any](s *Stream, dst Slice[T]) error {
+	size := unsafe.Sizeof(*new(T))
+	return memset(s, "Zero", dst.h, uintptr(dst.off)*size, uintptr(dst.n)*size, 1, 0)
+}
+
+func memset(s *Stream, op string, h *allocHandle, off, n, width uintptr, word uint32) error {
+	st, err := s.acquire(op)
+	if err != nil {
+		return err
+	}
+	defer st.mu.RUnlock()
+	if h == nil {
+		return fmt.Errorf("cuda: %s: zero Slice: %w", op, ErrNil)
+	}
+	p, err := h.a.acquire(off)
+	if err != nil {
+		return fmt.Errorf("cuda: %s: %w", op, err)
+	}
+	done := false
+	defer func() { h.a.release(st, done) }()
+	call := "cuMemsetD8Async"
+	err = st.ctx.do(func() error {
+		switch width {
+		case 2:
+			call = "cuMemsetD16Async"
+			return libcuda.MemsetD16Async(p, uint16(word), uint64(n), st.raw)
+		case 4:
+			call = "cuMemsetD32Async"
+			return libcuda.MemsetD32Async(p, word, uint64(n), st.raw)
+		}
+		return libcuda.MemsetD8Async(p, uint8(word), uint64(n), st.raw)
+	})
+	if err != nil {
+		return driverErr(call, err)
+	}
+	done = true
+	return nil
+}

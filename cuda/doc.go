@@ -1,0 +1,59 @@
+// Package cuda is the layer of purecuda a Go program starts from: devices,
+// a context that carries itself, streams, events, typed device memory,
+// copies, modules and kernel launches checked against the kernel's
+// parameters, host functions and graph capture. No unsafe, no
+// runtime.LockOSThread, no current context to manage.
+//
+//	devs, err := cuda.Devices()
+//	ctx, err := devs[0].Context()         // the primary context, retained
+//	defer ctx.Close()
+//	s, err := ctx.NewStream()
+//	defer s.Close()
+//	mod, err := cuda.LoadModule(ctx, ptx) // PTX, cubin or fatbin
+//	saxpy, err := mod.Func("saxpy")
+//	x, err := cuda.Alloc[float32](s, n)   // stream-ordered
+//	defer x.Free()
+//	err = cuda.CopyToDevice(s, x, hostX)
+//	err = s.Launch(saxpy, cuda.Grid(n/256, 1, 1), cuda.Block(256, 1, 1),
+//		cuda.Int32(int32(n)), cuda.Float32(2), x.Arg(), y.Arg())
+//	err = cuda.CopyToHost(s, hostY, y)    // into a []float32: waits
+//
+// # Values and their lifetimes
+//
+// A Context, Stream, Event and Module have a Close, and a Slice a Free.
+// Use after Close or Free is an error (ErrClosed, ErrFreed), never a
+// crash; closing races with calls in progress safely (Close waits for
+// them). Values dropped without Close or Free are released by the garbage
+// collector through runtime.AddCleanup, and a warning is logged once for
+// each kind. Values made from a Context keep the driver's context alive
+// until they are closed.
+//
+// # Threads and the current context
+//
+// Every call that needs its Context current makes it current on a locked
+// OS thread (see Context). A goroutine can use any value from any thread.
+//
+// # Memory
+//
+// Slice[T] is device memory of a pointer-free type T, allocated and freed
+// in stream order from the device's memory pool. Free is ordered after the
+// work of every stream that used the Slice: the streams are remembered as
+// copies and launches are submitted, at no cost. The host side of a copy
+// is a plain []T (pageable: the copy does not overlap with the host), or a
+// *Pinned[T] or *hostmem.Buffer (pinned: asynchronous, and recorded as a
+// use of the buffer so that its release waits for the copy). Lengths are
+// checked: a mismatch or an out-of-range Slice is an error (ErrLength).
+//
+// # Launches
+//
+// Stream.Launch takes the kernel's arguments as Arg values (Int32,
+// Float32, Value, Slice.Arg, Pinned.Arg, Buffer): their sizes are checked
+// against the parameters the driver reports (cuFuncGetParamInfo, CUDA
+// 12.4 and later), and a launch allocates nothing. Module.Func finds a
+// kernel by its extern "C" name, its mangled name or its C++ name.
+//
+// # Errors
+//
+// Errors from the driver name the call and wrap libcuda.Result: use
+// errors.Is(err, libcuda.CUDA_ERROR_...) to test for one.
+package cuda

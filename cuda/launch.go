@@ -1,0 +1,304 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"unsafe"
+
+	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// Dim3 is a grid size in blocks or a block size in threads. A zero field
+// counts as 1.
+type Dim3 struct{ X, Y, Z int }
+
+// Grid is the grid size of a launch, in blocks.
+func Grid(x, y, z int) Dim3 { return Dim3{x, y, z} }
+
+// Block is the block size of a launch, in threads.
+func Block(x, y, z int) Dim3 { return Dim3{x, y, z} }
+
+// dims returns d's fields for the driver, zeros as ones.
+func (d Dim3) dims() (x, y, z uint32, ok bool) {
+	ok = true
+	f := func(v int) uint32 {
+		switch {
+		case v == 0:
+			return 1
+		case v < 0 || v > math.MaxUint32:
+			ok = false
+			return 0
+		}
+		return uint32(v)
+	}
+	return f(d.X), f(d.Y), f(d.Z), ok
+}
+
+// Config is a launch's shape and options, for LaunchWith.
+type Config struct {
+	// Grid and Block are the grid and block sizes.
+	Grid, Block Dim3
+	// SharedMem is the dynamic shared memory of each block, in bytes.
+	SharedMem int
+	// Cooperative launches the kernel so that its blocks may synchronise
+	// with each other across the grid (CU_LAUNCH_ATTRIBUTE_COOPERATIVE):
+	// every block must be resident at once.
+	Cooperative bool
+	// Cluster, when not zero, groups the blocks into thread block clusters
+	// of this shape (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION; compute
+	// capability 9.0 and later). Grid must be a multiple of it.
+	Cluster Dim3
+}
+
+// Arg is one argument of a kernel launch, made by Int32, Float32, Value,
+// Slice.Arg, Pinned.Arg, Buffer and the like. It is a plain value: making
+// one allocates nothing unless it holds a value of more than 16 bytes.
+type Arg struct {
+	words [2]uint64 // a value of up to 16 bytes; for memory, the byte offset in words[0]
+	big   []byte    // a value of more than 16 bytes
+	size  uint32    // bytes the kernel's parameter must have
+	mem   argMem    // memory whose device address is the argument
+	err   error     // why the argument cannot be passed
+}
+
+// argMem is memory passed to a kernel by its device address.
+type argMem interface {
+	// acquire keeps the memory from being freed until done, and returns
+	// the device address of the byte at off.
+	acquire(off uintptr) (libcuda.Deviceptr, error)
+	// done records a use on st when launched, and ends acquire's hold.
+	done(st *streamState, launched bool) error
+}
+
+// Int32 passes v as a 32-bit integer (C int).
+func Int32(v int32) Arg { return Arg{words: [2]uint64{uint64(uint32(v))}, size: 4} }
+
+// Uint32 passes v as an unsigned 32-bit integer (C unsigned int).
+func Uint32(v uint32) Arg { return Arg{words: [2]uint64{uint64(v)}, size: 4} }
+
+// Int64 passes v as a 64-bit integer (C long long).
+func Int64(v int64) Arg { return Arg{words: [2]uint64{uint64(v)}, size: 8} }
+
+// Uint64 passes v as an unsigned 64-bit integer (C unsigned long long,
+// size_t).
+func Uint64(v uint64) Arg { return Arg{words: [2]uint64{v}, size: 8} }
+
+// Float32 passes v as a float.
+func Float32(v float32) Arg { return Arg{words: [2]uint64{uint64(math.Float32bits(v))}, size: 4} }
+
+// Float64 passes v as a double.
+func Float64(v float64) Arg { return Arg{words: [2]uint64{math.Float64bits(v)}, size: 8} }
+
+// Ptr passes a raw device address, for memory that package cuda does not
+// manage; nothing checks that it is valid.
+func Ptr(p libcuda.Deviceptr) Arg { return Arg{words: [2]uint64{uint64(p)}, size: 8} }
+
+// Value passes v by value: any type without Go pointers (numbers, arrays,
+// structs of them), whose layout must be the kernel parameter's (Go lays
+// out structs as C does for the same field types). A type with Go pointers
+// makes the launch fail with ErrElemType. Values of more than 16 bytes are
+// copied to the heap (one allocation).
+func Value[T any](v T) Arg {
+	t := reflect.TypeFor[T]()
+	if err := checkElem(t); err != nil {
+		return Arg{err: err}
+	}
+	a := Arg{size: uint32(t.Size())}
+	if t.Size() <= unsafe.Sizeof(a.words) {
+		*(*T)(unsafe.Pointer(&a.words)) = v
+		return a
+	}
+	a.big = make([]byte, t.Size())
+	*(*T)(unsafe.Pointer(&a.big[0])) = v
+	return a
+}
+
+// Buffer passes the device address of host memory from package hostmem
+// (mapped, so the kernel reads and writes the host memory itself) and
+// records the launch as a use of it (Buffer.Use), so that its release
+// waits for the kernel.
+func Buffer(b *hostmem.Buffer) Arg {
+	if b == nil {
+		return Arg{err: fmt.Errorf("nil hostmem.Buffer: %w", ErrNil)}
+	}
+	return Arg{mem: bufferMem{b}, size: 8}
+}
+
+// bufferMem is a hostmem.Buffer as a kernel argument.
+type bufferMem struct{ b *hostmem.Buffer }
+
+func (m bufferMem) acquire(off uintptr) (libcuda.Deviceptr, error) {
+	p := m.b.DevicePtr()
+	if p == 0 {
+		return 0, ErrFreed
+	}
+	return p + libcuda.Deviceptr(off), nil
+}
+
+func (m bufferMem) done(st *streamState, launched bool) error {
+	if !launched {
+		return nil
+	}
+	if err := m.b.Use(st.raw); err != nil {
+		return fmt.Errorf("cuda: recording the use of a hostmem.Buffer: %w", err)
+	}
+	return nil
+}
+
+// Arg passes the device address of the slice's first element and records
+// the launch's stream as a user of the memory (see Free).
+func (x Slice[T]) Arg() Arg {
+	if x.h == nil {
+		return Arg{err: fmt.Errorf("zero Slice: %w", ErrNil)}
+	}
+	return Arg{mem: x.h, words: [2]uint64{uint64(uintptr(x.off) * unsafe.Sizeof(*new(T)))}, size: 8}
+}
+
+func (h *allocHandle) acquire(off uintptr) (libcuda.Deviceptr, error) { return h.a.acquire(off) }
+
+func (h *allocHandle) done(st *streamState, launched bool) error {
+	h.a.release(st, launched)
+	return nil
+}
+
+// maxArgs bounds the arguments of a launch.
+const maxArgs = 64
+
+// kernelParams is the argument block of one launch, on the launching
+// goroutine's stack: the driver copies the values before the launch call
+// returns.
+type kernelParams struct {
+	ptrs [maxArgs]unsafe.Pointer
+	vals [maxArgs][2]uint64
+}
+
+// Launch runs kernel f on the stream with the given grid and block sizes
+// (cuLaunchKernel). The arguments are checked against the kernel's
+// parameters first (count and sizes; see Func). Memory passed by a Slice
+// or a hostmem.Buffer is recorded as used by the stream.
+//
+// Launch allocates nothing: write the arguments in the call,
+//
+//	s.Launch(saxpy, cuda.Grid(n/256, 1, 1), cuda.Block(256, 1, 1),
+//		cuda.Int32(int32(n)), cuda.Float32(2), x.Arg(), y.Arg())
+//
+// or keep a []Arg and change its elements between launches.
+func (s *Stream) Launch(f *Func, grid, block Dim3, args ...Arg) error {
+	return s.launch(f, &Config{Grid: grid, Block: block}, args)
+}
+
+// LaunchWith is Launch with dynamic shared memory and the launch options
+// of Config; with Cooperative or Cluster set it uses cuLaunchKernelEx.
+func (s *Stream) LaunchWith(f *Func, c Config, args ...Arg) error {
+	return s.launch(f, &c, args)
+}
+
+func (s *Stream) launch(f *Func, c *Config, args []Arg) (err error) {
+	st, err := s.acquire("Launch")
+	if err != nil {
+		return err
+	}
+	defer st.mu.RUnlock()
+	if f == nil {
+		return nilErr("Func", "Launch")
+	}
+	ms := f.mod.st
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	if ms.closed {
+		return fmt.Errorf("cuda: Launch %s: module: %w", f.name, ErrClosed)
+	}
+	if ms.ctx.cu != st.ctx.cu {
+		return fmt.Errorf("cuda: Launch %s: the module and the stream belong to different contexts", f.name)
+	}
+	gx, gy, gz, ok1 := c.Grid.dims()
+	bx, by, bz, ok2 := c.Block.dims()
+	if !ok1 || !ok2 || c.SharedMem < 0 || c.SharedMem > math.MaxUint32 {
+		return fmt.Errorf("cuda: Launch %s: grid %v, block %v, shared memory %d: out of range", f.name, c.Grid, c.Block, c.SharedMem)
+	}
+	if err := f.check(args); err != nil {
+		return err
+	}
+	var kp kernelParams
+	held := 0 // args[:held] are acquired
+	defer func() {
+		for i := range args[:held] {
+			if a := &args[i]; a.mem != nil {
+				if derr := a.mem.done(st, err == nil); derr != nil && err == nil {
+					err = derr
+				}
+			}
+		}
+	}()
+	for i := range args {
+		a := &args[i]
+		switch {
+		case a.mem != nil:
+			p, err := a.mem.acquire(uintptr(a.words[0]))
+			if err != nil {
+				return fmt.Errorf("cuda: Launch %s: argument %d: %w", f.name, i, err)
+			}
+			held = i + 1
+			kp.vals[i][0] = uint64(p)
+			kp.ptrs[i] = unsafe.Pointer(&kp.vals[i])
+		case a.big != nil:
+			kp.ptrs[i] = unsafe.Pointer(&a.big[0])
+		default:
+			kp.vals[i] = a.words
+			kp.ptrs[i] = unsafe.Pointer(&kp.vals[i])
+		}
+		held = i + 1
+	}
+	var params *unsafe.Pointer
+	if len(args) > 0 {
+		params = &kp.ptrs[0]
+	}
+	prev, err := st.ctx.enter()
+	if err != nil {
+		return err
+	}
+	call := "cuLaunchKernel"
+	if c.Cooperative || c.Cluster != (Dim3{}) {
+		call = "cuLaunchKernelEx"
+		err = launchEx(f.raw, c, [6]uint32{gx, gy, gz, bx, by, bz}, st.raw, params)
+	} else {
+		err = libcuda.LaunchKernel(f.raw, gx, gy, gz, bx, by, bz, uint32(c.SharedMem), st.raw, params, nil)
+	}
+	lerr := st.ctx.leave(prev)
+	if err != nil {
+		return errors.Join(fmt.Errorf("cuda: %s %s: %w", call, f.name, err), lerr)
+	}
+	return lerr
+}
+
+// launchEx launches through cuLaunchKernelEx with c's attributes.
+func launchEx(f libcuda.Function, c *Config, d [6]uint32, s libcuda.Stream, params *unsafe.Pointer) error {
+	var attrs [2]libcuda.LaunchAttribute
+	n := 0
+	if c.Cooperative {
+		attrs[n].Id = libcuda.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
+		*attrs[n].Value.Cooperative() = 1
+		n++
+	}
+	if c.Cluster != (Dim3{}) {
+		x, y, z, ok := c.Cluster.dims()
+		if !ok {
+			return fmt.Errorf("cluster %v out of range: %w", c.Cluster, libcuda.CUDA_ERROR_INVALID_VALUE)
+		}
+		attrs[n].Id = libcuda.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+		*attrs[n].Value.ClusterDim() = libcuda.LaunchAttributeValue_clusterDim{X: x, Y: y, Z: z}
+		n++
+	}
+	cfg := libcuda.LaunchConfig{
+		GridDimX: d[0], GridDimY: d[1], GridDimZ: d[2],
+		BlockDimX: d[3], BlockDimY: d[4], BlockDimZ: d[5],
+		SharedMemBytes: uint32(c.SharedMem),
+		HStream:        s,
+		Attrs:          &attrs[0],
+		NumAttrs:       uint32(n),
+	}
+	return libcuda.LaunchKernelEx(&cfg, f, params, nil)
+}

@@ -1,0 +1,363 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	gosync "sync"
+	"unsafe"
+
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// Module is code loaded into a Context: PTX, a cubin or a fatbin. Its
+// kernels are found by Func. A Module dropped without Close (and without
+// a Func of it still reachable) is unloaded by the garbage collector, and
+// a warning is logged.
+type Module struct {
+	st      *moduleState
+	cleanup runtime.Cleanup
+}
+
+type moduleState struct {
+	ctx    *ctxState
+	raw    libcuda.Module
+	mu     gosync.RWMutex // held for reading by launches, for writing by Close
+	closed bool
+	funcs  []funcName // nil when the driver cannot list a module's functions
+}
+
+// funcName is one function of a module, by its entry name (mangled for
+// C++ kernels) and, when the entry name is a mangled C++ name, its
+// demangled name.
+type funcName struct {
+	raw       libcuda.Function
+	entry     string
+	demangled string // "" for an extern "C" name, or one the demangler does not read
+}
+
+// LoadModule loads a module image into the context (cuModuleLoadData):
+// PTX text (with or without a terminating NUL), a cubin or a fatbin. The
+// image is not kept.
+func LoadModule(ctx *Context, image []byte) (*Module, error) {
+	cst, err := ctx.live("LoadModule")
+	if err != nil {
+		return nil, err
+	}
+	if len(image) == 0 {
+		return nil, errors.New("cuda: LoadModule: empty image")
+	}
+	if image[len(image)-1] != 0 && isText(image) {
+		image = append(image[:len(image):len(image)], 0)
+	}
+	var raw libcuda.Module
+	var funcs []funcName
+	err = cst.do(func() error {
+		if err := libcuda.ModuleLoadData(&raw, unsafe.Pointer(&image[0])); err != nil {
+			return driverErr("cuModuleLoadData", err)
+		}
+		var lerr error
+		funcs, lerr = listFuncs(raw)
+		if lerr != nil {
+			if uerr := libcuda.ModuleUnload(raw); uerr != nil {
+				lerr = errors.Join(lerr, driverErr("cuModuleUnload", uerr))
+			}
+		}
+		return lerr
+	})
+	runtime.KeepAlive(image)
+	if err != nil {
+		return nil, err
+	}
+	cst.ref()
+	ms := &moduleState{ctx: cst, raw: raw, funcs: funcs}
+	m := &Module{st: ms}
+	m.cleanup = runtime.AddCleanup(m, func(ms *moduleState) {
+		dropped("Module", "Close")
+		if err := ms.close(); err != nil {
+			logErr("unloading a dropped module", err)
+		}
+	}, ms)
+	return m, nil
+}
+
+// isText says whether an image is PTX text rather than a binary (an ELF
+// cubin or a fatbin), which must not be changed.
+func isText(b []byte) bool {
+	if len(b) >= 4 && (string(b[:4]) == "\x7fELF" || string(b[:4]) == "\x50\xed\x55\xba") {
+		return false
+	}
+	return true
+}
+
+// listFuncs lists the functions of a module (cuModuleGetFunctionCount,
+// cuModuleEnumerateFunctions, cuFuncGetName). A driver without those
+// calls (before CUDA 12.4) gives nil: Func then finds entry names only.
+func listFuncs(m libcuda.Module) ([]funcName, error) {
+	var n uint32
+	if err := libcuda.ModuleGetFunctionCount(&n, m); err != nil {
+		if errors.Is(err, libcuda.ErrSymbol) {
+			return nil, nil
+		}
+		return nil, driverErr("cuModuleGetFunctionCount", err)
+	}
+	if n == 0 {
+		return []funcName{}, nil
+	}
+	raws := make([]libcuda.Function, n)
+	if err := libcuda.ModuleEnumerateFunctions(&raws[0], n, m); err != nil {
+		return nil, driverErr("cuModuleEnumerateFunctions", err)
+	}
+	funcs := make([]funcName, 0, n)
+	for _, f := range raws {
+		var p *byte
+		if err := libcuda.FuncGetName(&p, f); err != nil {
+			return nil, driverErr("cuFuncGetName", err)
+		}
+		name := cString(p)
+		d, _ := Demangle(name)
+		funcs = append(funcs, funcName{raw: f, entry: name, demangled: d})
+	}
+	return funcs, nil
+}
+
+// cString copies the NUL-terminated string at p, owned by the driver.
+func cString(p *byte) string {
+	if p == nil {
+		return ""
+	}
+	n := 0
+	for *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
+		n++
+	}
+	return string(unsafe.Slice(p, n))
+}
+
+// Raw is the driver's handle of the module. Do not unload it.
+func (m *Module) Raw() libcuda.Module {
+	if m == nil {
+		return 0
+	}
+	return m.st.raw
+}
+
+// Funcs lists the module's functions: the demangled name of each C++
+// kernel, the entry name of the others, sorted. It is empty when the
+// driver cannot list them (before CUDA 12.4).
+func (m *Module) Funcs() []string {
+	if m == nil {
+		return nil
+	}
+	var names []string
+	for _, f := range m.st.funcs {
+		names = append(names, f.display())
+	}
+	slices.Sort(names)
+	return names
+}
+
+func (f funcName) display() string {
+	if f.demangled != "" {
+		return f.demangled
+	}
+	return f.entry
+}
+
+// Func finds a kernel of the module by name and reads its parameters. The
+// name is one of:
+//   - the entry name: the plain name of an extern "C" kernel, or the exact
+//     mangled name of a C++ one (_Z5scaleIfEvPT_S0_y);
+//   - a C++ kernel's demangled name with its parameter list, as c++filt
+//     prints it ("scale<float>(float*, float, unsigned long long)"; spaces
+//     around punctuation and a leading "void" do not matter);
+//   - a C++ kernel's qualified name without parameters ("ops::offset",
+//     "scale<int>"), or without its template arguments ("scale").
+//
+// When the name matches several functions (overloads, template instances)
+// the error matches ErrAmbiguous and lists them; when it matches none, it
+// matches ErrNotFound.
+func (m *Module) Func(name string) (*Func, error) {
+	if m == nil {
+		return nil, nilErr("Module", "Func")
+	}
+	ms := m.st
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	if ms.closed {
+		return nil, closedErr("Module", "Func")
+	}
+	var raw libcuda.Function
+	entry := name
+	if ms.funcs == nil {
+		// The driver cannot list the functions: look the entry name up.
+		err := ms.ctx.do(func() error {
+			cname := append([]byte(name), 0)
+			return libcuda.ModuleGetFunction(&raw, ms.raw, &cname[0])
+		})
+		if errors.Is(err, libcuda.CUDA_ERROR_NOT_FOUND) {
+			return nil, fmt.Errorf("cuda: Module.Func(%q): %w (this driver cannot list a module's functions: give the entry name)", name, ErrNotFound)
+		}
+		if err != nil {
+			return nil, driverErr("cuModuleGetFunction", err)
+		}
+	} else {
+		matches := matchFuncs(ms.funcs, name)
+		switch len(matches) {
+		case 0:
+			return nil, fmt.Errorf("cuda: Module.Func(%q): %w; the module has: %s", name, ErrNotFound, strings.Join(m.Funcs(), ", "))
+		case 1:
+			raw, entry = matches[0].raw, matches[0].entry
+		default:
+			var names []string
+			for _, f := range matches {
+				names = append(names, f.display())
+			}
+			slices.Sort(names)
+			return nil, fmt.Errorf("cuda: Module.Func(%q): %w: it matches %s", name, ErrAmbiguous, strings.Join(names, "; "))
+		}
+	}
+	f := &Func{mod: m, raw: raw, name: entry}
+	if d, ok := Demangle(entry); ok {
+		f.display = d
+	} else {
+		f.display = entry
+	}
+	var params []uint32
+	err := ms.ctx.do(func() (err error) {
+		params, err = paramSizes(raw)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cuda: Module.Func(%q): %w", name, err)
+	}
+	f.params = params
+	return f, nil
+}
+
+// matchFuncs returns the functions that name means, trying each way of
+// naming in turn and stopping at the first that matches any.
+func matchFuncs(funcs []funcName, name string) []funcName {
+	for _, f := range funcs {
+		if f.entry == name {
+			return []funcName{f}
+		}
+	}
+	want := normalize(name)
+	ways := []func(f funcName) string{
+		func(f funcName) string { return normalize(f.demangled) },
+		func(f funcName) string { return normalize(withoutParams(f.demangled)) },
+		func(f funcName) string { return normalize(withoutTemplateArgs(withoutParams(f.demangled))) },
+	}
+	for _, way := range ways {
+		var out []funcName
+		for _, f := range funcs {
+			if f.demangled != "" && way(f) == want {
+				out = append(out, f)
+			}
+		}
+		if len(out) > 0 {
+			return out
+		}
+	}
+	return nil
+}
+
+// paramSizes reads the sizes of a kernel's parameters (cuFuncGetParamInfo,
+// until it says the index is past the last). A driver without the call
+// (before CUDA 12.4) gives nil: the launches are then not checked.
+func paramSizes(f libcuda.Function) ([]uint32, error) {
+	sizes := []uint32{}
+	for i := uint64(0); ; i++ {
+		var off, size uint64
+		err := libcuda.FuncGetParamInfo(f, i, &off, &size)
+		switch {
+		case err == nil:
+			sizes = append(sizes, uint32(size))
+		case errors.Is(err, libcuda.ErrSymbol):
+			return nil, nil
+		case errors.Is(err, libcuda.CUDA_ERROR_INVALID_VALUE):
+			return sizes, nil
+		default:
+			return nil, driverErr("cuFuncGetParamInfo", err)
+		}
+	}
+}
+
+// Func is a kernel of a Module, with its parameters. It keeps the module
+// loaded as long as it is reachable; it is unusable after Module.Close.
+type Func struct {
+	mod     *Module
+	raw     libcuda.Function
+	name    string   // entry name
+	display string   // demangled, for errors
+	params  []uint32 // sizes in bytes; nil: unknown
+}
+
+// Name is the kernel's entry name (mangled for a C++ kernel).
+func (f *Func) Name() string { return f.name }
+
+// Raw is the driver's handle of the kernel.
+func (f *Func) Raw() libcuda.Function { return f.raw }
+
+// Params returns the size in bytes of each of the kernel's parameters, or
+// false when the driver cannot tell (before CUDA 12.4).
+func (f *Func) Params() ([]int, bool) {
+	if f.params == nil {
+		return nil, false
+	}
+	out := make([]int, len(f.params))
+	for i, s := range f.params {
+		out[i] = int(s)
+	}
+	return out, true
+}
+
+// check compares the arguments with the kernel's parameters.
+func (f *Func) check(args []Arg) error {
+	if len(args) > maxArgs {
+		return fmt.Errorf("cuda: Launch %s: %d arguments, at most %d: %w", f.display, len(args), maxArgs, ErrArgs)
+	}
+	for i := range args {
+		if args[i].err != nil {
+			return fmt.Errorf("cuda: Launch %s: argument %d: %w", f.display, i, args[i].err)
+		}
+	}
+	if f.params == nil {
+		return nil
+	}
+	if len(args) != len(f.params) {
+		return fmt.Errorf("cuda: Launch %s: %d arguments for %d parameters: %w", f.display, len(args), len(f.params), ErrArgs)
+	}
+	for i := range args {
+		if args[i].size != f.params[i] {
+			return fmt.Errorf("cuda: Launch %s: argument %d has %d bytes, its parameter %d: %w", f.display, i, args[i].size, f.params[i], ErrArgs)
+		}
+	}
+	return nil
+}
+
+// Close unloads the module (cuModuleUnload); its Funcs become unusable.
+// Closing twice is an error matching ErrClosed.
+func (m *Module) Close() error {
+	if m == nil {
+		return nilErr("Module", "Close")
+	}
+	m.cleanup.Stop()
+	return m.st.close()
+}
+
+func (ms *moduleState) close() error {
+	ms.mu.Lock()
+	defer ms.mu.Unlock()
+	if ms.closed {
+		return closedErr("Module", "Close")
+	}
+	ms.closed = true
+	err := ms.ctx.do(func() error { return libcuda.ModuleUnload(ms.raw) })
+	if err != nil {
+		err = driverErr("cuModuleUnload", err)
+	}
+	return errors.Join(err, ms.ctx.unref())
+}

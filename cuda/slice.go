@@ -1,0 +1,285 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"runtime"
+	gosync "sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// Slice is typed device memory: n elements of T, allocated in stream order
+// by Alloc. T must hold no Go pointers (numbers, bools, arrays and structs
+// of them). A Slice is a small value, like a Go slice: copies and the
+// slices Slice(i, j) returns share the same allocation. The zero Slice is
+// empty, and every use of it is an error matching ErrNil.
+//
+// Free returns the memory to the device's pool after the work of every
+// stream that used it (by a copy, a memset or a launch) has finished;
+// those streams are remembered as the work is submitted, without a driver
+// call. Any use after Free is an error matching ErrFreed. An allocation
+// whose Slices are all dropped without Free is freed the same way by the
+// garbage collector, and a warning is logged.
+//
+// The memory is not initialised: fill it with Memset or a copy.
+type Slice[T any] struct {
+	h   *allocHandle
+	off int // in elements
+	n   int
+}
+
+// allocHandle is what Slices hold; when it becomes unreachable, its
+// cleanup frees the allocation.
+type allocHandle struct {
+	a       *alloc
+	cleanup runtime.Cleanup
+}
+
+// alloc is one device allocation.
+type alloc struct {
+	ctx   *ctxState
+	ptr   libcuda.Deviceptr
+	bytes uintptr
+
+	mu    gosync.RWMutex // held for reading by uses in progress, for writing by Free
+	freed bool
+
+	last  atomic.Pointer[streamState] // the stream of the latest use: the common case records nothing
+	usemu gosync.Mutex
+	used  []*streamState // every stream used, the allocating one first
+}
+
+// Alloc allocates n elements of T on the stream's device, from the
+// device's current memory pool, in stream order (cuMemAllocAsync): work
+// submitted to s later can use it at once; other streams must be ordered
+// after s (with an Event) before they use it.
+func Alloc[T any](s *Stream, n int) (Slice[T], error) {
+	t := reflect.TypeFor[T]()
+	if err := checkElem(t); err != nil {
+		return Slice[T]{}, fmt.Errorf("cuda: Alloc: %w", err)
+	}
+	size := t.Size()
+	if n <= 0 || uint64(n) > uint64(^uintptr(0))/uint64(size) {
+		return Slice[T]{}, fmt.Errorf("cuda: Alloc of %d elements of %v: %w", n, t, ErrLength)
+	}
+	st, err := s.acquire("Alloc")
+	if err != nil {
+		return Slice[T]{}, err
+	}
+	defer st.mu.RUnlock()
+	bytes := uintptr(n) * size
+	var p libcuda.Deviceptr
+	err = st.ctx.do(func() error { return libcuda.MemAllocAsync(&p, uint64(bytes), st.raw) })
+	if err != nil {
+		return Slice[T]{}, driverErr("cuMemAllocAsync", err)
+	}
+	st.ctx.ref()
+	a := &alloc{ctx: st.ctx, ptr: p, bytes: bytes}
+	a.used = append(make([]*streamState, 0, 2), st)
+	a.last.Store(st)
+	h := &allocHandle{a: a}
+	h.cleanup = runtime.AddCleanup(h, func(a *alloc) {
+		dropped("Slice", "Free")
+		if err := a.free(); err != nil && !errors.Is(err, ErrFreed) {
+			logErr("freeing a dropped Slice", err)
+		}
+	}, a)
+	return Slice[T]{h: h, n: n}, nil
+}
+
+// Len is the number of elements.
+func (x Slice[T]) Len() int { return x.n }
+
+// Bytes is the size of the elements in bytes.
+func (x Slice[T]) Bytes() int { return x.n * int(unsafe.Sizeof(*new(T))) }
+
+// Slice returns the elements i to j-1, sharing the memory, as the Go
+// expression s[i:j] does. An out-of-range or inverted pair is an error
+// matching ErrLength.
+func (x Slice[T]) Slice(i, j int) (Slice[T], error) {
+	if x.h == nil {
+		return Slice[T]{}, fmt.Errorf("cuda: Slice.Slice: %w", ErrNil)
+	}
+	if i < 0 || j < i || j > x.n {
+		return Slice[T]{}, fmt.Errorf("cuda: Slice.Slice(%d, %d) of length %d: %w", i, j, x.n, ErrLength)
+	}
+	return Slice[T]{h: x.h, off: x.off + i, n: j - i}, nil
+}
+
+// DevicePtr is the device address of the first element, for calls through
+// libcuda, or 0 after Free. The address is valid only until Free.
+func (x Slice[T]) DevicePtr() libcuda.Deviceptr {
+	if x.h == nil {
+		return 0
+	}
+	a := x.h.a
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	if a.freed {
+		return 0
+	}
+	return a.ptr + libcuda.Deviceptr(uintptr(x.off)*unsafe.Sizeof(*new(T)))
+}
+
+// Free frees the allocation, ordered after the work of every stream that
+// used it (cuMemFreeAsync on one of them, after cuStreamWaitEvent on the
+// others): Free does not wait. It must be called on the Slice that Alloc
+// returned (or one covering all of it); freeing a part is an error. A
+// second Free is an error matching ErrFreed.
+func (x Slice[T]) Free() error {
+	if x.h == nil {
+		return fmt.Errorf("cuda: Slice.Free: %w", ErrNil)
+	}
+	a := x.h.a
+	if uintptr(x.off) != 0 || uintptr(x.n)*unsafe.Sizeof(*new(T)) != a.bytes {
+		return fmt.Errorf("cuda: Slice.Free of a part [%d:%d] of an allocation: free the Slice that Alloc returned", x.off, x.off+x.n)
+	}
+	x.h.cleanup.Stop()
+	return a.free()
+}
+
+// String describes the slice for logs: type and length, no address.
+func (x Slice[T]) String() string {
+	return fmt.Sprintf("cuda.Slice[%v](len %d)", reflect.TypeFor[T](), x.n)
+}
+
+// acquire read-locks the allocation for a use and returns the device
+// address of the byte at off; release it with a.release.
+func (a *alloc) acquire(off uintptr) (libcuda.Deviceptr, error) {
+	a.mu.RLock()
+	if a.freed {
+		a.mu.RUnlock()
+		return 0, ErrFreed
+	}
+	return a.ptr + libcuda.Deviceptr(off), nil
+}
+
+// release records that work was submitted to st (when used) and
+// unlocks what acquire locked.
+func (a *alloc) release(st *streamState, used bool) {
+	if used && a.last.Load() != st {
+		a.record(st)
+	}
+	a.mu.RUnlock()
+}
+
+// record adds st to the streams used.
+func (a *alloc) record(st *streamState) {
+	a.usemu.Lock()
+	found := false
+	for _, u := range a.used {
+		if u == st {
+			found = true
+			break
+		}
+	}
+	if !found {
+		a.used = append(a.used, st)
+	}
+	a.last.Store(st)
+	a.usemu.Unlock()
+}
+
+// free marks the allocation freed, then frees it after the work of the
+// streams that used it. Uses in progress are over once the lock is taken.
+func (a *alloc) free() error {
+	a.mu.Lock()
+	if a.freed {
+		a.mu.Unlock()
+		return fmt.Errorf("cuda: Slice.Free: %w", ErrFreed)
+	}
+	a.freed = true
+	a.mu.Unlock()
+	a.usemu.Lock()
+	used := a.used
+	a.used = nil
+	a.usemu.Unlock()
+	err := freeAfter(a.ctx, a.ptr, used)
+	if err != nil {
+		// The memory stays allocated: the GPU may still use it.
+		return err
+	}
+	return a.ctx.unref()
+}
+
+// freeAfter frees p in stream order after the work of every stream in
+// used: on the first of them still open, which first waits for the
+// others (for an event recorded now, or the final event of a closed one).
+// When all are closed, a short-lived stream does it.
+func freeAfter(ctx *ctxState, p libcuda.Deviceptr, used []*streamState) error {
+	var on *streamState
+	for _, u := range used {
+		u.mu.RLock()
+		if !u.closed {
+			on = u
+			break
+		}
+		u.mu.RUnlock()
+	}
+	if on != nil {
+		defer on.mu.RUnlock()
+	}
+	return ctx.do(func() error {
+		s := libcuda.Stream(0)
+		if on != nil {
+			s = on.raw
+		} else {
+			if err := libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
+				return driverErr("cuStreamCreate", err)
+			}
+			defer func() {
+				if err := libcuda.StreamDestroy(s); err != nil {
+					logErr("destroying the stream of a Free", err)
+				}
+			}()
+		}
+		for _, u := range used {
+			if u == on {
+				continue
+			}
+			if err := waitFor(s, u); err != nil {
+				return err
+			}
+		}
+		if err := libcuda.MemFreeAsync(p, s); err != nil {
+			return driverErr("cuMemFreeAsync", err)
+		}
+		return nil
+	})
+}
+
+// waitFor makes s wait for the work submitted to u so far. The event is
+// made in u's context, which may be another one than s's.
+func waitFor(s libcuda.Stream, u *streamState) error {
+	u.mu.RLock()
+	defer u.mu.RUnlock()
+	if u.closed {
+		if u.final == 0 {
+			return errors.New("cuda: Free: a stream that used the memory was closed without its final event; the memory is kept")
+		}
+		if err := libcuda.StreamWaitEvent(s, u.final, 0); err != nil {
+			return driverErr("cuStreamWaitEvent", err)
+		}
+		return nil
+	}
+	return u.ctx.do(func() error {
+		var ev libcuda.Event
+		if err := libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
+			return driverErr("cuEventCreate", err)
+		}
+		err := libcuda.EventRecord(ev, u.raw)
+		if err != nil {
+			err = driverErr("cuEventRecord", err)
+		} else if werr := libcuda.StreamWaitEvent(s, ev, 0); werr != nil {
+			err = driverErr("cuStreamWaitEvent", werr)
+		}
+		if derr := libcuda.EventDestroy(ev); derr != nil && err == nil {
+			err = driverErr("cuEventDestroy", derr)
+		}
+		return err
+	})
+}

@@ -1,3 +1,8 @@
+//go:build ignore
+
+// (The build constraint above keeps the go command from taking this file
+// for cgo source.)
+//
 // asyncapi in C through the driver API, the baseline of main.go: issues a
 // copy of 16 Mi ints from pinned host memory, a kernel that adds 26 to each
 // and the copy back, records an event, and counts how often the CPU could

@@ -1,3 +1,8 @@
+//go:build ignore
+
+// (The build constraint above keeps the go command from taking this file
+// for cgo source.)
+//
 // jacobi in C through the driver API, the baseline of main.go: solves a
 // 512×512 diagonally dominant system by Jacobi iteration until the sum of
 // |x_new - x| falls below 1e-2 (3,129 sweeps on the CPU), at most 10,000.

@@ -1,3 +1,8 @@
+//go:build ignore
+
+// (The build constraint above keeps the go command from taking this file
+// for cgo source.)
+//
 // matrixmul in C through the driver API, the baseline of main.go: multiplies
 // a 320×320 matrix of 1.0 by a 320-row, 640-column matrix of 0.01 with 32×32
 // tiles. One launch warms up; the timed part is 300 launches and the wait

@@ -1,3 +1,8 @@
+//go:build ignore
+
+// (The build constraint above keeps the go command from taking this file
+// for cgo source.)
+//
 // simplecudagraphs in C through the driver API, the baseline of main.go:
 // captures into a graph the sum of 16 Mi floats (copy in from pinned memory,
 // zero the partial sums, 512 blocks of partial sums, zero the total, one

@@ -1,3 +1,8 @@
+//go:build ignore
+
+// (The build constraint above keeps the go command from taking this file
+// for cgo source.)
+//
 // simplezerocopy in C through the driver API, the baseline of main.go: adds
 // two vectors of 1 Mi floats that stay in host memory, registered and mapped
 // into the device's address space, so that the kernel reads and writes them

@@ -1,3 +1,8 @@
+//go:build ignore
+
+// (The build constraint above keeps the go command from taking this file
+// for cgo source.)
+//
 // vectoradd in C through the driver API, the baseline of main.go: adds two
 // vectors of 50,000 floats on the GPU. The timed part is the second of two
 // identical passes (copy a and b to the device from pageable memory, launch,

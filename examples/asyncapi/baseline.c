@@ -103,7 +103,7 @@ int main(int argc, char **argv) {
 	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 	int *a = pinned(n * sizeof(int));
 	CUdeviceptr d;
-	CK(cuMemAlloc(&d, n * sizeof(int)));
+	CK(cuMemAllocAsync(&d, n * sizeof(int), s));
 	CK(cuMemsetD8Async(d, 0xff, n * sizeof(int), s));
 	CK(cuStreamSynchronize(s));
 	CUevent start, stop;
@@ -139,7 +139,7 @@ int main(int argc, char **argv) {
 	printf("time: %.3f ms\n", ms);
 	CK(cuEventDestroy(start));
 	CK(cuEventDestroy(stop));
-	CK(cuMemFree(d));
+	CK(cuMemFreeAsync(d, s));
 	unpin(a);
 	CK(cuStreamDestroy(s));
 	CK(cuModuleUnload(mod));

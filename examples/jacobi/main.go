@@ -122,9 +122,11 @@ func run() (err error) {
 	c := graph.NewCached(graph.DefaultMode)
 	defer func() { err = errors.Join(err, c.Close()) }()
 	sweeps := 0
+	var submit time.Duration // in RunCached: capture, update, launch
 	t0 := time.Now()
 	for k := range maxSweeps {
 		in, out := dx[k%2], dx[(k+1)%2]
+		t1 := time.Now()
 		err := s.RunCached(c, func(s *cuda.Stream) error {
 			if err := cuda.Zero(s, ddiff); err != nil {
 				return err
@@ -134,6 +136,7 @@ func run() (err error) {
 			}
 			return cuda.CopyToHost(s, diffBuf, ddiff)
 		})
+		submit += time.Since(t1)
 		if err != nil {
 			return err
 		}
@@ -163,6 +166,8 @@ func run() (err error) {
 	fmt.Printf("jacobi: %dx%d, %d sweeps on the GPU (%d graph updates in place), %d on the CPU, largest difference %.3g\n",
 		n, n, sweeps, st.Updates, cpu, worst)
 	msec := float64(elapsed) / float64(time.Millisecond)
+	fmt.Printf("a sweep: %.2f us to capture, update and launch, %.2f us the rest (wait, read)\n",
+		float64(submit.Nanoseconds())/1e3/float64(sweeps), (msec*1e3-float64(submit.Nanoseconds())/1e3)/float64(sweeps))
 	fmt.Printf("time: %.3f ms (%.2f us a sweep)\n", msec, msec*1e3/float64(sweeps))
 	if sweeps >= maxSweeps || abs(sweeps-cpu) > 1 || !(worst < 1e-3) || st.Updates != sweeps-1 {
 		fmt.Println("check: FAILED")

@@ -105,32 +105,42 @@ int main(int argc, char **argv) {
 	for (size_t i = 0; i < na; i++) a[i] = 1.0f;
 	for (size_t i = 0; i < nb; i++) b[i] = 0.01f;
 	CUdeviceptr da, db, dc;
-	CK(cuMemAlloc(&da, na * 4));
-	CK(cuMemAlloc(&db, nb * 4));
-	CK(cuMemAlloc(&dc, nc * 4));
+	CK(cuMemAllocAsync(&da, na * 4, s));
+	CK(cuMemAllocAsync(&db, nb * 4, s));
+	CK(cuMemAllocAsync(&dc, nc * 4, s));
 	CK(cuMemcpyHtoDAsync(da, a, na * 4, s));
 	CK(cuMemcpyHtoDAsync(db, b, nb * 4, s));
 	int wa_ = wa, wb_ = wb;
 	void *args[] = {&dc, &da, &db, &wa_, &wb_};
 	CK(cuLaunchKernel(f, wb / tile, ha / tile, 1, tile, tile, 1, 0, s, args, NULL));
 	CK(cuStreamSynchronize(s));
+	CUevent start, stop;
+	CK(cuEventCreate(&start, CU_EVENT_DEFAULT));
+	CK(cuEventCreate(&stop, CU_EVENT_DEFAULT));
 	double t0 = now_ms();
+	CK(cuEventRecord(start, s));
 	for (int i = 0; i < iters; i++) CK(cuLaunchKernel(f, wb / tile, ha / tile, 1, tile, tile, 1, 0, s, args, NULL));
+	CK(cuEventRecord(stop, s));
 	CK(cuStreamSynchronize(s));
 	double ms = now_ms() - t0;
+	float gpu;
+	CK(cuEventElapsedTime(&gpu, start, stop));
+	CK(cuEventDestroy(start));
+	CK(cuEventDestroy(stop));
 	CK(cuMemcpyDtoHAsync(c, dc, nc * 4, s));
 	CK(cuStreamSynchronize(s));
 	double flops = 2.0 * wa * ha * wb;
 	printf("matrixmul: A %dx%d, B %dx%d, %d launches: %.1f GFLOP/s, %.4f ms a launch\n", ha, wa, wa, wb, iters,
 	       flops * iters / (ms * 1e6), ms / iters);
+	printf("between events on the stream: %.3f ms\n", gpu);
 	printf("time: %.3f ms\n", ms);
 	int bad = 0;
 	double want = wa * 0.01;
 	for (size_t i = 0; i < nc; i++)
 		if (fabs(c[i] - want) / fabs(want) / wa > 1e-6) bad++;
-	CK(cuMemFree(da));
-	CK(cuMemFree(db));
-	CK(cuMemFree(dc));
+	CK(cuMemFreeAsync(da, s));
+	CK(cuMemFreeAsync(db, s));
+	CK(cuMemFreeAsync(dc, s));
 	CK(cuStreamDestroy(s));
 	CK(cuModuleUnload(mod));
 	if (bad) {

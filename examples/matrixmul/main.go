@@ -108,15 +108,29 @@ func run() (err error) {
 		return err
 	}
 	t0 := time.Now()
+	start, err := s.Record()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, start.Close()) }()
 	for range iters {
 		if err := launch(); err != nil {
 			return err
 		}
 	}
+	stop, err := s.Record()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, stop.Close()) }()
 	if err := s.Sync(context.Background()); err != nil {
 		return err
 	}
 	elapsed := time.Since(t0)
+	gpu, err := cuda.Elapsed(start, stop)
+	if err != nil {
+		return err
+	}
 	if err := cuda.CopyToHost(s, c, dc); err != nil {
 		return err
 	}
@@ -128,6 +142,7 @@ func run() (err error) {
 	flops := 2.0 * wa * ha * wb
 	fmt.Printf("matrixmul: A %dx%d, B %dx%d, %d launches: %.1f GFLOP/s, %.4f ms a launch\n",
 		ha, wa, wa, wb, iters, flops*iters/(msec*1e6), msec/iters)
+	fmt.Printf("between events on the stream: %.3f ms\n", float64(gpu)/float64(time.Millisecond))
 	fmt.Printf("time: %.3f ms\n", msec)
 	bad := 0
 	want := wa * 0.01

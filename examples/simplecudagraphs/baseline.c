@@ -125,9 +125,10 @@ int main(int argc, char **argv) {
 		want += in[i];
 	}
 	CUdeviceptr din, dpart, dtotal;
-	CK(cuMemAlloc(&din, n * sizeof(float)));
-	CK(cuMemAlloc(&dpart, blocks * sizeof(double)));
-	CK(cuMemAlloc(&dtotal, sizeof(double)));
+	CK(cuMemAllocAsync(&din, n * sizeof(float), s));
+	CK(cuMemAllocAsync(&dpart, blocks * sizeof(double), s));
+	CK(cuMemAllocAsync(&dtotal, sizeof(double), s));
+	CK(cuStreamSynchronize(s));
 	unsigned long long nn = n, nb = blocks;
 	void *pargs[] = {&din, &nn, &dpart};
 	void *targs[] = {&dpart, &nb, &dtotal};
@@ -147,18 +148,28 @@ int main(int argc, char **argv) {
 	CUgraphExec e;
 	CK(cuGraphInstantiate(&e, g, 0));
 
+	CUevent start, stop;
+	CK(cuEventCreate(&start, CU_EVENT_DEFAULT));
+	CK(cuEventCreate(&stop, CU_EVENT_DEFAULT));
 	double t0 = now_ms();
+	CK(cuEventRecord(start, s));
 	for (int i = 0; i < launches; i++) CK(cuGraphLaunch(e, s));
+	CK(cuEventRecord(stop, s));
 	CK(cuStreamSynchronize(s));
 	double ms = now_ms() - t0;
+	float gpu;
+	CK(cuEventElapsedTime(&gpu, start, stop));
+	CK(cuEventDestroy(start));
+	CK(cuEventDestroy(stop));
 
 	printf("simplecudagraphs: a graph of %zu nodes summing %d floats, launched %d times\n", nodes, n, launches);
+	printf("between events on the stream: %.3f ms\n", gpu);
 	printf("time: %.3f ms\n", ms);
 	CK(cuGraphExecDestroy(e));
 	CK(cuGraphDestroy(g));
-	CK(cuMemFree(din));
-	CK(cuMemFree(dpart));
-	CK(cuMemFree(dtotal));
+	CK(cuMemFreeAsync(din, s));
+	CK(cuMemFreeAsync(dpart, s));
+	CK(cuMemFreeAsync(dtotal, s));
 	unpin(in);
 	unpin(total);
 	CK(cuStreamDestroy(s));

@@ -159,17 +159,32 @@ func run() (err error) {
 	defer func() { err = errors.Join(err, e.Destroy()) }()
 
 	t0 := time.Now()
+	start, err := s.Record()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, start.Close()) }()
 	for range launches {
 		if err := s.LaunchGraph(e); err != nil {
 			return err
 		}
 	}
+	stop, err := s.Record()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, stop.Close()) }()
 	if err := s.Sync(context.Background()); err != nil {
 		return err
 	}
 	elapsed := time.Since(t0)
+	gpu, err := cuda.Elapsed(start, stop)
+	if err != nil {
+		return err
+	}
 
 	fmt.Printf("simplecudagraphs: a graph of %d nodes summing %d floats, launched %d times\n", nodes, n, launches)
+	fmt.Printf("between events on the stream: %.3f ms\n", float64(gpu)/float64(time.Millisecond))
 	fmt.Printf("time: %.3f ms\n", float64(elapsed)/float64(time.Millisecond))
 	p, f := passed.Load(), failed.Load()
 	if p != launches || f != 0 {

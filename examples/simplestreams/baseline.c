@@ -113,8 +113,8 @@ int main(int argc, char **argv) {
 	for (int i = 0; i < nstreams; i++) CK(cuStreamCreate(&st[i], CU_STREAM_NON_BLOCKING));
 	int *a = pinned(n * sizeof(int));
 	CUdeviceptr d, dstep;
-	CK(cuMemAlloc(&d, n * sizeof(int)));
-	CK(cuMemAlloc(&dstep, sizeof(int)));
+	CK(cuMemAllocAsync(&d, n * sizeof(int), st[0]));
+	CK(cuMemAllocAsync(&dstep, sizeof(int), st[0]));
 	int stepv = step;
 	CK(cuMemcpyHtoDAsync(dstep, &stepv, sizeof stepv, st[0]));
 	int rounds_ = rounds;
@@ -160,8 +160,8 @@ int main(int argc, char **argv) {
 	printf("1 stream:  %.3f ms (%.3f ms a repetition)\n", ms1, ms1 / reps);
 	printf("%d streams: %.3f ms (%.3f ms a repetition)\n", nstreams, ms4, ms4 / reps);
 	printf("time: %.3f ms\n", ms4);
-	CK(cuMemFree(d));
-	CK(cuMemFree(dstep));
+	CK(cuMemFreeAsync(d, st[0]));
+	CK(cuMemFreeAsync(dstep, st[0]));
 	unpin(a);
 	for (int i = 0; i < nstreams; i++) CK(cuStreamDestroy(st[i]));
 	CK(cuModuleUnload(mod));

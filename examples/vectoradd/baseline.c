@@ -113,9 +113,9 @@ int main(int argc, char **argv) {
 	for (int i = 0; i < n; i++) a[i] = rnd();
 	for (int i = 0; i < n; i++) b[i] = rnd();
 	CUdeviceptr da, db, dc;
-	CK(cuMemAlloc(&da, bytes));
-	CK(cuMemAlloc(&db, bytes));
-	CK(cuMemAlloc(&dc, bytes));
+	CK(cuMemAllocAsync(&da, bytes, s));
+	CK(cuMemAllocAsync(&db, bytes, s));
+	CK(cuMemAllocAsync(&dc, bytes, s));
 	double ms = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		memset(c, 0, bytes);
@@ -134,9 +134,9 @@ int main(int argc, char **argv) {
 		if (fabsf(a[i] + b[i] - c[i]) > 1e-5f) bad++;
 	printf("vectoradd: %d elements, %d blocks of %d threads\n", n, blocks, threads);
 	printf("time: %.3f ms\n", ms);
-	CK(cuMemFree(da));
-	CK(cuMemFree(db));
-	CK(cuMemFree(dc));
+	CK(cuMemFreeAsync(da, s));
+	CK(cuMemFreeAsync(db, s));
+	CK(cuMemFreeAsync(dc, s));
 	CK(cuStreamDestroy(s));
 	CK(cuModuleUnload(mod));
 	if (bad) {

@@ -184,7 +184,10 @@ func (st *ctxState) enter() (prev libcuda.Context, err error) {
 func (st *ctxState) leave(prev libcuda.Context) error {
 	var err error
 	if prev != 0 && prev != st.cu {
-		if rerr := libcuda.CtxSetCurrent(prev); rerr != nil {
+		rerr := libcuda.CtxSetCurrent(prev)
+		// A context destroyed meanwhile cannot be restored, and needs not
+		// be: the call's own work is done.
+		if rerr != nil && !errors.Is(rerr, libcuda.CUDA_ERROR_INVALID_CONTEXT) && !errors.Is(rerr, libcuda.CUDA_ERROR_CONTEXT_IS_DESTROYED) {
 			err = driverErr("cuCtxSetCurrent (restoring the thread's context)", rerr)
 		}
 	}

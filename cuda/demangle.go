@@ -68,11 +68,11 @@ func (d *demangler) encoding() (string, bool) {
 		}
 		params = append(params, t)
 	}
+	if len(params) == 0 {
+		return "", false // a function has at least one type: void for none
+	}
 	if len(params) == 1 && params[0] == "void" {
 		params = nil
-	}
-	if len(params) == 0 && !isTemplate && d.i == len(d.s) && name == "" {
-		return "", false
 	}
 	return name + "(" + strings.Join(params, ", ") + ")", true
 }

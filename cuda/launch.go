@@ -168,11 +168,13 @@ func (h *allocHandle) done(st *streamState, launched bool) error {
 const maxArgs = 64
 
 // kernelParams is the argument block of one launch, on the launching
-// goroutine's stack: the driver copies the values before the launch call
-// returns.
+// goroutine's stack: the pointers cuLaunchKernel wants, and the device
+// addresses of memory arguments. Value arguments are pointed to where they
+// are, in the caller's []Arg. The driver copies the values before the
+// launch call returns.
 type kernelParams struct {
-	ptrs [maxArgs]unsafe.Pointer
-	vals [maxArgs][2]uint64
+	ptrs  [maxArgs]unsafe.Pointer
+	addrs [maxArgs]uint64
 }
 
 // Launch runs kernel f on the stream with the given grid and block sizes
@@ -242,13 +244,12 @@ func (s *Stream) launch(f *Func, c *Config, args []Arg) (err error) {
 				return fmt.Errorf("cuda: Launch %s: argument %d: %w", f.name, i, err)
 			}
 			held = i + 1
-			kp.vals[i][0] = uint64(p)
-			kp.ptrs[i] = unsafe.Pointer(&kp.vals[i])
+			kp.addrs[i] = uint64(p)
+			kp.ptrs[i] = unsafe.Pointer(&kp.addrs[i])
 		case a.big != nil:
 			kp.ptrs[i] = unsafe.Pointer(&a.big[0])
 		default:
-			kp.vals[i] = a.words
-			kp.ptrs[i] = unsafe.Pointer(&kp.vals[i])
+			kp.ptrs[i] = unsafe.Pointer(&a.words)
 		}
 		held = i + 1
 	}

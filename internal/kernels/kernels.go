@@ -6,7 +6,9 @@ package kernels
 import _ "embed"
 
 // PTX is kernels.cu compiled to PTX for compute capability 7.5 and later.
-// Its entry points are spin, add_one_i32, fill_i32 and sum_i64.
+// Its entry points are spin, add_one_i32, fill_i32, sum_i64 and saxpy
+// (extern "C"), and the C++ kernels scale<float>, scale<int> and the two
+// overloads of ops::offset (mangled names).
 //
 //go:embed kernels.ptx
 var PTX []byte

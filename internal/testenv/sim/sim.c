@@ -490,6 +490,7 @@ static CUresult run_task(const struct task *t) {
     case T_COPY: memmove(t->dst, t->src, t->n); break;
     case T_SET:
         if (t->width == 1) memset(t->dst, (int)t->value, t->n);
+        else if (t->width == 2) for (size_t i = 0; i < t->n; i++) ((uint16_t *)t->dst)[i] = (uint16_t)t->value;
         else for (size_t i = 0; i < t->n; i++) ((uint32_t *)t->dst)[i] = (uint32_t)t->value;
         break;
     case T_WAIT: while (!wait_satisfied(t)) nap(); break;
@@ -1311,6 +1312,17 @@ static CUresult stream_create(CUstream *ph, unsigned int flags, int prio) {
     }
     UNLOCK();
     return r;
+}
+CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest) {
+    FAIL_POINT("cuCtxGetStreamPriorityRange");
+    CUcontext c;
+    LOCK();
+    CUresult r = current_ctx(&c);
+    UNLOCK();
+    if (r) return r;
+    if (least) *least = 0;
+    if (greatest) *greatest = -5;
+    return CUDA_SUCCESS;
 }
 CUresult cuStreamCreate(CUstream *ph, unsigned int flags) {
     FAIL_POINT("cuStreamCreate");
@@ -2136,6 +2148,12 @@ CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstrea
     struct task t = set_task(dst, value, n, 1);
     return enqueue(h, &t);
 }
+CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t n, CUstream h) {
+    FAIL_POINT("cuMemsetD16Async");
+    if (dst % 2) return CUDA_ERROR_INVALID_VALUE;
+    struct task t = set_task(dst, value, n, 2);
+    return enqueue(h, &t);
+}
 CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t n, CUstream h) {
     FAIL_POINT("cuMemsetD32Async");
     if (dst % 4) return CUDA_ERROR_INVALID_VALUE;
@@ -2570,6 +2588,7 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuStreamDestroy", 4000, 0, cuStreamDestroy_v2),
     SYM("cuStreamGetFlags", 5050, 7000, cuStreamGetFlags),
     SYM("cuStreamGetPriority", 5050, 7000, cuStreamGetPriority),
+    SYM("cuCtxGetStreamPriorityRange", 5050, 0, cuCtxGetStreamPriorityRange),
     SYM("cuStreamGetCtx", 9020, 9020, cuStreamGetCtx),
     SYM("cuStreamGetId", 12000, 12000, cuStreamGetId),
     SYM("cuStreamQuery", 2000, 7000, cuStreamQuery),
@@ -2620,6 +2639,7 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuMemsetD8", 3020, 7000, cuMemsetD8_v2),
     SYM("cuMemsetD32", 3020, 7000, cuMemsetD32_v2),
     SYM("cuMemsetD8Async", 3020, 7000, cuMemsetD8Async),
+    SYM("cuMemsetD16Async", 3020, 7000, cuMemsetD16Async),
     SYM("cuMemsetD32Async", 3020, 7000, cuMemsetD32Async),
     SYM("cuModuleLoadData", 2000, 0, cuModuleLoadData),
     SYM("cuModuleLoadDataEx", 2010, 0, cuModuleLoadDataEx),

@@ -1,0 +1,144 @@
+package cuda_test
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+func TestDevicesReportNameCapabilityAndMemory(t *testing.T) {
+	devs, err := cuda.Devices()
+	testenv.Must(t, err)
+	if len(devs) == 0 {
+		t.Fatal("Devices returned none")
+	}
+	for i, d := range devs {
+		if d.Ordinal() != i {
+			t.Errorf("device %d: Ordinal %d", i, d.Ordinal())
+		}
+		name, err := d.Name()
+		testenv.Must(t, err)
+		if name == "" {
+			t.Errorf("device %d: empty name", i)
+		}
+		major, minor, err := d.ComputeCapability()
+		testenv.Must(t, err)
+		if major < 5 || minor < 0 {
+			t.Errorf("device %d: compute capability %d.%d", i, major, minor)
+		}
+		mem, err := d.TotalMemory()
+		testenv.Must(t, err)
+		if mem == 0 {
+			t.Errorf("device %d: no memory", i)
+		}
+		for _, a := range []func() (int, error){d.MultiprocessorCount, d.MaxThreadsPerBlock, d.WarpSize} {
+			v, err := a()
+			testenv.Must(t, err)
+			if v <= 0 {
+				t.Errorf("device %d: attribute %d", i, v)
+			}
+		}
+		v, err := d.Attribute(libcuda.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+		testenv.Must(t, err)
+		if v != major {
+			t.Errorf("Attribute(major) = %d, ComputeCapability %d", v, major)
+		}
+	}
+}
+
+func TestContextUseAfterCloseIsAnError(t *testing.T) {
+	devs, err := cuda.Devices()
+	testenv.Must(t, err)
+	ctx, err := devs[0].Context()
+	testenv.Must(t, err)
+	testenv.Must(t, ctx.Close())
+	if err := ctx.Close(); !errors.Is(err, cuda.ErrClosed) {
+		t.Errorf("second Close: %v, want ErrClosed", err)
+	}
+	if _, err := ctx.NewStream(); !errors.Is(err, cuda.ErrClosed) {
+		t.Errorf("NewStream after Close: %v, want ErrClosed", err)
+	}
+	if _, err := cuda.LoadModule(ctx, []byte("x")); !errors.Is(err, cuda.ErrClosed) {
+		t.Errorf("LoadModule after Close: %v, want ErrClosed", err)
+	}
+	if err := ctx.Do(func() error { return nil }); !errors.Is(err, cuda.ErrClosed) {
+		t.Errorf("Do after Close: %v, want ErrClosed", err)
+	}
+	var nilCtx *cuda.Context
+	if _, err := nilCtx.NewStream(); !errors.Is(err, cuda.ErrNil) {
+		t.Errorf("NewStream on a nil Context: %v, want ErrNil", err)
+	}
+}
+
+// A stream outlives the Context it was made from: the driver's context is
+// released only when the stream is closed.
+func TestStreamKeepsTheContextAfterContextClose(t *testing.T) {
+	f := newFixture(t)
+	ctx2, err := f.ctx.Device().Context()
+	testenv.Must(t, err)
+	s, err := ctx2.NewStream()
+	testenv.Must(t, err)
+	testenv.Must(t, ctx2.Close())
+	x, err := cuda.Alloc[float32](s, 4)
+	testenv.Must(t, err)
+	testenv.Must(t, cuda.Memset(s, x, 1.5))
+	got := make([]float32, 4)
+	testenv.Must(t, cuda.CopyToHost(s, got, x))
+	if got[3] != 1.5 {
+		t.Errorf("got %v", got)
+	}
+	testenv.Must(t, x.Free())
+	testenv.Must(t, s.Close())
+}
+
+func TestContextDoMakesItCurrentAndRestores(t *testing.T) {
+	f := newFixture(t)
+	th := testenv.NewOSThread(t, 0)
+	th.Do(func() {
+		var cur libcuda.Context
+		testenv.Must(t, f.ctx.Do(func() error { return libcuda.CtxGetCurrent(&cur) }))
+		if cur != f.ctx.Raw() {
+			t.Errorf("inside Do the current context is %#x, want %#x", cur, f.ctx.Raw())
+		}
+		testenv.Must(t, libcuda.CtxGetCurrent(&cur))
+		if cur != 0 {
+			t.Errorf("after Do the thread has %#x current, want none again", cur)
+		}
+	})
+}
+
+// A call on a thread with another context current gives it back; on a
+// thread with none, the Context stays current (documented).
+func TestCallsRestoreAnotherCurrentContext(t *testing.T) {
+	f := newFixture(t)
+	x := alloc(t, f.s, []float32{1, 2})
+	var other libcuda.Context
+	testenv.Must(t, f.ctx.Do(func() error { return libcuda.CtxCreate(&other, nil, 0, f.ctx.Device().Raw()) }))
+	t.Cleanup(func() { testenv.Must(t, libcuda.CtxDestroy(other)) })
+
+	th := testenv.NewOSThread(t, other)
+	th.Do(func() {
+		testenv.Must(t, cuda.Memset(f.s, x, 3))
+		var cur libcuda.Context
+		testenv.Must(t, libcuda.CtxGetCurrent(&cur))
+		if cur != other {
+			t.Errorf("after a call the thread has %#x current, want its own %#x", cur, other)
+		}
+		testenv.Must(t, libcuda.CtxSetCurrent(0)) // before other is destroyed
+	})
+	bare := testenv.NewOSThread(t, 0)
+	bare.Do(func() {
+		testenv.Must(t, cuda.Memset(f.s, x, 4))
+		var cur libcuda.Context
+		testenv.Must(t, libcuda.CtxGetCurrent(&cur))
+		if cur != f.ctx.Raw() {
+			t.Errorf("after a call on a bare thread %#x is current, want the Context's %#x", cur, f.ctx.Raw())
+		}
+	})
+	if got := read(t, f.s, x); got[0] != 4 || got[1] != 4 {
+		t.Errorf("got %v, want [4 4]", got)
+	}
+}

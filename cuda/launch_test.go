@@ -1,0 +1,232 @@
+package cuda_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+func TestLaunchSaxpy(t *testing.T) {
+	f := newFixture(t)
+	const n = 1000
+	x := alloc(t, f.s, seq(n, func(i int) float32 { return float32(i) }))
+	y := alloc(t, f.s, seq(n, func(int) float32 { return 1 }))
+	saxpy := f.fn(t, "saxpy")
+	testenv.Must(t, f.s.Launch(saxpy, cuda.Grid((n+127)/128, 1, 1), cuda.Block(128, 1, 1),
+		cuda.Int32(n), cuda.Float32(3), x.Arg(), y.Arg()))
+	got := read(t, f.s, y)
+	for i, v := range got {
+		if v != 3*float32(i)+1 {
+			t.Fatalf("y[%d] = %v, want %v", i, v, 3*float32(i)+1)
+		}
+	}
+}
+
+// A launch with a sub-slice passes the address of its first element.
+func TestLaunchOnASubslice(t *testing.T) {
+	f := newFixture(t)
+	x := alloc(t, f.s, []float32{1, 1, 1, 1, 1, 1})
+	y := alloc(t, f.s, []float32{0, 0, 0, 0, 0, 0})
+	ys, err := y.Slice(2, 5)
+	testenv.Must(t, err)
+	xs, err := x.Slice(0, 3)
+	testenv.Must(t, err)
+	testenv.Must(t, f.s.Launch(f.fn(t, "saxpy"), cuda.Grid(1, 1, 1), cuda.Block(32, 1, 1),
+		cuda.Int32(3), cuda.Float32(2), xs.Arg(), ys.Arg()))
+	if got := read(t, f.s, y); !slices.Equal(got, []float32{0, 0, 2, 2, 2, 0}) {
+		t.Errorf("got %v", got)
+	}
+}
+
+func TestLaunchChecksArguments(t *testing.T) {
+	f := newFixture(t)
+	x := alloc(t, f.s, make([]float32, 4))
+	saxpy := f.fn(t, "saxpy")
+	sizes, ok := saxpy.Params()
+	if !ok || !slices.Equal(sizes, []int{4, 4, 8, 8}) {
+		t.Fatalf("saxpy's parameters: %v %v, want [4 4 8 8]", sizes, ok)
+	}
+	g, b := cuda.Grid(1, 1, 1), cuda.Block(4, 1, 1)
+	type withPtr struct{ P *int }
+	for name, args := range map[string][]cuda.Arg{
+		"too few":          {cuda.Int32(4), cuda.Float32(1), x.Arg()},
+		"too many":         {cuda.Int32(4), cuda.Float32(1), x.Arg(), x.Arg(), x.Arg()},
+		"int64 for int":    {cuda.Int64(4), cuda.Float32(1), x.Arg(), x.Arg()},
+		"double for float": {cuda.Int32(4), cuda.Float64(1), x.Arg(), x.Arg()},
+		"float for ptr":    {cuda.Int32(4), cuda.Float32(1), cuda.Float32(0), x.Arg()},
+		"none":             nil,
+	} {
+		if err := f.s.Launch(saxpy, g, b, args...); !errors.Is(err, cuda.ErrArgs) {
+			t.Errorf("%s: %v, want ErrArgs", name, err)
+		}
+	}
+	if err := f.s.Launch(saxpy, g, b, cuda.Int32(4), cuda.Float32(1), cuda.Value(withPtr{}), x.Arg()); !errors.Is(err, cuda.ErrElemType) {
+		t.Errorf("a value with a pointer: %v, want ErrElemType", err)
+	}
+	if err := f.s.Launch(saxpy, cuda.Grid(-1, 1, 1), b, cuda.Int32(4), cuda.Float32(1), x.Arg(), x.Arg()); err == nil {
+		t.Error("a negative grid: no error")
+	}
+	if err := f.s.Launch(nil, g, b); !errors.Is(err, cuda.ErrNil) {
+		t.Errorf("nil Func: %v, want ErrNil", err)
+	}
+	// The checks came before the driver: the Slice was not touched, and
+	// works.
+	testenv.Must(t, f.s.Launch(saxpy, g, b, cuda.Int32(4), cuda.Value(float32(1)), x.Arg(), x.Arg()))
+}
+
+// Values of any pointer-free type go by value: here a uint64 (through
+// Value) and a 4-byte struct for a float parameter.
+func TestLaunchValueArguments(t *testing.T) {
+	f := newFixture(t)
+	data := alloc(t, f.s, []int32{1, 2, 3})
+	type wrapped struct{ V int32 }
+	testenv.Must(t, f.s.Launch(f.fn(t, "fill_i32"), cuda.Grid(1, 1, 1), cuda.Block(32, 1, 1),
+		data.Arg(), cuda.Value(uint64(2)), cuda.Value(wrapped{7})))
+	if got := read(t, f.s, data); !slices.Equal(got, []int32{7, 7, 3}) {
+		t.Errorf("got %v", got)
+	}
+	big := cuda.Value([5]float64{1, 2, 3, 4, 5})
+	if err := f.s.Launch(f.fn(t, "spin"), cuda.Grid(1, 1, 1), cuda.Block(1, 1, 1), big); !errors.Is(err, cuda.ErrArgs) {
+		t.Errorf("a 40-byte value for an 8-byte parameter: %v, want ErrArgs", err)
+	}
+}
+
+// A kernel can work on pinned host memory directly; the launch is a use
+// of the buffer, so Free waits for it.
+func TestLaunchOnPinnedMemory(t *testing.T) {
+	f := newFixture(t)
+	p, err := cuda.AllocPinned[int32](f.ctx, 8)
+	testenv.Must(t, err)
+	testenv.Must(t, f.s.Launch(f.fn(t, "fill_i32"), cuda.Grid(1, 1, 1), cuda.Block(32, 1, 1),
+		p.Arg(), cuda.Uint64(8), cuda.Int32(5)))
+	testenv.Must(t, p.Free())
+	testenv.Must(t, hostmem.Wait(t.Context()))
+	for i, v := range p.Data() {
+		if v != 5 {
+			t.Fatalf("data[%d] = %d", i, v)
+		}
+	}
+	err = f.s.Launch(f.fn(t, "fill_i32"), cuda.Grid(1, 1, 1), cuda.Block(32, 1, 1), p.Arg(), cuda.Uint64(8), cuda.Int32(5))
+	if !errors.Is(err, cuda.ErrFreed) {
+		t.Errorf("launch on freed pinned memory: %v, want ErrFreed", err)
+	}
+}
+
+// Cooperative and cluster launches go through cuLaunchKernelEx.
+func TestLaunchWithOptions(t *testing.T) {
+	f := newFixture(t)
+	x := alloc(t, f.s, []float32{1, 2})
+	y := alloc(t, f.s, []float32{0, 0})
+	saxpy := f.fn(t, "saxpy")
+	testenv.Must(t, f.s.LaunchWith(saxpy, cuda.Config{Grid: cuda.Grid(1, 1, 1), Block: cuda.Block(32, 1, 1), Cooperative: true},
+		cuda.Int32(2), cuda.Float32(1), x.Arg(), y.Arg()))
+	testenv.Must(t, f.s.LaunchWith(saxpy, cuda.Config{Grid: cuda.Grid(2, 1, 1), Block: cuda.Block(32, 1, 1), Cluster: cuda.Dim3{X: 2}},
+		cuda.Int32(2), cuda.Float32(1), x.Arg(), y.Arg()))
+	if got := read(t, f.s, y); !slices.Equal(got, []float32{2, 4}) {
+		t.Errorf("got %v", got)
+	}
+}
+
+func TestLaunchAfterCloseIsAnError(t *testing.T) {
+	f := newFixture(t)
+	x := alloc(t, f.s, make([]float32, 2))
+	saxpy := f.fn(t, "saxpy")
+	s2 := newStream(t, f.ctx)
+	testenv.Must(t, s2.Close())
+	args := []cuda.Arg{cuda.Int32(2), cuda.Float32(1), x.Arg(), x.Arg()}
+	if err := s2.Launch(saxpy, cuda.Grid(1, 1, 1), cuda.Block(2, 1, 1), args...); !errors.Is(err, cuda.ErrClosed) {
+		t.Errorf("launch on a closed stream: %v, want ErrClosed", err)
+	}
+	mod2, err := cuda.LoadModule(f.ctx, kernelsPTX())
+	testenv.Must(t, err)
+	saxpy2, err := mod2.Func("saxpy")
+	testenv.Must(t, err)
+	testenv.Must(t, mod2.Close())
+	if err := f.s.Launch(saxpy2, cuda.Grid(1, 1, 1), cuda.Block(2, 1, 1), args...); !errors.Is(err, cuda.ErrClosed) {
+		t.Errorf("launch of a Func of a closed module: %v, want ErrClosed", err)
+	}
+	if _, err := mod2.Func("saxpy"); !errors.Is(err, cuda.ErrClosed) {
+		t.Errorf("Func of a closed module: %v, want ErrClosed", err)
+	}
+	if err := mod2.Close(); !errors.Is(err, cuda.ErrClosed) {
+		t.Errorf("second Close: %v, want ErrClosed", err)
+	}
+}
+
+// saxpyArgs builds the benchmark's launch: two Slices and two scalars.
+func saxpyLaunch(tb testing.TB, f *fixture, n int) func() error {
+	x := alloc(tb, f.s, make([]float32, n))
+	y := alloc(tb, f.s, make([]float32, n))
+	saxpy := f.fn(tb, "saxpy")
+	g, b := cuda.Grid((n+255)/256, 1, 1), cuda.Block(256, 1, 1)
+	return func() error {
+		return f.s.Launch(saxpy, g, b, cuda.Int32(int32(n)), cuda.Float32(2), x.Arg(), y.Arg())
+	}
+}
+
+func TestLaunchAllocatesNothing(t *testing.T) {
+	f := newFixture(t)
+	launch := saxpyLaunch(t, f, 1024)
+	testenv.Must(t, launch()) // the first use records the stream
+	var err error
+	allocs := testing.AllocsPerRun(1000, func() {
+		if e := launch(); e != nil {
+			err = e
+		}
+	})
+	testenv.Must(t, err)
+	sync(t, f.s)
+	if allocs != 0 {
+		t.Errorf("a launch allocates %v times, want 0", allocs)
+	}
+}
+
+// BenchmarkLaunch compares a saxpy launch through package cuda (two
+// Slice[float32] and two scalars, checked) with the same launch through
+// libcuda.LaunchKernel. The kernel is one block, so that the launch calls,
+// not the GPU, set the pace; the stream is synchronised every 256
+// launches on both sides.
+func BenchmarkLaunch(b *testing.B) {
+	const n = 256
+	b.Run("cuda", func(b *testing.B) {
+		f := newFixture(b)
+		launch := saxpyLaunch(b, f, n)
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if err := launch(); err != nil {
+				b.Fatal(err)
+			}
+			if i%256 == 255 {
+				sync(b, f.s)
+			}
+		}
+		sync(b, f.s)
+	})
+	b.Run("libcuda", func(b *testing.B) {
+		f := newFixture(b)
+		x := alloc(b, f.s, make([]float32, n))
+		y := alloc(b, f.s, make([]float32, n))
+		saxpy := f.fn(b, "saxpy").Raw()
+		raw := f.s.Raw()
+		nn, a, px, py := int32(n), float32(2), x.DevicePtr(), y.DevicePtr()
+		params := [4]unsafePointer{ptr(&nn), ptr(&a), ptr(&px), ptr(&py)}
+		testenv.Must(b, f.ctx.Do(func() error {
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if err := libcuda.LaunchKernel(saxpy, (n+255)/256, 1, 1, 256, 1, 1, 0, raw, &params[0], nil); err != nil {
+					return err
+				}
+				if i%256 == 255 {
+					sync(b, f.s)
+				}
+			}
+			return nil
+		}))
+		sync(b, f.s)
+	})
+}

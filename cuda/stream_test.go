@@ -1,0 +1,235 @@
+package cuda_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	gosync "sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+func TestNewStreamOptions(t *testing.T) {
+	f := newFixture(t)
+	least, greatest, err := f.ctx.StreamPriorities()
+	testenv.Must(t, err)
+	if greatest > least {
+		t.Fatalf("priorities: least %d, greatest %d", least, greatest)
+	}
+	s := newStream(t, f.ctx, cuda.NonBlocking(), cuda.Priority(greatest))
+	var flags uint32
+	var prio int32
+	testenv.Must(t, libcuda.StreamGetFlags(s.Raw(), &flags))
+	testenv.Must(t, libcuda.StreamGetPriority(s.Raw(), &prio))
+	if flags&uint32(libcuda.CU_STREAM_NON_BLOCKING) == 0 || int(prio) != greatest {
+		t.Errorf("flags %#x priority %d, want non-blocking and %d", flags, prio, greatest)
+	}
+}
+
+func TestStreamUseAfterCloseIsAnError(t *testing.T) {
+	f := newFixture(t)
+	s := newStream(t, f.ctx)
+	testenv.Must(t, s.Close())
+	for name, err := range map[string]error{
+		"Close":    s.Close(),
+		"Sync":     s.Sync(context.Background()),
+		"HostFunc": s.HostFunc(func() {}),
+		"Memset":   cuda.Memset(s, alloc(t, f.s, []int32{1}), 0),
+	} {
+		if !errors.Is(err, cuda.ErrClosed) {
+			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
+		}
+	}
+	if _, err := s.Record(); !errors.Is(err, cuda.ErrClosed) {
+		t.Errorf("Record after Close: %v, want ErrClosed", err)
+	}
+	if _, err := cuda.Alloc[int32](s, 1); !errors.Is(err, cuda.ErrClosed) {
+		t.Errorf("Alloc after Close: %v, want ErrClosed", err)
+	}
+	var nilStream *cuda.Stream
+	if err := nilStream.Sync(context.Background()); !errors.Is(err, cuda.ErrNil) {
+		t.Errorf("Sync of a nil stream: %v, want ErrNil", err)
+	}
+}
+
+// A stream held by a gate: its event is not complete, and a stream waiting
+// for the event does not run until the gate opens.
+func TestEventsOrderStreams(t *testing.T) {
+	testenv.OnPrimary(t, 0)
+	f := newFixture(t)
+	gate := testenv.NewGate(t)
+	s1, s2 := newStream(t, f.ctx, cuda.NonBlocking()), newStream(t, f.ctx, cuda.NonBlocking())
+	start, err := s1.Record()
+	testenv.Must(t, err)
+	defer start.Close()
+	gate.Hold(t, s1.Raw())
+	ev, err := s1.Record()
+	testenv.Must(t, err)
+	defer ev.Close()
+	testenv.Must(t, s2.Wait(ev))
+	ran := make(chan struct{})
+	testenv.Must(t, s2.HostFunc(func() { close(ran) }))
+
+	done, err := ev.Query()
+	testenv.Must(t, err)
+	if done {
+		t.Fatal("the event of a held stream is complete")
+	}
+	select {
+	case <-ran:
+		t.Fatal("the waiting stream ran before the event")
+	default:
+	}
+	gate.Open()
+	testenv.Recv(t, ran, "the waiting stream's host function")
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
+	defer cancel()
+	testenv.Must(t, ev.Sync(ctx))
+	done, err = ev.Query()
+	testenv.Must(t, err)
+	if !done {
+		t.Error("Query after Sync: not done")
+	}
+	d, err := cuda.Elapsed(start, ev)
+	testenv.Must(t, err)
+	if d < 0 {
+		t.Errorf("Elapsed = %v", d)
+	}
+	testenv.Must(t, ev.Close())
+	if _, err := ev.Query(); !errors.Is(err, cuda.ErrClosed) {
+		t.Errorf("Query after Close: %v, want ErrClosed", err)
+	}
+	if err := s2.Wait(ev); !errors.Is(err, cuda.ErrClosed) {
+		t.Errorf("Wait for a closed event: %v, want ErrClosed", err)
+	}
+}
+
+func TestHostFuncsRunInOrder(t *testing.T) {
+	f := newFixture(t)
+	var mu gosync.Mutex
+	var got []int
+	for i := range 100 {
+		testenv.Must(t, f.s.HostFunc(func() {
+			mu.Lock()
+			got = append(got, i)
+			mu.Unlock()
+		}))
+	}
+	sync(t, f.s)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != 100 || !slices.IsSorted(got) {
+		t.Errorf("host functions ran as %v", got)
+	}
+}
+
+// Host functions share one callback: many more of them than purego's
+// callback limit (2000) run, and leave nothing in the table.
+func TestManyHostFuncs(t *testing.T) {
+	f := newFixture(t)
+	n := 1_000_000
+	if testing.Short() {
+		n = 20_000
+	}
+	before := cuda.HostFuncsPending()
+	var count atomic.Int64
+	inc := func() { count.Add(1) }
+	for i := range n {
+		if err := f.s.HostFunc(inc); err != nil {
+			t.Fatalf("host function %d: %v", i, err)
+		}
+		if i%4096 == 4095 {
+			sync(t, f.s)
+		}
+	}
+	sync(t, f.s)
+	if c := count.Load(); c != int64(n) {
+		t.Errorf("%d host functions ran, want %d", c, n)
+	}
+	if p := cuda.HostFuncsPending(); p != before {
+		t.Errorf("%d host functions pending, want %d", p, before)
+	}
+}
+
+func TestHostFuncPanicIsLoggedNotFatal(t *testing.T) {
+	f := newFixture(t)
+	log := testenv.CaptureErrors(t)
+	testenv.Must(t, f.s.HostFunc(func() { panic("boom") }))
+	ran := make(chan struct{})
+	testenv.Must(t, f.s.HostFunc(func() { close(ran) }))
+	testenv.Recv(t, ran, "the host function after the one that panicked")
+	msgs := log.Messages()
+	if len(msgs) != 1 || !strings.Contains(msgs[0], "boom") {
+		t.Errorf("logged %q, want the panic", msgs)
+	}
+}
+
+// A graph captured from a stream replays its kernels and host functions
+// at each launch; the host function stays in the table while the graph
+// lives.
+func TestCaptureLaunchesAndHostFuncs(t *testing.T) {
+	testenv.NoErrorsLogged(t)
+	f := newFixture(t)
+	x := alloc(t, f.s, []float32{1, 2, 3})
+	y := alloc(t, f.s, []float32{0, 0, 0})
+	saxpy := f.fn(t, "saxpy")
+	before := cuda.HostFuncsPending()
+	var calls atomic.Int64
+	g, err := f.s.Capture(func(s *cuda.Stream) error {
+		if err := s.Launch(saxpy, cuda.Grid(1, 1, 1), cuda.Block(32, 1, 1), cuda.Int32(3), cuda.Float32(1), x.Arg(), y.Arg()); err != nil {
+			return err
+		}
+		if err := s.Close(); !errors.Is(err, cuda.ErrCapturing) {
+			t.Errorf("Close during the capture: %v, want ErrCapturing", err)
+		}
+		return s.HostFunc(func() { calls.Add(1) })
+	})
+	testenv.Must(t, err)
+	if got := read(t, f.s, y); !slices.Equal(got, []float32{0, 0, 0}) {
+		t.Fatalf("the capture ran its work: %v", got)
+	}
+	exec, err := g.Instantiate()
+	testenv.Must(t, err)
+	for range 3 {
+		testenv.Must(t, f.s.LaunchGraph(exec))
+	}
+	sync(t, f.s)
+	if got := read(t, f.s, y); !slices.Equal(got, []float32{3, 6, 9}) {
+		t.Errorf("after 3 launches y = %v", got)
+	}
+	if c := calls.Load(); c != 3 {
+		t.Errorf("the captured host function ran %d times, want 3", c)
+	}
+	if p := cuda.HostFuncsPending(); p != before+1 {
+		t.Errorf("%d host functions pending while the graph lives, want %d", p, before+1)
+	}
+	testenv.Must(t, g.Destroy())
+	testenv.Must(t, exec.Destroy())
+	testenv.Eventually(t, "the captured host function to leave the table", func() bool {
+		return cuda.HostFuncsPending() == before
+	})
+}
+
+func TestRunCached(t *testing.T) {
+	f := newFixture(t)
+	x := alloc(t, f.s, []float32{1, 1})
+	y := alloc(t, f.s, []float32{0, 0})
+	saxpy := f.fn(t, "saxpy")
+	c := graph.NewCached(graph.DefaultMode)
+	defer c.Close()
+	for i := range 4 {
+		err := f.s.RunCached(c, func(s *cuda.Stream) error {
+			return s.Launch(saxpy, cuda.Grid(1, 1, 1), cuda.Block(32, 1, 1), cuda.Int32(2), cuda.Float32(float32(i)), x.Arg(), y.Arg())
+		})
+		testenv.Must(t, err)
+	}
+	if got := read(t, f.s, y); !slices.Equal(got, []float32{6, 6}) {
+		t.Errorf("y = %v, want 0+1+2+3", got)
+	}
+}

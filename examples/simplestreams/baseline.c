@@ -6,9 +6,9 @@
 // simplestreams in C through the driver API, the baseline of main.go: 16 Mi
 // ints on the device, 10 repetitions of (a kernel that adds 5 to each, 5
 // times; copy the array back into pinned host memory, as 4 copies of a
-// quarter each, as main.go does), first on one stream,
-// then split into 4 chunks on 4 streams so that one chunk's copy overlaps
-// another's kernel. Both parts are timed; "time:" is the 4-stream part.
+// quarter each, as main.go does), first on one stream, then split into 4
+// chunks on 4 streams so that one chunk's copy overlaps another's kernel.
+// Both parts are timed; "time:" is the 4-stream part.
 //
 //	gcc -O2 -o baseline baseline.c -lcuda && ./baseline kernels.ptx
 

@@ -70,12 +70,23 @@ func (d Device) Context() (*Context, error) {
 	return c, nil
 }
 
-// Device is the device the context belongs to.
-func (c *Context) Device() Device { return c.st.dev }
+// Device is the device the context belongs to (the zero Device for a nil
+// Context).
+func (c *Context) Device() Device {
+	if c == nil {
+		return Device{}
+	}
+	return c.st.dev
+}
 
 // Raw is the driver's handle of the context, for calls through libcuda.
 // Do not destroy or release it.
-func (c *Context) Raw() libcuda.Context { return c.st.cu }
+func (c *Context) Raw() libcuda.Context {
+	if c == nil {
+		return 0
+	}
+	return c.st.cu
+}
 
 // Close releases the context. Values made from it that are still open keep
 // the driver's context until they are closed. Closing twice is an error
@@ -141,6 +152,20 @@ func (c *Context) StreamPriorities() (least, greatest int, err error) {
 		return 0, 0, driverErr("cuCtxGetStreamPriorityRange", err)
 	}
 	return int(l), int(g), nil
+}
+
+// MemInfo is the device memory free and in total, in bytes, as the
+// context sees it (cuMemGetInfo).
+func (c *Context) MemInfo() (free, total uint64, err error) {
+	st, err := c.live("MemInfo")
+	if err != nil {
+		return 0, 0, err
+	}
+	err = st.do(func() error { return libcuda.MemGetInfo(&free, &total) })
+	if err != nil {
+		return 0, 0, driverErr("cuMemGetInfo", err)
+	}
+	return free, total, nil
 }
 
 // ref counts one more value that needs the driver's context.

@@ -3,7 +3,6 @@ package cuda
 import (
 	"context"
 	"fmt"
-	"reflect"
 	"unsafe"
 
 	"github.com/purecuda/purecuda/hostmem"
@@ -22,6 +21,9 @@ import (
 //     asynchronously in stream order; the copy is recorded as a use of the
 //     buffer, so that its release waits for it. Read the data of a copy to
 //     the host after a Sync of the stream (or of an Event after it).
+//
+// Inside a Capture (or RunCached) use pinned memory: a copy to pageable
+// memory waits for the stream, which a capture does not allow.
 type Host[T any] interface {
 	[]T | *Pinned[T] | *hostmem.Buffer
 }
@@ -35,10 +37,13 @@ type hostSide struct {
 }
 
 func hostOf[T any, H Host[T]](h H) (hostSide, error) {
-	switch v := any(h).(type) {
-	case []T:
+	// A pointer in the interface: a slice header would be boxed.
+	switch p := any(&h).(type) {
+	case *[]T:
+		v := *p
 		return hostSide{p: unsafe.Pointer(unsafe.SliceData(v)), bytes: uintptr(len(v)) * unsafe.Sizeof(*new(T))}, nil
-	case *Pinned[T]:
+	case **Pinned[T]:
+		v := *p
 		if v == nil {
 			return hostSide{}, fmt.Errorf("nil *Pinned: %w", ErrNil)
 		}
@@ -46,7 +51,8 @@ func hostOf[T any, H Host[T]](h H) (hostSide, error) {
 			return hostSide{}, ErrFreed
 		}
 		return hostSide{p: unsafe.Pointer(unsafe.SliceData(v.data)), bytes: uintptr(len(v.data)) * unsafe.Sizeof(*new(T)), buf: v.buf}, nil
-	case *hostmem.Buffer:
+	case **hostmem.Buffer:
+		v := *p
 		if v == nil {
 			return hostSide{}, fmt.Errorf("nil *hostmem.Buffer: %w", ErrNil)
 		}
@@ -169,22 +175,34 @@ func Copy[T any](s *Stream, dst, src Slice[T]) error {
 }
 
 // Memset sets every element of dst to v on stream s (cuMemsetD8Async,
-// cuMemsetD16Async or cuMemsetD32Async): T must have 1, 2 or 4 bytes. To
-// zero a Slice of any type, use Zero.
+// cuMemsetD16Async or cuMemsetD32Async). It works for any T whose value v
+// repeats a pattern of 1, 2 or 4 bytes: every value of a type of 1, 2 or 4
+// bytes, and values like 0 or -1 of larger types. Other values are an
+// error; fill them with a copy or a kernel.
 func Memset[T any](s *Stream, dst Slice[T], v T) error {
-	size := reflect.TypeFor[T]().Size()
-	var word uint32
-	switch size {
-	case 1:
-		word = uint32(*(*uint8)(unsafe.Pointer(&v)))
-	case 2:
-		word = uint32(*(*uint16)(unsafe.Pointer(&v)))
-	case 4:
-		word = *(*uint32)(unsafe.Pointer(&v))
-	default:
-		return fmt.Errorf("cuda: Memset of %d-byte elements: only 1, 2 and 4 bytes can be set; Zero clears any type", size)
+	size := unsafe.Sizeof(v)
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&v)), size)
+	for _, width := range []uintptr{1, 2, 4} {
+		if size%width != 0 || !repeats(b, width) {
+			continue
+		}
+		var word uint32
+		for i := range width {
+			word |= uint32(b[i]) << (8 * i)
+		}
+		return memset(s, "Memset", dst.h, uintptr(dst.off)*size, uintptr(dst.n)*size/width, width, word)
 	}
-	return memset(s, "Memset", dst.h, uintptr(dst.off)*size, uintptr(dst.n), size, word)
+	return fmt.Errorf("cuda: Memset: the %d-byte value does not repeat a pattern of 1, 2 or 4 bytes", size)
+}
+
+// repeats says whether b is its first width bytes over and over.
+func repeats(b []byte, width uintptr) bool {
+	for i := width; i < uintptr(len(b)); i++ {
+		if b[i] != b[i-width] {
+			return false
+		}
+	}
+	return true
 }
 
 // Zero sets every byte of dst to 0 on stream s (cuMemsetD8Async).

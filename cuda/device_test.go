@@ -142,3 +142,42 @@ func TestCallsRestoreAnotherCurrentContext(t *testing.T) {
 		t.Errorf("got %v, want [4 4]", got)
 	}
 }
+
+// Methods of nil values return errors or zero values; none crashes.
+func TestNilValuesDoNotCrash(t *testing.T) {
+	var (
+		c  *cuda.Context
+		s  *cuda.Stream
+		e  *cuda.Event
+		m  *cuda.Module
+		fn *cuda.Func
+		p  *cuda.Pinned[float32]
+	)
+	if c.Raw() != 0 || s.Raw() != 0 || e.Raw() != 0 || m.Raw() != 0 || fn.Raw() != 0 || fn.Name() != "" || p.Data() != nil || p.Len() != 0 {
+		t.Error("a nil value has a handle or data")
+	}
+	if _, ok := fn.Params(); ok {
+		t.Error("a nil Func has parameters")
+	}
+	for name, err := range map[string]error{
+		"Context.Close": c.Close(),
+		"Stream.Close":  s.Close(),
+		"Event.Close":   e.Close(),
+		"Module.Close":  m.Close(),
+		"Pinned.Free":   p.Free(),
+		"Stream.Wait":   s.Wait(e),
+	} {
+		if !errors.Is(err, cuda.ErrNil) {
+			t.Errorf("%s: %v, want ErrNil", name, err)
+		}
+	}
+	if _, err := m.Func("x"); !errors.Is(err, cuda.ErrNil) {
+		t.Errorf("Module.Func: %v, want ErrNil", err)
+	}
+	if _, err := e.Query(); !errors.Is(err, cuda.ErrNil) {
+		t.Errorf("Event.Query: %v, want ErrNil", err)
+	}
+	if _, err := cuda.Elapsed(e, e); !errors.Is(err, cuda.ErrNil) {
+		t.Errorf("Elapsed: %v, want ErrNil", err)
+	}
+}

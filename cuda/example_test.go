@@ -2,6 +2,7 @@ package cuda_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 
@@ -69,4 +70,172 @@ func Example() {
 	}
 	fmt.Println(hy[0], hy[1], hy[999])
 	// Output: 1 3 1999
+}
+
+// setup returns the first device's context, a stream and the test kernels;
+// the examples below use it to stay short.
+func setup() (*cuda.Context, *cuda.Stream, *cuda.Module, func()) {
+	devs, err := cuda.Devices()
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, err := devs[0].Context()
+	if err != nil {
+		log.Fatal(err)
+	}
+	s, err := ctx.NewStream()
+	if err != nil {
+		log.Fatal(err)
+	}
+	mod, err := cuda.LoadModule(ctx, kernels.PTX)
+	if err != nil {
+		log.Fatal(err)
+	}
+	return ctx, s, mod, func() {
+		if err := errors.Join(mod.Close(), s.Close(), ctx.Close()); err != nil {
+			log.Fatal(err)
+		}
+	}
+}
+
+// Func finds C++ kernels by their demangled names; a name that matches
+// several overloads or template instances is an error that lists them.
+func ExampleModule_Func() {
+	_, _, mod, done := setup()
+	defer done()
+	f, err := mod.Func("scale<float>")
+	if err != nil {
+		log.Fatal(err)
+	}
+	sizes, _ := f.Params()
+	fmt.Println(f.Name(), sizes)
+	_, err = mod.Func("ops::offset")
+	fmt.Println(errors.Is(err, cuda.ErrAmbiguous))
+	f, err = mod.Func("ops::offset(int*, int, unsigned long long)")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(f.Name())
+	// Output:
+	// _Z5scaleIfEvPT_S0_y [8 4 8]
+	// true
+	// _ZN3ops6offsetEPiiy
+}
+
+// Arguments are checked against the kernel's parameters before the launch.
+func ExampleStream_Launch() {
+	_, s, mod, done := setup()
+	defer done()
+	saxpy, err := mod.Func("saxpy")
+	if err != nil {
+		log.Fatal(err)
+	}
+	x, err := cuda.Alloc[float32](s, 4)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer x.Free()
+	// n is a C int: Int64 is the wrong size.
+	err = s.Launch(saxpy, cuda.Grid(1, 1, 1), cuda.Block(4, 1, 1), cuda.Int64(4), cuda.Float32(2), x.Arg(), x.Arg())
+	fmt.Println(errors.Is(err, cuda.ErrArgs))
+	// Output: true
+}
+
+// Host functions run on a driver thread in stream order.
+func ExampleStream_HostFunc() {
+	_, s, _, done := setup()
+	defer done()
+	ran := make(chan string, 2)
+	for _, msg := range []string{"first", "second"} {
+		if err := s.HostFunc(func() { ran <- msg }); err != nil {
+			log.Fatal(err)
+		}
+	}
+	if err := s.Sync(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(<-ran, <-ran)
+	// Output: first second
+}
+
+// Capture records a stream's work into a graph, launched as often as
+// needed.
+func ExampleStream_Capture() {
+	_, s, mod, done := setup()
+	defer done()
+	addOne, err := mod.Func("add_one_i32")
+	if err != nil {
+		log.Fatal(err)
+	}
+	data, err := cuda.Alloc[int32](s, 3)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer data.Free()
+	if err := cuda.Zero(s, data); err != nil {
+		log.Fatal(err)
+	}
+	g, err := s.Capture(func(s *cuda.Stream) error {
+		return s.Launch(addOne, cuda.Grid(1, 1, 1), cuda.Block(32, 1, 1), data.Arg(), cuda.Uint64(3))
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer g.Destroy()
+	exec, err := g.Instantiate()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer exec.Destroy()
+	for range 5 {
+		if err := s.LaunchGraph(exec); err != nil {
+			log.Fatal(err)
+		}
+	}
+	out := make([]int32, 3)
+	if err := cuda.CopyToHost(s, out, data); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(out)
+	// Output: [5 5 5]
+}
+
+// Pinned memory copies asynchronously; an event tells when the copy is
+// done.
+func ExampleAllocPinned() {
+	ctx, s, _, done := setup()
+	defer done()
+	host, err := cuda.AllocPinned[float64](ctx, 4)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer host.Free()
+	dev, err := cuda.Alloc[float64](s, 4)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer dev.Free()
+	if err := cuda.Memset(s, dev, 0); err != nil {
+		log.Fatal(err)
+	}
+	part, err := dev.Slice(1, 3)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := cuda.CopyToDevice(s, part, []float64{1.5, 2.5}); err != nil {
+		log.Fatal(err)
+	}
+	if err := cuda.CopyToHost(s, host, dev); err != nil { // asynchronous
+		log.Fatal(err)
+	}
+	ev, err := s.Record()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ev.Close()
+	if err := ev.Sync(context.Background()); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(host.Data())
+	// Output: [0 1.5 2.5 0]
 }

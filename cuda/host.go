@@ -49,20 +49,35 @@ func Pin[T any](ctx *Context, s []T) (*Pinned[T], error) {
 }
 
 // Data is the pinned Go slice.
-func (p *Pinned[T]) Data() []T { return p.data }
+func (p *Pinned[T]) Data() []T {
+	if p == nil {
+		return nil
+	}
+	return p.data
+}
 
 // Len is the number of elements.
-func (p *Pinned[T]) Len() int { return len(p.data) }
+func (p *Pinned[T]) Len() int { return len(p.Data()) }
 
 // Buffer is the hostmem.Buffer that pins the memory.
-func (p *Pinned[T]) Buffer() *hostmem.Buffer { return p.buf }
+func (p *Pinned[T]) Buffer() *hostmem.Buffer {
+	if p == nil {
+		return nil
+	}
+	return p.buf
+}
 
 // Arg passes the device address of the pinned memory to a kernel, which
 // reads and writes the host memory itself (zero copy); the launch is
 // recorded as a use of the buffer.
-func (p *Pinned[T]) Arg() Arg { return Buffer(p.buf) }
+func (p *Pinned[T]) Arg() Arg { return Buffer(p.Buffer()) }
 
 // Free unpins the memory once the GPU work that used it is done
 // (hostmem.Buffer.Free); Data stays valid. Later copies or launches with
 // it are errors matching ErrFreed.
-func (p *Pinned[T]) Free() error { return p.buf.Free() }
+func (p *Pinned[T]) Free() error {
+	if p == nil {
+		return fmt.Errorf("cuda: Pinned.Free on a nil Pinned: %w", ErrNil)
+	}
+	return p.buf.Free()
+}

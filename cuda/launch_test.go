@@ -230,3 +230,29 @@ func BenchmarkLaunch(b *testing.B) {
 		sync(b, f.s)
 	})
 }
+
+// Copies and memsets of Slices allocate nothing either.
+func TestCopiesAllocateNothing(t *testing.T) {
+	f := newFixture(t)
+	x := alloc(t, f.s, make([]float32, 64))
+	y := alloc(t, f.s, make([]float32, 64))
+	host := make([]float32, 64)
+	var err error
+	keep := func(e error) {
+		if e != nil {
+			err = e
+		}
+	}
+	for name, op := range map[string]func(){
+		"CopyToDevice": func() { keep(cuda.CopyToDevice(f.s, x, host)) },
+		"Copy":         func() { keep(cuda.Copy(f.s, y, x)) },
+		"Memset":       func() { keep(cuda.Memset(f.s, x, 2)) },
+	} {
+		op()
+		if allocs := testing.AllocsPerRun(200, op); allocs != 0 {
+			t.Errorf("%s allocates %v times, want 0", name, allocs)
+		}
+		testenv.Must(t, err)
+	}
+	sync(t, f.s)
+}

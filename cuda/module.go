@@ -190,12 +190,15 @@ func (m *Module) Func(name string) (*Func, error) {
 	}
 	var raw libcuda.Function
 	entry := name
-	if ms.funcs == nil {
-		// The driver cannot list the functions: look the entry name up.
-		err := ms.ctx.do(func() error {
+	lookup := func() error { // the entry name, through the driver
+		return ms.ctx.do(func() error {
 			cname := append([]byte(name), 0)
 			return libcuda.ModuleGetFunction(&raw, ms.raw, &cname[0])
 		})
+	}
+	if ms.funcs == nil {
+		// The driver cannot list the functions: look the entry name up.
+		err := lookup()
 		if errors.Is(err, libcuda.CUDA_ERROR_NOT_FOUND) {
 			return nil, fmt.Errorf("cuda: Module.Func(%q): %w (this driver cannot list a module's functions: give the entry name)", name, ErrNotFound)
 		}
@@ -206,7 +209,10 @@ func (m *Module) Func(name string) (*Func, error) {
 		matches := matchFuncs(ms.funcs, name)
 		switch len(matches) {
 		case 0:
-			return nil, fmt.Errorf("cuda: Module.Func(%q): %w; the module has: %s", name, ErrNotFound, strings.Join(m.Funcs(), ", "))
+			// Not listed; the driver may still know the entry name.
+			if err := lookup(); err != nil {
+				return nil, fmt.Errorf("cuda: Module.Func(%q): %w; the module has: %s", name, ErrNotFound, strings.Join(m.Funcs(), ", "))
+			}
 		case 1:
 			raw, entry = matches[0].raw, matches[0].entry
 		default:
@@ -296,15 +302,25 @@ type Func struct {
 }
 
 // Name is the kernel's entry name (mangled for a C++ kernel).
-func (f *Func) Name() string { return f.name }
+func (f *Func) Name() string {
+	if f == nil {
+		return ""
+	}
+	return f.name
+}
 
 // Raw is the driver's handle of the kernel.
-func (f *Func) Raw() libcuda.Function { return f.raw }
+func (f *Func) Raw() libcuda.Function {
+	if f == nil {
+		return 0
+	}
+	return f.raw
+}
 
 // Params returns the size in bytes of each of the kernel's parameters, or
 // false when the driver cannot tell (before CUDA 12.4).
 func (f *Func) Params() ([]int, bool) {
-	if f.params == nil {
+	if f == nil || f.params == nil {
 		return nil, false
 	}
 	out := make([]int, len(f.params))
@@ -312,6 +328,26 @@ func (f *Func) Params() ([]int, bool) {
 		out[i] = int(s)
 	}
 	return out, true
+}
+
+// Attribute is one of the kernel's attributes (cuFuncGetAttribute), e.g.
+// CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK or
+// CU_FUNC_ATTRIBUTE_NUM_REGS.
+func (f *Func) Attribute(a libcuda.Function_attribute) (int, error) {
+	if f == nil {
+		return 0, nilErr("Func", "Attribute")
+	}
+	ms := f.mod.st
+	ms.mu.RLock()
+	defer ms.mu.RUnlock()
+	if ms.closed {
+		return 0, closedErr("Func", "Attribute")
+	}
+	var v int32
+	if err := ms.ctx.do(func() error { return libcuda.FuncGetAttribute(&v, a, f.raw) }); err != nil {
+		return 0, driverErr("cuFuncGetAttribute("+a.String()+")", err)
+	}
+	return int(v), nil
 }
 
 // check compares the arguments with the kernel's parameters.

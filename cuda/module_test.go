@@ -8,6 +8,7 @@ import (
 
 	"github.com/purecuda/purecuda/cuda"
 	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/libcuda"
 )
 
 func TestModuleFuncFindsKernelsByEveryName(t *testing.T) {
@@ -89,4 +90,19 @@ func TestLoadModuleRejectsBadImages(t *testing.T) {
 	m, err := cuda.LoadModule(f.ctx, append(kernelsPTX()[:len(kernelsPTX()):len(kernelsPTX())], 0))
 	testenv.Must(t, err)
 	testenv.Must(t, m.Close())
+}
+
+func TestFuncAttributeAndMemInfo(t *testing.T) {
+	f := newFixture(t)
+	saxpy := f.fn(t, "saxpy")
+	n, err := saxpy.Attribute(libcuda.CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK)
+	testenv.Must(t, err)
+	if n < 32 || n > 1024 {
+		t.Errorf("saxpy: %d threads a block at most", n)
+	}
+	free, total, err := f.ctx.MemInfo()
+	testenv.Must(t, err)
+	if total == 0 || free > total {
+		t.Errorf("MemInfo: %d free of %d", free, total)
+	}
 }

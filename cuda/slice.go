@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -71,6 +72,9 @@ func Alloc[T any](s *Stream, n int) (Slice[T], error) {
 		return Slice[T]{}, err
 	}
 	defer st.mu.RUnlock()
+	if st.capturing.Load() > 0 {
+		return Slice[T]{}, fmt.Errorf("cuda: Alloc on a stream being captured: allocate before the capture: %w", ErrCapturing)
+	}
 	bytes := uintptr(n) * size
 	var p libcuda.Deviceptr
 	err = st.ctx.do(func() error { return libcuda.MemAllocAsync(&p, uint64(bytes), st.raw) })
@@ -127,7 +131,10 @@ func (x Slice[T]) DevicePtr() libcuda.Deviceptr {
 
 // Free frees the allocation, ordered after the work of every stream that
 // used it (cuMemFreeAsync on one of them, after cuStreamWaitEvent on the
-// others): Free does not wait. It must be called on the Slice that Alloc
+// others): Free does not wait. While one of those streams is being
+// captured (Capture), the free waits for the captures to end
+// (graph.Postpone). A graph that uses the Slice must not be launched after
+// Free. It must be called on the Slice that Alloc
 // returned (or one covering all of it); freeing a part is an error. A
 // second Free is an error matching ErrFreed.
 func (x Slice[T]) Free() error {
@@ -198,8 +205,25 @@ func (a *alloc) free() error {
 	used := a.used
 	a.used = nil
 	a.usemu.Unlock()
-	err := freeAfter(a.ctx, a.ptr, used)
-	if err != nil {
+	for _, u := range used {
+		if u.capturing.Load() > 0 {
+			// An event recorded on a capturing stream, or a free submitted
+			// to it, would go into the graph: free once the captures
+			// have ended.
+			graph.Postpone(func() {
+				if err := a.freeNow(used); err != nil {
+					logErr("freeing a Slice after a capture", err)
+				}
+			})
+			return nil
+		}
+	}
+	return a.freeNow(used)
+}
+
+// freeNow frees the memory after the work of the streams in used.
+func (a *alloc) freeNow(used []*streamState) error {
+	if err := freeAfter(a.ctx, a.ptr, used); err != nil {
 		// The memory stays allocated: the GPU may still use it.
 		return err
 	}

@@ -99,8 +99,21 @@ func TestMemsetAndZero(t *testing.T) {
 	if got := read(t, f.s, z); !slices.Equal(got, []pair{{}, {}}) {
 		t.Errorf("Zero: %v", got)
 	}
-	if err := cuda.Memset(f.s, z, pair{}); err == nil {
-		t.Error("Memset of a 16-byte type: no error")
+	if err := cuda.Memset(f.s, z, pair{-1, -1}); err == nil { // 0xbff0000000000000: no pattern
+		t.Error("Memset of a value without a pattern: no error")
+	}
+	if err := cuda.Memset(f.s, z, pair{1, 2}); err == nil {
+		t.Error("Memset of a value without a pattern: no error")
+	}
+	l := alloc(t, f.s, []int64{1, 2, 3})
+	testenv.Must(t, cuda.Memset(f.s, l, -1))
+	if got := read(t, f.s, l); !slices.Equal(got, []int64{-1, -1, -1}) {
+		t.Errorf("Memset int64 -1: %v", got)
+	}
+	p := alloc(t, f.s, []uint64{1, 2})
+	testenv.Must(t, cuda.Memset(f.s, p, 0x0102030401020304))
+	if got := read(t, f.s, p); !slices.Equal(got, []uint64{0x0102030401020304, 0x0102030401020304}) {
+		t.Errorf("Memset of a 4-byte pattern: %x", got)
 	}
 }
 

@@ -2286,6 +2286,20 @@ CUresult cuFuncGetName(const char **name, CUfunction f) {
     return r;
 }
 
+/* Every test kernel takes blocks of up to 1024 threads; the other
+ * attributes read 0. */
+CUresult cuFuncGetAttribute(int *v, int attrib, CUfunction f) {
+    FAIL_POINT("cuFuncGetAttribute");
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (!f || f->magic != MAGIC_FUNC) r = CUDA_ERROR_INVALID_HANDLE;
+    else if (!v || attrib < 0 || attrib > 16) r = CUDA_ERROR_INVALID_VALUE;
+    else *v = attrib == 0 ? 1024 : 0; /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
+    UNLOCK();
+    return r;
+}
+
 CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size) {
     FAIL_POINT("cuFuncGetParamInfo");
     CUresult r = CUDA_SUCCESS;
@@ -2648,6 +2662,7 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuModuleGetFunctionCount", 12040, 0, cuModuleGetFunctionCount),
     SYM("cuModuleEnumerateFunctions", 12040, 0, cuModuleEnumerateFunctions),
     SYM("cuFuncGetName", 12030, 0, cuFuncGetName),
+    SYM("cuFuncGetAttribute", 2020, 0, cuFuncGetAttribute),
     SYM("cuFuncGetParamInfo", 12040, 0, cuFuncGetParamInfo),
     SYM("cuLaunchKernel", 4000, 7000, cuLaunchKernel),
     SYM("cuLaunchKernelEx", 11060, 11060, cuLaunchKernelEx),

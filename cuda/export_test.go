@@ -1,0 +1,5 @@
+package cuda
+
+// ResetDroppedLogs forgets which kinds of dropped values were logged, so
+// that a test can see the one warning of each kind again.
+func ResetDroppedLogs() { droppedKinds.Clear() }

@@ -73,7 +73,7 @@ func (d Device) Context() (*Context, error) {
 // Device is the device the context belongs to (the zero Device for a nil
 // Context).
 func (c *Context) Device() Device {
-	if c == nil {
+	if c == nil || c.st == nil {
 		return Device{}
 	}
 	return c.st.dev
@@ -82,7 +82,7 @@ func (c *Context) Device() Device {
 // Raw is the driver's handle of the context, for calls through libcuda.
 // Do not destroy or release it.
 func (c *Context) Raw() libcuda.Context {
-	if c == nil {
+	if c == nil || c.st == nil {
 		return 0
 	}
 	return c.st.cu
@@ -92,7 +92,7 @@ func (c *Context) Raw() libcuda.Context {
 // the driver's context until they are closed. Closing twice is an error
 // matching ErrClosed.
 func (c *Context) Close() error {
-	if c == nil {
+	if c == nil || c.st == nil {
 		return nilErr("Context", "Close")
 	}
 	if c.st.closed.Swap(true) {
@@ -104,7 +104,7 @@ func (c *Context) Close() error {
 
 // live returns the state of an open context.
 func (c *Context) live(op string) (*ctxState, error) {
-	if c == nil {
+	if c == nil || c.st == nil {
 		return nil, nilErr("Context", op)
 	}
 	if c.st.closed.Load() {

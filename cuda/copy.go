@@ -44,7 +44,7 @@ func hostOf[T any, H Host[T]](h H) (hostSide, error) {
 		return hostSide{p: unsafe.Pointer(unsafe.SliceData(v)), bytes: uintptr(len(v)) * unsafe.Sizeof(*new(T))}, nil
 	case **Pinned[T]:
 		v := *p
-		if v == nil {
+		if v == nil || v.buf == nil {
 			return hostSide{}, fmt.Errorf("nil *Pinned: %w", ErrNil)
 		}
 		if v.buf.DevicePtr() == 0 {
@@ -53,7 +53,7 @@ func hostOf[T any, H Host[T]](h H) (hostSide, error) {
 		return hostSide{p: unsafe.Pointer(unsafe.SliceData(v.data)), bytes: uintptr(len(v.data)) * unsafe.Sizeof(*new(T)), buf: v.buf}, nil
 	case **hostmem.Buffer:
 		v := *p
-		if v == nil {
+		if v == nil || v.Size() == 0 {
 			return hostSide{}, fmt.Errorf("nil *hostmem.Buffer: %w", ErrNil)
 		}
 		if v.DevicePtr() == 0 {
@@ -145,7 +145,8 @@ func copyHost[T any, H Host[T]](s *Stream, op string, x Slice[T], h H, toDevice 
 }
 
 // Copy copies src into dst on stream s, device to device
-// (cuMemcpyDtoDAsync). The lengths must be equal (ErrLength).
+// (cuMemcpyDtoDAsync). The lengths must be equal, and two parts of one
+// allocation must not overlap (ErrLength).
 func Copy[T any](s *Stream, dst, src Slice[T]) error {
 	st, err := s.acquire("Copy")
 	if err != nil {
@@ -158,11 +159,22 @@ func Copy[T any](s *Stream, dst, src Slice[T]) error {
 	}
 	copied := false
 	defer func() { d.a.release(st, copied) }()
-	sr, err := acquireSlice(src)
-	if err != nil {
-		return fmt.Errorf("cuda: Copy: source: %w", err)
+	var sr devSide
+	if src.h != nil && src.h.a == d.a {
+		// One allocation: it is held already (a second read lock could
+		// deadlock behind a waiting Free).
+		if src.off < dst.off+dst.n && dst.off < src.off+src.n && src.n > 0 && dst.n > 0 {
+			return fmt.Errorf("cuda: Copy between overlapping parts [%d:%d] and [%d:%d] of one allocation: %w", src.off, src.off+src.n, dst.off, dst.off+dst.n, ErrLength)
+		}
+		size := unsafe.Sizeof(*new(T))
+		sr = devSide{a: d.a, ptr: d.a.ptr + libcuda.Deviceptr(uintptr(src.off)*size), bytes: uintptr(src.n) * size}
+	} else {
+		sr, err = acquireSlice(src)
+		if err != nil {
+			return fmt.Errorf("cuda: Copy: source: %w", err)
+		}
+		defer func() { sr.a.release(st, copied) }()
 	}
-	defer func() { sr.a.release(st, copied) }()
 	if d.bytes != sr.bytes {
 		return fmt.Errorf("cuda: Copy: %d elements into %d: %w", src.n, dst.n, ErrLength)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/hostmem"
 	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 )
@@ -179,5 +180,30 @@ func TestNilValuesDoNotCrash(t *testing.T) {
 	}
 	if _, err := cuda.Elapsed(e, e); !errors.Is(err, cuda.ErrNil) {
 		t.Errorf("Elapsed: %v, want ErrNil", err)
+	}
+}
+
+// Zero values made with new or a literal behave as nil ones.
+func TestZeroValuesDoNotCrash(t *testing.T) {
+	f := newFixture(t)
+	x := alloc(t, f.s, []float32{1})
+	zs, zf, zp := new(cuda.Stream), new(cuda.Func), new(cuda.Pinned[float32])
+	for name, err := range map[string]error{
+		"Context.Close":         new(cuda.Context).Close(),
+		"Stream.Sync":           zs.Sync(t.Context()),
+		"Event.Close":           new(cuda.Event).Close(),
+		"Module.Close":          new(cuda.Module).Close(),
+		"Launch zero Func":      f.s.Launch(zf, cuda.Grid(1, 1, 1), cuda.Block(1, 1, 1)),
+		"Launch on zero Stream": zs.Launch(f.fn(t, "saxpy"), cuda.Grid(1, 1, 1), cuda.Block(1, 1, 1)),
+		"copy from zero Pinned": cuda.CopyToDevice(f.s, x, zp),
+		"copy from zero Buffer": cuda.CopyToDevice(f.s, x, new(hostmem.Buffer)),
+		"Pinned.Free":           zp.Free(),
+	} {
+		if !errors.Is(err, cuda.ErrNil) {
+			t.Errorf("%s: %v, want ErrNil", name, err)
+		}
+	}
+	if _, err := zf.Attribute(libcuda.CU_FUNC_ATTRIBUTE_NUM_REGS); !errors.Is(err, cuda.ErrNil) {
+		t.Errorf("Attribute of a zero Func: %v, want ErrNil", err)
 	}
 }

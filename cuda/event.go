@@ -90,7 +90,7 @@ func (s *Stream) Wait(e *Event) error {
 
 // acquire returns the state of an open event, read-locked.
 func (e *Event) acquire(op string) (*eventState, error) {
-	if e == nil {
+	if e == nil || e.st == nil {
 		return nil, nilErr("Event", op)
 	}
 	es := e.st
@@ -104,7 +104,7 @@ func (e *Event) acquire(op string) (*eventState, error) {
 
 // Raw is the driver's handle of the event. Do not destroy it.
 func (e *Event) Raw() libcuda.Event {
-	if e == nil {
+	if e == nil || e.st == nil {
 		return 0
 	}
 	return e.st.raw
@@ -155,7 +155,7 @@ func Elapsed(a, b *Event) (time.Duration, error) {
 // Close destroys the event (cuEventDestroy); a stream waiting for it still
 // waits. Closing twice is an error matching ErrClosed.
 func (e *Event) Close() error {
-	if e == nil {
+	if e == nil || e.st == nil {
 		return nilErr("Event", "Close")
 	}
 	e.cleanup.Stop()

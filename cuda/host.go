@@ -50,7 +50,7 @@ func Pin[T any](ctx *Context, s []T) (*Pinned[T], error) {
 
 // Data is the pinned Go slice.
 func (p *Pinned[T]) Data() []T {
-	if p == nil {
+	if p == nil || p.buf == nil {
 		return nil
 	}
 	return p.data
@@ -61,7 +61,7 @@ func (p *Pinned[T]) Len() int { return len(p.Data()) }
 
 // Buffer is the hostmem.Buffer that pins the memory.
 func (p *Pinned[T]) Buffer() *hostmem.Buffer {
-	if p == nil {
+	if p == nil || p.buf == nil {
 		return nil
 	}
 	return p.buf
@@ -76,7 +76,7 @@ func (p *Pinned[T]) Arg() Arg { return Buffer(p.Buffer()) }
 // (hostmem.Buffer.Free); Data stays valid. Later copies or launches with
 // it are errors matching ErrFreed.
 func (p *Pinned[T]) Free() error {
-	if p == nil {
+	if p == nil || p.buf == nil {
 		return fmt.Errorf("cuda: Pinned.Free on a nil Pinned: %w", ErrNil)
 	}
 	return p.buf.Free()

@@ -66,9 +66,13 @@ type Arg struct {
 
 // argMem is memory passed to a kernel by its device address.
 type argMem interface {
-	// acquire keeps the memory from being freed until done, and returns
-	// the device address of the byte at off.
-	acquire(off uintptr) (libcuda.Deviceptr, error)
+	// acquire keeps the memory from being freed until done. It must not
+	// be called again before done: a launch acquires each memory once,
+	// however many arguments pass it.
+	acquire() error
+	// addr is the device address of the byte at off, between acquire and
+	// done.
+	addr(off uintptr) libcuda.Deviceptr
 	// done records a use on st when launched, and ends acquire's hold.
 	done(st *streamState, launched bool) error
 }
@@ -121,7 +125,7 @@ func Value[T any](v T) Arg {
 // records the launch as a use of it (Buffer.Use), so that its release
 // waits for the kernel.
 func Buffer(b *hostmem.Buffer) Arg {
-	if b == nil {
+	if b == nil || b.Size() == 0 {
 		return Arg{err: fmt.Errorf("nil hostmem.Buffer: %w", ErrNil)}
 	}
 	return Arg{mem: bufferMem{b}, size: 8}
@@ -130,13 +134,14 @@ func Buffer(b *hostmem.Buffer) Arg {
 // bufferMem is a hostmem.Buffer as a kernel argument.
 type bufferMem struct{ b *hostmem.Buffer }
 
-func (m bufferMem) acquire(off uintptr) (libcuda.Deviceptr, error) {
-	p := m.b.DevicePtr()
-	if p == 0 {
-		return 0, ErrFreed
+func (m bufferMem) acquire() error {
+	if m.b.DevicePtr() == 0 {
+		return ErrFreed
 	}
-	return p + libcuda.Deviceptr(off), nil
+	return nil
 }
+
+func (m bufferMem) addr(off uintptr) libcuda.Deviceptr { return m.b.DevicePtr() + libcuda.Deviceptr(off) }
 
 func (m bufferMem) done(st *streamState, launched bool) error {
 	if !launched {
@@ -157,7 +162,12 @@ func (x Slice[T]) Arg() Arg {
 	return Arg{mem: x.h, words: [2]uint64{uint64(uintptr(x.off) * unsafe.Sizeof(*new(T)))}, size: 8}
 }
 
-func (h *allocHandle) acquire(off uintptr) (libcuda.Deviceptr, error) { return h.a.acquire(off) }
+func (h *allocHandle) acquire() error {
+	_, err := h.a.acquire(0)
+	return err
+}
+
+func (h *allocHandle) addr(off uintptr) libcuda.Deviceptr { return h.a.ptr + libcuda.Deviceptr(off) }
 
 func (h *allocHandle) done(st *streamState, launched bool) error {
 	h.a.release(st, launched)
@@ -204,7 +214,7 @@ func (s *Stream) launch(f *Func, c *Config, args []Arg) (err error) {
 		return err
 	}
 	defer st.mu.RUnlock()
-	if f == nil {
+	if f == nil || f.mod == nil || f.mod.st == nil {
 		return nilErr("Func", "Launch")
 	}
 	ms := f.mod.st
@@ -225,11 +235,13 @@ func (s *Stream) launch(f *Func, c *Config, args []Arg) (err error) {
 		return err
 	}
 	var kp kernelParams
-	held := 0 // args[:held] are acquired
+	var owner [maxArgs]bool // the argument that acquired its memory
+	held := 0               // args[:held] are looked at
+	launched := false
 	defer func() {
 		for i := range args[:held] {
-			if a := &args[i]; a.mem != nil {
-				if derr := a.mem.done(st, err == nil); derr != nil && err == nil {
+			if owner[i] {
+				if derr := args[i].mem.done(st, launched); derr != nil && err == nil {
 					err = derr
 				}
 			}
@@ -239,12 +251,21 @@ func (s *Stream) launch(f *Func, c *Config, args []Arg) (err error) {
 		a := &args[i]
 		switch {
 		case a.mem != nil:
-			p, err := a.mem.acquire(uintptr(a.words[0]))
-			if err != nil {
-				return fmt.Errorf("cuda: Launch %s: argument %d: %w", f.name, i, err)
+			first := true
+			for j := range i {
+				if owner[j] && args[j].mem == a.mem {
+					first = false
+					break
+				}
 			}
-			held = i + 1
-			kp.addrs[i] = uint64(p)
+			if first {
+				if err := a.mem.acquire(); err != nil {
+					return fmt.Errorf("cuda: Launch %s: argument %d: %w", f.name, i, err)
+				}
+				owner[i] = true
+				held = i + 1
+			}
+			kp.addrs[i] = uint64(a.mem.addr(uintptr(a.words[0])))
 			kp.ptrs[i] = unsafe.Pointer(&kp.addrs[i])
 		case a.big != nil:
 			kp.ptrs[i] = unsafe.Pointer(&a.big[0])
@@ -268,6 +289,7 @@ func (s *Stream) launch(f *Func, c *Config, args []Arg) (err error) {
 	} else {
 		err = libcuda.LaunchKernel(f.raw, gx, gy, gz, bx, by, bz, uint32(c.SharedMem), st.raw, params, nil)
 	}
+	launched = err == nil
 	lerr := st.ctx.leave(prev)
 	if err != nil {
 		return errors.Join(fmt.Errorf("cuda: %s %s: %w", call, f.name, err), lerr)

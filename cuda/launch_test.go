@@ -125,10 +125,21 @@ func TestLaunchWithOptions(t *testing.T) {
 	saxpy := f.fn(t, "saxpy")
 	testenv.Must(t, f.s.LaunchWith(saxpy, cuda.Config{Grid: cuda.Grid(1, 1, 1), Block: cuda.Block(32, 1, 1), Cooperative: true},
 		cuda.Int32(2), cuda.Float32(1), x.Arg(), y.Arg()))
-	testenv.Must(t, f.s.LaunchWith(saxpy, cuda.Config{Grid: cuda.Grid(2, 1, 1), Block: cuda.Block(32, 1, 1), Cluster: cuda.Dim3{X: 2}},
-		cuda.Int32(2), cuda.Float32(1), x.Arg(), y.Arg()))
-	if got := read(t, f.s, y); !slices.Equal(got, []float32{2, 4}) {
-		t.Errorf("got %v", got)
+	major, _, err := f.ctx.Device().ComputeCapability()
+	testenv.Must(t, err)
+	err = f.s.LaunchWith(saxpy, cuda.Config{Grid: cuda.Grid(2, 1, 1), Block: cuda.Block(32, 1, 1), Cluster: cuda.Dim3{X: 2}},
+		cuda.Int32(2), cuda.Float32(1), x.Arg(), y.Arg())
+	want := []float32{2, 4}
+	switch {
+	case major >= 9:
+		testenv.Must(t, err) // thread block clusters need compute capability 9.0
+	case err == nil:
+		t.Errorf("a cluster launch on compute capability %d succeeded", major)
+	default:
+		want = []float32{1, 2}
+	}
+	if got := read(t, f.s, y); !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
 	}
 }
 
@@ -255,4 +266,49 @@ func TestCopiesAllocateNothing(t *testing.T) {
 		testenv.Must(t, err)
 	}
 	sync(t, f.s)
+}
+
+// FuzzLaunchArgs launches saxpy with argument lists made from the input:
+// a launch succeeds exactly when the sizes match the parameters (4, 4, 8,
+// 8 bytes). The only 8-byte argument is a Slice and the 4-byte ones are
+// small, so that a launch that passes the check stays inside the Slice.
+func FuzzLaunchArgs(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 2})
+	f.Add([]byte{2, 3, 4})
+	f.Add([]byte{})
+	f.Add([]byte{5, 5, 5, 5, 5, 5})
+	fx := newFixture(f)
+	x := alloc(f, fx.s, make([]float32, 8))
+	saxpy := fx.fn(f, "saxpy")
+	f.Fuzz(func(t *testing.T, kinds []byte) {
+		if len(kinds) > 80 {
+			kinds = kinds[:80]
+		}
+		args := make([]cuda.Arg, len(kinds))
+		sizes := make([]int, len(kinds))
+		for i, k := range kinds {
+			switch k % 6 {
+			case 0:
+				args[i], sizes[i] = cuda.Int32(int32(k%9)), 4 // at most the Slice's length
+			case 1:
+				args[i], sizes[i] = cuda.Float32(0), 4
+			case 2:
+				args[i], sizes[i] = x.Arg(), 8
+			case 3:
+				args[i], sizes[i] = cuda.Value([3]uint16{1, 2, 3}), 6
+			case 4:
+				args[i], sizes[i] = cuda.Value([40]byte{}), 40
+			case 5:
+				args[i], sizes[i] = cuda.Value(uint8(1)), 1
+			}
+		}
+		match := slices.Equal(sizes, []int{4, 4, 8, 8})
+		err := fx.s.Launch(saxpy, cuda.Grid(1, 1, 1), cuda.Block(8, 1, 1), args...)
+		if match && err != nil {
+			t.Errorf("matching arguments %v: %v", kinds, err)
+		}
+		if !match && !errors.Is(err, cuda.ErrArgs) {
+			t.Errorf("arguments %v: %v, want ErrArgs", kinds, err)
+		}
+	})
 }

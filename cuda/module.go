@@ -137,7 +137,7 @@ func cString(p *byte) string {
 
 // Raw is the driver's handle of the module. Do not unload it.
 func (m *Module) Raw() libcuda.Module {
-	if m == nil {
+	if m == nil || m.st == nil {
 		return 0
 	}
 	return m.st.raw
@@ -147,7 +147,7 @@ func (m *Module) Raw() libcuda.Module {
 // kernel, the entry name of the others, sorted. It is empty when the
 // driver cannot list them (before CUDA 12.4).
 func (m *Module) Funcs() []string {
-	if m == nil {
+	if m == nil || m.st == nil {
 		return nil
 	}
 	var names []string
@@ -179,7 +179,7 @@ func (f funcName) display() string {
 // the error matches ErrAmbiguous and lists them; when it matches none, it
 // matches ErrNotFound.
 func (m *Module) Func(name string) (*Func, error) {
-	if m == nil {
+	if m == nil || m.st == nil {
 		return nil, nilErr("Module", "Func")
 	}
 	ms := m.st
@@ -303,7 +303,7 @@ type Func struct {
 
 // Name is the kernel's entry name (mangled for a C++ kernel).
 func (f *Func) Name() string {
-	if f == nil {
+	if f == nil || f.mod == nil {
 		return ""
 	}
 	return f.name
@@ -311,7 +311,7 @@ func (f *Func) Name() string {
 
 // Raw is the driver's handle of the kernel.
 func (f *Func) Raw() libcuda.Function {
-	if f == nil {
+	if f == nil || f.mod == nil {
 		return 0
 	}
 	return f.raw
@@ -334,7 +334,7 @@ func (f *Func) Params() ([]int, bool) {
 // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK or
 // CU_FUNC_ATTRIBUTE_NUM_REGS.
 func (f *Func) Attribute(a libcuda.Function_attribute) (int, error) {
-	if f == nil {
+	if f == nil || f.mod == nil || f.mod.st == nil {
 		return 0, nilErr("Func", "Attribute")
 	}
 	ms := f.mod.st
@@ -377,7 +377,7 @@ func (f *Func) check(args []Arg) error {
 // Close unloads the module (cuModuleUnload); its Funcs become unusable.
 // Closing twice is an error matching ErrClosed.
 func (m *Module) Close() error {
-	if m == nil {
+	if m == nil || m.st == nil {
 		return nilErr("Module", "Close")
 	}
 	m.cleanup.Stop()

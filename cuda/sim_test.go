@@ -193,13 +193,19 @@ func TestConcurrentUseFreeAndClose(t *testing.T) {
 				defer wg.Done()
 				for i := range 20 {
 					var err error
-					switch (g + i) % 3 {
+					switch (g + i) % 5 {
 					case 0:
 						err = s.Launch(saxpy, cuda.Grid(1, 1, 1), cuda.Block(256, 1, 1), cuda.Int32(256), cuda.Float32(1), x.Arg(), y.Arg())
 					case 1:
 						err = cuda.Copy(f.s, y, x)
 					case 2:
 						err = cuda.CopyToDevice(s, x, make([]float32, 256))
+					case 3: // one allocation twice: held once
+						err = s.Launch(saxpy, cuda.Grid(1, 1, 1), cuda.Block(256, 1, 1), cuda.Int32(256), cuda.Float32(1), x.Arg(), x.Arg())
+					case 4:
+						lo, _ := x.Slice(0, 128)
+						hi, _ := x.Slice(128, 256)
+						err = cuda.Copy(f.s, lo, hi)
 					}
 					if err != nil && !errors.Is(err, cuda.ErrFreed) && !errors.Is(err, cuda.ErrClosed) {
 						errs <- err

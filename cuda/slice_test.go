@@ -69,6 +69,17 @@ func TestCopyDeviceToDeviceAndSubslices(t *testing.T) {
 	if got := read(t, f.s, y); !slices.Equal(got, []int32{9, 2, 3, 4}) {
 		t.Errorf("got %v", got)
 	}
+	x01, err := x.Slice(0, 2)
+	testenv.Must(t, err)
+	x45, err := x.Slice(4, 6)
+	testenv.Must(t, err)
+	testenv.Must(t, cuda.Copy(f.s, x01, x45))
+	if got := read(t, f.s, x); !slices.Equal(got, []int32{4, 5, 2, 3, 4, 5}) {
+		t.Errorf("a copy within one allocation: %v", got)
+	}
+	if err := cuda.Copy(f.s, xs, xs); !errors.Is(err, cuda.ErrLength) {
+		t.Errorf("an overlapping copy: %v, want ErrLength", err)
+	}
 	if xs.Len() != 3 || xs.Bytes() != 12 {
 		t.Errorf("Len %d Bytes %d", xs.Len(), xs.Bytes())
 	}

@@ -85,7 +85,7 @@ func (c *Context) NewStream(opts ...StreamOption) (*Stream, error) {
 // Raw is the driver's handle of the stream, for calls through libcuda
 // and packages sync, graph and hostmem. Do not destroy it.
 func (s *Stream) Raw() libcuda.Stream {
-	if s == nil {
+	if s == nil || s.st == nil {
 		return 0
 	}
 	return s.st.raw
@@ -94,7 +94,7 @@ func (s *Stream) Raw() libcuda.Stream {
 // acquire returns the state of an open stream, read-locked: release it
 // with st.mu.RUnlock.
 func (s *Stream) acquire(op string) (*streamState, error) {
-	if s == nil {
+	if s == nil || s.st == nil {
 		return nil, nilErr("Stream", op)
 	}
 	st := s.st
@@ -128,7 +128,7 @@ func (st *streamState) syncLocked(ctx context.Context) error {
 // is an error matching ErrClosed, and so is closing a stream that is being
 // captured (ErrCapturing).
 func (s *Stream) Close() error {
-	if s == nil {
+	if s == nil || s.st == nil {
 		return nilErr("Stream", "Close")
 	}
 	st := s.st

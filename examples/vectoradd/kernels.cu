@@ -1,0 +1,11 @@
+// Kernels of the vectoradd example. kernels.ptx is made from this file on a
+// machine with the CUDA toolkit:
+//
+//	nvcc -ptx -arch=compute_75 -o kernels.ptx kernels.cu
+
+// vec_add stores a[i] + b[i] into c[i] for each i below n, one element a
+// thread.
+extern "C" __global__ void vec_add(const float *a, const float *b, float *c, int n) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) c[i] = a[i] + b[i];
+}

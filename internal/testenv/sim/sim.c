@@ -336,12 +336,14 @@ static void range_remove(struct range *r) { *r = ranges[--nranges]; }
  * the grid size is not used.
  * =================================================================== */
 
-enum { K_ADD_ONE, K_FILL, K_SUM, K_SPIN, K_COUNT };
-static const struct kernel_def { const char *name; int nargs; unsigned char size[4]; } kernels[K_COUNT] = {
+enum { K_ADD_ONE, K_FILL, K_SUM, K_SPIN, K_JACOBI, K_COUNT };
+static const struct kernel_def { const char *name; int nargs; unsigned char size[6]; } kernels[K_COUNT] = {
     [K_ADD_ONE] = { "add_one_i32", 2, { 8, 8 } },       /* (int *data, u64 n) */
     [K_FILL] = { "fill_i32", 3, { 8, 8, 4 } },          /* (int *data, u64 n, int value) */
     [K_SUM] = { "sum_i64", 4, { 8, 8, 8, 8 } },         /* (const i64 *in, u64 n, i64 *out, u64 spin_ns) */
     [K_SPIN] = { "spin", 1, { 8 } },                    /* (u64 ns) */
+    /* internal/benchrows/jacobi.ll: (const float *A, const double *b, const double *x, double *x_new, double *residual, u64 n) */
+    [K_JACOBI] = { "jacobi_f64", 6, { 8, 8, 8, 8, 8, 8 } },
 };
 
 /* ===================================================================
@@ -353,7 +355,7 @@ enum { T_NOP, T_KERNEL, T_COPY, T_SET, T_WAIT, T_WRITE, T_HOST, T_GRAPH };
 struct prog;
 struct task {
     int kind;
-    int kernel; uint64_t arg[4];               /* T_KERNEL */
+    int kernel; uint64_t arg[6];               /* T_KERNEL */
     void *dst; const void *src; size_t n;      /* T_COPY bytes; T_SET elements; T_WAIT/T_WRITE word */
     int dev_dst, dev_src;                      /* T_COPY: which sides must be device-reachable */
     unsigned width; uint64_t value;            /* T_SET element bytes and value; T_WAIT/T_WRITE */
@@ -382,6 +384,11 @@ static int task_reachable(const struct task *t) {
         switch (t->kernel) {
         case K_ADD_ONE: case K_FILL: return reachable(a0, t->arg[1] * 4);
         case K_SUM: return reachable(a0, t->arg[1] * 8) && reachable(a2, 8);
+        case K_JACOBI: {
+            uint64_t n = t->arg[5];
+            return reachable(a0, n * n * 4) && reachable((uintptr_t)t->arg[1], n * 8) && reachable(a2, n * 8) &&
+                   reachable((uintptr_t)t->arg[3], n * 8) && reachable((uintptr_t)t->arg[4], 8);
+        }
         default: return 1;
         }
     case T_COPY:
@@ -442,6 +449,18 @@ static CUresult run_task(const struct task *t) {
             *(int64_t *)(uintptr_t)t->arg[2] = s;
         } else if (t->kernel == K_SPIN) {
             sleep_until(now_ns() + t->arg[0]);
+        } else if (t->kernel == K_JACOBI) {
+            const float *A = (const float *)(uintptr_t)t->arg[0];
+            const double *b = (const double *)(uintptr_t)t->arg[1], *x = (const double *)(uintptr_t)t->arg[2];
+            double *xn = (double *)(uintptr_t)t->arg[3], *res = (double *)(uintptr_t)t->arg[4];
+            n = t->arg[5];
+            for (uint64_t i = 0; i < n; i++) {
+                double s = 0;
+                for (uint64_t j = 0; j < n; j++) s += (double)A[i * n + j] * x[j];
+                double dx = (b[i] - s) / A[i * n + i];
+                xn[i] = x[i] + dx;
+                *res += dx < 0 ? -dx : dx;
+            }
         }
         break;
     }

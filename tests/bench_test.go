@@ -132,3 +132,12 @@ func TestJacobiGoAndCAgree(t *testing.T) {
 	}
 	must(t, hostmem.Drain(context.Background()))
 }
+
+// The fast paths of issue 17, as plain benchmarks for -benchmem and
+// -cpuprofile/-memprofile (go test -run XXX -bench Fast ./tests).
+func BenchmarkFast(b *testing.B) {
+	f := benchFixture(b)
+	for _, r := range f.FastRows() {
+		b.Run(r.Op+"/"+r.Way, r.F)
+	}
+}

@@ -28,6 +28,8 @@ var pairedC []byte
 // CUresult; see paired.c.
 type C struct {
 	streamSync    func(s libcuda.Stream, n int) int32
+	streamQuery   func(s libcuda.Stream, n int) int32
+	eventQuery    func(e libcuda.Event, n int) int32
 	eventSync     func(e libcuda.Event, n int) int32
 	launch4       func(f libcuda.Function, s libcuda.Stream, a, b, c, d uint64, n int) int32
 	cachedKernels func(f libcuda.Function, s libcuda.Stream, buf libcuda.Deviceptr, ints uint64, k, n int) int32
@@ -69,6 +71,8 @@ func LoadC(cc, libPath string) (c *C, done func(), err error) {
 	c = &C{}
 	purego.RegisterLibFunc(&c.streamSync, h, "pc_stream_sync")
 	purego.RegisterLibFunc(&c.eventSync, h, "pc_event_sync")
+	purego.RegisterLibFunc(&c.streamQuery, h, "pc_stream_query")
+	purego.RegisterLibFunc(&c.eventQuery, h, "pc_event_query")
 	purego.RegisterLibFunc(&c.launch4, h, "pc_launch4")
 	purego.RegisterLibFunc(&c.cachedKernels, h, "pc_cached_kernels")
 	purego.RegisterLibFunc(&c.jacobi, h, "pc_jacobi")
@@ -172,9 +176,9 @@ func median(v []float64) float64 {
 // hostmem's Buffer.Use inside a capture, and a Jacobi solver. Run each
 // once (-benchtime=1x): a row runs all its rounds whatever b.N is.
 func (f *Fixture) PairedRows(c *C) []Row {
-	rows := []pair{
-		f.waitPair(c), f.eventPair(c), f.launchPair(c),
-	}
+	rows := []pair{f.waitPair(c), f.eventPair(c)}
+	rows = append(rows, f.floorPairs(c)...)
+	rows = append(rows, f.launchPair(c))
 	rows = append(rows, f.cachedPairs(c)...)
 	rows = append(rows, f.usePairs()...)
 	rows = append(rows, f.jacobiPairs(c)...)

@@ -59,6 +59,60 @@ func (f *Fixture) eventPair(c *C) pair {
 		}}
 }
 
+// floorPairs: one query through libcuda, the least a wait can cost from
+// Go, against C's query and synchronize: what is left of a wait's ratio
+// beyond these is package sync's own.
+func (f *Fixture) floorPairs(c *C) []pair {
+	var ev libcuda.Event
+	event := func(b *testing.B) libcuda.Event {
+		if ev == 0 {
+			must(b, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+			b.Cleanup(func() { must(b, libcuda.EventDestroy(ev)); ev = 0 })
+			must(b, libcuda.EventRecord(ev, f.Stream))
+			must(b, libcuda.StreamSynchronize(f.Stream))
+		}
+		return ev
+	}
+	streamQuery := func(n int) error {
+		for range n {
+			if err := libcuda.StreamQuery(f.Stream); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	eventQuery := func(ev libcuda.Event) func(n int) error {
+		return func(n int) error {
+			for range n {
+				if err := libcuda.EventQuery(ev); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	return []pair{
+		{op: "wait, idle stream", a: "libcuda.StreamQuery (one Go call: the floor)", bName: "C cuStreamSynchronize", perRound: 20000, pairs: 21,
+			setup: func(b *testing.B) (func(int) error, func(int) error) {
+				return streamQuery, func(n int) error { return cErr(c.streamSync(f.Stream, n)) }
+			}},
+		{op: "cuStreamQuery (idle)", a: "libcuda.StreamQuery", bName: "C cuStreamQuery", perRound: 20000, pairs: 21,
+			setup: func(b *testing.B) (func(int) error, func(int) error) {
+				return streamQuery, func(n int) error { return cErr(c.streamQuery(f.Stream, n)) }
+			}},
+		{op: "wait, event already done", a: "libcuda.EventQuery (one Go call: the floor)", bName: "C cuEventSynchronize", perRound: 20000, pairs: 21,
+			setup: func(b *testing.B) (func(int) error, func(int) error) {
+				ev := event(b)
+				return eventQuery(ev), func(n int) error { return cErr(c.eventSync(ev, n)) }
+			}},
+		{op: "cuEventQuery (done)", a: "libcuda.EventQuery", bName: "C cuEventQuery", perRound: 20000, pairs: 21,
+			setup: func(b *testing.B) (func(int) error, func(int) error) {
+				ev := event(b)
+				return eventQuery(ev), func(n int) error { return cErr(c.eventQuery(ev, n)) }
+			}},
+	}
+}
+
 // launchPair: Function.Launch of sum_i64 (4 arguments: in, n, out,
 // spin_ns; n and spin_ns 0, so the kernel stores one word) against
 // cuLaunchKernel, a round of launches then a synchronize.

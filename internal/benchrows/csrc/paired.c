@@ -25,6 +25,8 @@ typedef struct {
 
 static struct {
 	CUresult (*streamSynchronize)(CUstream);
+	CUresult (*streamQuery)(CUstream);
+	CUresult (*eventQuery)(CUevent);
 	CUresult (*eventSynchronize)(CUevent);
 	CUresult (*launchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
 	                         CUstream, void **, void **);
@@ -47,6 +49,8 @@ int pc_paired_init(const char *path) {
 	int ok = 1;
 #define SYM(field, name) ok &= (*(void **)&cu.field = dlsym(lib, name)) != NULL
 	SYM(streamSynchronize, "cuStreamSynchronize");
+	SYM(streamQuery, "cuStreamQuery");
+	SYM(eventQuery, "cuEventQuery");
 	SYM(eventSynchronize, "cuEventSynchronize");
 	SYM(launchKernel, "cuLaunchKernel");
 	SYM(beginCapture, "cuStreamBeginCapture_v2");
@@ -71,6 +75,18 @@ int pc_paired_init(const char *path) {
 // pc_stream_sync synchronizes stream s n times.
 int pc_stream_sync(CUstream s, long n) {
 	for (long i = 0; i < n; i++) TRY(cu.streamSynchronize(s));
+	return 0;
+}
+
+// pc_stream_query queries stream s n times.
+int pc_stream_query(CUstream s, long n) {
+	for (long i = 0; i < n; i++) TRY(cu.streamQuery(s));
+	return 0;
+}
+
+// pc_event_query queries event e n times.
+int pc_event_query(CUevent e, long n) {
+	for (long i = 0; i < n; i++) TRY(cu.eventQuery(e));
 	return 0;
 }
 

@@ -4,6 +4,7 @@ package tests
 
 import (
 	"context"
+	"errors"
 	"math"
 	"testing"
 	"unsafe"
@@ -11,6 +12,7 @@ import (
 	"github.com/purecuda/purecuda/hostmem"
 	bench "github.com/purecuda/purecuda/internal/benchrows"
 	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
 )
 
 // BenchmarkCall compares the generated call path with purego's SyscallN and
@@ -139,5 +141,32 @@ func BenchmarkFast(b *testing.B) {
 	f := benchFixture(b)
 	for _, r := range f.FastRows() {
 		b.Run(r.Op+"/"+r.Way, r.F)
+	}
+}
+
+// A wait on an idle stream and on an event that has completed allocate
+// nothing (issue 17: the idle path of a wait is one query).
+func TestIdleWaitAllocations(t *testing.T) {
+	onPrimary(t, 0)
+	s := newStream(t)
+	var ev libcuda.Event
+	must(t, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	t.Cleanup(func() { must(t, libcuda.EventDestroy(ev)) })
+	must(t, libcuda.EventRecord(ev, s))
+	must(t, libcuda.StreamSynchronize(s))
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		wait func() error
+	}{
+		{"sync.Stream", func() error { return sync.Stream(ctx, 0, s) }},
+		{"sync.Event", func() error { return sync.Event(ctx, ev) }},
+		{"sync.EventDone", func() error { _, err := sync.EventDone(ev); return err }},
+	} {
+		var err error
+		if n := testing.AllocsPerRun(1000, func() { err = errors.Join(err, c.wait()) }); n != 0 {
+			t.Errorf("%s: %v allocations a wait, want 0", c.name, n)
+		}
+		must(t, err)
 	}
 }

@@ -1,3 +1,3 @@
 package libcuda
 
-//go:generate go run ../tools/gen
+//go:generate go run ../tools/gen -lib libcuda

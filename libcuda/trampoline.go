@@ -2,33 +2,18 @@
 
 package libcuda
 
-import "unsafe"
+import (
+	"unsafe"
 
-// runtime_cgocall switches to the system stack, marks the goroutine as in
-// a system call and calls fn(arg) with the C calling convention. The
-// argument block does not escape: it lives on the caller's stack.
-//
-//go:linkname runtime_cgocall runtime.cgocall
-//go:noescape
-func runtime_cgocall(fn uintptr, arg unsafe.Pointer) int32
+	"github.com/purecuda/purecuda/internal/dl"
+)
 
-// call runs the C function that f describes. The argument words follow f
+// call runs the C function that f describes; the argument words follow f
 // in memory (see frame).
-//
-//go:nosplit
-func call(f *frame) {
-	runtime_cgocall(trampolineABI0, unsafe.Pointer(f))
-}
+func call(f *frame) { dl.Call((*dl.Frame)(unsafe.Pointer(f))) }
 
-// callf calls a C function that takes float or double arguments by value.
-// args holds every argument in C order as a 64-bit word (floats as
-// math.Float32bits, doubles as math.Float64bits); bit i of floats or
-// doubles marks argument i as such. Only functions without pointer
-// arguments use it, so the words need no pointer tracking.
+// callf calls a C function that takes float or double arguments by value
+// (see dl.CallFloat).
 func callf(fn uintptr, floats, doubles uint32, args ...uint64) uintptr {
-	var f floatFrame
-	f.fn = fn
-	packFloatArgs(&f, floats|doubles, args)
-	runtime_cgocall(trampolineFloatABI0, unsafe.Pointer(&f))
-	return f.r
+	return dl.CallFloat(fn, floats, doubles, args...)
 }

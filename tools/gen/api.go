@@ -42,10 +42,18 @@ func (g *gen) apiFile() string {
 		byName[g.funcNames[f]] = f
 	}
 	sort.Strings(names)
-	b.WriteString("// The driver entry points, resolved on first use.\nvar (\n")
+	if g.lib.byVersion {
+		b.WriteString("// The driver entry points, resolved on first use.\nvar (\n")
+	} else {
+		fmt.Fprintf(&b, "// The entry points of %s, resolved by name on first use.\nvar (\n", strings.Join(g.lib.files, " and "))
+	}
 	for _, n := range names {
 		f := byName[n]
-		fmt.Fprintf(&b, "proc%s = proc{name: %q, symbol: %q, version: %d}\n", n, g.abi[f].base, f.symbol, g.abi[f].version)
+		if g.lib.byVersion {
+			fmt.Fprintf(&b, "proc%s = proc{name: %q, symbol: %q, version: %d}\n", n, g.abi[f].base, f.symbol, g.abi[f].version)
+		} else {
+			fmt.Fprintf(&b, "proc%s = proc{symbol: %q}\n", n, f.symbol)
+		}
 	}
 	b.WriteString(")\n\n// procs lists every entry point, sorted by Go name.\nvar procs = [...]*proc{\n")
 	for _, n := range names {
@@ -84,12 +92,25 @@ func (g *gen) wrapper(b *strings.Builder, f *function) (big bool) {
 	if floats && pointers {
 		g.failf("%s: %s takes floating-point and pointer arguments", f.pos, f.symbol)
 	}
-	fmt.Fprintf(b, "// %s calls %s, resolved as %s at ABI version %d.\n//\n//\t%s\n", name, f.symbol, ai.base, ai.version, f.proto)
-	if f.deprecated {
-		fmt.Fprintf(b, "//\n// Deprecated: cuda.h marks %s deprecated.\n", f.symbol)
+	if g.lib.byVersion {
+		fmt.Fprintf(b, "// %s calls %s, resolved as %s at ABI version %d.\n//\n//\t%s\n", name, f.symbol, ai.base, ai.version, f.proto)
+	} else {
+		fmt.Fprintf(b, "// %s calls %s.\n//\n//\t%s\n", name, f.symbol, f.proto)
 	}
-	fmt.Fprintf(b, "func %s(%s) error {\n", name, strings.Join(sig, ", "))
-	fmt.Fprintf(b, "_fn, _err := proc%s.fn()\nif _err != nil {\nreturn _err\n}\n", name)
+	// ret returns the call's result held in the uintptr r.
+	ret := func(r string) string { return fmt.Sprintf("return proc%s.result(%s)\n", name, r) }
+	results, zero := "error", ""
+	if f.ret != nil {
+		t := g.typeName(f.ret)
+		fmt.Fprintf(b, "//\n// It returns what %s returns; its error is only that of resolving %s.\n", f.symbol, f.symbol)
+		results, zero = "("+t+", error)", "nil, "
+		ret = func(r string) string { return fmt.Sprintf("return *(*%s)(unsafe.Pointer(&%s)), nil\n", t, r) }
+	}
+	if f.deprecated {
+		fmt.Fprintf(b, "//\n// Deprecated: %s marks %s deprecated.\n", g.lib.header(), f.symbol)
+	}
+	fmt.Fprintf(b, "func %s(%s) %s {\n", name, strings.Join(sig, ", "), results)
+	fmt.Fprintf(b, "_fn, _err := proc%s.fn()\nif _err != nil {\nreturn %s_err\n}\n", name, zero)
 	switch {
 	case floats:
 		var fl, db uint32
@@ -109,15 +130,15 @@ func (g *gen) wrapper(b *strings.Builder, f *function) (big bool) {
 			}
 		}
 		fmt.Fprintf(b, "_r := callf(_fn, %s, %s, %s)\n", bits(fl), bits(db), strings.Join(words, ", "))
-		fmt.Fprintf(b, "return proc%s.result(_r)\n}\n\n", name)
+		b.WriteString(ret("_r") + "}\n\n")
 	case big:
 		b.WriteString("if structsOnStack {\n")
-		g.frameCall(b, name, args, true)
+		g.frameCall(b, args, true, ret)
 		b.WriteString("}\n")
-		g.frameCall(b, name, args, false)
+		g.frameCall(b, args, false, ret)
 		b.WriteString("}\n\n")
 	default:
-		g.frameCall(b, name, args, false)
+		g.frameCall(b, args, false, ret)
 		b.WriteString("}\n\n")
 	}
 	return big
@@ -137,10 +158,11 @@ const sysvRegs = 6
 // minWords is the number of argument words the trampoline always reads.
 const minWords = 8
 
-// frameCall writes the frame, the call and the return. With onStack, large
-// structs are laid into the stack words after the System V registers;
-// otherwise they are passed as a pointer to the parameter, a copy.
-func (g *gen) frameCall(b *strings.Builder, name string, args []arg, onStack bool) {
+// frameCall writes the frame, the call and the return, which ret writes
+// from the result word. With onStack, large structs are laid into the stack
+// words after the System V registers; otherwise they are passed as a
+// pointer to the parameter, a copy.
+func (g *gen) frameCall(b *strings.Builder, args []arg, onStack bool, ret func(r string) string) {
 	type slot struct {
 		typ, value string
 		words      int64
@@ -196,5 +218,5 @@ func (g *gen) frameCall(b *strings.Builder, name string, args []arg, onStack boo
 		fmt.Fprintf(b, "_f.a%d = %s\n", words, s.value)
 		words += s.words
 	}
-	fmt.Fprintf(b, "call(&_f.frame)\nreturn proc%s.result(_f.r)\n", name)
+	b.WriteString("call(&_f.frame)\n" + ret("_f.r"))
 }

@@ -1,20 +1,30 @@
-// Command gen writes the generated files of package libcuda from the CUDA
-// headers cuda.h and cudaTypedefs.h:
+// Command gen writes the generated files of the packages that bind NVIDIA
+// libraries, from the library's C headers. A table (library.go) says, for
+// each library, which headers declare it, which library files it is, and
+// which Go package binds it:
 //
-//	zapi.go          one wrapper per driver entry point and its proc
+//	libcuda  cuda.h, cudaTypedefs.h  libcuda.so.1, nvcuda.dll
+//	nvrtc    nvrtc.h                 libnvrtc.so.13, nvrtc64_130_0.dll
+//
+// Each package gets
+//
+//	zapi.go          one wrapper per entry point and its proc
 //	ztypes.go        handles, scalar typedefs, structs, unions, function pointers
 //	zconst.go        enums with String methods, #define constants
-//	zlayout_test.go  the table TestLayoutMatchesC checks against the C compiler
+//	zlayout_test.go  (libcuda) the table TestLayoutMatchesC checks against the C compiler
 //
 // Usage:
 //
-//	go run ./tools/gen [-include DIR] [-check] [-v]
+//	go run ./tools/gen [-include DIR] [-lib PKG] [-check] [-v]
 //
-// DIR holds cuda.h and cudaTypedefs.h; it defaults to $CUDA_PATH/include,
-// else /usr/local/cuda/include. The files go to libcuda/ under the module
-// root, found by walking up from the working directory to go.mod. With
-// -check nothing is written: gen fails, naming the files, if the files on
-// disk differ from what it would write. With -v it prints what it generated.
+// DIR holds the headers; it defaults to $CUDA_PATH/include, else
+// /usr/local/cuda/include. The CUDA version in the generated files' first
+// lines is cuda.h's CUDA_VERSION. -lib limits the run to one package
+// (libcuda, nvrtc); without it every package of the table is generated.
+// The files go to the package's folder under the module root, found by
+// walking up from the working directory to go.mod. With -check nothing is
+// written: gen fails, naming the files, if the files on disk differ from
+// what it would write. With -v it prints what it generated.
 //
 // The headers are read the way a 64-bit GNU C11 compiler reads them with
 // no extra macros defined: the default _v2/_v3 names and no per-thread
@@ -34,11 +44,12 @@ import (
 )
 
 func main() {
-	include := flag.String("include", defaultInclude(), "`dir`ectory holding cuda.h and cudaTypedefs.h")
+	include := flag.String("include", defaultInclude(), "`dir`ectory holding the CUDA headers (cuda.h, cudaTypedefs.h, nvrtc.h)")
+	lib := flag.String("lib", "", "generate only this `package` (libcuda, nvrtc); all when empty")
 	check := flag.Bool("check", false, "only check that the files on disk are up to date")
 	verbose := flag.Bool("v", false, "print what was generated")
 	flag.Parse()
-	if err := run(*include, *check, *verbose); err != nil {
+	if err := run(*include, *lib, *check, *verbose); err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
@@ -51,30 +62,42 @@ func defaultInclude() string {
 	return "/usr/local/cuda/include"
 }
 
-func run(include string, check, verbose bool) error {
+func run(include, only string, check, verbose bool) error {
 	root, err := moduleRoot()
 	if err != nil {
 		return err
 	}
-	h, err := readHeaders(include)
-	if err != nil {
-		return err
+	libs := libraries
+	if only != "" {
+		l, err := libraryNamed(only)
+		if err != nil {
+			return err
+		}
+		libs = []*library{l}
 	}
-	files, stats, err := generate(h)
-	if err != nil {
-		return err
+	var errs []error
+	for _, l := range libs {
+		h, err := readLibrary(include, l)
+		if err != nil {
+			return err
+		}
+		files, stats, err := generate(h)
+		if err != nil {
+			return err
+		}
+		dir := filepath.Join(root, l.pkg)
+		if check {
+			errs = append(errs, checkFiles(dir, files))
+			continue
+		}
+		if err := writeFiles(dir, files); err != nil {
+			return err
+		}
+		if verbose {
+			fmt.Printf("%s: %s\n", l.pkg, stats)
+		}
 	}
-	dir := filepath.Join(root, "libcuda")
-	if check {
-		return checkFiles(dir, files)
-	}
-	if err := writeFiles(dir, files); err != nil {
-		return err
-	}
-	if verbose {
-		fmt.Println(stats)
-	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // moduleRoot walks up from the working directory to the folder holding go.mod.
@@ -95,33 +118,83 @@ func moduleRoot() (string, error) {
 	}
 }
 
-// readHeaders preprocesses and parses cuda.h, then cudaTypedefs.h.
-func readHeaders(include string) (*header, error) {
+// readHeaders reads libcuda's headers, cuda.h and cudaTypedefs.h.
+func readHeaders(include string) (*header, error) { return readLibrary(include, libraries[0]) }
+
+// readLibrary preprocesses and parses the headers of l in order (for
+// libcuda cuda.h, then cudaTypedefs.h), and reads the CUDA version from
+// cuda.h.
+func readLibrary(include string, l *library) (*header, error) {
 	pp := newPreprocessor()
-	var cudaH string
-	for _, name := range []string{"cuda.h", "cudaTypedefs.h"} {
+	var first string
+	for i, name := range l.headers {
 		path := filepath.Join(include, name)
-		src, err := os.ReadFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("no %s in %s: point -include or CUDA_PATH at a CUDA toolkit", name, include)
-		}
+		src, err := readHeader(include, name)
 		if err != nil {
 			return nil, err
 		}
-		if name == "cuda.h" {
-			cudaH = path
+		if i == 0 {
+			first = path
 		}
-		if err := pp.run(path, string(src), name == "cuda.h"); err != nil {
+		if err := pp.run(path, src, i == 0); err != nil {
 			return nil, err
 		}
 	}
 	h := newHeader()
+	h.lib = l
 	h.defines = pp.defines
-	p := &parser{toks: pp.out, h: h, types: cudaH}
+	p := &parser{toks: pp.out, h: h, types: first, result: l.result}
 	if err := p.parse(); err != nil {
 		return nil, err
 	}
+	defines := pp.defines
+	if l.header() != "cuda.h" {
+		var err error
+		if defines, err = cudaDefines(include); err != nil {
+			return nil, err
+		}
+	}
+	var err error
+	if h.version, err = cudaVersion(defines); err != nil {
+		return nil, err
+	}
 	return h, nil
+}
+
+// readHeader reads one header of the include folder.
+func readHeader(include, name string) (string, error) {
+	src, err := os.ReadFile(filepath.Join(include, name))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("no %s in %s: point -include or CUDA_PATH at a CUDA toolkit", name, include)
+	}
+	return string(src), err
+}
+
+// cudaVersion gives CUDA_VERSION, "13.0" for 13000, from the #defines of
+// cuda.h.
+func cudaVersion(defines []define) (string, error) {
+	for _, d := range defines {
+		if d.name == "CUDA_VERSION" && len(d.expanded) == 1 {
+			if v, err := parseInt(d.expanded[0].text); err == nil {
+				return fmt.Sprintf("%d.%d", v/1000, v%1000/10), nil
+			}
+		}
+	}
+	return "", errors.New("cuda.h does not define CUDA_VERSION")
+}
+
+// cudaDefines are the #defines of cuda.h in include, for the version of a
+// library whose own headers do not say it.
+func cudaDefines(include string) ([]define, error) {
+	src, err := readHeader(include, "cuda.h")
+	if err != nil {
+		return nil, err
+	}
+	pp := newPreprocessor()
+	if err := pp.run(filepath.Join(include, "cuda.h"), src, true); err != nil {
+		return nil, err
+	}
+	return pp.defines, nil
 }
 
 // writeFiles writes files into dir.
@@ -134,7 +207,8 @@ func writeFiles(dir string, files generated) error {
 	return nil
 }
 
-// checkFiles fails, naming them, if files differ from those in dir.
+// checkFiles fails, naming them, if files differ from those in dir, the
+// folder of the package.
 func checkFiles(dir string, files generated) error {
 	var stale []string
 	for name, src := range files {
@@ -145,7 +219,7 @@ func checkFiles(dir string, files generated) error {
 	}
 	if len(stale) > 0 {
 		sort.Strings(stale)
-		return fmt.Errorf("out of date, run go generate ./libcuda: %s", strings.Join(stale, ", "))
+		return fmt.Errorf("out of date, run go generate ./%s: %s", filepath.Base(dir), strings.Join(stale, ", "))
 	}
 	return nil
 }

@@ -5,15 +5,6 @@ import (
 	"strings"
 )
 
-// goName is the Go name of a C type name: CUstream -> Stream; CUDA_* and
-// other names keep their spelling.
-func goName(c string) string {
-	if len(c) > 2 && strings.HasPrefix(c, "CU") && 'a' <= c[2] && c[2] <= 'z' {
-		return strings.ToUpper(c[2:3]) + c[3:]
-	}
-	return c
-}
-
 // exported gives a field or method name: the C name with its first letter
 // upper case.
 func exported(c string) string {
@@ -46,11 +37,11 @@ func (g *gen) nameTypes() {
 		case d.rec != nil:
 			g.nameRecord(d.rec, "")
 		case d.enum != nil && len(d.enum.typedefs) > 0:
-			g.enumNames[d.enum] = goName(g.definedName(d.enum.typedefs[0]))
+			g.enumNames[d.enum] = g.lib.goName(g.definedName(d.enum.typedefs[0]))
 		case d.enum != nil && d.enum.tag != "":
-			g.enumNames[d.enum] = goName(d.enum.tag)
+			g.enumNames[d.enum] = g.lib.goName(d.enum.tag)
 		case d.typedef != nil && g.isScalar(d.typedef):
-			g.scalars[d.typedef.name] = goName(g.definedName(d.typedef.name))
+			g.scalars[d.typedef.name] = g.lib.goName(g.definedName(d.typedef.name))
 		}
 	}
 }
@@ -83,7 +74,7 @@ func (g *gen) declareTypes() {
 // alias, both (CUdevice_v1: type Device int32 and its alias Device_v1) or
 // nothing (cuuint32_t is uint32; CUfoo named a type defined earlier).
 func (g *gen) typedefDecl(td *typedefDef) (def, alias string) {
-	name := goName(td.name)
+	name := g.lib.goName(td.name)
 	switch {
 	case g.transparent(td) || g.promoted[td.name]:
 	case g.isScalar(td):
@@ -98,19 +89,19 @@ func (g *gen) typedefDecl(td *typedefDef) (def, alias string) {
 }
 
 // nameFunctions names the wrappers and finds their ABI versions. Go names
-// drop "cu" and the version suffix; where cuX and cuX_v2 are both
-// declared, cuX_v2 keeps its suffix.
+// drop the library's prefix ("cu") and the version suffix; where cuX and
+// cuX_v2 are both declared, cuX_v2 keeps its suffix.
 func (g *gen) nameFunctions() {
 	byGo := map[string][]*function{}
 	for _, f := range g.h.funcs {
-		name := exported(strings.TrimPrefix(baseName(f.symbol), "cu"))
+		name := g.lib.funcName(baseName(f.symbol))
 		byGo[name] = append(byGo[name], f)
 	}
 	for name, fs := range byGo {
 		for _, f := range fs {
 			g.funcNames[f] = name
 			if len(fs) > 1 && baseName(f.symbol) != f.symbol {
-				g.funcNames[f] = exported(strings.TrimPrefix(f.symbol, "cu"))
+				g.funcNames[f] = g.lib.funcName(f.symbol)
 			}
 		}
 	}
@@ -118,6 +109,9 @@ func (g *gen) nameFunctions() {
 	for _, f := range g.h.funcs {
 		g.declare(g.funcNames[f], f.symbol)
 		g.declare("proc"+g.funcNames[f], f.symbol)
+		if !g.lib.byVersion {
+			continue
+		}
 		base, version, err := abiVersion(g.h, f)
 		if err != nil {
 			g.failf("%v", err)
@@ -172,9 +166,9 @@ func (g *gen) nameRecord(r *record, name string) {
 	}
 	switch {
 	case len(r.typedefs) > 0:
-		name = goName(g.definedName(r.typedefs[0]))
+		name = g.lib.goName(g.definedName(r.typedefs[0]))
 	case r.tag != "":
-		name = goName(r.tag)
+		name = g.lib.goName(r.tag)
 	}
 	g.recNames[r] = name
 	used := map[string]bool{}
@@ -236,7 +230,7 @@ func (g *gen) typeName(t *ctype) string {
 		if g.transparent(td) {
 			return builtins[td.typ.name].goType
 		}
-		return goName(t.name)
+		return g.lib.goName(t.name)
 	case kPointer:
 		r, err := resolve(g.h, t.elem)
 		switch {

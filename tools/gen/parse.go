@@ -118,16 +118,17 @@ type param struct {
 	text string // as written in C
 }
 
-// function is a declared driver entry point.
+// function is a declared entry point.
 type function struct {
 	symbol     string
 	params     []param
+	ret        *ctype // a pointer it returns; nil when it returns the library's status
 	deprecated bool
 	proto      string // C prototype
 	pos        pos
 }
 
-// decl is one top-level declaration of cuda.h, in header order: exactly
+// decl is one top-level declaration of the header, in header order: exactly
 // one field is set.
 type decl struct {
 	typedef *typedefDef
@@ -135,8 +136,11 @@ type decl struct {
 	enum    *enumDef
 }
 
-// header is what the generator knows about cuda.h and cudaTypedefs.h.
+// header is what the generator knows about a library's headers (cuda.h
+// and cudaTypedefs.h, or nvrtc.h).
 type header struct {
+	lib       *library // the library the headers declare
+	version   string   // the CUDA version, "13.0"
 	decls     []decl
 	typedefs  map[string]*typedefDef
 	tags      map[string]*record
@@ -169,6 +173,7 @@ type parser struct {
 	ppExpr bool    // an #if expression: identifiers are 0, there are no types
 	inline *record // the record whose body the last declSpecs parsed
 	types  string  // the file whose declarations define types and functions
+	result string  // the status type functions return, "CUresult"
 }
 
 // parseError carries a parse failure through panic to the entry points.
@@ -294,8 +299,12 @@ func (p *parser) attributes() (deprecated bool) {
 
 // function records a declared entry point.
 func (p *parser) function(name string, t *ctype, deprecated bool, proto string) {
-	if r := t.elem; r.kind != kNamed || r.name != "CUresult" {
-		p.fail("%s returns something other than CUresult", name)
+	var ret *ctype
+	if r := t.elem; r.kind != kNamed || r.name != p.result {
+		if r.kind != kPointer {
+			p.fail("%s returns something other than %s or a pointer", name, p.result)
+		}
+		ret = r
 	}
 	if prev := p.h.funcBy[name]; prev != nil {
 		if len(prev.params) != len(t.params) {
@@ -303,7 +312,7 @@ func (p *parser) function(name string, t *ctype, deprecated bool, proto string) 
 		}
 		return
 	}
-	f := &function{symbol: name, params: t.params, deprecated: deprecated, proto: proto, pos: p.toks[p.i-1].pos}
+	f := &function{symbol: name, params: t.params, ret: ret, deprecated: deprecated, proto: proto, pos: p.toks[p.i-1].pos}
 	p.h.funcs = append(p.h.funcs, f)
 	p.h.funcBy[name] = f
 }

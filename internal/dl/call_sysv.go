@@ -1,6 +1,6 @@
 //go:build linux && (amd64 || arm64)
 
-package libcuda
+package dl
 
 // trampolineABI0 and trampolineFloatABI0 hold the addresses of the
 // assembly trampolines (call_amd64.s, call_arm64.s).
@@ -17,7 +17,7 @@ func packFloatArgs(f *floatFrame, isFloat uint32, args []uint64) {
 			nx++
 			continue
 		}
-		f.a[f.n] = uintptr(v)
-		f.n++
+		f.a[f.N] = uintptr(v)
+		f.N++
 	}
 }

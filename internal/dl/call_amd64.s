@@ -3,16 +3,16 @@
 #include "textflag.h"
 
 // The trampolines are entered from runtime.asmcgocall on the system stack
-// with the C calling convention: the argument block (see frame in call.go)
+// with the C calling convention: the argument block (see Frame in dl.go)
 // arrives in DI (System V) or CX (Windows x64). They copy the argument words
-// into registers and onto the C stack, call frame.fn, and store the integer
-// return register into frame.r.
+// into registers and onto the C stack, call Frame.Fn, and store the integer
+// return register into Frame.R.
 
 #define F_FN 0
 #define F_R 8
 #define F_N 16
 #define F_A 24
-// floatFrame.x follows the maxArgWords (20) argument words.
+// floatFrame.x follows the MaxArgWords (20) argument words.
 #define F_X (F_A+20*8)
 
 #ifdef GOOS_windows

@@ -3,9 +3,9 @@
 #include "textflag.h"
 
 // The trampolines are entered from runtime.asmcgocall on the system stack
-// with the AAPCS64 calling convention: the argument block (see frame in
-// call.go) arrives in R0. They load X0-X7, copy further words onto the C
-// stack, call frame.fn, and store X0 into frame.r.
+// with the AAPCS64 calling convention: the argument block (see Frame in
+// dl.go) arrives in R0. They load X0-X7, copy further words onto the C
+// stack, call Frame.Fn, and store X0 into Frame.R.
 
 #define F_FN 0
 #define F_R 8

@@ -1,6 +1,6 @@
 //go:build windows && amd64
 
-package libcuda
+package dl
 
 // trampolineABI0 and trampolineFloatABI0 hold the addresses of the
 // assembly trampolines (call_amd64.s).
@@ -16,5 +16,5 @@ func packFloatArgs(f *floatFrame, isFloat uint32, args []uint64) {
 			f.x[i] = v
 		}
 	}
-	f.n = uintptr(len(args))
+	f.N = uintptr(len(args))
 }

@@ -1,0 +1,3 @@
+package nvrtc
+
+//go:generate go run ../tools/gen -lib nvrtc

@@ -2,8 +2,13 @@
 
 // Command bench runs purecuda's benchmarks on a machine with a GPU next to a
 // C baseline that it compiles there with cc, and prints one table:
-// nanoseconds and allocations per operation for each way, and the ratio of
-// the generated call to C.
+// nanoseconds and allocations per operation for each way, what the way is
+// compared with, and the ratio. The paired rows (waits, launches,
+// graph.Cached.Run, Buffer.Use inside a capture, a Jacobi solver) run Go
+// and C in alternate rounds in this process, C loaded through purego
+// (internal/benchrows/csrc/paired.c), and give medians over the rounds and
+// the median of the pairs' ratios; the other rows compare with the C
+// baseline run as a separate process (csrc/baseline.c).
 //
 //	go build -o bench ./tools/bench   # here; CGO_ENABLED=0 works
 //	./bench                           # there: needs the driver and cc

@@ -3,9 +3,16 @@
 package tests
 
 import (
+	"context"
+	"errors"
+	"math"
 	"testing"
+	"unsafe"
 
+	"github.com/purecuda/purecuda/hostmem"
 	bench "github.com/purecuda/purecuda/internal/benchrows"
+	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
 )
 
 // BenchmarkCall compares the generated call path with purego's SyscallN and
@@ -43,4 +50,122 @@ func benchFixture(b *testing.B) *bench.Fixture {
 		}
 	})
 	return f
+}
+
+// BenchmarkPaired runs tools/bench's rows of Go and C in alternate rounds
+// (the C compiled here with cc and loaded into this process). Each row
+// runs all its rounds once: go test -run XXX -bench Paired -benchtime=1x ./tests.
+func BenchmarkPaired(b *testing.B) {
+	f := benchFixture(b)
+	c := loadC(b)
+	for _, r := range f.PairedRows(c) {
+		b.Run(r.Op+"/"+r.Way, r.F)
+	}
+}
+
+// loadC compiles and loads the C half of the paired rows against the
+// driver (or simulator) these tests loaded.
+func loadC(t testing.TB) *bench.C {
+	lib, ok := libcuda.Loaded()
+	if !ok {
+		t.Fatal("no driver loaded")
+	}
+	c, done, err := bench.LoadC("cc", lib.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(done)
+	return c
+}
+
+// The Jacobi rows' solver in Go (with its residual wrapped and Use()d in
+// each capture, and in pinned memory) and in C make the same number of
+// sweeps and reach the solution, x = 1; each sweep after the first
+// updates the cached graph in place.
+func TestJacobiGoAndCAgree(t *testing.T) {
+	noErrorsLogged(t)
+	ctx := onPrimary(t, 0)
+	s := newStream(t)
+	c := loadC(t)
+	const n = 32
+	j, err := bench.NewJacobi(n)
+	must(t, err)
+	t.Cleanup(func() { must(t, j.Close()) })
+	var p unsafe.Pointer
+	must(t, libcuda.MemHostAlloc(&p, 64, 0))
+	t.Cleanup(func() { must(t, libcuda.MemFreeHost(p)) })
+	pinned := (*float64)(p)
+	// Sweeps for the residual sum_i |dx_i| to fall below the tolerance:
+	// the error shrinks by (n-1)/(n+1) a sweep from n * 2n/(n+1).
+	want := 0
+	for r := float64(n) * 2 * n / (n + 1); r >= bench.JacobiTol; r *= float64(n-1) / (n + 1) {
+		want++
+	}
+	want++ // the sweep that sees it below
+	solves := []struct {
+		name  string
+		solve func() (int, error)
+	}{
+		{"Go, wrapped residual", func() (int, error) { return j.SolveGo(ctx, s, make([]float64, 1), nil) }},
+		{"Go, pinned residual", func() (int, error) { return j.SolveGo(ctx, s, nil, pinned) }},
+		{"C", func() (int, error) { return j.SolveC(c, s, pinned) }},
+	}
+	first := 0
+	for _, sv := range solves {
+		must(t, j.Reset())
+		iters, err := sv.solve()
+		must(t, err)
+		if iters < want-1 || iters > want+1 {
+			t.Errorf("%s: %d sweeps, want %d (±1: rounding)", sv.name, iters, want)
+		}
+		x, err := j.X(iters)
+		must(t, err)
+		for i, v := range x {
+			if math.Abs(v-1) > 1e-3 {
+				t.Fatalf("%s: x[%d] = %v, want 1", sv.name, i, v)
+			}
+		}
+		if first == 0 {
+			first = iters
+		} else if iters != first {
+			t.Errorf("%s: %d sweeps, %s: %d", solves[0].name, first, sv.name, iters)
+		}
+	}
+	must(t, hostmem.Drain(context.Background()))
+}
+
+// The fast paths of issue 17, as plain benchmarks for -benchmem and
+// -cpuprofile/-memprofile (go test -run XXX -bench Fast ./tests).
+func BenchmarkFast(b *testing.B) {
+	f := benchFixture(b)
+	for _, r := range f.FastRows() {
+		b.Run(r.Op+"/"+r.Way, r.F)
+	}
+}
+
+// A wait on an idle stream and on an event that has completed allocate
+// nothing (issue 17: the idle path of a wait is one query).
+func TestIdleWaitAllocations(t *testing.T) {
+	onPrimary(t, 0)
+	s := newStream(t)
+	var ev libcuda.Event
+	must(t, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	t.Cleanup(func() { must(t, libcuda.EventDestroy(ev)) })
+	must(t, libcuda.EventRecord(ev, s))
+	must(t, libcuda.StreamSynchronize(s))
+	ctx := context.Background()
+	for _, c := range []struct {
+		name string
+		wait func() error
+	}{
+		{"sync.Stream", func() error { return sync.Stream(ctx, 0, s) }},
+		{"sync.Event", func() error { return sync.Event(ctx, ev) }},
+		{"sync.EventDone", func() error { _, err := sync.EventDone(ev); return err }},
+	} {
+		var err error
+		if n := testing.AllocsPerRun(1000, func() { err = errors.Join(err, c.wait()) }); n != 0 {
+			t.Errorf("%s: %v allocations a wait, want 0", c.name, n)
+		}
+		must(t, err)
+	}
 }

@@ -68,6 +68,10 @@ type Row struct {
 	Op  string // what is measured, e.g. "cuCtxGetCurrent"
 	Way string // how: "generated", "purego.SyscallN", "purego.RegisterFunc"
 	F   func(b *testing.B)
+	// Paired rows run Way and Other in alternate rounds, all their rounds
+	// in one call of F whatever b.N is, and report the Metric* figures.
+	Paired bool
+	Other  string // the way a paired row compares Way with
 }
 
 // OnThread runs the body with the fixture's context current on a locked
@@ -95,7 +99,7 @@ func (f *Fixture) sym(b *testing.B, name string) uintptr {
 // two ways purego offers of calling the same C function.
 func (f *Fixture) CallRows() []Row {
 	return []Row{
-		{"cuCtxGetCurrent", "generated", func(b *testing.B) {
+		{Op: "cuCtxGetCurrent", Way: "generated", F: func(b *testing.B) {
 			f.OnThread(b, func(b *testing.B) {
 				var c libcuda.Context
 				for b.Loop() {
@@ -105,7 +109,7 @@ func (f *Fixture) CallRows() []Row {
 				}
 			})
 		}},
-		{"cuCtxGetCurrent", "purego.SyscallN", func(b *testing.B) {
+		{Op: "cuCtxGetCurrent", Way: "purego.SyscallN", F: func(b *testing.B) {
 			fn := f.sym(b, "cuCtxGetCurrent")
 			f.OnThread(b, func(b *testing.B) {
 				var c libcuda.Context
@@ -116,7 +120,7 @@ func (f *Fixture) CallRows() []Row {
 				}
 			})
 		}},
-		{"cuCtxGetCurrent", "purego.RegisterFunc", func(b *testing.B) {
+		{Op: "cuCtxGetCurrent", Way: "purego.RegisterFunc", F: func(b *testing.B) {
 			var get func(*libcuda.Context) int32
 			purego.RegisterFunc(&get, f.sym(b, "cuCtxGetCurrent"))
 			f.OnThread(b, func(b *testing.B) {
@@ -128,7 +132,7 @@ func (f *Fixture) CallRows() []Row {
 				}
 			})
 		}},
-		{"cuStreamQuery (idle)", "generated", func(b *testing.B) {
+		{Op: "cuStreamQuery (idle)", Way: "generated", F: func(b *testing.B) {
 			f.OnThread(b, func(b *testing.B) {
 				for b.Loop() {
 					if err := libcuda.StreamQuery(f.Stream); err != nil {
@@ -137,7 +141,7 @@ func (f *Fixture) CallRows() []Row {
 				}
 			})
 		}},
-		{"cuStreamQuery (idle)", "purego.SyscallN", func(b *testing.B) {
+		{Op: "cuStreamQuery (idle)", Way: "purego.SyscallN", F: func(b *testing.B) {
 			fn := f.sym(b, "cuStreamQuery")
 			f.OnThread(b, func(b *testing.B) {
 				for b.Loop() {
@@ -147,7 +151,7 @@ func (f *Fixture) CallRows() []Row {
 				}
 			})
 		}},
-		{"cuStreamQuery (idle)", "purego.RegisterFunc", func(b *testing.B) {
+		{Op: "cuStreamQuery (idle)", Way: "purego.RegisterFunc", F: func(b *testing.B) {
 			var query func(libcuda.Stream) int32
 			purego.RegisterFunc(&query, f.sym(b, "cuStreamQuery"))
 			f.OnThread(b, func(b *testing.B) {

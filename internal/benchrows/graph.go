@@ -108,7 +108,7 @@ func (f *Fixture) GraphRows() []Row {
 	const update100 = "100-kernel graph, update"
 	const run100 = "100-kernel capture + launch + wait"
 	return []Row{
-		{launch100, "graph", func(b *testing.B) {
+		{Op: launch100, Way: "graph", F: func(b *testing.B) {
 			f.OnThread(b, func(b *testing.B) {
 				gs := f.graphSetup(b)
 				e := gs.instantiate(b, gs.capture(b, f.Stream, false))
@@ -124,7 +124,7 @@ func (f *Fixture) GraphRows() []Row {
 				}
 			})
 		}},
-		{launch100, "stream", func(b *testing.B) {
+		{Op: launch100, Way: "stream", F: func(b *testing.B) {
 			f.OnThread(b, func(b *testing.B) {
 				gs := f.graphSetup(b)
 				for b.Loop() {
@@ -135,7 +135,7 @@ func (f *Fixture) GraphRows() []Row {
 				}
 			})
 		}},
-		{update100, "Exec.Update (in place)", func(b *testing.B) {
+		{Op: update100, Way: "Exec.Update (in place)", F: func(b *testing.B) {
 			f.OnThread(b, func(b *testing.B) {
 				gs := f.graphSetup(b)
 				gr := [2]*graph.Graph{gs.capture(b, f.Stream, false), gs.capture(b, f.Stream, true)}
@@ -153,7 +153,7 @@ func (f *Fixture) GraphRows() []Row {
 				}
 			})
 		}},
-		{update100, "Instantiate + Destroy", func(b *testing.B) {
+		{Op: update100, Way: "Instantiate + Destroy", F: func(b *testing.B) {
 			f.OnThread(b, func(b *testing.B) {
 				gs := f.graphSetup(b)
 				g := gs.capture(b, f.Stream, true)
@@ -168,7 +168,7 @@ func (f *Fixture) GraphRows() []Row {
 				}
 			})
 		}},
-		{run100, "Cached.Run", func(b *testing.B) {
+		{Op: run100, Way: "Cached.Run", F: func(b *testing.B) {
 			f.OnThread(b, func(b *testing.B) {
 				gs := f.graphSetup(b)
 				c := graph.NewCached(graph.DefaultMode)
@@ -187,7 +187,7 @@ func (f *Fixture) GraphRows() []Row {
 				}
 			})
 		}},
-		{run100, "Capture + Instantiate", func(b *testing.B) {
+		{Op: run100, Way: "Capture + Instantiate", F: func(b *testing.B) {
 			f.OnThread(b, func(b *testing.B) {
 				gs := f.graphSetup(b)
 				i := 0

@@ -46,7 +46,7 @@ func (f *Fixture) HostmemRows() []Row {
 		// of them the releases are waited for and the k registrations
 		// unregistered by Trim, which the time includes.
 		k := max(4, (16<<20)/n)
-		rows = append(rows, Row{"register + unregister, " + sizeName(n), "Wrap+Use+Free, Wait + Trim each " + fmt.Sprint(k), func(b *testing.B) {
+		rows = append(rows, Row{Op: "register + unregister, " + sizeName(n), Way: "Wrap+Use+Free, Wait + Trim each " + fmt.Sprint(k), F: func(b *testing.B) {
 			mems := faultedBuffers(k, n)
 			f.OnThread(b, func(b *testing.B) {
 				var waited, trimmed time.Duration
@@ -80,11 +80,11 @@ func (f *Fixture) HostmemRows() []Row {
 			if record {
 				way = "libcuda register + event record, unregister each " + fmt.Sprint(k)
 			}
-			rows = append(rows, Row{"register + unregister, " + sizeName(n), way, f.registerRow(n, k, record)})
+			rows = append(rows, Row{Op: "register + unregister, " + sizeName(n), Way: way, F: f.registerRow(n, k, record)})
 		}
 	}
 	rows = append(rows, f.AlternateRows(f.bindingRound())...)
-	rows = append(rows, Row{"wrap again during a pending release, 1 MiB", "Wrap+Use+Free", func(b *testing.B) {
+	rows = append(rows, Row{Op: "wrap again during a pending release, 1 MiB", Way: "Wrap+Use+Free", F: func(b *testing.B) {
 		mem := make([]byte, 1<<20)
 		f.OnThread(b, func(b *testing.B) {
 			// A release held pending by a stream waiting on a host word.
@@ -105,7 +105,7 @@ func (f *Fixture) HostmemRows() []Row {
 			w.free(b)
 		})
 	}})
-	rows = append(rows, Row{"host to device copy, 256 MiB", "from wrapped memory", func(b *testing.B) {
+	rows = append(rows, Row{Op: "host to device copy, 256 MiB", Way: "from wrapped memory", F: func(b *testing.B) {
 		mem := make([]byte, CopyBytes)
 		f.OnThread(b, func(b *testing.B) {
 			var d libcuda.Deviceptr
@@ -125,7 +125,7 @@ func (f *Fixture) HostmemRows() []Row {
 			must(b, libcuda.MemFree(d))
 		})
 	}})
-	rows = append(rows, Row{"GPU done -> retired, 1 MiB", "hostmem", func(b *testing.B) {
+	rows = append(rows, Row{Op: "GPU done -> retired, 1 MiB", Way: "hostmem", F: func(b *testing.B) {
 		mem := make([]byte, 1<<20)
 		f.OnThread(b, func(b *testing.B) {
 			w := newHostWord(b)
@@ -145,7 +145,7 @@ func (f *Fixture) HostmemRows() []Row {
 			w.free(b)
 		})
 	}})
-	rows = append(rows, Row{"trim -> dropped, 1 MiB", "hostmem", func(b *testing.B) {
+	rows = append(rows, Row{Op: "trim -> dropped, 1 MiB", Way: "hostmem", F: func(b *testing.B) {
 		mem := make([]byte, 1<<20)
 		f.OnThread(b, func(b *testing.B) {
 			var total time.Duration
@@ -232,7 +232,7 @@ func (f *Fixture) AlternateRows(other Round) []Row {
 	var rows []Row
 	for _, n := range HostmemSizes {
 		k := min(max(4, (16<<20)/n), 256) // rounds short enough to alternate often
-		rows = append(rows, Row{"register + unregister, " + sizeName(n), fmt.Sprintf("hostmem and %s in alternate rounds of %d", other.Name, k), f.alternateRow(n, k, other)})
+		rows = append(rows, Row{Op: "register + unregister, " + sizeName(n), Way: fmt.Sprintf("hostmem and %s in alternate rounds of %d", other.Name, k), F: f.alternateRow(n, k, other)})
 	}
 	return rows
 }
@@ -333,7 +333,7 @@ func (f *Fixture) alternateRow(n, k int, other Round) func(b *testing.B) {
 func (f *Fixture) StallRows() []Row {
 	var rows []Row
 	for _, l := range f.stallLoops() {
-		rows = append(rows, Row{"launch call p99, busy GPU", l.name, func(b *testing.B) { f.stall(b, l) }})
+		rows = append(rows, Row{Op: "launch call p99, busy GPU", Way: l.name, F: func(b *testing.B) { f.stall(b, l) }})
 	}
 	return rows
 }

@@ -53,7 +53,7 @@ func (f *Fixture) SyncRows() []Row {
 	var rows []Row
 	ctx := context.Background()
 	for _, p := range syncModes {
-		rows = append(rows, Row{"wait, idle stream", p.Mode.String(), func(b *testing.B) {
+		rows = append(rows, Row{Op: "wait, idle stream", Way: p.Mode.String(), F: func(b *testing.B) {
 			f.OnThread(b, func(b *testing.B) {
 				for b.Loop() {
 					if err := p.Stream(ctx, 0, f.Stream); err != nil {
@@ -64,7 +64,7 @@ func (f *Fixture) SyncRows() []Row {
 		}})
 	}
 	for _, p := range syncModes {
-		rows = append(rows, Row{"launch + wait, 50µs kernel", p.Mode.String(), func(b *testing.B) {
+		rows = append(rows, Row{Op: "launch + wait, 50µs kernel", Way: p.Mode.String(), F: func(b *testing.B) {
 			spin := f.spinKernel(b)
 			f.OnThread(b, func(b *testing.B) {
 				for b.Loop() {
@@ -79,7 +79,7 @@ func (f *Fixture) SyncRows() []Row {
 		}})
 	}
 	for _, p := range syncModes {
-		rows = append(rows, Row{"CPU in a 100ms wait", p.Mode.String(), func(b *testing.B) {
+		rows = append(rows, Row{Op: "CPU in a 100ms wait", Way: p.Mode.String(), F: func(b *testing.B) {
 			spin := f.spinKernel(b)
 			f.OnThread(b, func(b *testing.B) {
 				var cpu time.Duration

@@ -2,8 +2,13 @@
 
 // Command bench runs purecuda's benchmarks on a machine with a GPU next to a
 // C baseline that it compiles there with cc, and prints one table:
-// nanoseconds and allocations per operation for each way, and the ratio of
-// the generated call to C.
+// nanoseconds and allocations per operation for each way, what the way is
+// compared with, and the ratio. The paired rows (waits, launches,
+// graph.Cached.Run, Buffer.Use inside a capture, a Jacobi solver) run Go
+// and C in alternate rounds in this process, C loaded through purego
+// (internal/benchrows/csrc/paired.c), and give medians over the rounds and
+// the median of the pairs' ratios; the other rows compare with the C
+// baseline run as a separate process (csrc/baseline.c).
 //
 //	go build -o bench ./tools/bench   # here; CGO_ENABLED=0 works
 //	./bench                           # there: needs the driver and cc
@@ -53,6 +58,7 @@ type result struct {
 	ns     float64
 	allocs int64
 	extra  map[string]float64 // the row's own metrics
+	other  string             // a paired row's other way
 }
 
 // Like the C baseline, each Go row is run several times and the fastest
@@ -78,7 +84,7 @@ func bestOf(n int, f func(b *testing.B)) (result, error) {
 			}
 		}
 		if ns < best.ns {
-			best = result{ns, br.AllocsPerOp(), br.Extra}
+			best = result{ns: ns, allocs: br.AllocsPerOp(), extra: br.Extra}
 		}
 	}
 	return best, nil
@@ -134,6 +140,13 @@ func run(cc string, benchtime time.Duration) (err error) {
 		rows = append(rows, f.AlternateRows(c)...)
 	}
 
+	if c, done, err := bench.LoadC(cc, lib.Path); err != nil {
+		fmt.Fprintf(os.Stderr, "no rows of Go and C in alternate rounds: %v\n", err)
+	} else {
+		defer done()
+		rows = append(rows, f.PairedRows(c)...)
+	}
+
 	match, err := regexp.Compile(*only)
 	if err != nil {
 		return fmt.Errorf("-run: %v", err)
@@ -144,13 +157,27 @@ func run(cc string, benchtime time.Duration) (err error) {
 		if !match.MatchString(r.Op + "/" + r.Way) {
 			continue
 		}
-		res, err := bestOf(*repeat, r.F)
+		n := *repeat
+		if r.Paired {
+			// A paired row runs all its rounds in one call, and its
+			// figures are medians already.
+			n = 1
+			if err := flag.Set("test.benchtime", "1x"); err != nil {
+				return err
+			}
+		}
+		res, err := bestOf(n, r.F)
+		if r.Paired {
+			if err := flag.Set("test.benchtime", benchtime.String()); err != nil {
+				return err
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("%s / %s: %v", r.Op, r.Way, err)
 		}
-		ns := res.ns
+		res.other = r.Other
 		got[[2]string{r.Op, r.Way}] = res
-		fmt.Fprintf(os.Stderr, "%-44s %-24s %14.1f", r.Op, r.Way, ns)
+		fmt.Fprintf(os.Stderr, "%-44s %-24s %14.1f", r.Op, r.Way, res.ns)
 		for unit, v := range res.extra {
 			fmt.Fprintf(os.Stderr, "  %s=%g", unit, v)
 		}
@@ -167,10 +194,13 @@ func run(cc string, benchtime time.Duration) (err error) {
 	}
 
 	fmt.Printf("driver %s, CUDA %s\n\n", lib.Path, libcuda.FormatVersion(lib.Version))
-	// One line per operation and way; the C figure and the ratio of the
-	// way to it stand on the operation's lines.
+	// One line per operation and way. A paired row compares its way with
+	// another (C, mostly) run in alternate rounds in this process: ns/op
+	// and the other's are medians over rounds, the ratio the median of the
+	// pairs' ratios, and delta the median of their differences. Other rows
+	// compare with the C baseline run as a separate process.
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprint(w, "operation\tway\tns/op\tallocs/op\tC ns/op\tway/C\t\n")
+	fmt.Fprint(w, "operation\tway\tns/op\tallocs/op\tcompared with\tits ns/op\tratio\tdelta ns/op\t\n")
 	for _, op := range ops {
 		c, hasC := cns[op]
 		found := false
@@ -180,14 +210,18 @@ func run(cc string, benchtime time.Duration) (err error) {
 				continue
 			}
 			found = true
-			if hasC {
-				fmt.Fprintf(w, "%s\t%s\t%.1f\t%d\t%.1f\t%.2fx\t\n", op, way, r.ns, r.allocs, c, r.ns/c)
-			} else {
-				fmt.Fprintf(w, "%s\t%s\t%.1f\t%d\t-\t-\t\n", op, way, r.ns, r.allocs)
+			switch {
+			case r.other != "":
+				fmt.Fprintf(w, "%s\t%s\t%.1f\t%.1f\t%s\t%.1f\t%.3fx\t%.1f\t\n", op, way, r.ns, r.extra[bench.MetricAllocs],
+					r.other+" (paired)", r.extra[bench.MetricB], r.extra[bench.MetricRatio], r.extra[bench.MetricDiff])
+			case hasC:
+				fmt.Fprintf(w, "%s\t%s\t%.1f\t%d\tC (separate process)\t%.1f\t%.2fx\t-\t\n", op, way, r.ns, r.allocs, c, r.ns/c)
+			default:
+				fmt.Fprintf(w, "%s\t%s\t%.1f\t%d\t-\t-\t-\t-\t\n", op, way, r.ns, r.allocs)
 			}
 		}
 		if !found && hasC {
-			fmt.Fprintf(w, "%s\tC only\t-\t-\t%.1f\t-\t\n", op, c)
+			fmt.Fprintf(w, "%s\tC only\t-\t-\tC (separate process)\t%.1f\t-\t-\t\n", op, c)
 		}
 	}
 	return w.Flush()

@@ -385,11 +385,11 @@ static void range_remove(struct range *r) { *r = ranges[--nranges]; }
  * the grid size is not used.
  * =================================================================== */
 
-enum { K_ADD_ONE, K_FILL, K_SUM, K_SPIN, K_SAXPY, K_SCALE_F32, K_SCALE_I32, K_OFFSET_F32, K_OFFSET_I32, K_COUNT };
+enum { K_ADD_ONE, K_FILL, K_SUM, K_SPIN, K_SAXPY, K_SCALE_F32, K_SCALE_I32, K_OFFSET_F32, K_OFFSET_I32, K_JACOBI, K_COUNT };
 /* size: each parameter's bytes; offset: where it sits in the parameter
  * buffer, as cuFuncGetParamInfo reports it (the C ABI's alignment). */
 static const struct kernel_def {
-    const char *name; int nargs; unsigned char size[4], offset[4];
+    const char *name; int nargs; unsigned char size[6], offset[6];
 } kernels[K_COUNT] = {
     [K_ADD_ONE] = { "add_one_i32", 2, { 8, 8 }, { 0, 8 } },              /* (int *data, u64 n) */
     [K_FILL] = { "fill_i32", 3, { 8, 8, 4 }, { 0, 8, 16 } },             /* (int *data, u64 n, int value) */
@@ -402,6 +402,8 @@ static const struct kernel_def {
     [K_SCALE_I32] = { "_Z5scaleIiEvPT_S0_y", 3, { 8, 4, 8 }, { 0, 8, 16 } },
     [K_OFFSET_F32] = { "_ZN3ops6offsetEPffy", 3, { 8, 4, 8 }, { 0, 8, 16 } },
     [K_OFFSET_I32] = { "_ZN3ops6offsetEPiiy", 3, { 8, 4, 8 }, { 0, 8, 16 } },
+    /* internal/benchrows/jacobi.ll: (const float *A, const double *b, const double *x, double *x_new, double *residual, u64 n) */
+    [K_JACOBI] = { "jacobi_f64", 6, { 8, 8, 8, 8, 8, 8 }, { 0, 8, 16, 24, 32, 40 } },
 };
 
 /* ===================================================================
@@ -413,7 +415,7 @@ enum { T_NOP, T_KERNEL, T_COPY, T_SET, T_WAIT, T_WRITE, T_HOST, T_GRAPH, T_FREE 
 struct prog;
 struct task {
     int kind;
-    int kernel; uint64_t arg[4];               /* T_KERNEL */
+    int kernel; uint64_t arg[6];               /* T_KERNEL */
     void *dst; const void *src; size_t n;      /* T_COPY bytes; T_SET elements; T_WAIT/T_WRITE word; T_FREE start */
     int dev_dst, dev_src;                      /* T_COPY: which sides must be device-reachable */
     unsigned width; uint64_t value;            /* T_SET element bytes and value; T_WAIT/T_WRITE */
@@ -450,6 +452,11 @@ static int task_reachable(const struct task *t) {
         }
         case K_SCALE_F32: case K_SCALE_I32: case K_OFFSET_F32: case K_OFFSET_I32:
             return reachable(a0, t->arg[2] * 4);
+        case K_JACOBI: {
+            uint64_t n = t->arg[5];
+            return reachable(a0, n * n * 4) && reachable((uintptr_t)t->arg[1], n * 8) && reachable(a2, n * 8) &&
+                   reachable((uintptr_t)t->arg[3], n * 8) && reachable((uintptr_t)t->arg[4], 8);
+        }
         default: return 1;
         }
     case T_COPY:
@@ -520,6 +527,18 @@ static CUresult run_task(const struct task *t) {
             const float *x = (const float *)(uintptr_t)t->arg[2];
             float *y = (float *)(uintptr_t)t->arg[3];
             for (int32_t i = 0; i < len; i++) y[i] = a * x[i] + y[i];
+        } else if (t->kernel == K_JACOBI) {
+            const float *A = (const float *)(uintptr_t)t->arg[0];
+            const double *b = (const double *)(uintptr_t)t->arg[1], *x = (const double *)(uintptr_t)t->arg[2];
+            double *xn = (double *)(uintptr_t)t->arg[3], *res = (double *)(uintptr_t)t->arg[4];
+            n = t->arg[5];
+            for (uint64_t i = 0; i < n; i++) {
+                double s = 0;
+                for (uint64_t j = 0; j < n; j++) s += (double)A[i * n + j] * x[j];
+                double dx = (b[i] - s) / A[i * n + i];
+                xn[i] = x[i] + dx;
+                *res += dx < 0 ? -dx : dx;
+            }
         } else {
             uint64_t len = t->arg[2];
             uint32_t bits = (uint32_t)t->arg[1];

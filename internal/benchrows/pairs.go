@@ -1,0 +1,245 @@
+//go:build linux
+
+package bench
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"testing"
+	"unsafe"
+
+	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/internal/kernels"
+	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
+)
+
+// waitPair: sync.Stream on the fixture's idle stream against
+// cuStreamSynchronize.
+func (f *Fixture) waitPair(c *C) pair {
+	ctx := context.Background()
+	return pair{op: "wait, idle stream", a: "sync.Stream (Auto)", bName: "C cuStreamSynchronize", perRound: 20000, pairs: 21,
+		setup: func(b *testing.B) (func(int) error, func(int) error) {
+			return func(n int) error {
+					for range n {
+						if err := sync.Stream(ctx, 0, f.Stream); err != nil {
+							return err
+						}
+					}
+					return nil
+				}, func(n int) error {
+					return cErr(c.streamSync(f.Stream, n))
+				}
+		}}
+}
+
+// eventPair: sync.Event on an event that has completed against
+// cuEventSynchronize.
+func (f *Fixture) eventPair(c *C) pair {
+	ctx := context.Background()
+	return pair{op: "wait, event already done", a: "sync.Event (Auto)", bName: "C cuEventSynchronize", perRound: 20000, pairs: 21,
+		setup: func(b *testing.B) (func(int) error, func(int) error) {
+			var ev libcuda.Event
+			must(b, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+			b.Cleanup(func() { must(b, libcuda.EventDestroy(ev)) })
+			must(b, libcuda.EventRecord(ev, f.Stream))
+			must(b, libcuda.StreamSynchronize(f.Stream))
+			return func(n int) error {
+					for range n {
+						if err := sync.Event(ctx, ev); err != nil {
+							return err
+						}
+					}
+					return nil
+				}, func(n int) error {
+					return cErr(c.eventSync(ev, n))
+				}
+		}}
+}
+
+// floorPairs: one query through libcuda, the least a wait can cost from
+// Go, against C's query and synchronize: what is left of a wait's ratio
+// beyond these is package sync's own.
+func (f *Fixture) floorPairs(c *C) []pair {
+	var ev libcuda.Event
+	event := func(b *testing.B) libcuda.Event {
+		if ev == 0 {
+			must(b, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+			b.Cleanup(func() { must(b, libcuda.EventDestroy(ev)); ev = 0 })
+			must(b, libcuda.EventRecord(ev, f.Stream))
+			must(b, libcuda.StreamSynchronize(f.Stream))
+		}
+		return ev
+	}
+	streamQuery := func(n int) error {
+		for range n {
+			if err := libcuda.StreamQuery(f.Stream); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	eventQuery := func(ev libcuda.Event) func(n int) error {
+		return func(n int) error {
+			for range n {
+				if err := libcuda.EventQuery(ev); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	return []pair{
+		{op: "wait, idle stream", a: "libcuda.StreamQuery (one Go call: the floor)", bName: "C cuStreamSynchronize", perRound: 20000, pairs: 21,
+			setup: func(b *testing.B) (func(int) error, func(int) error) {
+				return streamQuery, func(n int) error { return cErr(c.streamSync(f.Stream, n)) }
+			}},
+		{op: "cuStreamQuery (idle)", a: "libcuda.StreamQuery", bName: "C cuStreamQuery", perRound: 20000, pairs: 21,
+			setup: func(b *testing.B) (func(int) error, func(int) error) {
+				return streamQuery, func(n int) error { return cErr(c.streamQuery(f.Stream, n)) }
+			}},
+		{op: "wait, event already done", a: "libcuda.EventQuery (one Go call: the floor)", bName: "C cuEventSynchronize", perRound: 20000, pairs: 21,
+			setup: func(b *testing.B) (func(int) error, func(int) error) {
+				ev := event(b)
+				return eventQuery(ev), func(n int) error { return cErr(c.eventSync(ev, n)) }
+			}},
+		{op: "cuEventQuery (done)", a: "libcuda.EventQuery", bName: "C cuEventQuery", perRound: 20000, pairs: 21,
+			setup: func(b *testing.B) (func(int) error, func(int) error) {
+				ev := event(b)
+				return eventQuery(ev), func(n int) error { return cErr(c.eventQuery(ev, n)) }
+			}},
+	}
+}
+
+// launchPair: Function.Launch of sum_i64 (4 arguments: in, n, out,
+// spin_ns; n and spin_ns 0, so the kernel stores one word) against
+// cuLaunchKernel, a round of launches then a synchronize.
+func (f *Fixture) launchPair(c *C) pair {
+	return pair{op: "launch, 4 args, then a wait each 1000", a: "Function.Launch", bName: "C cuLaunchKernel", perRound: 1000, pairs: 21,
+		setup: func(b *testing.B) (func(int) error, func(int) error) {
+			m, err := libcuda.LoadModule(kernels.PTX)
+			must(b, err)
+			fn, err := m.Function("sum_i64")
+			must(b, err)
+			var buf libcuda.Deviceptr
+			must(b, libcuda.MemAlloc(&buf, 64))
+			b.Cleanup(func() {
+				must(b, libcuda.WithContext(f.Ctx, func() error { return errors.Join(libcuda.MemFree(buf), libcuda.ModuleUnload(m)) }))
+			})
+			one := libcuda.Dim3{X: 1}
+			return func(n int) error {
+					for range n {
+						if err := fn.Launch(one, one, 0, f.Stream, buf, uint64(0), buf+8, uint64(0)); err != nil {
+							return err
+						}
+					}
+					return libcuda.StreamSynchronize(f.Stream)
+				}, func(n int) error {
+					return cErr(c.launch4(fn.Handle(), f.Stream, uint64(buf), 0, uint64(buf+8), 0, n))
+				}
+		}}
+}
+
+// cachedPairs: graph.Cached.Run of 100 kernels, the same each time, and
+// a wait, against C's capture, cuGraphExecUpdate, cuGraphLaunch and
+// cuStreamSynchronize. The first row's captured function launches through
+// cuLaunchKernel with arguments made once, so that its allocations are
+// Cached.Run's own; the second's through Function.Launch.
+func (f *Fixture) cachedPairs(c *C) []pair {
+	ctx := context.Background()
+	const op = "100-kernel capture + update + launch + wait, unchanged"
+	mk := func(way string, raw bool) pair {
+		return pair{op: op, a: way, bName: "C capture + cuGraphExecUpdate + launch + sync", perRound: 20, pairs: 11,
+			setup: func(b *testing.B) (func(int) error, func(int) error) {
+				gs := f.graphSetup(b)
+				n := uint64(graphInts)
+				// The raw launches' arguments: pinned, as C holds them.
+				args := &struct {
+					buf    libcuda.Deviceptr
+					n      uint64
+					params [2]unsafe.Pointer
+				}{buf: gs.buf, n: n}
+				args.params = [2]unsafe.Pointer{unsafe.Pointer(&args.buf), unsafe.Pointer(&args.n)}
+				var pin runtime.Pinner
+				pin.Pin(args)
+				b.Cleanup(pin.Unpin)
+				body := func(s libcuda.Stream) error {
+					if !raw {
+						return gs.launches(s, false)
+					}
+					for range GraphKernels {
+						if err := libcuda.LaunchKernel(gs.addOne.Handle(), 1, 1, 1, graphInts, 1, 1, 0, s, &args.params[0], nil); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
+				cached := graph.NewCached(graph.DefaultMode)
+				b.Cleanup(func() { must(b, cached.Close()) })
+				return func(k int) error {
+						for range k {
+							if err := cached.Run(f.Stream, body); err != nil {
+								return err
+							}
+							if err := sync.Stream(ctx, 0, f.Stream); err != nil {
+								return err
+							}
+						}
+						return nil
+					}, func(k int) error {
+						return cErr(c.cachedKernels(gs.addOne.Handle(), f.Stream, gs.buf, n, GraphKernels, k))
+					}
+			}}
+	}
+	return []pair{
+		mk("Cached.Run, 100 cuLaunchKernel", true),
+		mk("Cached.Run, 100 Function.Launch", false),
+	}
+}
+
+// usePairs: what a Buffer.Use inside each capture costs: graph.Cached.Run
+// of a copy to wrapped host memory and a wait, with the memory Use()d in
+// the capture against the same without the Use.
+func (f *Fixture) usePairs() []pair {
+	ctx := context.Background()
+	return []pair{{op: "Buffer.Use inside a capture (Cached.Run of a copy to host + wait)", a: "Use()d", bName: "not Use()d", perRound: 200, pairs: 21,
+		setup: func(b *testing.B) (func(int) error, func(int) error) {
+			var d libcuda.Deviceptr
+			must(b, libcuda.MemAlloc(&d, 8))
+			host := make([]float64, 1)
+			buf, err := hostmem.Wrap(f.Ctx, host)
+			must(b, err)
+			b.Cleanup(func() {
+				must(b, buf.Free())
+				must(b, libcuda.WithContext(f.Ctx, func() error { return libcuda.MemFree(d) }))
+				drainB(b)
+			})
+			round := func(use bool) func(k int) error {
+				cached := graph.NewCached(graph.DefaultMode)
+				b.Cleanup(func() { must(b, cached.Close()) })
+				body := func(s libcuda.Stream) error {
+					if err := libcuda.MemcpyDtoHAsync(buf.Pointer(), d, 8, s); err != nil {
+						return err
+					}
+					if use {
+						return buf.Use(s)
+					}
+					return nil
+				}
+				return func(k int) error {
+					for range k {
+						if err := cached.Run(f.Stream, body); err != nil {
+							return err
+						}
+						if err := sync.Stream(ctx, 0, f.Stream); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
+			}
+			return round(true), round(false)
+		}}}
+}

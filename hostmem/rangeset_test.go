@@ -1,0 +1,239 @@
+package hostmem
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// model is the obvious sorted slice that rangeSet must agree with.
+type model []rangeItem
+
+type rangeItem struct {
+	start, end uintptr
+	v          int
+}
+
+func (m model) overlapping(start, end uintptr) []int {
+	var vs []int
+	for _, it := range m {
+		if start < end && it.start < end && start < it.end {
+			vs = append(vs, it.v)
+		}
+	}
+	return vs
+}
+
+// check verifies the tree's order, heap and count, and that its ranges
+// are m's.
+func check[T comparable](t *testing.T, s *rangeSet[T], want []T) {
+	t.Helper()
+	var got []T
+	var walk func(n *rangeNode[T], lo, hi uintptr) int
+	walk = func(n *rangeNode[T], lo, hi uintptr) int {
+		if n == nil {
+			return 0
+		}
+		if n.start < lo || n.end > hi || n.end <= n.start {
+			t.Fatalf("range [%#x, %#x) out of order (bounds [%#x, %#x))", n.start, n.end, lo, hi)
+		}
+		for _, c := range []*rangeNode[T]{n.left, n.right} {
+			if c != nil && c.prio > n.prio {
+				t.Fatalf("a child of [%#x, %#x) has a higher priority", n.start, n.end)
+			}
+		}
+		k := walk(n.left, lo, n.start)
+		got = append(got, n.v)
+		return k + 1 + walk(n.right, n.end, hi)
+	}
+	if k := walk(s.root, 0, ^uintptr(0)); k != s.Len() {
+		t.Fatalf("Len() = %d; the tree holds %d", s.Len(), k)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("ranges %v; want %v", got, want)
+	}
+	var all []T
+	for _, v := range s.All() {
+		all = append(all, v)
+	}
+	if !slices.Equal(all, want) {
+		t.Fatalf("All yields %v; want %v", all, want)
+	}
+}
+
+func values(m model) []int {
+	vs := make([]int, len(m))
+	for i, it := range m {
+		vs[i] = it.v
+	}
+	return vs
+}
+
+func TestRangeSetRefusesEmptyAndOverlapping(t *testing.T) {
+	var s rangeSet[int]
+	if !s.Insert(100, 200, 1) || !s.Insert(300, 400, 2) {
+		t.Fatal("inserting disjoint ranges failed")
+	}
+	for _, r := range [][2]uintptr{{150, 160}, {50, 101}, {199, 301}, {399, 500}, {100, 200}, {0, 1000}, {250, 250}, {260, 250}} {
+		if s.Insert(r[0], r[1], 9) {
+			t.Errorf("Insert(%d, %d) succeeded", r[0], r[1])
+		}
+	}
+	// Touching ranges do not overlap.
+	if !s.Insert(200, 300, 3) || !s.Insert(0, 100, 0) {
+		t.Error("inserting ranges that touch others failed")
+	}
+	check(t, &s, []int{0, 1, 3, 2})
+	if _, ok := s.Delete(150); ok {
+		t.Error("Delete of an address that starts no range succeeded")
+	}
+	if v, ok := s.Delete(200); !ok || v != 3 {
+		t.Errorf("Delete(200) = %d, %v; want 3, true", v, ok)
+	}
+	check(t, &s, []int{0, 1, 2})
+}
+
+func TestRangeSetLookups(t *testing.T) {
+	var s rangeSet[int]
+	s.Insert(100, 200, 1)
+	s.Insert(300, 400, 2)
+	s.Insert(400, 450, 3)
+	for _, c := range []struct {
+		p           uintptr
+		containing  int // -1: none
+		floor, ceil int
+	}{
+		{0, -1, -1, 1}, {99, -1, -1, 1}, {100, 1, 1, 1}, {199, 1, 1, 2}, {200, -1, 1, 2},
+		{300, 2, 2, 2}, {399, 2, 2, 3}, {400, 3, 3, 3}, {449, 3, 3, -1}, {450, -1, 3, -1},
+	} {
+		for _, q := range []struct {
+			name string
+			f    func(uintptr) (uintptr, uintptr, int, bool)
+			want int
+		}{{"Containing", s.Containing, c.containing}, {"Floor", s.Floor, c.floor}, {"Ceil", s.Ceil, c.ceil}} {
+			_, _, v, ok := q.f(c.p)
+			if !ok {
+				v = -1
+			}
+			if v != q.want {
+				t.Errorf("%s(%d) = %d; want %d", q.name, c.p, v, q.want)
+			}
+		}
+	}
+	if got := s.Overlapping(nil, 150, 401); !slices.Equal(got, []int{1, 2, 3}) {
+		t.Errorf("Overlapping(150, 401) = %v; want [1 2 3]", got)
+	}
+	if got := s.Overlapping(nil, 200, 300); len(got) != 0 {
+		t.Errorf("Overlapping(200, 300) = %v; want none", got)
+	}
+	if got := s.Overlapping(nil, 150, 150); len(got) != 0 {
+		t.Errorf("Overlapping of an empty range = %v; want none", got)
+	}
+}
+
+// TestRangeSetAgreesWithModel runs random inserts, deletes, lookups and
+// batch removals against a sorted slice.
+func TestRangeSetAgreesWithModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 18))
+	var s rangeSet[int]
+	var m model
+	const space = 1 << 16
+	next := 0
+	for step := range 20000 {
+		switch op := rng.IntN(100); {
+		case op < 50:
+			start := uintptr(rng.IntN(space))
+			end := start + uintptr(1+rng.IntN(64))
+			ok := len(m.overlapping(start, end)) == 0
+			if got := s.Insert(start, end, next); got != ok {
+				t.Fatalf("step %d: Insert(%d, %d) = %v; want %v", step, start, end, got, ok)
+			}
+			if ok {
+				i, _ := slices.BinarySearchFunc(m, start, func(it rangeItem, p uintptr) int { return int(it.start) - int(p) })
+				m = slices.Insert(m, i, rangeItem{start, end, next})
+				next++
+			}
+		case op < 80 && len(m) > 0:
+			i := rng.IntN(len(m))
+			if v, ok := s.Delete(m[i].start); !ok || v != m[i].v {
+				t.Fatalf("step %d: Delete(%d) = %d, %v; want %d, true", step, m[i].start, v, ok, m[i].v)
+			}
+			m = slices.Delete(m, i, i+1)
+		case op < 99:
+			p := uintptr(rng.IntN(space))
+			end := p + uintptr(rng.IntN(200))
+			if got, want := s.Overlapping(nil, p, end), m.overlapping(p, end); !slices.Equal(got, want) {
+				t.Fatalf("step %d: Overlapping(%d, %d) = %v; want %v", step, p, end, got, want)
+			}
+			_, _, v, ok := s.Containing(p)
+			want := m.overlapping(p, p+1)
+			if ok != (len(want) == 1) || ok && v != want[0] {
+				t.Fatalf("step %d: Containing(%d) = %d, %v; want %v", step, p, v, ok, want)
+			}
+			i, _ := slices.BinarySearchFunc(m, p, func(it rangeItem, p uintptr) int { return int(it.start) - int(p) })
+			_, _, v, ok = s.Ceil(p)
+			if ok != (i < len(m)) || ok && v != m[i].v {
+				t.Fatalf("step %d: Ceil(%d) = %d, %v", step, p, v, ok)
+			}
+			j := i - 1
+			if i < len(m) && m[i].start == p {
+				j = i
+			}
+			_, _, v, ok = s.Floor(p)
+			if ok != (j >= 0) || ok && v != m[j].v {
+				t.Fatalf("step %d: Floor(%d) = %d, %v", step, p, v, ok)
+			}
+		default:
+			mod := 1 + rng.IntN(4)
+			var seen []int
+			n := s.DeleteFunc(func(v int) bool { seen = append(seen, v); return v%mod == 0 })
+			if !slices.Equal(seen, values(m)) {
+				t.Fatalf("step %d: DeleteFunc saw %v; want %v", step, seen, values(m))
+			}
+			before := len(m)
+			m = slices.DeleteFunc(m, func(it rangeItem) bool { return it.v%mod == 0 })
+			if n != before-len(m) {
+				t.Fatalf("step %d: DeleteFunc removed %d; want %d", step, n, before-len(m))
+			}
+		}
+		if step%97 == 0 {
+			check(t, &s, values(m))
+		}
+	}
+	check(t, &s, values(m))
+	s.DeleteFunc(func(int) bool { return true })
+	check(t, &s, nil)
+}
+
+// TestRangeSetAscendingInsertsStayShallow inserts addresses in order, the
+// registry's common case, and checks that the tree stays logarithmic.
+func TestRangeSetAscendingInsertsStayShallow(t *testing.T) {
+	var s rangeSet[int]
+	const n = 1 << 16
+	for i := range n {
+		s.Insert(uintptr(i)*4096, uintptr(i+1)*4096, i)
+	}
+	var depth func(*rangeNode[int]) int
+	depth = func(t *rangeNode[int]) int {
+		if t == nil {
+			return 0
+		}
+		return 1 + max(depth(t.left), depth(t.right))
+	}
+	// A treap of 2^16 nodes is about 2.99 ln n = 33 deep on average; 80
+	// is far outside what a working one reaches.
+	if d := depth(s.root); d > 80 {
+		t.Errorf("depth %d after %d ascending inserts", d, n)
+	}
+	s.DeleteFunc(func(v int) bool { return v%2 == 0 })
+	if d := depth(s.root); d > 80 {
+		t.Errorf("depth %d after a batch removal", d)
+	}
+	check(t, &s, func() []int {
+		var vs []int
+		for i := 1; i < n; i += 2 {
+			vs = append(vs, i)
+		}
+		return vs
+	}())
+}

@@ -2,68 +2,84 @@ package hostmem
 
 import "iter"
 
-// rangeSet holds non-overlapping, non-empty address ranges [start, end),
-// each with a value, in address order. It is a treap: a binary search tree
-// by start that is a heap by random priority, so that insert, delete and
-// the lookups take O(log n) expected, whatever the order of the addresses.
-// Since the ranges do not overlap, their ends are in the same order as
-// their starts, which the lookups rely on. The zero value is an empty set.
-// It is not safe for concurrent use.
-type rangeSet[T any] struct {
-	root *rangeNode[T]
-	n    int
-	rnd  uint64 // xorshift state of the priorities; 0 until the first insert
+// ranged is what a rangeSet holds: a value that knows its address range
+// [start, end), which must not change while the value is in a set.
+type ranged interface {
+	bounds() (start, end uintptr)
 }
 
-type rangeNode[T any] struct {
-	start, end  uintptr
+// rangeSet holds values with non-overlapping, non-empty address ranges, in
+// address order. It is a treap: a binary search tree by start that is a
+// heap by a priority hashed from start, so that insert, delete and the
+// lookups take O(log n) expected, whatever the order of the addresses. A
+// node is three words (24 bytes): the value and two links. Since the ranges
+// do not overlap, their ends are in the same order as their starts, which
+// the lookups rely on. The zero value is an empty set. It is not safe for
+// concurrent use.
+type rangeSet[T ranged] struct {
+	root *rangeNode[T]
+	n    int
+}
+
+type rangeNode[T ranged] struct {
 	v           T
-	prio        uint64
 	left, right *rangeNode[T]
 }
 
-// Len returns the number of ranges in s.
-func (s *rangeSet[T]) Len() int { return s.n }
+func (n *rangeNode[T]) start() uintptr { s, _ := n.v.bounds(); return s }
+func (n *rangeNode[T]) end() uintptr   { _, e := n.v.bounds(); return e }
 
-func (s *rangeSet[T]) prio() uint64 {
-	if s.rnd == 0 {
-		s.rnd = 0x9e3779b97f4a7c15
-	}
-	s.rnd ^= s.rnd << 13
-	s.rnd ^= s.rnd >> 7
-	s.rnd ^= s.rnd << 17
-	return s.rnd
+// prio is n's heap priority: a hash (splitmix64's finisher) of its start,
+// so that addresses in any order make a tree of expected depth O(log n).
+func (n *rangeNode[T]) prio() uint64 {
+	x := uint64(n.start())
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
 }
 
-// Insert adds [start, end) with value v and reports whether it did: an
-// empty range, or one that overlaps a range of s, is refused.
-func (s *rangeSet[T]) Insert(start, end uintptr, v T) bool {
+// higher orders priorities; ties (equal hashes) fall back to the address.
+func higher[T ranged](a, b *rangeNode[T]) bool {
+	pa, pb := a.prio(), b.prio()
+	return pa > pb || pa == pb && a.start() > b.start()
+}
+
+// Len returns the number of values in s.
+func (s *rangeSet[T]) Len() int { return s.n }
+
+// Insert adds v and reports whether it did: a value with an empty range,
+// or one that overlaps a range of s, is refused.
+func (s *rangeSet[T]) Insert(v T) bool {
+	start, end := v.bounds()
 	if end <= start {
 		return false
 	}
-	if first, _, _, ok := s.first(start); ok && first < end {
+	if first := s.first(start); first != nil && first.start() < end {
 		return false // the first range ending after start begins before end
 	}
-	s.root = s.insert(s.root, &rangeNode[T]{start: start, end: end, v: v, prio: s.prio()})
+	s.root = insert(s.root, &rangeNode[T]{v: v}, start)
 	s.n++
 	return true
 }
 
-func (s *rangeSet[T]) insert(t, n *rangeNode[T]) *rangeNode[T] {
+func insert[T ranged](t, n *rangeNode[T], start uintptr) *rangeNode[T] {
 	if t == nil {
 		return n
 	}
-	if n.start < t.start {
-		t.left = s.insert(t.left, n)
-		if t.left.prio > t.prio {
+	if start < t.start() {
+		t.left = insert(t.left, n, start)
+		if higher(t.left, t) {
 			l := t.left
 			t.left, l.right = l.right, t
 			return l
 		}
 		return t
 	}
-	t.right = s.insert(t.right, n)
-	if t.right.prio > t.prio {
+	t.right = insert(t.right, n, start)
+	if higher(t.right, t) {
 		r := t.right
 		t.right, r.left = r.left, t
 		return r
@@ -71,14 +87,14 @@ func (s *rangeSet[T]) insert(t, n *rangeNode[T]) *rangeNode[T] {
 	return t
 }
 
-// Delete removes the range that starts at start and returns its value.
+// Delete removes the value whose range starts at start and returns it.
 func (s *rangeSet[T]) Delete(start uintptr) (v T, ok bool) {
 	link := &s.root
 	for t := *link; t != nil; t = *link {
-		switch {
-		case start < t.start:
+		switch ts := t.start(); {
+		case start < ts:
 			link = &t.left
-		case start > t.start:
+		case start > ts:
 			link = &t.right
 		default:
 			*link = merge(t.left, t.right)
@@ -90,13 +106,13 @@ func (s *rangeSet[T]) Delete(start uintptr) (v T, ok bool) {
 }
 
 // merge joins two treaps, every start in a before every start in b.
-func merge[T any](a, b *rangeNode[T]) *rangeNode[T] {
+func merge[T ranged](a, b *rangeNode[T]) *rangeNode[T] {
 	switch {
 	case a == nil:
 		return b
 	case b == nil:
 		return a
-	case a.prio > b.prio:
+	case higher(a, b):
 		a.right = merge(a.right, b)
 		return a
 	default:
@@ -105,72 +121,68 @@ func merge[T any](a, b *rangeNode[T]) *rangeNode[T] {
 	}
 }
 
-// first returns the range of lowest start among those ending after p.
-func (s *rangeSet[T]) first(p uintptr) (start, end uintptr, v T, ok bool) {
+// first returns the node of lowest start among those ending after p.
+func (s *rangeSet[T]) first(p uintptr) *rangeNode[T] {
 	var best *rangeNode[T]
 	for t := s.root; t != nil; {
-		if t.end > p {
+		if t.end() > p {
 			best, t = t, t.left
 		} else {
 			t = t.right
 		}
 	}
-	if best == nil {
-		return 0, 0, v, false
-	}
-	return best.start, best.end, best.v, true
+	return best
 }
 
-// Containing returns the range holding address p.
-func (s *rangeSet[T]) Containing(p uintptr) (start, end uintptr, v T, ok bool) {
-	start, end, v, ok = s.first(p)
-	if !ok || start > p {
-		var zero T
-		return 0, 0, zero, false
+func value[T ranged](n *rangeNode[T]) (v T, ok bool) {
+	if n == nil {
+		return v, false
 	}
-	return start, end, v, true
+	return n.v, true
 }
 
-// Floor returns the range of highest start at or below p.
-func (s *rangeSet[T]) Floor(p uintptr) (start, end uintptr, v T, ok bool) {
+// Containing returns the value whose range holds address p.
+func (s *rangeSet[T]) Containing(p uintptr) (v T, ok bool) {
+	if n := s.first(p); n != nil && n.start() <= p {
+		return n.v, true
+	}
+	return v, false
+}
+
+// Floor returns the value of highest start at or below p.
+func (s *rangeSet[T]) Floor(p uintptr) (T, bool) {
 	var best *rangeNode[T]
 	for t := s.root; t != nil; {
-		if t.start <= p {
+		if t.start() <= p {
 			best, t = t, t.right
 		} else {
 			t = t.left
 		}
 	}
-	if best == nil {
-		return 0, 0, v, false
-	}
-	return best.start, best.end, best.v, true
+	return value(best)
 }
 
-// Ceil returns the range of lowest start at or above p.
-func (s *rangeSet[T]) Ceil(p uintptr) (start, end uintptr, v T, ok bool) {
+// Ceil returns the value of lowest start at or above p.
+func (s *rangeSet[T]) Ceil(p uintptr) (T, bool) {
 	var best *rangeNode[T]
 	for t := s.root; t != nil; {
-		if t.start >= p {
+		if t.start() >= p {
 			best, t = t, t.left
 		} else {
 			t = t.right
 		}
 	}
-	if best == nil {
-		return 0, 0, v, false
-	}
-	return best.start, best.end, best.v, true
+	return value(best)
 }
 
-// Overlapping appends to dst the values of the ranges overlapping
-// [start, end), in address order.
+// Overlapping appends to dst the values whose ranges overlap [start, end),
+// in address order.
 func (s *rangeSet[T]) Overlapping(dst []T, start, end uintptr) []T {
 	if end <= start {
 		return dst
 	}
 	ascend(s.root, start, func(n *rangeNode[T]) bool {
-		if n.start >= end {
+		if n.start() >= end {
 			return false
 		}
 		dst = append(dst, n.v)
@@ -179,21 +191,21 @@ func (s *rangeSet[T]) Overlapping(dst []T, start, end uintptr) []T {
 	return dst
 }
 
-// From yields the ranges ending after p, in address order.
-func (s *rangeSet[T]) From(p uintptr) iter.Seq2[[2]uintptr, T] {
-	return func(yield func([2]uintptr, T) bool) {
-		ascend(s.root, p, func(n *rangeNode[T]) bool { return yield([2]uintptr{n.start, n.end}, n.v) })
+// From yields the values whose ranges end after p, in address order.
+func (s *rangeSet[T]) From(p uintptr) iter.Seq[T] {
+	return func(yield func(T) bool) {
+		ascend(s.root, p, func(n *rangeNode[T]) bool { return yield(n.v) })
 	}
 }
 
-// All yields every range of s in address order.
-func (s *rangeSet[T]) All() iter.Seq2[[2]uintptr, T] { return s.From(0) }
+// All yields every value of s in address order.
+func (s *rangeSet[T]) All() iter.Seq[T] { return s.From(0) }
 
 // ascend calls f on the nodes of t that end after p, in order, until f
 // returns false; it returns false if f did.
-func ascend[T any](t *rangeNode[T], p uintptr, f func(*rangeNode[T]) bool) bool {
+func ascend[T ranged](t *rangeNode[T], p uintptr, f func(*rangeNode[T]) bool) bool {
 	for t != nil {
-		if t.end > p { // the left subtree may end after p too
+		if t.end() > p { // the left subtree may end after p too
 			if !ascend(t.left, p, f) || !f(t) {
 				return false
 			}
@@ -203,10 +215,10 @@ func ascend[T any](t *rangeNode[T], p uintptr, f func(*rangeNode[T]) bool) bool 
 	return true
 }
 
-// DeleteFunc removes every range whose value drop reports true, in one
-// pass over s that rebuilds the tree from what stays (O(n), whatever the
-// number removed), and returns how many it removed. drop sees the values
-// in address order.
+// DeleteFunc removes every value for which drop reports true, in one pass
+// over s that rebuilds the tree from what stays (O(n), whatever the number
+// removed), and returns how many it removed. drop sees the values in
+// address order.
 func (s *rangeSet[T]) DeleteFunc(drop func(T) bool) int {
 	kept := make([]*rangeNode[T], 0, s.n)
 	removed := 0
@@ -226,14 +238,14 @@ func (s *rangeSet[T]) DeleteFunc(drop func(T) bool) int {
 	return removed
 }
 
-// build makes a treap of nodes sorted by start, each keeping its priority:
-// the Cartesian tree of their priorities, with a stack, in O(n).
-func build[T any](nodes []*rangeNode[T]) *rangeNode[T] {
+// build makes a treap of nodes sorted by start: the Cartesian tree of
+// their priorities, made with a stack in O(n).
+func build[T ranged](nodes []*rangeNode[T]) *rangeNode[T] {
 	var stack []*rangeNode[T] // the right spine, priorities descending
 	for _, n := range nodes {
 		n.left, n.right = nil, nil
 		var last *rangeNode[T]
-		for len(stack) > 0 && stack[len(stack)-1].prio < n.prio {
+		for len(stack) > 0 && higher(n, stack[len(stack)-1]) {
 			last = stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 		}

@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"unsafe"
 )
 
 // model is the obvious sorted slice that rangeSet must agree with.
@@ -12,6 +13,29 @@ type model []rangeItem
 type rangeItem struct {
 	start, end uintptr
 	v          int
+}
+
+func (it *rangeItem) bounds() (uintptr, uintptr) { return it.start, it.end }
+
+// set is the rangeSet of the tests.
+type set = rangeSet[*rangeItem]
+
+func item(start, end uintptr, v int) *rangeItem { return &rangeItem{start, end, v} }
+
+func vals(items []*rangeItem) []int {
+	var vs []int
+	for _, it := range items {
+		vs = append(vs, it.v)
+	}
+	return vs
+}
+
+// v returns the value of a lookup's answer, -1 for none.
+func v(it *rangeItem, ok bool) int {
+	if !ok {
+		return -1
+	}
+	return it.v
 }
 
 func (m model) overlapping(start, end uintptr) []int {
@@ -24,27 +48,27 @@ func (m model) overlapping(start, end uintptr) []int {
 	return vs
 }
 
-// check verifies the tree's order, heap and count, and that its ranges
-// are m's.
-func check[T comparable](t *testing.T, s *rangeSet[T], want []T) {
+// check verifies the tree's order, heap and count, and that its values
+// are want.
+func check(t *testing.T, s *set, want []int) {
 	t.Helper()
-	var got []T
-	var walk func(n *rangeNode[T], lo, hi uintptr) int
-	walk = func(n *rangeNode[T], lo, hi uintptr) int {
+	var got []int
+	var walk func(n *rangeNode[*rangeItem], lo, hi uintptr) int
+	walk = func(n *rangeNode[*rangeItem], lo, hi uintptr) int {
 		if n == nil {
 			return 0
 		}
-		if n.start < lo || n.end > hi || n.end <= n.start {
-			t.Fatalf("range [%#x, %#x) out of order (bounds [%#x, %#x))", n.start, n.end, lo, hi)
+		if n.start() < lo || n.end() > hi || n.end() <= n.start() {
+			t.Fatalf("range [%#x, %#x) out of order (bounds [%#x, %#x))", n.start(), n.end(), lo, hi)
 		}
-		for _, c := range []*rangeNode[T]{n.left, n.right} {
-			if c != nil && c.prio > n.prio {
-				t.Fatalf("a child of [%#x, %#x) has a higher priority", n.start, n.end)
+		for _, c := range []*rangeNode[*rangeItem]{n.left, n.right} {
+			if c != nil && higher(c, n) {
+				t.Fatalf("a child of [%#x, %#x) has a higher priority", n.start(), n.end())
 			}
 		}
-		k := walk(n.left, lo, n.start)
-		got = append(got, n.v)
-		return k + 1 + walk(n.right, n.end, hi)
+		k := walk(n.left, lo, n.start())
+		got = append(got, n.v.v)
+		return k + 1 + walk(n.right, n.end(), hi)
 	}
 	if k := walk(s.root, 0, ^uintptr(0)); k != s.Len() {
 		t.Fatalf("Len() = %d; the tree holds %d", s.Len(), k)
@@ -52,9 +76,9 @@ func check[T comparable](t *testing.T, s *rangeSet[T], want []T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("ranges %v; want %v", got, want)
 	}
-	var all []T
-	for _, v := range s.All() {
-		all = append(all, v)
+	var all []int
+	for it := range s.All() {
+		all = append(all, it.v)
 	}
 	if !slices.Equal(all, want) {
 		t.Fatalf("All yields %v; want %v", all, want)
@@ -70,34 +94,34 @@ func values(m model) []int {
 }
 
 func TestRangeSetRefusesEmptyAndOverlapping(t *testing.T) {
-	var s rangeSet[int]
-	if !s.Insert(100, 200, 1) || !s.Insert(300, 400, 2) {
+	var s set
+	if !s.Insert(item(100, 200, 1)) || !s.Insert(item(300, 400, 2)) {
 		t.Fatal("inserting disjoint ranges failed")
 	}
 	for _, r := range [][2]uintptr{{150, 160}, {50, 101}, {199, 301}, {399, 500}, {100, 200}, {0, 1000}, {250, 250}, {260, 250}} {
-		if s.Insert(r[0], r[1], 9) {
+		if s.Insert(item(r[0], r[1], 9)) {
 			t.Errorf("Insert(%d, %d) succeeded", r[0], r[1])
 		}
 	}
 	// Touching ranges do not overlap.
-	if !s.Insert(200, 300, 3) || !s.Insert(0, 100, 0) {
+	if !s.Insert(item(200, 300, 3)) || !s.Insert(item(0, 100, 0)) {
 		t.Error("inserting ranges that touch others failed")
 	}
 	check(t, &s, []int{0, 1, 3, 2})
 	if _, ok := s.Delete(150); ok {
 		t.Error("Delete of an address that starts no range succeeded")
 	}
-	if v, ok := s.Delete(200); !ok || v != 3 {
-		t.Errorf("Delete(200) = %d, %v; want 3, true", v, ok)
+	if got := v(s.Delete(200)); got != 3 {
+		t.Errorf("Delete(200) = %d; want 3", got)
 	}
 	check(t, &s, []int{0, 1, 2})
 }
 
 func TestRangeSetLookups(t *testing.T) {
-	var s rangeSet[int]
-	s.Insert(100, 200, 1)
-	s.Insert(300, 400, 2)
-	s.Insert(400, 450, 3)
+	var s set
+	s.Insert(item(100, 200, 1))
+	s.Insert(item(300, 400, 2))
+	s.Insert(item(400, 450, 3))
 	for _, c := range []struct {
 		p           uintptr
 		containing  int // -1: none
@@ -108,19 +132,15 @@ func TestRangeSetLookups(t *testing.T) {
 	} {
 		for _, q := range []struct {
 			name string
-			f    func(uintptr) (uintptr, uintptr, int, bool)
+			f    func(uintptr) (*rangeItem, bool)
 			want int
 		}{{"Containing", s.Containing, c.containing}, {"Floor", s.Floor, c.floor}, {"Ceil", s.Ceil, c.ceil}} {
-			_, _, v, ok := q.f(c.p)
-			if !ok {
-				v = -1
-			}
-			if v != q.want {
-				t.Errorf("%s(%d) = %d; want %d", q.name, c.p, v, q.want)
+			if got := v(q.f(c.p)); got != q.want {
+				t.Errorf("%s(%d) = %d; want %d", q.name, c.p, got, q.want)
 			}
 		}
 	}
-	if got := s.Overlapping(nil, 150, 401); !slices.Equal(got, []int{1, 2, 3}) {
+	if got := vals(s.Overlapping(nil, 150, 401)); !slices.Equal(got, []int{1, 2, 3}) {
 		t.Errorf("Overlapping(150, 401) = %v; want [1 2 3]", got)
 	}
 	if got := s.Overlapping(nil, 200, 300); len(got) != 0 {
@@ -135,7 +155,7 @@ func TestRangeSetLookups(t *testing.T) {
 // batch removals against a sorted slice.
 func TestRangeSetAgreesWithModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 18))
-	var s rangeSet[int]
+	var s set
 	var m model
 	const space = 1 << 16
 	next := 0
@@ -145,7 +165,7 @@ func TestRangeSetAgreesWithModel(t *testing.T) {
 			start := uintptr(rng.IntN(space))
 			end := start + uintptr(1+rng.IntN(64))
 			ok := len(m.overlapping(start, end)) == 0
-			if got := s.Insert(start, end, next); got != ok {
+			if got := s.Insert(item(start, end, next)); got != ok {
 				t.Fatalf("step %d: Insert(%d, %d) = %v; want %v", step, start, end, got, ok)
 			}
 			if ok {
@@ -155,38 +175,39 @@ func TestRangeSetAgreesWithModel(t *testing.T) {
 			}
 		case op < 80 && len(m) > 0:
 			i := rng.IntN(len(m))
-			if v, ok := s.Delete(m[i].start); !ok || v != m[i].v {
-				t.Fatalf("step %d: Delete(%d) = %d, %v; want %d, true", step, m[i].start, v, ok, m[i].v)
+			if got := v(s.Delete(m[i].start)); got != m[i].v {
+				t.Fatalf("step %d: Delete(%d) = %d; want %d", step, m[i].start, got, m[i].v)
 			}
 			m = slices.Delete(m, i, i+1)
 		case op < 99:
 			p := uintptr(rng.IntN(space))
 			end := p + uintptr(rng.IntN(200))
-			if got, want := s.Overlapping(nil, p, end), m.overlapping(p, end); !slices.Equal(got, want) {
+			if got, want := vals(s.Overlapping(nil, p, end)), m.overlapping(p, end); !slices.Equal(got, want) {
 				t.Fatalf("step %d: Overlapping(%d, %d) = %v; want %v", step, p, end, got, want)
 			}
-			_, _, v, ok := s.Containing(p)
-			want := m.overlapping(p, p+1)
-			if ok != (len(want) == 1) || ok && v != want[0] {
-				t.Fatalf("step %d: Containing(%d) = %d, %v; want %v", step, p, v, ok, want)
+			want := append(m.overlapping(p, p+1), -1)[0]
+			if got := v(s.Containing(p)); got != want {
+				t.Fatalf("step %d: Containing(%d) = %d; want %d", step, p, got, want)
 			}
 			i, _ := slices.BinarySearchFunc(m, p, func(it rangeItem, p uintptr) int { return int(it.start) - int(p) })
-			_, _, v, ok = s.Ceil(p)
-			if ok != (i < len(m)) || ok && v != m[i].v {
-				t.Fatalf("step %d: Ceil(%d) = %d, %v", step, p, v, ok)
+			if got := v(s.Ceil(p)); got != append(values(m[i:]), -1)[0] {
+				t.Fatalf("step %d: Ceil(%d) = %d", step, p, got)
 			}
 			j := i - 1
 			if i < len(m) && m[i].start == p {
 				j = i
 			}
-			_, _, v, ok = s.Floor(p)
-			if ok != (j >= 0) || ok && v != m[j].v {
-				t.Fatalf("step %d: Floor(%d) = %d, %v", step, p, v, ok)
+			want = -1
+			if j >= 0 {
+				want = m[j].v
+			}
+			if got := v(s.Floor(p)); got != want {
+				t.Fatalf("step %d: Floor(%d) = %d; want %d", step, p, got, want)
 			}
 		default:
 			mod := 1 + rng.IntN(4)
 			var seen []int
-			n := s.DeleteFunc(func(v int) bool { seen = append(seen, v); return v%mod == 0 })
+			n := s.DeleteFunc(func(it *rangeItem) bool { seen = append(seen, it.v); return it.v%mod == 0 })
 			if !slices.Equal(seen, values(m)) {
 				t.Fatalf("step %d: DeleteFunc saw %v; want %v", step, seen, values(m))
 			}
@@ -201,20 +222,20 @@ func TestRangeSetAgreesWithModel(t *testing.T) {
 		}
 	}
 	check(t, &s, values(m))
-	s.DeleteFunc(func(int) bool { return true })
+	s.DeleteFunc(func(*rangeItem) bool { return true })
 	check(t, &s, nil)
 }
 
 // TestRangeSetAscendingInsertsStayShallow inserts addresses in order, the
 // registry's common case, and checks that the tree stays logarithmic.
 func TestRangeSetAscendingInsertsStayShallow(t *testing.T) {
-	var s rangeSet[int]
+	var s set
 	const n = 1 << 16
 	for i := range n {
-		s.Insert(uintptr(i)*4096, uintptr(i+1)*4096, i)
+		s.Insert(item(uintptr(i)*4096, uintptr(i+1)*4096, i))
 	}
-	var depth func(*rangeNode[int]) int
-	depth = func(t *rangeNode[int]) int {
+	var depth func(*rangeNode[*rangeItem]) int
+	depth = func(t *rangeNode[*rangeItem]) int {
 		if t == nil {
 			return 0
 		}
@@ -225,7 +246,7 @@ func TestRangeSetAscendingInsertsStayShallow(t *testing.T) {
 	if d := depth(s.root); d > 80 {
 		t.Errorf("depth %d after %d ascending inserts", d, n)
 	}
-	s.DeleteFunc(func(v int) bool { return v%2 == 0 })
+	s.DeleteFunc(func(it *rangeItem) bool { return it.v%2 == 0 })
 	if d := depth(s.root); d > 80 {
 		t.Errorf("depth %d after a batch removal", d)
 	}
@@ -236,4 +257,13 @@ func TestRangeSetAscendingInsertsStayShallow(t *testing.T) {
 		}
 		return vs
 	}())
+}
+
+// A node costs the registry three words a registration: the value and two
+// links (the priority is hashed from the address, the range is the
+// value's). It keeps a live buffer within its memory budget.
+func TestRangeNodeIsThreeWords(t *testing.T) {
+	if got, want := unsafe.Sizeof(rangeNode[*rangeItem]{}), 3*unsafe.Sizeof(uintptr(0)); got != want {
+		t.Errorf("a node is %d bytes; want %d", got, want)
+	}
 }

@@ -65,8 +65,9 @@ func Cases(ctx libcuda.Context, z Sizes) []Case {
 		cs = append(cs, Case{fmt.Sprintf("FreePending/N=%d", n), func(b *testing.B) { freePending(b, ctx, n) }})
 	}
 	for _, m := range z.Waiters {
-		cs = append(cs, Case{fmt.Sprintf("Wait/M=%d/sync", m), func(b *testing.B) { waiters(b, ctx, m, false) }})
-		cs = append(cs, Case{fmt.Sprintf("Wait/M=%d/reference", m), func(b *testing.B) { waiters(b, ctx, m, true) }})
+		cs = append(cs, Case{fmt.Sprintf("Wait/M=%d/sync", m), func(b *testing.B) { waiters(b, ctx, m, bySync) }})
+		cs = append(cs, Case{fmt.Sprintf("Wait/M=%d/shared", m), func(b *testing.B) { waiters(b, ctx, m, byShared) }})
+		cs = append(cs, Case{fmt.Sprintf("Wait/M=%d/reference", m), func(b *testing.B) { waiters(b, ctx, m, byReference) }})
 	}
 	return cs
 }
@@ -290,13 +291,95 @@ func cpuTime() time.Duration {
 // holdFor is how long the streams stay held while the waiters wait.
 const holdFor = 20 * time.Millisecond
 
-// waiters holds m streams at one gate, has one goroutine wait on each with
-// sync.Stream (or, the reference, one locked thread query all of them
-// round-robin without sleeping), opens the gate with one host write and
-// times each stream's wake-up from that write. It reports the wake-ups'
-// p50 and p99 (p50-ns, p99-ns) and the process's CPU while the streams are
-// held and draining, in cores.
-func waiters(b *testing.B, ctx libcuda.Context, m int, reference bool) {
+// How the waiters of waiters wait.
+const (
+	bySync      = iota // a goroutine a stream, in sync.Stream
+	byShared           // a goroutine a stream, woken by one shared poller
+	byReference        // one locked thread queries all streams round-robin
+)
+
+// sharedTick is the longest sleep of the shared poller between its rounds.
+const sharedTick = 100 * time.Microsecond
+
+// sharedPoller is the design that issue 18 proposes for waits, here for
+// measuring it beside sync's: one locked thread queries every outstanding
+// stream once a round, sleeps between rounds that finish nothing (from 1µs,
+// doubling to sharedTick) and wakes each waiter by its channel.
+type sharedPoller struct {
+	mu   gosync.Mutex
+	add  []pollWait
+	kick chan struct{}
+}
+
+type pollWait struct {
+	s    libcuda.Stream
+	done chan error
+}
+
+func (p *sharedPoller) wait(s libcuda.Stream) error {
+	w := pollWait{s, make(chan error, 1)}
+	p.mu.Lock()
+	p.add = append(p.add, w)
+	p.mu.Unlock()
+	select {
+	case p.kick <- struct{}{}:
+	default:
+	}
+	return <-w.done
+}
+
+// run polls until m waits have ended.
+func (p *sharedPoller) run(ctx libcuda.Context, m int) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := libcuda.CtxSetCurrent(ctx); err != nil {
+		return err
+	}
+	var list []pollWait
+	var sleep time.Duration
+	for ended := 0; ended < m; {
+		p.mu.Lock()
+		list = append(list, p.add...)
+		clear(p.add)
+		p.add = p.add[:0]
+		p.mu.Unlock()
+		if len(list) == 0 {
+			<-p.kick
+			continue
+		}
+		k := 0
+		for _, w := range list {
+			switch err := libcuda.StreamQuery(w.s); err {
+			case libcuda.CUDA_ERROR_NOT_READY:
+				list[k] = w
+				k++
+			case nil:
+				w.done <- nil
+			default:
+				w.done <- fmt.Errorf("cuStreamQuery: %w", err)
+			}
+		}
+		progress := k < len(list)
+		ended += len(list) - k
+		clear(list[k:])
+		list = list[:k]
+		if progress {
+			sleep = 0
+			continue
+		}
+		sleep = min(max(2*sleep, time.Microsecond), sharedTick)
+		time.Sleep(sleep)
+	}
+	return nil
+}
+
+// waiters holds m streams at one gate, has one goroutine wait on each
+// (with sync.Stream, or woken by a shared poller) or, the reference, one
+// locked thread query all of them round-robin without sleeping; opens the
+// gate with one host write and times each stream's wake-up from that
+// write. It reports the wake-ups' p50 and p99 (p50-ns, p99-ns) and the
+// process's CPU while the streams are held and draining, in cores.
+func waiters(b *testing.B, ctx libcuda.Context, m int, way int) {
 	onThread(b, ctx)
 	g := newGate(b)
 	streams := make([]libcuda.Stream, m)
@@ -318,7 +401,7 @@ func waiters(b *testing.B, ctx libcuda.Context, m int, reference bool) {
 		errs := make(chan error, m+1)
 		b.StartTimer()
 		c0 := cpuTime()
-		if reference {
+		if way == byReference {
 			go func() {
 				defer close(done)
 				runtime.LockOSThread()
@@ -349,11 +432,23 @@ func waiters(b *testing.B, ctx libcuda.Context, m int, reference bool) {
 			}()
 		} else {
 			var wg gosync.WaitGroup
+			wait := func(s libcuda.Stream) error { return sync.Stream(context.Background(), ctx, s) }
+			if way == byShared {
+				p := &sharedPoller{kick: make(chan struct{}, 1)}
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if err := p.run(ctx, m); err != nil {
+						errs <- err
+					}
+				}()
+				wait = p.wait
+			}
 			for i, s := range streams {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					if err := sync.Stream(context.Background(), ctx, s); err != nil {
+					if err := wait(s); err != nil {
 						errs <- err
 						return
 					}

@@ -42,7 +42,7 @@ func (n *rangeNode[T]) prio() uint64 {
 }
 
 // higher orders priorities; ties (equal hashes) fall back to the address.
-func higher[T ranged](a, b *rangeNode[T]) bool {
+func rsHigher[T ranged](a, b *rangeNode[T]) bool {
 	pa, pb := a.prio(), b.prio()
 	return pa > pb || pa == pb && a.start() > b.start()
 }
@@ -60,26 +60,26 @@ func (s *rangeSet[T]) Insert(v T) bool {
 	if first := s.first(start); first != nil && first.start() < end {
 		return false // the first range ending after start begins before end
 	}
-	s.root = insert(s.root, &rangeNode[T]{v: v}, start)
+	s.root = rsInsert(s.root, &rangeNode[T]{v: v}, start)
 	s.n++
 	return true
 }
 
-func insert[T ranged](t, n *rangeNode[T], start uintptr) *rangeNode[T] {
+func rsInsert[T ranged](t, n *rangeNode[T], start uintptr) *rangeNode[T] {
 	if t == nil {
 		return n
 	}
 	if start < t.start() {
-		t.left = insert(t.left, n, start)
-		if higher(t.left, t) {
+		t.left = rsInsert(t.left, n, start)
+		if rsHigher(t.left, t) {
 			l := t.left
 			t.left, l.right = l.right, t
 			return l
 		}
 		return t
 	}
-	t.right = insert(t.right, n, start)
-	if higher(t.right, t) {
+	t.right = rsInsert(t.right, n, start)
+	if rsHigher(t.right, t) {
 		r := t.right
 		t.right, r.left = r.left, t
 		return r
@@ -97,7 +97,7 @@ func (s *rangeSet[T]) Delete(start uintptr) (v T, ok bool) {
 		case start > ts:
 			link = &t.right
 		default:
-			*link = merge(t.left, t.right)
+			*link = rsMerge(t.left, t.right)
 			s.n--
 			return t.v, true
 		}
@@ -106,17 +106,17 @@ func (s *rangeSet[T]) Delete(start uintptr) (v T, ok bool) {
 }
 
 // merge joins two treaps, every start in a before every start in b.
-func merge[T ranged](a, b *rangeNode[T]) *rangeNode[T] {
+func rsMerge[T ranged](a, b *rangeNode[T]) *rangeNode[T] {
 	switch {
 	case a == nil:
 		return b
 	case b == nil:
 		return a
-	case higher(a, b):
-		a.right = merge(a.right, b)
+	case rsHigher(a, b):
+		a.right = rsMerge(a.right, b)
 		return a
 	default:
-		b.left = merge(a, b.left)
+		b.left = rsMerge(a, b.left)
 		return b
 	}
 }
@@ -134,7 +134,7 @@ func (s *rangeSet[T]) first(p uintptr) *rangeNode[T] {
 	return best
 }
 
-func value[T ranged](n *rangeNode[T]) (v T, ok bool) {
+func rsValue[T ranged](n *rangeNode[T]) (v T, ok bool) {
 	if n == nil {
 		return v, false
 	}
@@ -159,7 +159,7 @@ func (s *rangeSet[T]) Floor(p uintptr) (T, bool) {
 			t = t.left
 		}
 	}
-	return value(best)
+	return rsValue(best)
 }
 
 // Ceil returns the value of lowest start at or above p.
@@ -172,7 +172,7 @@ func (s *rangeSet[T]) Ceil(p uintptr) (T, bool) {
 			t = t.right
 		}
 	}
-	return value(best)
+	return rsValue(best)
 }
 
 // Overlapping appends to dst the values whose ranges overlap [start, end),
@@ -181,7 +181,7 @@ func (s *rangeSet[T]) Overlapping(dst []T, start, end uintptr) []T {
 	if end <= start {
 		return dst
 	}
-	ascend(s.root, start, func(n *rangeNode[T]) bool {
+	rsAscend(s.root, start, func(n *rangeNode[T]) bool {
 		if n.start() >= end {
 			return false
 		}
@@ -194,7 +194,7 @@ func (s *rangeSet[T]) Overlapping(dst []T, start, end uintptr) []T {
 // From yields the values whose ranges end after p, in address order.
 func (s *rangeSet[T]) From(p uintptr) iter.Seq[T] {
 	return func(yield func(T) bool) {
-		ascend(s.root, p, func(n *rangeNode[T]) bool { return yield(n.v) })
+		rsAscend(s.root, p, func(n *rangeNode[T]) bool { return yield(n.v) })
 	}
 }
 
@@ -203,10 +203,10 @@ func (s *rangeSet[T]) All() iter.Seq[T] { return s.From(0) }
 
 // ascend calls f on the nodes of t that end after p, in order, until f
 // returns false; it returns false if f did.
-func ascend[T ranged](t *rangeNode[T], p uintptr, f func(*rangeNode[T]) bool) bool {
+func rsAscend[T ranged](t *rangeNode[T], p uintptr, f func(*rangeNode[T]) bool) bool {
 	for t != nil {
 		if t.end() > p { // the left subtree may end after p too
-			if !ascend(t.left, p, f) || !f(t) {
+			if !rsAscend(t.left, p, f) || !f(t) {
 				return false
 			}
 		} // else: so does every range to its left
@@ -222,7 +222,7 @@ func ascend[T ranged](t *rangeNode[T], p uintptr, f func(*rangeNode[T]) bool) bo
 func (s *rangeSet[T]) DeleteFunc(drop func(T) bool) int {
 	kept := make([]*rangeNode[T], 0, s.n)
 	removed := 0
-	ascend(s.root, 0, func(n *rangeNode[T]) bool {
+	rsAscend(s.root, 0, func(n *rangeNode[T]) bool {
 		if drop(n.v) {
 			removed++
 		} else {
@@ -233,19 +233,19 @@ func (s *rangeSet[T]) DeleteFunc(drop func(T) bool) int {
 	if removed == 0 {
 		return 0
 	}
-	s.root = build(kept)
+	s.root = rsBuild(kept)
 	s.n = len(kept)
 	return removed
 }
 
 // build makes a treap of nodes sorted by start: the Cartesian tree of
 // their priorities, made with a stack in O(n).
-func build[T ranged](nodes []*rangeNode[T]) *rangeNode[T] {
+func rsBuild[T ranged](nodes []*rangeNode[T]) *rangeNode[T] {
 	var stack []*rangeNode[T] // the right spine, priorities descending
 	for _, n := range nodes {
 		n.left, n.right = nil, nil
 		var last *rangeNode[T]
-		for len(stack) > 0 && higher(n, stack[len(stack)-1]) {
+		for len(stack) > 0 && rsHigher(n, stack[len(stack)-1]) {
 			last = stack[len(stack)-1]
 			stack = stack[:len(stack)-1]
 		}

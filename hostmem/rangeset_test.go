@@ -7,22 +7,22 @@ import (
 	"unsafe"
 )
 
-// model is the obvious sorted slice that rangeSet must agree with.
-type model []rangeItem
+// rsModel is the obvious sorted slice that rangeSet must agree with.
+type rsModel []rsItem
 
-type rangeItem struct {
+type rsItem struct {
 	start, end uintptr
 	v          int
 }
 
-func (it *rangeItem) bounds() (uintptr, uintptr) { return it.start, it.end }
+func (it *rsItem) bounds() (uintptr, uintptr) { return it.start, it.end }
 
-// set is the rangeSet of the tests.
-type set = rangeSet[*rangeItem]
+// rsSet is the rangeSet of the tests.
+type rsSet = rangeSet[*rsItem]
 
-func item(start, end uintptr, v int) *rangeItem { return &rangeItem{start, end, v} }
+func newRSItem(start, end uintptr, v int) *rsItem { return &rsItem{start, end, v} }
 
-func vals(items []*rangeItem) []int {
+func rsVals(items []*rsItem) []int {
 	var vs []int
 	for _, it := range items {
 		vs = append(vs, it.v)
@@ -31,14 +31,14 @@ func vals(items []*rangeItem) []int {
 }
 
 // v returns the value of a lookup's answer, -1 for none.
-func v(it *rangeItem, ok bool) int {
+func rsV(it *rsItem, ok bool) int {
 	if !ok {
 		return -1
 	}
 	return it.v
 }
 
-func (m model) overlapping(start, end uintptr) []int {
+func (m rsModel) overlapping(start, end uintptr) []int {
 	var vs []int
 	for _, it := range m {
 		if start < end && it.start < end && start < it.end {
@@ -50,19 +50,19 @@ func (m model) overlapping(start, end uintptr) []int {
 
 // check verifies the tree's order, heap and count, and that its values
 // are want.
-func check(t *testing.T, s *set, want []int) {
+func rsCheck(t *testing.T, s *rsSet, want []int) {
 	t.Helper()
 	var got []int
-	var walk func(n *rangeNode[*rangeItem], lo, hi uintptr) int
-	walk = func(n *rangeNode[*rangeItem], lo, hi uintptr) int {
+	var walk func(n *rangeNode[*rsItem], lo, hi uintptr) int
+	walk = func(n *rangeNode[*rsItem], lo, hi uintptr) int {
 		if n == nil {
 			return 0
 		}
 		if n.start() < lo || n.end() > hi || n.end() <= n.start() {
 			t.Fatalf("range [%#x, %#x) out of order (bounds [%#x, %#x))", n.start(), n.end(), lo, hi)
 		}
-		for _, c := range []*rangeNode[*rangeItem]{n.left, n.right} {
-			if c != nil && higher(c, n) {
+		for _, c := range []*rangeNode[*rsItem]{n.left, n.right} {
+			if c != nil && rsHigher(c, n) {
 				t.Fatalf("a child of [%#x, %#x) has a higher priority", n.start(), n.end())
 			}
 		}
@@ -85,7 +85,7 @@ func check(t *testing.T, s *set, want []int) {
 	}
 }
 
-func values(m model) []int {
+func rsValues(m rsModel) []int {
 	vs := make([]int, len(m))
 	for i, it := range m {
 		vs[i] = it.v
@@ -94,34 +94,34 @@ func values(m model) []int {
 }
 
 func TestRangeSetRefusesEmptyAndOverlapping(t *testing.T) {
-	var s set
-	if !s.Insert(item(100, 200, 1)) || !s.Insert(item(300, 400, 2)) {
+	var s rsSet
+	if !s.Insert(newRSItem(100, 200, 1)) || !s.Insert(newRSItem(300, 400, 2)) {
 		t.Fatal("inserting disjoint ranges failed")
 	}
 	for _, r := range [][2]uintptr{{150, 160}, {50, 101}, {199, 301}, {399, 500}, {100, 200}, {0, 1000}, {250, 250}, {260, 250}} {
-		if s.Insert(item(r[0], r[1], 9)) {
+		if s.Insert(newRSItem(r[0], r[1], 9)) {
 			t.Errorf("Insert(%d, %d) succeeded", r[0], r[1])
 		}
 	}
 	// Touching ranges do not overlap.
-	if !s.Insert(item(200, 300, 3)) || !s.Insert(item(0, 100, 0)) {
+	if !s.Insert(newRSItem(200, 300, 3)) || !s.Insert(newRSItem(0, 100, 0)) {
 		t.Error("inserting ranges that touch others failed")
 	}
-	check(t, &s, []int{0, 1, 3, 2})
+	rsCheck(t, &s, []int{0, 1, 3, 2})
 	if _, ok := s.Delete(150); ok {
 		t.Error("Delete of an address that starts no range succeeded")
 	}
-	if got := v(s.Delete(200)); got != 3 {
+	if got := rsV(s.Delete(200)); got != 3 {
 		t.Errorf("Delete(200) = %d; want 3", got)
 	}
-	check(t, &s, []int{0, 1, 2})
+	rsCheck(t, &s, []int{0, 1, 2})
 }
 
 func TestRangeSetLookups(t *testing.T) {
-	var s set
-	s.Insert(item(100, 200, 1))
-	s.Insert(item(300, 400, 2))
-	s.Insert(item(400, 450, 3))
+	var s rsSet
+	s.Insert(newRSItem(100, 200, 1))
+	s.Insert(newRSItem(300, 400, 2))
+	s.Insert(newRSItem(400, 450, 3))
 	for _, c := range []struct {
 		p           uintptr
 		containing  int // -1: none
@@ -132,15 +132,15 @@ func TestRangeSetLookups(t *testing.T) {
 	} {
 		for _, q := range []struct {
 			name string
-			f    func(uintptr) (*rangeItem, bool)
+			f    func(uintptr) (*rsItem, bool)
 			want int
 		}{{"Containing", s.Containing, c.containing}, {"Floor", s.Floor, c.floor}, {"Ceil", s.Ceil, c.ceil}} {
-			if got := v(q.f(c.p)); got != q.want {
+			if got := rsV(q.f(c.p)); got != q.want {
 				t.Errorf("%s(%d) = %d; want %d", q.name, c.p, got, q.want)
 			}
 		}
 	}
-	if got := vals(s.Overlapping(nil, 150, 401)); !slices.Equal(got, []int{1, 2, 3}) {
+	if got := rsVals(s.Overlapping(nil, 150, 401)); !slices.Equal(got, []int{1, 2, 3}) {
 		t.Errorf("Overlapping(150, 401) = %v; want [1 2 3]", got)
 	}
 	if got := s.Overlapping(nil, 200, 300); len(got) != 0 {
@@ -155,8 +155,8 @@ func TestRangeSetLookups(t *testing.T) {
 // batch removals against a sorted slice.
 func TestRangeSetAgreesWithModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 18))
-	var s set
-	var m model
+	var s rsSet
+	var m rsModel
 	const space = 1 << 16
 	next := 0
 	for step := range 20000 {
@@ -165,32 +165,32 @@ func TestRangeSetAgreesWithModel(t *testing.T) {
 			start := uintptr(rng.IntN(space))
 			end := start + uintptr(1+rng.IntN(64))
 			ok := len(m.overlapping(start, end)) == 0
-			if got := s.Insert(item(start, end, next)); got != ok {
+			if got := s.Insert(newRSItem(start, end, next)); got != ok {
 				t.Fatalf("step %d: Insert(%d, %d) = %v; want %v", step, start, end, got, ok)
 			}
 			if ok {
-				i, _ := slices.BinarySearchFunc(m, start, func(it rangeItem, p uintptr) int { return int(it.start) - int(p) })
-				m = slices.Insert(m, i, rangeItem{start, end, next})
+				i, _ := slices.BinarySearchFunc(m, start, func(it rsItem, p uintptr) int { return int(it.start) - int(p) })
+				m = slices.Insert(m, i, rsItem{start, end, next})
 				next++
 			}
 		case op < 80 && len(m) > 0:
 			i := rng.IntN(len(m))
-			if got := v(s.Delete(m[i].start)); got != m[i].v {
+			if got := rsV(s.Delete(m[i].start)); got != m[i].v {
 				t.Fatalf("step %d: Delete(%d) = %d; want %d", step, m[i].start, got, m[i].v)
 			}
 			m = slices.Delete(m, i, i+1)
 		case op < 99:
 			p := uintptr(rng.IntN(space))
 			end := p + uintptr(rng.IntN(200))
-			if got, want := vals(s.Overlapping(nil, p, end)), m.overlapping(p, end); !slices.Equal(got, want) {
+			if got, want := rsVals(s.Overlapping(nil, p, end)), m.overlapping(p, end); !slices.Equal(got, want) {
 				t.Fatalf("step %d: Overlapping(%d, %d) = %v; want %v", step, p, end, got, want)
 			}
 			want := append(m.overlapping(p, p+1), -1)[0]
-			if got := v(s.Containing(p)); got != want {
+			if got := rsV(s.Containing(p)); got != want {
 				t.Fatalf("step %d: Containing(%d) = %d; want %d", step, p, got, want)
 			}
-			i, _ := slices.BinarySearchFunc(m, p, func(it rangeItem, p uintptr) int { return int(it.start) - int(p) })
-			if got := v(s.Ceil(p)); got != append(values(m[i:]), -1)[0] {
+			i, _ := slices.BinarySearchFunc(m, p, func(it rsItem, p uintptr) int { return int(it.start) - int(p) })
+			if got := rsV(s.Ceil(p)); got != append(rsValues(m[i:]), -1)[0] {
 				t.Fatalf("step %d: Ceil(%d) = %d", step, p, got)
 			}
 			j := i - 1
@@ -201,41 +201,41 @@ func TestRangeSetAgreesWithModel(t *testing.T) {
 			if j >= 0 {
 				want = m[j].v
 			}
-			if got := v(s.Floor(p)); got != want {
+			if got := rsV(s.Floor(p)); got != want {
 				t.Fatalf("step %d: Floor(%d) = %d; want %d", step, p, got, want)
 			}
 		default:
 			mod := 1 + rng.IntN(4)
 			var seen []int
-			n := s.DeleteFunc(func(it *rangeItem) bool { seen = append(seen, it.v); return it.v%mod == 0 })
-			if !slices.Equal(seen, values(m)) {
-				t.Fatalf("step %d: DeleteFunc saw %v; want %v", step, seen, values(m))
+			n := s.DeleteFunc(func(it *rsItem) bool { seen = append(seen, it.v); return it.v%mod == 0 })
+			if !slices.Equal(seen, rsValues(m)) {
+				t.Fatalf("step %d: DeleteFunc saw %v; want %v", step, seen, rsValues(m))
 			}
 			before := len(m)
-			m = slices.DeleteFunc(m, func(it rangeItem) bool { return it.v%mod == 0 })
+			m = slices.DeleteFunc(m, func(it rsItem) bool { return it.v%mod == 0 })
 			if n != before-len(m) {
 				t.Fatalf("step %d: DeleteFunc removed %d; want %d", step, n, before-len(m))
 			}
 		}
 		if step%97 == 0 {
-			check(t, &s, values(m))
+			rsCheck(t, &s, rsValues(m))
 		}
 	}
-	check(t, &s, values(m))
-	s.DeleteFunc(func(*rangeItem) bool { return true })
-	check(t, &s, nil)
+	rsCheck(t, &s, rsValues(m))
+	s.DeleteFunc(func(*rsItem) bool { return true })
+	rsCheck(t, &s, nil)
 }
 
 // TestRangeSetAscendingInsertsStayShallow inserts addresses in order, the
 // registry's common case, and checks that the tree stays logarithmic.
 func TestRangeSetAscendingInsertsStayShallow(t *testing.T) {
-	var s set
+	var s rsSet
 	const n = 1 << 16
 	for i := range n {
-		s.Insert(item(uintptr(i)*4096, uintptr(i+1)*4096, i))
+		s.Insert(newRSItem(uintptr(i)*4096, uintptr(i+1)*4096, i))
 	}
-	var depth func(*rangeNode[*rangeItem]) int
-	depth = func(t *rangeNode[*rangeItem]) int {
+	var depth func(*rangeNode[*rsItem]) int
+	depth = func(t *rangeNode[*rsItem]) int {
 		if t == nil {
 			return 0
 		}
@@ -246,11 +246,11 @@ func TestRangeSetAscendingInsertsStayShallow(t *testing.T) {
 	if d := depth(s.root); d > 80 {
 		t.Errorf("depth %d after %d ascending inserts", d, n)
 	}
-	s.DeleteFunc(func(it *rangeItem) bool { return it.v%2 == 0 })
+	s.DeleteFunc(func(it *rsItem) bool { return it.v%2 == 0 })
 	if d := depth(s.root); d > 80 {
 		t.Errorf("depth %d after a batch removal", d)
 	}
-	check(t, &s, func() []int {
+	rsCheck(t, &s, func() []int {
 		var vs []int
 		for i := 1; i < n; i += 2 {
 			vs = append(vs, i)
@@ -263,7 +263,7 @@ func TestRangeSetAscendingInsertsStayShallow(t *testing.T) {
 // links (the priority is hashed from the address, the range is the
 // value's). It keeps a live buffer within its memory budget.
 func TestRangeNodeIsThreeWords(t *testing.T) {
-	if got, want := unsafe.Sizeof(rangeNode[*rangeItem]{}), 3*unsafe.Sizeof(uintptr(0)); got != want {
+	if got, want := unsafe.Sizeof(rangeNode[*rsItem]{}), 3*unsafe.Sizeof(uintptr(0)); got != want {
 		t.Errorf("a node is %d bytes; want %d", got, want)
 	}
 }

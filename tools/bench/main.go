@@ -48,6 +48,9 @@ var extraRows []func(f *bench.Fixture) []bench.Row
 func main() {
 	cc := flag.String("cc", "cc", "C compiler for the baseline")
 	flag.Parse()
+	if *scaleMode { // scale.go
+		os.Exit(scaleMain())
+	}
 	if err := run(*cc, *benchtime); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

@@ -335,27 +335,110 @@ static CUresult current_ctx(CUcontext *out) {
 
 enum { MEM_DEVICE = 1, MEM_HOSTALLOC, MEM_REGISTERED };
 struct range { uintptr_t start; size_t len; int kind; unsigned flags; CUcontext ctx; };
-static struct range *ranges;
-static int nranges, cap_ranges;
+
+/* The table is an interval treap: ordered by (start, seq), a heap by
+ * priority, each node knowing the largest end in its subtree, so that the
+ * lookups below take O(log n) (plus the matches) and so do insert and
+ * remove. Ranges may overlap (registered memory over a device allocation,
+ * say); where several match, the one of lowest (start, seq) wins. Each node
+ * is allocated apart: a struct range * stays valid until its range_remove. */
+struct rnode {
+    struct range r; /* first: a struct range * is its node */
+    unsigned long long seq;
+    unsigned prio;
+    uintptr_t maxend; /* largest start+len in this subtree */
+    struct rnode *left, *right;
+};
+static struct rnode *rroot;
+static unsigned long long rseq;
+static unsigned rrand = 2463534242u;
+
+static uintptr_t rend(const struct rnode *n) { return n->r.start + n->r.len; }
+static void rfix(struct rnode *n) {
+    uintptr_t m = rend(n);
+    if (n->left && n->left->maxend > m) m = n->left->maxend;
+    if (n->right && n->right->maxend > m) m = n->right->maxend;
+    n->maxend = m;
+}
+static int rless(const struct rnode *a, const struct rnode *b) {
+    return a->r.start < b->r.start || (a->r.start == b->r.start && a->seq < b->seq);
+}
+static struct rnode *rinsert(struct rnode *t, struct rnode *n) {
+    if (!t) return n;
+    if (rless(n, t)) {
+        t->left = rinsert(t->left, n);
+        if (t->left->prio > t->prio) { /* rotate right */
+            struct rnode *l = t->left;
+            t->left = l->right; rfix(t);
+            l->right = t; t = l;
+        }
+    } else {
+        t->right = rinsert(t->right, n);
+        if (t->right->prio > t->prio) { /* rotate left */
+            struct rnode *r = t->right;
+            t->right = r->left; rfix(t);
+            r->left = t; t = r;
+        }
+    }
+    rfix(t);
+    return t;
+}
+static struct rnode *rmerge(struct rnode *a, struct rnode *b) { /* all of a before all of b */
+    if (!a) return b;
+    if (!b) return a;
+    if (a->prio > b->prio) { a->right = rmerge(a->right, b); rfix(a); return a; }
+    b->left = rmerge(a, b->left); rfix(b);
+    return b;
+}
+static struct rnode *rdelete(struct rnode *t, struct rnode *n) {
+    if (!t) return NULL;
+    if (t == n) return rmerge(t->left, t->right);
+    if (rless(n, t)) t->left = rdelete(t->left, n);
+    else t->right = rdelete(t->right, n);
+    rfix(t);
+    return t;
+}
+/* The node of lowest key in t holding p. */
+static struct rnode *rstab(struct rnode *t, uintptr_t p) {
+    if (!t || t->maxend <= p) return NULL;
+    struct rnode *f = rstab(t->left, p);
+    if (f) return f;
+    if (t->r.start > p) return NULL; /* so is every start on the right */
+    if (p - t->r.start < t->r.len) return t;
+    return rstab(t->right, p);
+}
+static struct rnode *rat(struct rnode *t, uintptr_t start, int kind) {
+    while (t && t->r.start != start) t = start < t->r.start ? t->left : t->right;
+    if (!t) return NULL;
+    /* equal starts sit on both sides of the first one found */
+    struct rnode *f = rat(t->left, start, kind);
+    if (f) return f;
+    if (t->r.kind == kind) return t;
+    return rat(t->right, start, kind);
+}
+/* host_overlap's walk: the kind of the non-device ranges of t overlapping
+ * [start, end), pinned allocations first. */
+static int roverlap(struct rnode *t, uintptr_t start, uintptr_t end, int kind) {
+    if (!t || t->maxend <= start || kind == MEM_HOSTALLOC) return kind;
+    kind = roverlap(t->left, start, end, kind);
+    if (t->r.start >= end) return kind; /* nothing on the right starts before end */
+    if (t->r.kind != MEM_DEVICE && start < rend(t))
+        if (!kind || t->r.kind == MEM_HOSTALLOC) kind = t->r.kind;
+    return roverlap(t->right, start, end, kind);
+}
 
 static struct range *range_containing(uintptr_t p) {
-    for (int i = 0; i < nranges; i++)
-        if (p >= ranges[i].start && p - ranges[i].start < ranges[i].len) return &ranges[i];
-    return NULL;
+    struct rnode *n = rstab(rroot, p);
+    return n ? &n->r : NULL;
 }
 static struct range *range_at(uintptr_t start, int kind) {
-    for (int i = 0; i < nranges; i++)
-        if (ranges[i].start == start && ranges[i].kind == kind) return &ranges[i];
-    return NULL;
+    struct rnode *n = rat(rroot, start, kind);
+    return n ? &n->r : NULL;
 }
 /* The kind of a pinned or registered range overlapping [start, start+len), pinned
  * allocations first; 0 if none. */
 static int host_overlap(uintptr_t start, size_t len) {
-    int kind = 0;
-    for (int i = 0; i < nranges; i++)
-        if (ranges[i].kind != MEM_DEVICE && start < ranges[i].start + ranges[i].len && ranges[i].start < start + len)
-            if (!kind || ranges[i].kind == MEM_HOSTALLOC) kind = ranges[i].kind;
-    return kind;
+    return roverlap(rroot, start, start + len, 0);
 }
 /* Whether the device may touch [p, p+len): every byte lies in some range.
  * A range may span several adjacent ones (two registrations side by side):
@@ -374,10 +457,26 @@ static int reachable(uintptr_t p, size_t len) {
     return 1;
 }
 static void range_add(uintptr_t start, size_t len, int kind, unsigned flags, CUcontext ctx) {
-    GROW(ranges, cap_ranges, nranges + 1);
-    ranges[nranges++] = (struct range){ start, len, kind, flags, ctx };
+    struct rnode *n = xcalloc(1, sizeof *n);
+    n->r = (struct range){ start, len, kind, flags, ctx };
+    n->seq = rseq++;
+    rrand ^= rrand << 13; rrand ^= rrand >> 17; rrand ^= rrand << 5; /* xorshift32 */
+    n->prio = rrand;
+    n->maxend = rend(n);
+    rroot = rinsert(rroot, n);
 }
-static void range_remove(struct range *r) { *r = ranges[--nranges]; }
+static void range_remove(struct range *r) {
+    struct rnode *n = (struct rnode *)r;
+    rroot = rdelete(rroot, n);
+    free(n);
+}
+/* The device memory of device dev in use: a walk of the whole table. */
+static size_t rdevice_used(struct rnode *t, int dev) {
+    if (!t) return 0;
+    size_t used = rdevice_used(t->left, dev) + rdevice_used(t->right, dev);
+    if (t->r.kind == MEM_DEVICE && t->r.ctx->dev == dev) used += t->r.len;
+    return used;
+}
 
 /* ===================================================================
  * Kernels: the test kernels, recognised by PTX entry name, run natively.
@@ -1878,9 +1977,7 @@ CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
     CUresult r = current_ctx(&c);
     if (!r && (!free_bytes || !total)) r = CUDA_ERROR_INVALID_VALUE;
     if (!r) {
-        size_t used = 0;
-        for (int i = 0; i < nranges; i++)
-            if (ranges[i].kind == MEM_DEVICE && ranges[i].ctx->dev == c->dev) used += ranges[i].len;
+        size_t used = rdevice_used(rroot, c->dev);
         *total = TOTAL_MEM;
         *free_bytes = used < TOTAL_MEM ? TOTAL_MEM - used : 0;
     }

@@ -350,7 +350,21 @@ func (f *Func) Attribute(a libcuda.Function_attribute) (int, error) {
 		return 0, closedErr("Func", "Attribute")
 	}
 	var v int32
-	if err := ms.ctx.do(func() error { return libcuda.FuncGetAttribute(&v, a, f.raw) }); err != nil {
+	err := ms.ctx.do(func() error {
+		err := libcuda.FuncGetAttribute(&v, a, f.raw)
+		if errors.Is(err, libcuda.CUDA_ERROR_FUNCTION_NOT_LOADED) {
+			// Lazy loading (CUDA_MODULE_LOADING=LAZY, the default since
+			// CUDA 12.2) leaves a function unloaded until its first
+			// launch; the driver answers attribute queries only for a
+			// loaded one.
+			if lerr := libcuda.FuncLoad(f.raw); lerr != nil {
+				return fmt.Errorf("cuFuncLoad: %w", lerr)
+			}
+			err = libcuda.FuncGetAttribute(&v, a, f.raw)
+		}
+		return err
+	})
+	if err != nil {
 		return 0, driverErr("cuFuncGetAttribute("+a.String()+")", err)
 	}
 	return int(v), nil

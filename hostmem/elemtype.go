@@ -20,6 +20,13 @@
 // conformance test TestConformanceKernelReadsAcrossAdjacentRegistrations
 // checks this against the driver; the simulator behaves the same way. On a
 // device that maps registered memory elsewhere, Wrap refuses such a range.
+//
+// Kernels are the only users that may cross the boundary: the driver's own
+// copies and memsets (cuMemcpy*, cuMemsetD*) check that their range lies in
+// one registration and return CUDA_ERROR_INVALID_VALUE for a Buffer that
+// spans two (measured on the H200, driver 580). Drain or Trim before
+// wrapping a range that straddles a retired registration, or copy through
+// a kernel, where a driver copy must see one registration.
 package hostmem
 
 import (

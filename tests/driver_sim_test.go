@@ -2,9 +2,7 @@
 
 package tests
 
-import (
-
-)
+import ()
 
 // stressCycles is the number of wrap/use/free cycles of the hostmem stress
 // test on the simulator.

@@ -79,7 +79,11 @@ func (l *library) funcName(symbol string) string {
 	if n, ok := l.rename[symbol]; ok {
 		return n
 	}
-	return exported(strings.TrimPrefix(symbol, l.funcPrefix))
+	name := strings.TrimPrefix(symbol, l.funcPrefix)
+	if name == "" { // the symbol is the prefix alone, as "cu"
+		name = symbol
+	}
+	return exported(name)
 }
 
 // header is the name of the header that declares the functions.

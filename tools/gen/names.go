@@ -8,7 +8,7 @@ import (
 // exported gives a field or method name: the C name with its first letter
 // upper case.
 func exported(c string) string {
-	if 'a' <= c[0] && c[0] <= 'z' {
+	if c != "" && 'a' <= c[0] && c[0] <= 'z' {
 		return strings.ToUpper(c[:1]) + c[1:]
 	}
 	return c

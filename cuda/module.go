@@ -274,25 +274,22 @@ func matchFuncs(funcs []funcName, name string) []funcName {
 	return nil
 }
 
-// paramSizes reads the sizes of a kernel's parameters (cuFuncGetParamInfo,
-// until it says the index is past the last). A driver without the call
-// (before CUDA 12.4) gives nil: the launches are then not checked.
+// paramSizes reads the sizes of a kernel's parameters through
+// libcuda.FuncParams. A driver without cuFuncGetParamInfo (before CUDA 12.4)
+// gives nil: the launches are then not checked.
 func paramSizes(f libcuda.Function) ([]uint32, error) {
-	sizes := []uint32{}
-	for i := uint64(0); ; i++ {
-		var off, size uint64
-		err := libcuda.FuncGetParamInfo(f, i, &off, &size)
-		switch {
-		case err == nil:
-			sizes = append(sizes, uint32(size))
-		case errors.Is(err, libcuda.ErrSymbol):
-			return nil, nil
-		case errors.Is(err, libcuda.CUDA_ERROR_INVALID_VALUE):
-			return sizes, nil
-		default:
-			return nil, driverErr("cuFuncGetParamInfo", err)
-		}
+	params, err := libcuda.FuncParams(f)
+	if errors.Is(err, libcuda.ErrSymbol) {
+		return nil, nil
 	}
+	if err != nil {
+		return nil, driverErr("cuFuncGetParamInfo", err)
+	}
+	sizes := make([]uint32, len(params))
+	for i, p := range params {
+		sizes[i] = uint32(p.Size)
+	}
+	return sizes, nil
 }
 
 // Func is a kernel of a Module, with its parameters. It keeps the module

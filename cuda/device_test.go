@@ -118,7 +118,15 @@ func TestCallsRestoreAnotherCurrentContext(t *testing.T) {
 	f := newFixture(t)
 	x := alloc(t, f.s, []float32{1, 2})
 	var other libcuda.Context
-	testenv.Must(t, f.ctx.Do(func() error { return libcuda.CtxCreate(&other, nil, 0, f.ctx.Device().Raw()) }))
+	// cuCtxCreate pushes the new context on the thread; pop it so that no
+	// thread of the process is left with it current once it is destroyed.
+	testenv.Must(t, f.ctx.Do(func() error {
+		if err := libcuda.CtxCreate(&other, nil, 0, f.ctx.Device().Raw()); err != nil {
+			return err
+		}
+		var popped libcuda.Context
+		return libcuda.CtxPopCurrent(&popped)
+	}))
 	t.Cleanup(func() { testenv.Must(t, libcuda.CtxDestroy(other)) })
 
 	th := testenv.NewOSThread(t, other)

@@ -125,7 +125,7 @@ func TestConformanceKernelReadsAcrossAdjacentRegistrations(t *testing.T) {
 	testenv.Must(t, libcuda.CtxCreate(&cu, nil, 0, dev)) // current on this thread
 	t.Cleanup(func() {
 		testenv.Must(t, libcuda.CtxDestroy(cu))
-		testenv.Must(t, libcuda.CtxSetCurrent(prev))
+		testenv.RestoreCurrent(t, prev)
 	})
 	var unified int32
 	testenv.Must(t, libcuda.DeviceGetAttribute(&unified, libcuda.CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, dev))

@@ -23,6 +23,7 @@ import (
 	"unsafe"
 
 	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -74,18 +75,6 @@ func Cases(ctx libcuda.Context, z Sizes) []Case {
 
 const page = 4 << 10
 
-// onThread locks b's goroutine to its thread with ctx current until b ends.
-func onThread(b *testing.B, ctx libcuda.Context) {
-	runtime.LockOSThread()
-	var prev libcuda.Context
-	must(b, libcuda.CtxGetCurrent(&prev))
-	must(b, libcuda.CtxSetCurrent(ctx))
-	b.Cleanup(func() {
-		must(b, libcuda.CtxSetCurrent(prev))
-		runtime.UnlockOSThread()
-	})
-}
-
 func must(b *testing.B, err error) {
 	b.Helper()
 	if err != nil {
@@ -134,7 +123,7 @@ func liveBuffers(b *testing.B, ctx libcuda.Context, n int) []*hostmem.Buffer {
 // buffers live. The retired limit is 1 MiB, so that retired registrations
 // do not pile up beside the live ones.
 func wrapUseFree(b *testing.B, ctx libcuda.Context, n int) {
-	onThread(b, ctx)
+	testenv.OnThread(b, ctx)
 	s := newStream(b)
 	retiredLimit(b, 1<<20)
 	liveBuffers(b, ctx, n)
@@ -153,7 +142,7 @@ func wrapUseFree(b *testing.B, ctx libcuda.Context, n int) {
 // liveMemory reports the Go heap that each of n live buffers of 4 KiB holds,
 // their slices not counted: B/buffer.
 func liveMemory(b *testing.B, ctx libcuda.Context, n int) {
-	onThread(b, ctx)
+	testenv.OnThread(b, ctx)
 	drainAll(b)
 	var per float64
 	for range b.N {
@@ -185,7 +174,7 @@ func liveMemory(b *testing.B, ctx libcuda.Context, n int) {
 
 // drain times Drain of n retired registrations: ns/reg.
 func drain(b *testing.B, ctx libcuda.Context, n int) {
-	onThread(b, ctx)
+	testenv.OnThread(b, ctx)
 	s := newStream(b)
 	retiredLimit(b, 1<<62)
 	drainAll(b)
@@ -242,7 +231,7 @@ func (g *gate) close() { atomic.StoreUint32((*uint32)(g.host), 0) }
 // releases wait for a held stream; it reports the median and the worst
 // Free (p50-ns, max-ns).
 func freePending(b *testing.B, ctx libcuda.Context, n int) {
-	onThread(b, ctx)
+	testenv.OnThread(b, ctx)
 	held, idle := newStream(b), newStream(b)
 	g := newGate(b)
 	retiredLimit(b, 1<<62)
@@ -380,7 +369,7 @@ func (p *sharedPoller) run(ctx libcuda.Context, m int) error {
 // write. It reports the wake-ups' p50 and p99 (p50-ns, p99-ns) and the
 // process's CPU while the streams are held and draining, in cores.
 func waiters(b *testing.B, ctx libcuda.Context, m int, way int) {
-	onThread(b, ctx)
+	testenv.OnThread(b, ctx)
 	g := newGate(b)
 	streams := make([]libcuda.Stream, m)
 	for i := range streams {

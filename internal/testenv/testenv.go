@@ -13,6 +13,7 @@
 package testenv
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"runtime"
@@ -89,9 +90,21 @@ func OnThread(t testing.TB, ctx libcuda.Context) {
 	Must(t, libcuda.CtxGetCurrent(&prev))
 	Must(t, libcuda.CtxSetCurrent(ctx))
 	t.Cleanup(func() {
-		Must(t, libcuda.CtxSetCurrent(prev))
+		RestoreCurrent(t, prev)
 		runtime.UnlockOSThread()
 	})
+}
+
+// RestoreCurrent makes prev the calling thread's context again. A thread
+// that Go's scheduler hands a test may have had a context current that
+// another test has destroyed since; such a thread is left with none.
+func RestoreCurrent(t testing.TB, prev libcuda.Context) {
+	t.Helper()
+	err := libcuda.CtxSetCurrent(prev)
+	if errors.Is(err, libcuda.CUDA_ERROR_INVALID_CONTEXT) || errors.Is(err, libcuda.CUDA_ERROR_CONTEXT_IS_DESTROYED) {
+		err = libcuda.CtxSetCurrent(0)
+	}
+	Must(t, err)
 }
 
 // Must fails t at once when err is not nil.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/purecuda/purecuda/libcuda"
 )
@@ -85,24 +86,48 @@ func Capturing(s libcuda.Stream) (bool, error) {
 // the driver, say), so thousands of waiters querying at once would mean
 // thousands of threads.
 //
+// While no capture is in progress it costs one atomic addition before the
+// query and one after: the same count serves StartCapture and the limit.
 // Only a query made in the caller's own mode counts as in flight for
 // StartCapture: a relaxed one cannot harm a capture, and counting it would
 // let a steady stream of waiters keep a capture from beginning.
 func guardedQuery[T target](t T, limit int32) error {
-	if limit > 0 {
-		if queries.Add(1) > limit {
-			queries.Add(-1)
+	n := enter(queryUnit)
+	if n < captureUnit {
+		defer leave(queryUnit)
+		if limit > 0 && n&queryMask > uint64(limit) {
 			return libcuda.CUDA_ERROR_NOT_READY
 		}
-		defer queries.Add(-1)
+		// No capture that StartCapture admitted is in progress, and none
+		// is until this query leaves: nothing to check before it.
+		return t.query(false)
 	}
-	if fast() {
-		defer done()
-		return t.query()
+	leave(queryUnit)
+	if limit > 0 {
+		if relaxedQueries.Add(1) > limit {
+			relaxedQueries.Add(-1)
+			return libcuda.CUDA_ERROR_NOT_READY
+		}
+		defer relaxedQueries.Add(-1)
 	}
-	return Relaxed(t.query)
+	return Relaxed(func() error { return t.query(true) })
 }
 
-// queryLimit is the limit of a wait's queries: GOMAXPROCS, read once per
-// wait because reading it takes the scheduler's lock.
-func queryLimit() int32 { return int32(runtime.GOMAXPROCS(0)) }
+// procs is GOMAXPROCS as a wait last read it. Reading GOMAXPROCS takes the
+// scheduler's lock, so the first query of a wait (for work that has
+// finished, the only one) is limited by the value that an earlier wait
+// read, and a wait that goes on past it reads it anew.
+var procs atomic.Int32
+
+func init() { procs.Store(int32(runtime.GOMAXPROCS(0))) }
+
+// queryLimit is the limit of a wait's first query: the GOMAXPROCS read
+// last.
+func queryLimit() int32 { return procs.Load() }
+
+// readQueryLimit reads GOMAXPROCS again, for a wait past its first query.
+func readQueryLimit() int32 {
+	n := int32(runtime.GOMAXPROCS(0))
+	procs.Store(n)
+	return n
+}

@@ -11,29 +11,46 @@ import (
 // Package graph registers every capture it makes, hostmem reads it, and
 // this package's waits consult it before each potentially unsafe call.
 //
-// It has three parts, all guarded by reg.mu except the two counters that
+// It has three parts, all guarded by reg.mu except the word (state) that
 // the hot path reads:
 //
-//   - captures counts the captures admitted (StartCapture returned) and
-//     not ended; inflight counts this package's potentially unsafe driver
-//     calls made in the caller's own mode. A call raises inflight and then
-//     checks captures; StartCapture raises captures and then waits, on a
-//     condition, until inflight is zero. With sequentially consistent
-//     atomics one of the two always sees the other, so no such call
-//     overlaps an admitted capture; and a capture start blocks instead of
-//     spinning while calls are in flight. The last call to leave signals
-//     the condition.
+//   - state packs three counts into one 64-bit word: the captures admitted
+//     (StartCapture returned) and not ended, and this package's
+//     potentially unsafe driver calls made in the caller's own mode, in
+//     flight, in two kinds: quick queries, whose number also bounds the
+//     threads that waiters hold (guardedQuery), and longer calls
+//     (IfNoCapture, cuCtxSynchronize) that the bound must not count. A call
+//     adds its unit and reads, in the value that the same addition
+//     returns, whether a capture is admitted; StartCapture adds its unit
+//     and then waits, on a condition, until both in-flight counts are
+//     zero. Both are read-modify-writes of one word, so one of the two
+//     always comes after the other and sees it: no such call overlaps an
+//     admitted capture, and a call pays one atomic addition to enter and
+//     one to leave. A capture start blocks instead of spinning while calls
+//     are in flight; the last call to leave signals the condition.
 //   - byID finds a begun capture by the driver's capture id (or by the
 //     stream it began on), with the value its maker attached.
 //   - the queue of postponed work, which runs on one goroutine while no
 //     capture is admitted or entering; a capture that starts meanwhile
 //     waits for the running function to return.
 var (
-	captures atomic.Int64
-	inflight atomic.Int32
-	queries  atomic.Int32 // guardedQuery's limited queries in flight, in any mode
+	state atomic.Uint64
+	// relaxedQueries counts guardedQuery's limited queries in flight in
+	// relaxed mode (those in the caller's mode are counted in state).
+	relaxedQueries atomic.Int32
 
 	captureWakeups atomic.Int64 // times a StartCapture woke while waiting for calls in flight
+)
+
+// The fields of state. A field overflows only with that many goroutines
+// inside one call at once (2^24 queries: each holds a stack, so hundreds
+// of GiB of them; 2^20 longer calls or captures).
+const (
+	queryUnit    uint64 = 1       // bits 0-23: quick queries in flight
+	callUnit     uint64 = 1 << 24 // bits 24-43: longer calls in flight
+	captureUnit  uint64 = 1 << 44 // bits 44-63: captures admitted
+	queryMask           = callUnit - 1
+	inflightMask        = captureUnit - 1
 )
 
 var reg = struct {
@@ -71,8 +88,8 @@ func StartCapture() *CaptureEntry {
 		reg.cond.Wait()
 	}
 	reg.entering--
-	captures.Add(1)
-	for inflight.Load() != 0 {
+	state.Add(captureUnit)
+	for state.Load()&inflightMask != 0 {
 		reg.cond.Wait()
 		captureWakeups.Add(1)
 	}
@@ -103,7 +120,7 @@ func (c *CaptureEntry) End() {
 	if c.begun && reg.byID[c.id] == c {
 		delete(reg.byID, c.id)
 	}
-	captures.Add(-1)
+	state.Add(^(captureUnit - 1)) // less one capture
 	startRunnerLocked()
 }
 
@@ -130,28 +147,43 @@ func EnterCapture() (leave func()) { return StartCapture().End }
 
 // CapturesInProgress returns the number of captures registered (admitted
 // by StartCapture or EnterCapture) and not ended yet.
-func CapturesInProgress() int { return int(captures.Load()) }
+func CapturesInProgress() int { return int(state.Load() / captureUnit) }
 
-// fast reports whether a potentially unsafe call may be made in the
-// caller's own capture mode; if so the caller must call done afterwards.
+// enter counts a potentially unsafe call (unit: queryUnit or callUnit) in
+// flight and returns the word after: the call may be made in the caller's
+// own capture mode when no capture is admitted (the word is below
+// captureUnit). Either way the caller must call leave(unit) afterwards.
+func enter(unit uint64) uint64 { return state.Add(unit) }
+
+// leave ends a call counted by enter; the last one out wakes the captures
+// waiting to start.
+func leave(unit uint64) {
+	if n := state.Add(-unit); n&inflightMask == 0 && n >= captureUnit {
+		wakeCaptures()
+	}
+}
+
+// wakeCaptures wakes the captures that wait in StartCapture for the calls
+// in flight to end.
+func wakeCaptures() {
+	reg.mu.Lock()
+	reg.cond.Broadcast()
+	reg.mu.Unlock()
+}
+
+// fast reports whether a longer potentially unsafe call may be made in
+// the caller's own capture mode; if so the caller must call done
+// afterwards.
 func fast() bool {
-	inflight.Add(1)
-	if captures.Load() == 0 {
+	if enter(callUnit) < captureUnit {
 		return true
 	}
-	done()
+	leave(callUnit)
 	return false
 }
 
-// done ends a call that fast admitted; the last one out wakes the
-// captures waiting to start.
-func done() {
-	if inflight.Add(-1) == 0 && captures.Load() > 0 {
-		reg.mu.Lock()
-		reg.cond.Broadcast()
-		reg.mu.Unlock()
-	}
-}
+// done ends a call that fast admitted.
+func done() { leave(callUnit) }
 
 // Postpone queues f to run once no registered capture is in progress.
 // Queued functions run in order, one at a time, on a goroutine of this
@@ -173,7 +205,7 @@ func Postpone(f func()) {
 }
 
 func startRunnerLocked() {
-	if captures.Load() == 0 && reg.entering == 0 && !reg.runner && len(reg.queue) > 0 {
+	if CapturesInProgress() == 0 && reg.entering == 0 && !reg.runner && len(reg.queue) > 0 {
 		reg.runner = true
 		go runPostponed()
 	}
@@ -183,7 +215,7 @@ func startRunnerLocked() {
 // start.
 func runPostponed() {
 	reg.mu.Lock()
-	for captures.Load() == 0 && reg.entering == 0 && len(reg.queue) > 0 {
+	for CapturesInProgress() == 0 && reg.entering == 0 && len(reg.queue) > 0 {
 		f := reg.queue[0]
 		reg.queue[0] = nil
 		reg.queue = reg.queue[1:]

@@ -25,20 +25,20 @@ func (t streamTarget) String() string {
 
 func (t streamTarget) legacy() bool { return t.s == 0 || t.s == libcuda.CU_STREAM_LEGACY }
 
-func (t streamTarget) query() error {
+func (t streamTarget) query(check bool) error {
 	if t.legacy() {
 		// The legacy stream is the current context's: make cu current.
-		return libcuda.WithContext(t.cu, t.checkedQuery)
+		return libcuda.WithContext(t.cu, func() error { return t.checkedQuery(check) })
 	}
-	return t.checkedQuery()
+	return t.checkedQuery(check)
 }
 
-// checkedQuery refuses a stream under capture before querying it; the
-// check is needed only while captures are known to be in progress. The
-// per-thread stream is checked too: it is queried on the caller's thread,
-// whose own capture of it the query would end.
-func (t streamTarget) checkedQuery() error {
-	if CapturesInProgress() > 0 {
+// checkedQuery queries the stream; with check, it refuses a stream under
+// capture first. The check is needed only while captures are known to be
+// in progress. The per-thread stream is checked too: it is queried on the
+// caller's thread, whose own capture of it the query would end.
+func (t streamTarget) checkedQuery(check bool) error {
+	if check {
 		capturing, err := Capturing(t.s)
 		if err != nil {
 			return err
@@ -62,7 +62,7 @@ func (t streamTarget) block() error {
 	if err := libcuda.CtxSetCurrent(cu); err != nil {
 		return err
 	}
-	if err := t.checkedQuery(); err == nil || !isNotReady(err) {
+	if err := t.checkedQuery(CapturesInProgress() > 0); err == nil || !isNotReady(err) {
 		return err
 	}
 	var e libcuda.Event
@@ -82,9 +82,9 @@ func (t streamTarget) block() error {
 // eventTarget is an event's completion.
 type eventTarget libcuda.Event
 
-func (t eventTarget) String() string { return fmt.Sprintf("event %#x", uintptr(t)) }
-func (t eventTarget) query() error   { return libcuda.EventQuery(libcuda.Event(t)) }
-func (t eventTarget) block() error   { return libcuda.EventSynchronize(libcuda.Event(t)) }
+func (t eventTarget) String() string   { return fmt.Sprintf("event %#x", uintptr(t)) }
+func (t eventTarget) query(bool) error { return libcuda.EventQuery(libcuda.Event(t)) }
+func (t eventTarget) block() error     { return libcuda.EventSynchronize(libcuda.Event(t)) }
 
 // contextTarget is all work of a context.
 type contextTarget libcuda.Context
@@ -92,7 +92,7 @@ type contextTarget libcuda.Context
 func (t contextTarget) String() string { return fmt.Sprintf("context %#x", uintptr(t)) }
 
 // query is never used for a context: cuCtxSynchronize cannot poll.
-func (t contextTarget) query() error { return libcuda.CUDA_ERROR_NOT_READY }
+func (t contextTarget) query(bool) error { return libcuda.CUDA_ERROR_NOT_READY }
 
 // block synchronizes the context. It counts as in flight meanwhile:
 // cuCtxSynchronize is refused during any capture, even in relaxed mode, so

@@ -149,9 +149,11 @@ func (p Policy) Context(ctx context.Context, cu libcuda.Context) error {
 
 // target is something to wait for.
 type target interface {
-	// query returns nil when finished, CUDA_ERROR_NOT_READY while not. It
-	// is a potentially unsafe call: call it through guardedQuery.
-	query() error
+	// query returns nil when finished, CUDA_ERROR_NOT_READY while not.
+	// With check, a target that can be captured refuses (ErrCapturing)
+	// while it is. It is a potentially unsafe call: call it through
+	// guardedQuery.
+	query(check bool) error
 	// block waits in the driver; it runs on a helper thread in relaxed
 	// capture mode.
 	block() error
@@ -162,14 +164,17 @@ type target interface {
 // path of a finished wait converts nothing to an interface: it allocates
 // nothing.
 func wait[T target](p Policy, ctx context.Context, t T) error {
-	limit := queryLimit()
-	err := guardedQuery(t, limit)
+	err := guardedQuery(t, queryLimit())
+	if err == nil {
+		return nil
+	}
 	if !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 		return wrap(t, err)
 	}
 	if p.Mode == Blocking {
 		return onHelper(p, ctx, t)
 	}
+	limit := readQueryLimit()
 	p = p.withDefaults()
 	cancelled := ctx.Done()
 	start := time.Now()
@@ -201,7 +206,7 @@ func wait[T target](p Policy, ctx context.Context, t T) error {
 // taken the wait over).
 func sleepPoll[T target](p Policy, ctx context.Context, t T, helper func() (bool, error)) error {
 	p = p.withDefaults()
-	limit := queryLimit()
+	limit := readQueryLimit()
 	sleep := 10 * time.Microsecond
 	timer := time.NewTimer(sleep)
 	defer timer.Stop()

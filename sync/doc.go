@@ -8,7 +8,12 @@
 // queries between runtime.Gosched calls, and then hands the wait to a
 // helper OS thread from a small bounded pool, which blocks in the driver on
 // an event created with CU_EVENT_BLOCKING_SYNC (the thread sleeps, no core
-// is burnt) while the caller waits on a channel. Cancelling the
+// is burnt) while the caller waits on a channel. When every helper is
+// busy, the wait goes to the shared poller instead: one goroutine that
+// queries all such targets in rounds (one query a target, however many
+// waits are on it), backs off while none finishes and wakes each waiter by
+// its channel, so that the cost of many waits does not grow with a timer
+// for each. Cancelling the
 // context.Context returns ctx.Err() at once and leaves the GPU work alone.
 // Policy sets the budgets and the Blocking and Polling modes.
 //
@@ -56,9 +61,9 @@
 //
 // Every goroutine inside a driver call holds an OS thread, so the number of
 // goroutines querying at once is bounded by GOMAXPROCS (the others count as
-// "not ready" and query again later) and blocking waits by MaxHelpers.
-// Thousands of goroutines can wait at once with a bounded number of
-// threads.
+// "not ready" and query again later) and blocking waits by MaxHelpers; the
+// shared poller is one goroutine. Thousands of goroutines can wait at once
+// with a bounded number of threads.
 //
 // # Contexts
 //
@@ -72,6 +77,8 @@
 //
 // A wait whose context.Context ends returns ctx.Err() at once, and a wait
 // whose context has ended before it was handed to a helper starts nothing.
+// A wait on the shared poller that returns has its target dropped there:
+// no query of it is made after the wait has returned.
 // A helper blocked on work that never ends is abandoned by its waiter: its
 // place among the MaxHelpers goes to later waits, as long as fewer than
 // MaxAbandoned helpers are abandoned. ReadStats counts both. A helper

@@ -13,6 +13,9 @@ type Stats struct {
 	BlockingHelpers int
 	// HelperThreads are the helper threads alive, idle ones included.
 	HelperThreads int
+	// PolledWaits are the waits on the shared poller: past their own
+	// spinning, with no helper thread.
+	PolledWaits int
 	// Captures are the registered captures in progress.
 	Captures int
 	// Postponed are the functions queued by Postpone that have not started.
@@ -31,6 +34,7 @@ func ReadStats() Stats {
 	s.ActiveHelpers, s.AbandonedHelpers, s.HelperThreads = helpers.active, helpers.abandoned, helpers.threads
 	s.BlockingHelpers = helpers.blocking
 	helpers.mu.Unlock()
+	s.PolledWaits = int(polledWaits.Load())
 	s.Captures = CapturesInProgress()
 	s.CaptureWakeups = captureWakeups.Load()
 	reg.mu.Lock()

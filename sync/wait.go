@@ -20,8 +20,9 @@ const (
 	Auto Mode = iota
 	// Blocking hands the wait to a helper thread at once.
 	Blocking
-	// Polling spins, yields, then sleeps between queries with backoff up to
-	// Policy.MaxSleep; it never blocks a thread.
+	// Polling spins, yields, then waits on the shared poller, which
+	// queries with backoff between its rounds (see Policy.MaxSleep); it
+	// never blocks a thread.
 	Polling
 )
 
@@ -49,8 +50,11 @@ type Policy struct {
 	// A goroutine locked to its OS thread pays a thread hand-off for each
 	// Gosched (microseconds), so its wake-up is coarser in this phase.
 	Yield time.Duration
-	// MaxSleep caps the backoff of Polling mode, and of Auto mode while
-	// every helper thread is busy (default 1ms).
+	// MaxSleep caps the backoff between queries of Polling mode, and of
+	// Auto and Blocking mode while every helper thread is busy (default
+	// 1ms). Those waits share one poller, which sleeps at most 100µs
+	// between its rounds, or the smallest MaxSleep of its waits when that
+	// is less, but at least as long as its last round took.
 	MaxSleep time.Duration
 }
 
@@ -198,15 +202,14 @@ func wait[T target](p Policy, ctx context.Context, t T) error {
 	if p.Mode == Auto {
 		return onHelper(p, ctx, t)
 	}
-	return sleepPoll(p, ctx, t, nil)
+	return polled(p, ctx, t)
 }
 
 // sleepPoll queries with sleeps of growing length between, until t is
-// finished or, when helper is not nil, until helper() returns true (it has
-// taken the wait over).
-func sleepPoll[T target](p Policy, ctx context.Context, t T, helper func() (bool, error)) error {
+// finished: for the per-thread stream, which only its own thread can
+// query. Other targets go to the shared poller (polled).
+func sleepPoll[T target](p Policy, ctx context.Context, t T) error {
 	p = p.withDefaults()
-	limit := readQueryLimit()
 	sleep := 10 * time.Microsecond
 	timer := time.NewTimer(sleep)
 	defer timer.Stop()
@@ -216,48 +219,54 @@ func sleepPoll[T target](p Policy, ctx context.Context, t T, helper func() (bool
 			return ctx.Err()
 		case <-timer.C:
 		}
-		if err := guardedQuery(t, limit); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+		if err := guardedQuery(t, 0); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 			return wrap(t, err)
-		}
-		if helper != nil {
-			if took, err := helper(); took {
-				return err
-			}
 		}
 		sleep = min(2*sleep, p.MaxSleep)
 		timer.Reset(sleep)
 	}
 }
 
-// onHelper hands the blocking wait to a helper thread and waits for its
-// answer or for ctx. When every helper is busy, it polls with sleeps
-// meanwhile and hands over as soon as one is free.
-func onHelper[T target](p Policy, ctx context.Context, t T) error {
-	take := func() (bool, error) {
-		if ctx.Err() != nil {
-			return true, ctx.Err()
-		}
-		j := &job{t: t, ctx: ctx, res: make(chan error, 1)}
-		if !helpers.submit(j) {
-			return false, nil
-		}
-		select {
-		case err := <-j.res:
-			if err == errNoHelper {
-				return false, nil // poll instead
-			}
-			return true, wrap(t, err)
-		case <-ctx.Done():
-			// The helper may block on work that never ends: its place
-			// goes to later waits.
-			helpers.abandon(j)
-			return true, ctx.Err()
-		}
-	}
-	if took, err := take(); took {
+// polled waits for t on the shared poller, until t is finished or ctx
+// ends; in the latter case the poller makes no query of t once it has
+// returned.
+func polled[T target](p Policy, ctx context.Context, t T) error {
+	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return sleepPoll(p, ctx, t, take)
+	w := shared.add(t, p.withDefaults().MaxSleep)
+	select {
+	case err := <-w.done:
+		return wrap(t, err)
+	case <-ctx.Done():
+		w.cancel()
+		return ctx.Err()
+	}
+}
+
+// onHelper hands the blocking wait to a helper thread and waits for its
+// answer or for ctx. When every helper is busy, the wait goes to the
+// shared poller.
+func onHelper[T target](p Policy, ctx context.Context, t T) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	j := &job{t: t, ctx: ctx, res: make(chan error, 1)}
+	if !helpers.submit(j) {
+		return polled(p, ctx, t)
+	}
+	select {
+	case err := <-j.res:
+		if err == errNoHelper {
+			return polled(p, ctx, t)
+		}
+		return wrap(t, err)
+	case <-ctx.Done():
+		// The helper may block on work that never ends: its place goes
+		// to later waits.
+		helpers.abandon(j)
+		return ctx.Err()
+	}
 }
 
 // perThread polls the calling thread's per-thread default stream.
@@ -281,7 +290,7 @@ func (p Policy) perThread(ctx context.Context) error {
 			return wrap(t, err)
 		}
 	}
-	return sleepPoll(p, ctx, t, nil)
+	return sleepPoll(p, ctx, t)
 }
 
 // captureError is a wait refused because of a stream capture.

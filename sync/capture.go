@@ -78,10 +78,14 @@ func Capturing(s libcuda.Stream) (bool, error) {
 	return st != libcuda.CU_STREAM_CAPTURE_STATUS_NONE, nil
 }
 
+// errBusy is guardedQuery's refusal: as many queries as its limit are in
+// flight already. The target may or may not be finished.
+var errBusy = errors.New("sync: queries in flight at their limit")
+
 // guardedQuery runs t's query, a potentially unsafe call: in the caller's
 // mode while no known capture is in progress, else in relaxed mode. With a
-// limit (0 for none), it refuses (as "not ready") when that many limited
-// queries are in flight already: each goroutine in a foreign call holds an
+// limit (0 for none), it refuses (errBusy) when that many limited queries
+// are in flight already: each goroutine in a foreign call holds an
 // OS thread, and the runtime adds threads when calls block (on a lock in
 // the driver, say), so thousands of waiters querying at once would mean
 // thousands of threads.
@@ -96,7 +100,7 @@ func guardedQuery[T target](t T, limit int32) error {
 	if n < captureUnit {
 		defer leave(queryUnit)
 		if limit > 0 && n&queryMask > uint64(limit) {
-			return libcuda.CUDA_ERROR_NOT_READY
+			return errBusy
 		}
 		// No capture that StartCapture admitted is in progress, and none
 		// is until this query leaves: nothing to check before it.
@@ -106,7 +110,7 @@ func guardedQuery[T target](t T, limit int32) error {
 	if limit > 0 {
 		if relaxedQueries.Add(1) > limit {
 			relaxedQueries.Add(-1)
-			return libcuda.CUDA_ERROR_NOT_READY
+			return errBusy
 		}
 		defer relaxedQueries.Add(-1)
 	}

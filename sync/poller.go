@@ -18,11 +18,14 @@ import (
 // one timer per wait: a round makes one query per distinct target, however
 // many waits are on it.
 //
-// Between rounds the poller sleeps, from pollMinSleep after a round in
-// which some target finished, doubling while none does, up to
-// pollMaxSleep or the smallest Policy.MaxSleep of its waits; and never
-// less than the last round took, so that it uses at most about half a core
-// whatever the number of targets. It runs only while waits are
+// After a round in which some target finished, the poller goes on at once
+// (it yields first, so that the waiters it woke run). After a round in
+// which none did, it sleeps, from pollMinSleep doubling while nothing
+// finishes, up to pollMaxSleep or the smallest Policy.MaxSleep of its
+// waits; and never less than that round took (up to pollMaxRoundSleep),
+// so that while nothing finishes it uses at most about half a core
+// whatever the number of targets. Being one goroutine, it never uses more
+// than one. It runs only while waits are
 // outstanding: it starts with the first and ends when none is left.
 //
 // Its queries are guardedQuery's: counted in flight for StartCapture, and
@@ -33,9 +36,14 @@ import (
 // pollMaxSleep caps the poller's sleep between rounds.
 const pollMaxSleep = 100 * time.Microsecond
 
-// pollMinSleep is the poller's sleep after a round in which some target
-// finished.
+// pollMinSleep is the poller's first sleep after a round in which some
+// target finished.
 const pollMinSleep = time.Microsecond
+
+// pollMaxRoundSleep caps the sleep that a long round asks for (at least
+// as long as it took): a round that took long because the poller was
+// descheduled must not hold back the next one for as long again.
+const pollMaxRoundSleep = time.Millisecond
 
 // The states of a polled wait. The poller claims a wait (idle → querying)
 // before each query of its target and gives it back (querying → idle)
@@ -145,13 +153,16 @@ func (p *poller) run() {
 		var progress bool
 		limit := pollMaxSleep
 		list, progress, limit = round(list, groups, limit)
-		took := time.Since(start)
 		if progress {
-			sleep = pollMinSleep
-		} else {
-			sleep = min(max(2*sleep, pollMinSleep), limit)
+			// More targets are likely to finish soon after: query again
+			// once the waiters woken have had their turn.
+			sleep = 0
+			runtime.Gosched()
+			continue
 		}
-		timer.Reset(max(sleep, took))
+		took := time.Since(start)
+		sleep = min(max(2*sleep, pollMinSleep), limit)
+		timer.Reset(max(sleep, min(took, pollMaxRoundSleep)))
 		<-timer.C
 	}
 }

@@ -172,7 +172,7 @@ func wait[T target](p Policy, ctx context.Context, t T) error {
 	if err == nil {
 		return nil
 	}
-	if !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+	if err != errBusy && !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 		return wrap(t, err)
 	}
 	if p.Mode == Blocking {
@@ -182,6 +182,7 @@ func wait[T target](p Policy, ctx context.Context, t T) error {
 	p = p.withDefaults()
 	cancelled := ctx.Done()
 	start := time.Now()
+spin:
 	for {
 		select {
 		case <-cancelled:
@@ -195,7 +196,12 @@ func wait[T target](p Policy, ctx context.Context, t T) error {
 		if since > p.Spin {
 			runtime.Gosched()
 		}
-		if err := guardedQuery(t, limit); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+		switch err := guardedQuery(t, limit); {
+		case err == errBusy:
+			// As many goroutines as can run are querying already: more
+			// spinning would only take their CPU. Hand the wait over.
+			break spin
+		case !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY):
 			return wrap(t, err)
 		}
 	}

@@ -64,7 +64,7 @@ func Relaxed(f func() error) (err error) {
 // RelaxedIn runs f as Relaxed does, with context cu current, and makes
 // the thread's previous context current again after.
 func RelaxedIn(cu libcuda.Context, f func() error) error {
-	return Relaxed(func() error { return libcuda.WithContext(cu, f) })
+	return Relaxed(func() error { return inContext(cu, f) })
 }
 
 // Capturing reports whether stream s is being captured. Its query,
@@ -73,7 +73,7 @@ func RelaxedIn(cu libcuda.Context, f func() error) error {
 func Capturing(s libcuda.Stream) (bool, error) {
 	var st libcuda.StreamCaptureStatus
 	if err := libcuda.StreamIsCapturing(s, &st); err != nil {
-		return false, err
+		return false, fmt.Errorf("cuStreamIsCapturing: %w", err)
 	}
 	return st != libcuda.CU_STREAM_CAPTURE_STATUS_NONE, nil
 }

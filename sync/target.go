@@ -3,6 +3,7 @@ package sync
 import (
 	"errors"
 	"fmt"
+	"runtime"
 
 	"github.com/purecuda/purecuda/libcuda"
 )
@@ -28,7 +29,7 @@ func (t streamTarget) legacy() bool { return t.s == 0 || t.s == libcuda.CU_STREA
 func (t streamTarget) query(check bool) error {
 	if t.legacy() {
 		// The legacy stream is the current context's: make cu current.
-		return libcuda.WithContext(t.cu, func() error { return t.checkedQuery(check) })
+		return inContext(t.cu, func() error { return t.checkedQuery(check) })
 	}
 	return t.checkedQuery(check)
 }
@@ -47,7 +48,10 @@ func (t streamTarget) checkedQuery(check bool) error {
 			return &captureError{what: t.String(), err: errors.New("the stream is being captured")}
 		}
 	}
-	return libcuda.StreamQuery(t.s)
+	if err := libcuda.StreamQuery(t.s); err != nil {
+		return named("cuStreamQuery", err)
+	}
+	return nil
 }
 
 // block records an event that sleeps its waiter (CU_EVENT_BLOCKING_SYNC)
@@ -56,25 +60,27 @@ func (t streamTarget) block() error {
 	cu := t.cu
 	if cu == 0 {
 		if err := libcuda.StreamGetCtx(t.s, &cu); err != nil {
-			return err
+			return fmt.Errorf("cuStreamGetCtx: %w", err)
 		}
 	}
 	if err := libcuda.CtxSetCurrent(cu); err != nil {
-		return err
+		return fmt.Errorf("cuCtxSetCurrent: %w", err)
 	}
 	if err := t.checkedQuery(CapturesInProgress() > 0); err == nil || !isNotReady(err) {
 		return err
 	}
 	var e libcuda.Event
 	if err := libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_BLOCKING_SYNC|libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
-		return err
+		return fmt.Errorf("cuEventCreate: %w", err)
 	}
 	err := libcuda.EventRecord(e, t.s)
-	if err == nil {
-		err = libcuda.EventSynchronize(e)
+	if err != nil {
+		err = fmt.Errorf("cuEventRecord: %w", err)
+	} else if err = libcuda.EventSynchronize(e); err != nil {
+		err = fmt.Errorf("cuEventSynchronize: %w", err)
 	}
-	if derr := libcuda.EventDestroy(e); err == nil {
-		err = derr
+	if derr := libcuda.EventDestroy(e); derr != nil {
+		err = errors.Join(err, fmt.Errorf("cuEventDestroy: %w", derr))
 	}
 	return err
 }
@@ -82,9 +88,20 @@ func (t streamTarget) block() error {
 // eventTarget is an event's completion.
 type eventTarget libcuda.Event
 
-func (t eventTarget) String() string   { return fmt.Sprintf("event %#x", uintptr(t)) }
-func (t eventTarget) query(bool) error { return libcuda.EventQuery(libcuda.Event(t)) }
-func (t eventTarget) block() error     { return libcuda.EventSynchronize(libcuda.Event(t)) }
+func (t eventTarget) String() string { return fmt.Sprintf("event %#x", uintptr(t)) }
+func (t eventTarget) query(bool) error {
+	if err := libcuda.EventQuery(libcuda.Event(t)); err != nil {
+		return named("cuEventQuery", err)
+	}
+	return nil
+}
+
+func (t eventTarget) block() error {
+	if err := libcuda.EventSynchronize(libcuda.Event(t)); err != nil {
+		return fmt.Errorf("cuEventSynchronize: %w", err)
+	}
+	return nil
+}
 
 // contextTarget is all work of a context.
 type contextTarget libcuda.Context
@@ -103,9 +120,45 @@ func (t contextTarget) block() error {
 	}
 	defer done()
 	if err := libcuda.CtxSetCurrent(libcuda.Context(t)); err != nil {
-		return err
+		return fmt.Errorf("cuCtxSetCurrent: %w", err)
 	}
-	return libcuda.CtxSynchronize()
+	if err := libcuda.CtxSynchronize(); err != nil {
+		return fmt.Errorf("cuCtxSynchronize: %w", err)
+	}
+	return nil
 }
 
 func isNotReady(err error) bool { return err == libcuda.CUDA_ERROR_NOT_READY }
+
+// named adds the name of the driver call that failed to its error, except
+// to CUDA_ERROR_NOT_READY, which the waits test for and which stays the
+// bare Result (no allocation).
+func named(call string, err error) error {
+	if err == nil || isNotReady(err) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", call, err)
+}
+
+// inContext runs f on the locked calling thread with cu current, and makes
+// the thread's previous context current again after, as
+// libcuda.WithContext does, naming the driver call that fails.
+func inContext(cu libcuda.Context, f func() error) (err error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var prev libcuda.Context
+	if err := libcuda.CtxGetCurrent(&prev); err != nil {
+		return fmt.Errorf("cuCtxGetCurrent: %w", err)
+	}
+	if prev != cu {
+		if err := libcuda.CtxSetCurrent(cu); err != nil {
+			return fmt.Errorf("cuCtxSetCurrent: %w", err)
+		}
+		defer func() {
+			if rerr := libcuda.CtxSetCurrent(prev); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("cuCtxSetCurrent (restoring the previous context): %w", rerr))
+			}
+		}()
+	}
+	return f()
+}

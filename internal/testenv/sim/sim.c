@@ -456,6 +456,20 @@ static int reachable(uintptr_t p, size_t len) {
     }
     return 1;
 }
+/* Whether a driver copy or memset (cuMemcpy*, cuMemsetD*) may cover [p, p+len)
+ * on one side: a range that starts in pinned or registered host memory must
+ * end in that same range. The H200 (driver 580) answers CUDA_ERROR_INVALID_VALUE
+ * for a copy or memset over two adjacent registrations, though a kernel may
+ * read across them (reachable). A range that starts there and runs on into
+ * memory registered by no one is refused the same way here: the driver looks
+ * up the registration of the start, so it most likely does too (not measured).
+ * Device allocations are not held to this. */
+static int one_host_range(uintptr_t p, size_t len) {
+    if (!len) return 1;
+    struct range *r = range_containing(p);
+    if (!r || r->kind == MEM_DEVICE) return 1;
+    return len <= r->len - (p - r->start);
+}
 static void range_add(uintptr_t start, size_t len, int kind, unsigned flags, CUcontext ctx) {
     struct rnode *n = xcalloc(1, sizeof *n);
     n->r = (struct range){ start, len, kind, flags, ctx };
@@ -564,6 +578,16 @@ static int task_reachable(const struct task *t) {
                (!t->dev_src || reachable((uintptr_t)t->src, t->n));
     case T_SET: return reachable((uintptr_t)t->dst, t->n * t->width);
     case T_WAIT: case T_WRITE: return reachable((uintptr_t)t->dst, t->width);
+    default: return 1;
+    }
+}
+
+/* Whether each side of a copy or memset lies in one pinned or registered
+ * range where it starts in one (one_host_range). mu held. */
+static int task_one_range(const struct task *t) {
+    switch (t->kind) {
+    case T_COPY: return one_host_range((uintptr_t)t->dst, t->n) && one_host_range((uintptr_t)t->src, t->n);
+    case T_SET: return one_host_range((uintptr_t)t->dst, t->n * t->width);
     default: return 1;
     }
 }
@@ -1148,7 +1172,7 @@ static CUresult enqueue(CUstream h, const struct task *t) {
     int capturing;
     LOCK();
     CUresult r = begin_enqueue(h, &s, &capturing, t->kind != T_WAIT && t->kind != T_WRITE);
-    if (!r && t->kind != T_KERNEL && !task_reachable(t)) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r && t->kind != T_KERNEL && !(task_reachable(t) && task_one_range(t))) r = CUDA_ERROR_INVALID_VALUE;
     if (!r && capturing) r = record(s, t);
     else if (!r) {
         struct op *o = submit(s, t, NULL);
@@ -1169,7 +1193,7 @@ static CUresult run_sync(const struct task *t) {
     int capturing;
     LOCK();
     CUresult r = begin_enqueue(NULL, &s, &capturing, 1);
-    if (!r && !task_reachable(t)) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r && !(task_reachable(t) && task_one_range(t))) r = CUDA_ERROR_INVALID_VALUE;
     if (!r) {
         struct op *o = submit(s, t, NULL);
         op_ref(o);

@@ -578,6 +578,55 @@ static void test_registration(void) {
     free(other);
 }
 
+/* Two registrations side by side: a kernel may run over both, the driver's
+ * copies and memsets only over one (CUDA_ERROR_INVALID_VALUE, as the H200
+ * answered with driver 580). */
+static void test_adjacent_registrations(void) {
+    enum { HALF = 4096 };
+    char *buf = page_alloc(2 * HALF), *tmp = page_alloc(2 * HALF);
+    CUstream s;
+    CUdeviceptr d, dp;
+    OK(cuStreamCreate(&s, 0));
+    OK(cuMemAlloc(&d, 2 * HALF));
+    OK(cuMemHostRegister(buf, HALF, 2 /* DEVICEMAP */));
+    OK(cuMemHostRegister(buf + HALF, HALF, 2));
+    OK(cuMemHostGetDevicePointer(&dp, buf, 0));
+
+    EXPECT(cuMemcpyHtoD(d, buf, 2 * HALF), 1);
+    EXPECT(cuMemcpyHtoD(d, buf + 100, HALF), 1);               /* starts in one, ends in the other */
+    EXPECT(cuMemcpyHtoDAsync(d, buf, 2 * HALF, s), 1);
+    EXPECT(cuMemcpyDtoH(buf, d, 2 * HALF), 1);
+    EXPECT(cuMemsetD32(dp, 7, 2 * HALF / 4), 1);
+    EXPECT(cuMemsetD32Async(dp + 100, 7, HALF / 4, s), 1);
+    OK(cuStreamSynchronize(s));
+
+    /* one registration at a time works */
+    memset(buf, 0, 2 * HALF);
+    OK(cuMemsetD32(dp, 9, HALF / 4));
+    OK(cuMemsetD32Async(dp + HALF, 9, HALF / 4, s));
+    OK(cuStreamSynchronize(s));
+    CHECK(((int *)buf)[0] == 9 && ((int *)buf)[2 * HALF / 4 - 1] == 9, "memsets of each registration");
+    OK(cuMemcpyHtoD(d, buf, HALF));
+    OK(cuMemcpyHtoDAsync(d + HALF, buf + HALF, HALF, s));
+    OK(cuStreamSynchronize(s));
+    CHECK(all_equal(d, 2 * HALF / 4, 9), "copies of each registration to the device");
+    OK(cuMemcpyHtoD(d, tmp, 2 * HALF));                        /* pageable: unchanged */
+
+    /* a kernel reads and writes across the boundary */
+    OK(add_one(s, dp, 2 * HALF / 4));
+    OK(cuStreamSynchronize(s));
+    int across = 1;
+    for (int i = 0; i < 2 * HALF / 4; i++) across &= ((int *)buf)[i] == 10;
+    CHECK(across, "add_one over two adjacent registrations");
+
+    OK(cuMemHostUnregister(buf + HALF));
+    OK(cuMemHostUnregister(buf));
+    OK(cuMemFree(d));
+    OK(cuStreamDestroy(s));
+    free(buf);
+    free(tmp);
+}
+
 /* cuMemHostUnregister and cuMemFree wait for work in flight on any stream;
  * meanwhile launches and registrations from other threads wait too, while
  * queries do not. */
@@ -1254,6 +1303,7 @@ int main(int argc, char **argv) {
     RUN(test_event_after_stream_destroy());
     RUN(test_per_thread_stream());
     RUN(test_registration());
+    RUN(test_adjacent_registrations());
     RUN(test_fence(0));
     RUN(test_fence(1));
     RUN(test_capture_matrix());

@@ -21,7 +21,7 @@ func TestSegmentFollowsTheRegistrations(t *testing.T) {
 	whole, err := hostmem.Wrap(cu, host)
 	must(t, err)
 	for _, c := range []struct {
-		b        *hostmem.Buffer
+		b         *hostmem.Buffer
 		off, want int
 	}{
 		{whole, 0, 2400}, {whole, 8, 2392}, {whole, 2399, 1}, {whole, 2400, 5600}, {whole, 7999, 1},

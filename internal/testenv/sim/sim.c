@@ -2547,9 +2547,18 @@ static CUresult launch(CUfunction f, const unsigned dim[6], CUstream h, void **p
     else if (!params) r = CUDA_ERROR_INVALID_VALUE;
     else {
         const struct kernel_def *k = &kernels[f->kernel];
-        t.kernel = f->kernel;
-        for (int i = 0; i < k->nargs; i++) memcpy(&t.arg[i], params[i], k->size[i]);
-        st.kernel_launches++;
+        /* A NULL entry for a parameter: the real driver's answer is not
+         * known (it may well read through the NULL and crash); the
+         * simulator refuses it. libcuda's checked launch (Func.Launch,
+         * LaunchChecked) refuses a nil argument before the driver, so only
+         * a raw cuLaunchKernel gets here with one. */
+        for (int i = 0; i < k->nargs && !r; i++)
+            if (!params[i]) r = CUDA_ERROR_INVALID_VALUE;
+        if (!r) {
+            t.kernel = f->kernel;
+            for (int i = 0; i < k->nargs; i++) memcpy(&t.arg[i], params[i], k->size[i]);
+            st.kernel_launches++;
+        }
     }
     UNLOCK();
     return r ? r : enqueue(h, &t);

@@ -317,6 +317,12 @@ static void test_kernels_and_copies(void) {
     OK(cuStreamSynchronize(s));
     OK(cuMemcpyDtoH(&got, out, 8));
     CHECK(got == sum, "sum_i64 %lld, want %lld", got, sum);
+    if (sim_stat) { /* a NULL parameter entry: refused here; the real driver may crash */
+        long long launches = sim_stat("kernel_launches");
+        void *nulls[] = { &in, &n, NULL, &spin_ns };
+        EXPECT(cuLaunchKernel(k_sum, 1, 1, 1, 1, 1, 1, 0, s, nulls, NULL), 1);
+        CHECK(sim_stat("kernel_launches") == launches, "a refused launch is not counted");
+    }
 
     unsigned flags = 9;
     CUstream nb;

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/internal/testenv/memtest"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -102,3 +103,15 @@ func recv[T any](t testing.TB, ch <-chan T, what string) T {
 
 // unsafePointer is unsafe.Pointer for tests that only pass addresses.
 func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
+
+// The release helpers shared with the tests of tests/ (internal/testenv/memtest).
+var (
+	drain         = memtest.Drain
+	drainReleases = memtest.DrainReleases
+	stillHeld     = memtest.StillHeld
+	waitFor       = testenv.Eventually
+	sumSetup      = memtest.SumSetup
+	sumOnDevice   = memtest.SumOnDevice
+	readInt64     = memtest.ReadInt64
+	deviceInt64   = memtest.DeviceInt64
+)

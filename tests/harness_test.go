@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/internal/testenv/memtest"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -115,3 +116,15 @@ func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
 
 // errorsJoin is errors.Join for cleanups that run several calls.
 func errorsJoin(errs ...error) error { return errors.Join(errs...) }
+
+// The release helpers shared with hostmem's tests (internal/testenv/memtest).
+var (
+	drain         = memtest.Drain
+	drainReleases = memtest.DrainReleases
+	stillHeld     = memtest.StillHeld
+	waitFor       = testenv.Eventually
+	sumSetup      = memtest.SumSetup
+	sumOnDevice   = memtest.SumOnDevice
+	readInt64     = memtest.ReadInt64
+	deviceInt64   = memtest.DeviceInt64
+)

@@ -499,24 +499,24 @@ static size_t rdevice_used(struct rnode *t, int dev) {
  * =================================================================== */
 
 enum { K_ADD_ONE, K_FILL, K_SUM, K_SPIN, K_SAXPY, K_SCALE_F32, K_SCALE_I32, K_OFFSET_F32, K_OFFSET_I32, K_JACOBI, K_COUNT };
-/* size: each parameter's bytes; offset: where it sits in the parameter
- * buffer, as cuFuncGetParamInfo reports it (the C ABI's alignment). */
+/* size: each parameter's bytes; cuFuncGetParamInfo works out where each
+ * sits in the parameter buffer from them (the C ABI's alignment). */
 static const struct kernel_def {
-    const char *name; int nargs; unsigned char size[6], offset[6];
+    const char *name; int nargs; unsigned char size[6];
 } kernels[K_COUNT] = {
-    [K_ADD_ONE] = { "add_one_i32", 2, { 8, 8 }, { 0, 8 } },              /* (int *data, u64 n) */
-    [K_FILL] = { "fill_i32", 3, { 8, 8, 4 }, { 0, 8, 16 } },             /* (int *data, u64 n, int value) */
-    [K_SUM] = { "sum_i64", 4, { 8, 8, 8, 8 }, { 0, 8, 16, 24 } },        /* (const i64 *in, u64 n, i64 *out, u64 spin_ns) */
-    [K_SPIN] = { "spin", 1, { 8 }, { 0 } },                              /* (u64 ns) */
-    [K_SAXPY] = { "saxpy", 4, { 4, 4, 8, 8 }, { 0, 4, 8, 16 } },         /* (int n, float a, const float *x, float *y) */
+    [K_ADD_ONE] = { "add_one_i32", 2, { 8, 8 } },  /* (int *data, u64 n) */
+    [K_FILL] = { "fill_i32", 3, { 8, 8, 4 } },     /* (int *data, u64 n, int value) */
+    [K_SUM] = { "sum_i64", 4, { 8, 8, 8, 8 } },    /* (const i64 *in, u64 n, i64 *out, u64 spin_ns) */
+    [K_SPIN] = { "spin", 1, { 8 } },               /* (u64 ns) */
+    [K_SAXPY] = { "saxpy", 4, { 4, 4, 8, 8 } },    /* (int n, float a, const float *x, float *y) */
     /* C++ kernels (mangled names): template <T> scale(T *data, T k, u64 n) for float and int, and
      * ops::offset(T *data, T k, u64 n) overloaded for float and int. */
-    [K_SCALE_F32] = { "_Z5scaleIfEvPT_S0_y", 3, { 8, 4, 8 }, { 0, 8, 16 } },
-    [K_SCALE_I32] = { "_Z5scaleIiEvPT_S0_y", 3, { 8, 4, 8 }, { 0, 8, 16 } },
-    [K_OFFSET_F32] = { "_ZN3ops6offsetEPffy", 3, { 8, 4, 8 }, { 0, 8, 16 } },
-    [K_OFFSET_I32] = { "_ZN3ops6offsetEPiiy", 3, { 8, 4, 8 }, { 0, 8, 16 } },
+    [K_SCALE_F32] = { "_Z5scaleIfEvPT_S0_y", 3, { 8, 4, 8 } },
+    [K_SCALE_I32] = { "_Z5scaleIiEvPT_S0_y", 3, { 8, 4, 8 } },
+    [K_OFFSET_F32] = { "_ZN3ops6offsetEPffy", 3, { 8, 4, 8 } },
+    [K_OFFSET_I32] = { "_ZN3ops6offsetEPiiy", 3, { 8, 4, 8 } },
     /* internal/benchrows/jacobi.ll: (const float *A, const double *b, const double *x, double *x_new, double *residual, u64 n) */
-    [K_JACOBI] = { "jacobi_f64", 6, { 8, 8, 8, 8, 8, 8 }, { 0, 8, 16, 24, 32, 40 } },
+    [K_JACOBI] = { "jacobi_f64", 6, { 8, 8, 8, 8, 8, 8 } },
 };
 
 /* ===================================================================

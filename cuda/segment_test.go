@@ -10,10 +10,10 @@ import (
 )
 
 // wrapHalvesThenWhole wraps the two halves of host separately, then the
-// whole: the last Buffer spans both registrations (hostmem's doc,
-// "Adjacent registrations"). All three are freed, and drained, when the
-// test ends.
-func wrapHalvesThenWhole[T any](t *testing.T, f *fixture, host []T, split int) *hostmem.Buffer {
+// whole, and returns the three Buffers in that order: the last spans both
+// registrations (hostmem's doc, "Adjacent registrations"). All three are
+// freed, and drained, when the test ends.
+func wrapHalvesThenWhole[T any](t *testing.T, f *fixture, host []T, split int) []*hostmem.Buffer {
 	t.Helper()
 	var bufs []*hostmem.Buffer
 	t.Cleanup(func() {
@@ -29,7 +29,7 @@ func wrapHalvesThenWhole[T any](t *testing.T, f *fixture, host []T, split int) *
 		testenv.Must(t, err)
 		bufs = append(bufs, b)
 	}
-	return bufs[2]
+	return bufs
 }
 
 // A Buffer over two adjacent registrations is copied to and from the
@@ -42,7 +42,7 @@ func TestCopyOfABufferOverAdjacentRegistrations(t *testing.T) {
 	for i := range host {
 		host[i] = int32(i * 7)
 	}
-	whole := wrapHalvesThenWhole(t, f, host, split)
+	whole := wrapHalvesThenWhole(t, f, host, split)[2]
 	if seg, err := whole.Segment(0); err != nil || seg != split*4 {
 		t.Fatalf("Segment(0) = %d, %v; want %d (the first registration)", seg, err, split*4)
 	}

@@ -35,6 +35,8 @@
  * Test hooks, exported next to the driver functions:
  *   int sim_fail_next(const char *base_name, int count, int code): the next
  *       `count` calls of that function return `code` and do nothing.
+ *   int sim_fail_after(const char *base_name, int skip, int count, int code):
+ *       the same after `skip` calls that work as usual.
  *   long long sim_stat(const char *name): a counter (see stat_names), -1 if unknown.
  *   void sim_reset_stats(void): zero the counters that only grow.
  *
@@ -252,7 +254,7 @@ static struct {
  * Fault injection: sim_fail_next arms a function's next calls to fail.
  * =================================================================== */
 
-static struct fault { char name[64]; int left; CUresult code; } faults[32];
+static struct fault { char name[64]; int skip, left; CUresult code; } faults[32]; /* skip calls pass first */
 static int faults_armed; /* entries with left > 0; read without mu */
 
 static void recount_faults(void) {
@@ -266,6 +268,7 @@ static int take_fault(const char *name, CUresult *code) {
     LOCK();
     for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
         if (faults[i].left > 0 && strcmp(faults[i].name, name) == 0) {
+            if (faults[i].skip > 0) { faults[i].skip--; break; }
             faults[i].left--;
             *code = faults[i].code;
             hit = 1;
@@ -2933,7 +2936,7 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint
  * Test hooks
  * =================================================================== */
 
-int sim_fail_next(const char *name, int count, int code) {
+int sim_fail_after(const char *name, int skip, int count, int code) {
     if (!name || strlen(name) >= sizeof faults[0].name) return -1;
     int r = -1;
     LOCK();
@@ -2944,6 +2947,7 @@ int sim_fail_next(const char *name, int count, int code) {
     }
     if (slot) {
         strcpy(slot->name, name);
+        slot->skip = skip > 0 ? skip : 0;
         slot->left = count > 0 ? count : 0;
         slot->code = code;
         r = 0;
@@ -2952,6 +2956,8 @@ int sim_fail_next(const char *name, int count, int code) {
     UNLOCK();
     return r;
 }
+
+int sim_fail_next(const char *name, int count, int code) { return sim_fail_after(name, 0, count, code); }
 
 static const struct { const char *name; long long *value; int cumulative; } stat_names[] = {
     { "registered_ranges", &st.registered_ranges, 0 },

@@ -114,6 +114,7 @@ static CUresult (*cuGetErrorName)(CUresult, const char **);
 
 /* simulator hooks; NULL on the real driver */
 static int (*sim_fail_next)(const char *, int, int);
+static int (*sim_fail_after)(const char *, int, int, int);
 static long long (*sim_stat)(const char *);
 
 /* ---- checking ---- */
@@ -1180,6 +1181,11 @@ static void test_hooks(void) {
     EXPECT(cuMemHostUnregister(NULL), 999);
     EXPECT(cuMemHostUnregister(NULL), 1);
     CHECK(sim_stat("unregister_calls") == unreg + 2, "unregister_calls counts every call");
+    CHECK(sim_fail_after && sim_fail_after("cuMemHostUnregister", 2, 1, 998) == 0, "sim_fail_after");
+    EXPECT(cuMemHostUnregister(NULL), 1);                       /* skipped: works as usual */
+    EXPECT(cuMemHostUnregister(NULL), 1);
+    EXPECT(cuMemHostUnregister(NULL), 998);
+    EXPECT(cuMemHostUnregister(NULL), 1);
 
     long long streams = sim_stat("live_streams"), events = sim_stat("live_events");
     CUevent e;
@@ -1235,6 +1241,7 @@ int main(int argc, char **argv) {
     cuGetProcAddress = (CUresult (*)(const char *, void **, int, unsigned long long, int *))dlsym(lib, "cuGetProcAddress_v2");
     if (!cuGetProcAddress) { fprintf(stderr, "no cuGetProcAddress_v2\n"); return 2; }
     sim_fail_next = (int (*)(const char *, int, int))dlsym(lib, "sim_fail_next");
+    sim_fail_after = (int (*)(const char *, int, int, int))dlsym(lib, "sim_fail_after");
     sim_stat = (long long (*)(const char *))dlsym(lib, "sim_stat");
     if (!sim_stat && argc < 3) { fprintf(stderr, "the real driver needs a PTX file with the kernels\n"); return 2; }
 

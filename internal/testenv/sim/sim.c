@@ -31,6 +31,9 @@
  *   - Device work that touches memory the device could not reach (not allocated,
  *     registered or pinned) is not run: the context gets the sticky error
  *     CUDA_ERROR_ILLEGAL_ADDRESS, as a GPU would report, and a line is printed.
+ *   - Kernels may run across adjacent registrations; the driver's copies and
+ *     memsets may not: a host range over two is CUDA_ERROR_INVALID_VALUE, as
+ *     on the H200 (see one_host_range).
  *
  * Test hooks, exported next to the driver functions:
  *   int sim_fail_next(const char *base_name, int count, int code): the next
@@ -1168,7 +1171,8 @@ static CUresult begin_enqueue(CUstream h, CUstream *out, int *capturing, int gat
 }
 
 /* Enqueue (or record) a task on a stream. Copies, memsets and stream memory
- * operations are checked against reachable memory first; a copy into
+ * operations are checked against reachable memory first (and copies and
+ * memsets against ranges over several registrations); a copy into
  * pageable memory returns only when done, as the driver's does. */
 static CUresult enqueue(CUstream h, const struct task *t) {
     CUstream s;

@@ -47,10 +47,10 @@ func setup() error {
 func SimLibrary() string { return simLibrary }
 
 var hooks struct {
-	once     gosync.Once
-	err      error
+	once      gosync.Once
+	err       error
 	failAfter func(name string, skip, count, code int32) int32
-	stat     func(name string) int64
+	stat      func(name string) int64
 }
 
 func loadHooks(t testing.TB) {

@@ -15,9 +15,6 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// onGPU says whether the tests run on the real driver.
-const onGPU = testenv.OnGPU
-
 // primaryContext retains device ordinal's primary context for the test.
 func primaryContext(t testing.TB, ordinal int) libcuda.Context {
 	t.Helper()
@@ -64,12 +61,6 @@ func newStream(t testing.TB) libcuda.Stream {
 func loadKernels(t testing.TB) libcuda.Module {
 	t.Helper()
 	return testenv.LoadKernels(t)
-}
-
-// kernel looks up a function of m.
-func kernel(t testing.TB, m libcuda.Module, name string) libcuda.Func {
-	t.Helper()
-	return testenv.Kernel(t, m, name)
 }
 
 // osThread is another OS thread with a context current (testenv.OSThread).

@@ -16,9 +16,6 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// onGPU says whether the tests run on the real driver.
-const onGPU = testenv.OnGPU
-
 // primaryContext retains device ordinal's primary context for the test.
 func primaryContext(t testing.TB, ordinal int) libcuda.Context {
 	t.Helper()
@@ -95,11 +92,6 @@ func withMode(t testing.TB, mode libcuda.StreamCaptureMode, f func()) {
 	t.Helper()
 	testenv.WithMode(t, mode, f)
 }
-
-// errorLog records what is logged at level Error (testenv.ErrorLog).
-type errorLog struct{ l *testenv.ErrorLog }
-
-func (h *errorLog) messages() []string { return h.l.Messages() }
 
 // noErrorsLogged fails the test, at its end, if anything was logged at
 // level Error.

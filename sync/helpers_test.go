@@ -15,9 +15,6 @@ import (
 
 func TestMain(m *testing.M) { testenv.Main(m) }
 
-// onGPU says whether the tests run on the real driver.
-const onGPU = testenv.OnGPU
-
 // primaryContext retains device ordinal's primary context for the test.
 func primaryContext(t testing.TB, ordinal int) libcuda.Context {
 	t.Helper()

@@ -129,7 +129,7 @@ func TestThousandWaitersShareOnePoller(t *testing.T) {
 	if st := sync.ReadStats(); st.ActiveHelpers > sync.MaxHelpers || st.PolledWaits < m-sync.MaxHelpers {
 		t.Fatalf("%d waits: %+v; want at most %d on helpers and the rest polled", m, st, sync.MaxHelpers)
 	}
-	pollerBound(t, m-sync.MaxHelpers)
+	pollerBound(t, sync.ReadStats().PolledWaits)
 	g.open()
 	for i, ch := range res {
 		if err := recv(t, ch, fmt.Sprintf("wait %d to return after the gate opened", i)); err != nil {

@@ -30,7 +30,8 @@ func namesCall(t *testing.T, what, call string, err error) {
 }
 
 // Every error that the package returns from the driver names the call
-// (issue 15), and matches the driver's Result.
+// (issue 15), and matches the driver's Result. All runs on the test's
+// locked thread, the primary context current.
 func TestDriverErrorsNameTheCall(t *testing.T) {
 	errs := captureErrors(t)
 	onPrimary(t, 0)
@@ -57,72 +58,76 @@ func TestDriverErrorsNameTheCall(t *testing.T) {
 		t.Cleanup(func() { destroyed(t, e.Destroy()) })
 		return e
 	}
-	fail := func(call string) { simFailNext(t, call, 1, injected) }
+	// failing runs f with call's next call failing, and disarms the
+	// failure after, whether f reached the call or not.
+	failing := func(call string, f func() error) error {
+		simFailNext(t, call, 1, injected)
+		defer simFailNext(t, call, 0, 0)
+		return f()
+	}
 
-	t.Run("Capture", func(t *testing.T) {
-		for _, call := range []string{"cuStreamGetCtx", "cuCtxGetCurrent", "cuStreamBeginCapture", "cuStreamGetCaptureInfo", "cuStreamEndCapture"} {
-			fail(call)
+	// Capture.
+	for _, call := range []string{"cuStreamGetCtx", "cuCtxGetCurrent", "cuStreamBeginCapture", "cuStreamGetCaptureInfo", "cuStreamEndCapture"} {
+		namesCall(t, "Capture", call, failing(call, func() error {
 			g, err := graph.Capture(s, graph.DefaultMode, body)
 			if g != nil {
 				must(t, g.Destroy())
 			}
-			namesCall(t, "Capture", call, err)
-		}
-		noCaptureLeft(t)
-	})
-	t.Run("Graph", func(t *testing.T) {
-		g := capture(body)
-		fail("cuGraphGetNodes")
-		_, err := g.Nodes()
-		namesCall(t, "Nodes", "cuGraphGetNodes", err)
-		fail("cuGraphInstantiateWithFlags")
-		_, err = g.Instantiate()
-		namesCall(t, "Instantiate", "cuGraphInstantiateWithFlags", err)
-		fail("cuEventCreate")
-		_, err = capture(leasing).Instantiate()
-		namesCall(t, "Instantiate of a graph that leases", "cuEventCreate", err)
-		fail("cuGraphDestroy")
-		namesCall(t, "Destroy", "cuGraphDestroy", capture(body).Destroy())
-	})
-	t.Run("Exec", func(t *testing.T) {
-		e := instantiate(body)
-		fail("cuGraphLaunch")
-		namesCall(t, "Launch", "cuGraphLaunch", e.Launch(s))
-		fail("cuGraphUpload")
-		namesCall(t, "Upload", "cuGraphUpload", e.Upload(s))
-		fail("cuGraphExecUpdate")
-		_, err := e.Update(capture(body))
-		namesCall(t, "Update", "cuGraphExecUpdate", err)
-		// A launch while a capture is in progress asks whether its stream
-		// is being captured.
-		g, err := graph.Capture(other, graph.DefaultMode, func(other libcuda.Stream) error {
-			fail("cuStreamIsCapturing")
-			namesCall(t, "Launch during a capture", "cuStreamIsCapturing", e.Launch(s))
-			return body(other)
-		})
-		must(t, err)
-		must(t, g.Destroy())
-		fail("cuGraphExecDestroy")
-		namesCall(t, "Destroy", "cuGraphExecDestroy", instantiate(body).Destroy())
+			return err
+		}))
+	}
+	noCaptureLeft(t)
 
-		tracked := instantiate(leasing)
-		fail("cuEventRecord")
-		namesCall(t, "Launch of a graph that leases", "cuEventRecord", tracked.Launch(s))
-		must(t, libcuda.StreamSynchronize(s))
+	// Graph.
+	g := capture(body)
+	namesCall(t, "Nodes", "cuGraphGetNodes", failing("cuGraphGetNodes", func() error {
+		_, err := g.Nodes()
+		return err
+	}))
+	namesCall(t, "Instantiate", "cuGraphInstantiateWithFlags", failing("cuGraphInstantiateWithFlags", func() error {
+		_, err := g.Instantiate()
+		return err
+	}))
+	gl := capture(leasing)
+	namesCall(t, "Instantiate of a graph that leases", "cuEventCreate", failing("cuEventCreate", func() error {
+		_, err := gl.Instantiate()
+		return err
+	}))
+	gd := capture(body)
+	namesCall(t, "Destroy", "cuGraphDestroy", failing("cuGraphDestroy", gd.Destroy))
+
+	// Exec.
+	e := instantiate(body)
+	namesCall(t, "Launch", "cuGraphLaunch", failing("cuGraphLaunch", func() error { return e.Launch(s) }))
+	namesCall(t, "Upload", "cuGraphUpload", failing("cuGraphUpload", func() error { return e.Upload(s) }))
+	gu := capture(body)
+	namesCall(t, "Update", "cuGraphExecUpdate", failing("cuGraphExecUpdate", func() error {
+		_, err := e.Update(gu)
+		return err
+	}))
+	// A launch while a capture is in progress asks whether its stream is
+	// being captured.
+	gc, err := graph.Capture(other, graph.DefaultMode, func(other libcuda.Stream) error {
+		namesCall(t, "Launch during a capture", "cuStreamIsCapturing", failing("cuStreamIsCapturing", func() error { return e.Launch(s) }))
+		return body(other)
 	})
-	t.Run("Cached.Run", func(t *testing.T) {
-		c := graph.NewCached(graph.DefaultMode)
-		defer func() { must(t, c.Close()) }()
-		must(t, c.Run(s, body))
-		fail("cuGraphExecUpdate")
-		namesCall(t, "Run", "cuGraphExecUpdate", c.Run(s, body))
-		fail("cuStreamBeginCapture")
-		namesCall(t, "Run", "cuStreamBeginCapture", c.Run(s, body))
-		must(t, libcuda.StreamSynchronize(s))
-	})
+	must(t, err)
+	must(t, gc.Destroy())
+	ed := instantiate(body)
+	namesCall(t, "Destroy", "cuGraphExecDestroy", failing("cuGraphExecDestroy", ed.Destroy))
+	tracked := instantiate(leasing)
+	namesCall(t, "Launch of a graph that leases", "cuEventRecord", failing("cuEventRecord", func() error { return tracked.Launch(s) }))
+	must(t, libcuda.StreamSynchronize(s))
+
+	// Cached.Run.
+	c := graph.NewCached(graph.DefaultMode)
+	must(t, c.Run(s, body))
+	namesCall(t, "Run", "cuGraphExecUpdate", failing("cuGraphExecUpdate", func() error { return c.Run(s, body) }))
+	namesCall(t, "Run", "cuStreamBeginCapture", failing("cuStreamBeginCapture", func() error { return c.Run(s, body) }))
+	must(t, libcuda.StreamSynchronize(s))
+	must(t, c.Close())
 	drained(t)
-	// Ending a capture that failed is logged too, with the call's name;
-	// so is an update whose launches cannot be tracked.
+	// Ending a capture that failed is logged too, with the call's name.
 	for _, m := range errs.messages() {
 		if !strings.Contains(m, "cuStreamEndCapture: "+injected.String()) {
 			t.Errorf("logged %q, want only the failed end of a capture", m)

@@ -33,55 +33,66 @@ func namesCall(t *testing.T, what, call string, err error) {
 // Every error that Wrap, Alloc and Use return from the driver names the
 // call (issue 15), and matches the driver's Result: the device queries of
 // a context seen for the first time, the switch to it, the allocation and
-// registration of the memory, and a use's queries, event and record.
+// registration of the memory, and a use's queries, event and record. All
+// runs on the test's locked thread, the primary context current.
 func TestDriverErrorsNameTheCall(t *testing.T) {
 	noErrorsLogged(t)
 	primary := onPrimary(t, 0)
 	drain(t)
 	var dev libcuda.Device
 	must(t, libcuda.DeviceGet(&dev, 0))
-	fail := func(call string) { simFailNext(t, call, 1, injected) }
+	// failing runs f with call's next call failing, and disarms the
+	// failure after, whether f reached the call or not.
+	failing := func(call string, f func() error) error {
+		simFailNext(t, call, 1, injected)
+		defer simFailNext(t, call, 0, 0)
+		return f()
+	}
 
-	t.Run("a new context", func(t *testing.T) {
-		for _, call := range []string{"cuCtxGetId", "cuCtxGetCurrent", "cuCtxSetCurrent", "cuCtxGetDevice",
-			"cuDeviceGetAttribute", "cuDevicePrimaryCtxGetState", "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease"} {
-			// A context hostmem has not seen, not current on this thread.
-			var cu libcuda.Context
-			must(t, libcuda.CtxCreate(&cu, nil, 0, dev))
-			must(t, libcuda.CtxSetCurrent(primary))
-			fail(call)
+	// A context hostmem has not seen, not current on this thread.
+	for _, call := range []string{"cuCtxGetId", "cuCtxGetCurrent", "cuCtxSetCurrent", "cuCtxGetDevice",
+		"cuDeviceGetAttribute", "cuDevicePrimaryCtxGetState", "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease"} {
+		var cu libcuda.Context
+		must(t, libcuda.CtxCreate(&cu, nil, 0, dev))
+		var popped libcuda.Context
+		must(t, libcuda.CtxPopCurrent(&popped)) // primary is current again
+		err := failing(call, func() error {
 			b, err := hostmem.Wrap(cu, make([]byte, 4096))
 			if b != nil {
 				must(t, b.Free())
 			}
-			namesCall(t, "Wrap in a new context", call, err)
-			if call == "cuDevicePrimaryCtxRelease" { // the retain before it stays: undo it
-				must(t, libcuda.DevicePrimaryCtxRelease(dev))
-			}
-			drain(t)
-			must(t, libcuda.CtxDestroy(cu))
+			return err
+		})
+		namesCall(t, "Wrap in a new context", call, err)
+		if call == "cuDevicePrimaryCtxRelease" { // the retain before it stays: undo it
+			must(t, libcuda.DevicePrimaryCtxRelease(dev))
 		}
-	})
-	t.Run("memory", func(t *testing.T) {
-		fail("cuMemHostAlloc")
+		drain(t)
+		must(t, libcuda.CtxDestroy(cu))
+	}
+
+	// The memory.
+	namesCall(t, "Alloc", "cuMemHostAlloc", failing("cuMemHostAlloc", func() error {
 		_, err := hostmem.Alloc(primary, 4096)
-		namesCall(t, "Alloc", "cuMemHostAlloc", err)
-		fail("cuMemHostRegister")
-		_, err = hostmem.Wrap(primary, make([]byte, 4096))
-		namesCall(t, "Wrap", "cuMemHostRegister", err)
-		drain(t)
-	})
-	t.Run("Use", func(t *testing.T) {
-		b, err := hostmem.Wrap(primary, make([]byte, 4096))
-		must(t, err)
-		for _, call := range []string{"cuStreamIsCapturing", "cuStreamGetId", "cuStreamGetCtx", "cuEventCreate", "cuEventRecord"} {
-			must(t, hostmem.Drain(t.Context())) // no event kept for reuse: a use creates one
-			fail(call)
-			namesCall(t, "Use", call, b.Use(newStream(t))) // a stream not seen before
-		}
-		fail("cuCtxGetCurrent")
-		namesCall(t, "Use of the per-thread stream", "cuCtxGetCurrent", b.Use(libcuda.CU_STREAM_PER_THREAD))
-		must(t, b.Free())
-		drain(t)
-	})
+		return err
+	}))
+	namesCall(t, "Wrap", "cuMemHostRegister", failing("cuMemHostRegister", func() error {
+		_, err := hostmem.Wrap(primary, make([]byte, 4096))
+		return err
+	}))
+	drain(t)
+
+	// A use.
+	b, err := hostmem.Wrap(primary, make([]byte, 4096))
+	must(t, err)
+	for _, call := range []string{"cuStreamIsCapturing", "cuStreamGetId", "cuStreamGetCtx", "cuEventCreate", "cuEventRecord"} {
+		must(t, hostmem.Drain(t.Context())) // no event kept for reuse: a use creates one
+		s := newStream(t)                   // a stream not seen before
+		namesCall(t, "Use", call, failing(call, func() error { return b.Use(s) }))
+	}
+	namesCall(t, "Use of the per-thread stream", "cuCtxGetCurrent", failing("cuCtxGetCurrent", func() error {
+		return b.Use(libcuda.CU_STREAM_PER_THREAD)
+	}))
+	must(t, b.Free())
+	drain(t)
 }

@@ -153,6 +153,6 @@ func (h hold) release() {
 	}
 	delete(holds.n, h.ctx)
 	if err := libcuda.DevicePrimaryCtxRelease(h.dev); err != nil {
-		slog.Warn("hostmem: releasing the primary context", "err", err)
+		slog.Warn("hostmem: releasing the primary context: cuDevicePrimaryCtxRelease", "err", err)
 	}
 }

@@ -79,7 +79,7 @@ func destroyEvent(ev libcuda.Event, h hold) {
 	// relaxed mode: it is allowed during captures (see the conformance
 	// matrix's cuEventCreate+Destroy row).
 	if err := libcuda.EventDestroy(ev); err != nil {
-		slog.Warn("hostmem: destroying an event", "event", fmt.Sprintf("%#x", uintptr(ev)), "err", err)
+		slog.Warn("hostmem: destroying an event: cuEventDestroy", "event", fmt.Sprintf("%#x", uintptr(ev)), "err", err)
 	}
 	h.release()
 }
@@ -95,7 +95,7 @@ func flushEvents() {
 		err := relaxedIn(ctx, func() error {
 			for _, p := range evs {
 				if err := libcuda.EventDestroy(p.ev); err != nil {
-					slog.Warn("hostmem: destroying an event", "event", fmt.Sprintf("%#x", uintptr(p.ev)), "err", err)
+					slog.Warn("hostmem: destroying an event: cuEventDestroy", "event", fmt.Sprintf("%#x", uintptr(p.ev)), "err", err)
 				}
 			}
 			return nil

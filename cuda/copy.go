@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -20,7 +21,11 @@ import (
 //   - a *Pinned[T] or a *hostmem.Buffer: pinned memory, copied
 //     asynchronously in stream order; the copy is recorded as a use of the
 //     buffer, so that its release waits for it. Read the data of a copy to
-//     the host after a Sync of the stream (or of an Event after it).
+//     the host after a Sync of the stream (or of an Event after it). A
+//     buffer that several registrations cover side by side (see hostmem's
+//     "Adjacent registrations") is copied in one driver call per
+//     registration, in order on the same stream: the driver refuses one
+//     call over two.
 //
 // Inside a Capture (or RunCached) use pinned memory: a copy to pageable
 // memory waits for the stream, which a capture does not allow.
@@ -119,22 +124,63 @@ func copyHost[T any, H Host[T]](s *Stream, op string, x Slice[T], h H, toDevice 
 		return nil
 	}
 	call := "cuMemcpyDtoHAsync"
-	err = st.ctx.do(func() error {
-		if toDevice {
-			call = "cuMemcpyHtoDAsync"
-			return libcuda.MemcpyHtoDAsync(ds.ptr, hs.p, uint64(ds.bytes), st.raw)
-		}
-		return libcuda.MemcpyDtoHAsync(hs.p, ds.ptr, uint64(ds.bytes), st.raw)
-	})
-	if err != nil {
-		return driverErr(call, err)
+	if toDevice {
+		call = "cuMemcpyHtoDAsync"
 	}
-	copied = true
-	if hs.buf != nil {
-		if err := hs.buf.Use(st.raw); err != nil {
-			return fmt.Errorf("cuda: %s: recording the use of the host buffer: %w", op, err)
+	var segErr error // the host buffer's answer, not the driver's
+	err = st.ctx.do(func() error {
+		for off := uintptr(0); off < ds.bytes; {
+			n := ds.bytes - off
+			if hs.buf != nil {
+				// One call per registration the buffer spans: the
+				// driver refuses a range over two (hostmem's doc,
+				// "Adjacent registrations").
+				seg, err := hs.buf.Segment(int(off))
+				if err != nil {
+					segErr = err
+					return nil
+				}
+				n = uintptr(seg)
+			}
+			h, d := unsafe.Add(hs.p, off), ds.ptr+libcuda.Deviceptr(off)
+			var err error
+			if toDevice {
+				err = libcuda.MemcpyHtoDAsync(d, h, uint64(n), st.raw)
+			} else {
+				err = libcuda.MemcpyDtoHAsync(h, d, uint64(n), st.raw)
+			}
+			if err != nil {
+				return err
+			}
+			copied = true
+			off += n
 		}
 		return nil
+	})
+	if err == nil && segErr != nil {
+		if errors.Is(segErr, hostmem.ErrFreed) {
+			segErr = ErrFreed
+		}
+		err = fmt.Errorf("cuda: %s: host side: %w", op, segErr)
+	} else if err != nil {
+		err = driverErr(call, err)
+	}
+	if hs.buf != nil {
+		if copied {
+			// Some segments may be on the stream even where a later one
+			// failed: their release must wait for them all the same.
+			if uerr := hs.buf.Use(st.raw); uerr != nil {
+				uerr = fmt.Errorf("cuda: %s: recording the use of the host buffer: %w", op, uerr)
+				if err == nil {
+					return uerr
+				}
+				return errors.Join(err, uerr)
+			}
+		}
+		return err
+	}
+	if err != nil {
+		return err
 	}
 	if !toDevice {
 		// Into pageable memory: the data must be there on return, whatever

@@ -1,6 +1,9 @@
 package cuda
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestDemangle(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
@@ -62,7 +65,11 @@ func FuzzDemangle(f *testing.F) {
 		if ok && out == "" {
 			t.Errorf("Demangle(%q) succeeded with an empty name", s)
 		}
-		normalize(out)
-		withoutTemplateArgs(withoutParams(out))
+		if n := normalize(out); n != normalize(n) {
+			t.Errorf("normalize is not idempotent on %q: %q, then %q", out, n, normalize(n))
+		}
+		if w := withoutTemplateArgs(withoutParams(out)); !strings.HasPrefix(out, w) {
+			t.Errorf("the name of %q without parameters and template arguments is %q, not a prefix", out, w)
+		}
 	})
 }

@@ -24,9 +24,11 @@
 // Kernels are the only users that may cross the boundary: the driver's own
 // copies and memsets (cuMemcpy*, cuMemsetD*) check that their range lies in
 // one registration and return CUDA_ERROR_INVALID_VALUE for a Buffer that
-// spans two (measured on the H200, driver 580). Drain or Trim before
-// wrapping a range that straddles a retired registration, or copy through
-// a kernel, where a driver copy must see one registration.
+// spans two (measured on the H200, driver 580; the simulator answers the
+// same). Buffer.Segment tells how far from an offset one registration
+// goes, so that a copy can be made one segment at a time; package cuda's
+// copies of a Buffer do that by themselves. Otherwise Drain or Trim before
+// wrapping a range that straddles a retired registration.
 package hostmem
 
 import (

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/internal/testenv/memtest"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -13,9 +14,6 @@ import (
 // testenv's, named as in tests/ so that tests moved from there read the same.
 
 func TestMain(m *testing.M) { testenv.Main(m) }
-
-// onGPU says whether the tests run on the real driver.
-const onGPU = testenv.OnGPU
 
 // primaryContext retains device ordinal's primary context for the test.
 func primaryContext(t testing.TB, ordinal int) libcuda.Context {
@@ -65,12 +63,6 @@ func loadKernels(t testing.TB) libcuda.Module {
 	return testenv.LoadKernels(t)
 }
 
-// kernel looks up a function of m.
-func kernel(t testing.TB, m libcuda.Module, name string) libcuda.Func {
-	t.Helper()
-	return testenv.Kernel(t, m, name)
-}
-
 // osThread is another OS thread with a context current (testenv.OSThread).
 type osThread struct{ th *testenv.OSThread }
 
@@ -102,3 +94,15 @@ func recv[T any](t testing.TB, ch <-chan T, what string) T {
 
 // unsafePointer is unsafe.Pointer for tests that only pass addresses.
 func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
+
+// The release helpers shared with the tests of tests/ (internal/testenv/memtest).
+var (
+	drain         = memtest.Drain
+	drainReleases = memtest.DrainReleases
+	stillHeld     = memtest.StillHeld
+	waitFor       = testenv.Eventually
+	sumSetup      = memtest.SumSetup
+	sumOnDevice   = memtest.SumOnDevice
+	readInt64     = memtest.ReadInt64
+	deviceInt64   = memtest.DeviceInt64
+)

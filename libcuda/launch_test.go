@@ -128,7 +128,7 @@ func TestLaunchRefusesArgumentsThatHoldGoPointers(t *testing.T) {
 	spin := testenv.Kernel(t, testenv.LoadKernels(t), "spin")
 	x := uint64(0)
 	type withSlice struct{ b []byte }
-	for _, a := range []any{&x, []uint64{1}, "12345678", map[int]int{}, withSlice{}, nil, func() {}} {
+	for _, a := range []any{&x, []uint64{1}, "12345678", map[int]int{}, withSlice{b: []byte{1}}, nil, func() {}} {
 		wantIn(t, launchErr(t, spin, s, a), "spin", "argument 0", "cannot be a kernel argument")
 	}
 }

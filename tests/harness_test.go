@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/internal/testenv/memtest"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -14,9 +15,6 @@ import (
 // testenv's, named as in tests/ so that tests moved from there read the same.
 
 func TestMain(m *testing.M) { testenv.Main(m) }
-
-// onGPU says whether the tests run on the real driver.
-const onGPU = testenv.OnGPU
 
 // primaryContext retains device ordinal's primary context for the test.
 func primaryContext(t testing.TB, ordinal int) libcuda.Context {
@@ -95,11 +93,6 @@ func withMode(t testing.TB, mode libcuda.StreamCaptureMode, f func()) {
 	testenv.WithMode(t, mode, f)
 }
 
-// errorLog records what is logged at level Error (testenv.ErrorLog).
-type errorLog struct{ l *testenv.ErrorLog }
-
-func (h *errorLog) messages() []string { return h.l.Messages() }
-
 // noErrorsLogged fails the test, at its end, if anything was logged at
 // level Error.
 func noErrorsLogged(t testing.TB) { testenv.NoErrorsLogged(t) }
@@ -115,3 +108,15 @@ func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
 
 // errorsJoin is errors.Join for cleanups that run several calls.
 func errorsJoin(errs ...error) error { return errors.Join(errs...) }
+
+// The release helpers shared with hostmem's tests (internal/testenv/memtest).
+var (
+	drain         = memtest.Drain
+	drainReleases = memtest.DrainReleases
+	stillHeld     = memtest.StillHeld
+	waitFor       = testenv.Eventually
+	sumSetup      = memtest.SumSetup
+	sumOnDevice   = memtest.SumOnDevice
+	readInt64     = memtest.ReadInt64
+	deviceInt64   = memtest.DeviceInt64
+)

@@ -15,61 +15,6 @@ import (
 // DESIGN.md's eight scenarios of the release logic, and hostmem's bad
 // inputs. Each scenario also checks that nothing was logged at error level.
 
-// drain waits for every release and lease, and checks that no
-// registration is left.
-func drain(t testing.TB) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	must(t, graph.Drain(ctx))
-	must(t, hostmem.Drain(ctx))
-	if st := hostmem.ReadStats(); st.Registrations != 0 || st.Pending != 0 {
-		t.Fatalf("after Drain: %+v", st)
-	}
-}
-
-// stillHeld checks, after giving the reaper time to be wrong, that the one
-// buffer whose work is held is neither released nor unregistered.
-func stillHeld(t testing.TB) {
-	t.Helper()
-	time.Sleep(20 * time.Millisecond)
-	if st := hostmem.ReadStats(); st.Pending != 1 || st.Registrations != 1 {
-		t.Fatalf("while the buffer's work is held: %+v; want its release pending and its registration kept", st)
-	}
-}
-
-// drainReleases runs hostmem.Drain with a 10s limit; unlike drain, it
-// accepts registrations that stay (leased to a graph, or kept).
-func drainReleases(t testing.TB) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	must(t, hostmem.Drain(ctx))
-}
-
-// waitFor polls cond until it holds, and fails t after 10s.
-func waitFor(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("after 10s: not %s", what)
-		}
-		time.Sleep(time.Millisecond)
-	}
-}
-
-// sumSetup makes n int64 values 1..n and returns them with their sum.
-func sumSetup(n int) ([]int64, int64) {
-	v := make([]int64, n)
-	var sum int64
-	for i := range v {
-		v[i] = int64(i + 1)
-		sum += v[i]
-	}
-	return v, sum
-}
-
 // churn allocates and drops garbage and runs the GC, so that freed memory
 // would be reused and overwritten.
 func churn() {
@@ -83,28 +28,6 @@ func churn() {
 		}
 		runtime.GC()
 	}
-}
-
-// sumOnDevice launches sum_i64 over the buffer on s (after spinning spin)
-// into out.
-func sumOnDevice(t testing.TB, m libcuda.Module, s libcuda.Stream, b *hostmem.Buffer, n int, out libcuda.Deviceptr, spin time.Duration) {
-	t.Helper()
-	must(t, kernel(t, m, "sum_i64").Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 256}, 0, s, b.DevicePtr(), uint64(n), out, uint64(spin)))
-}
-
-func readInt64(t testing.TB, d libcuda.Deviceptr) int64 {
-	t.Helper()
-	var v int64
-	must(t, libcuda.MemcpyDtoH(unsafePointer(&v), d, 8))
-	return v
-}
-
-func deviceInt64(t testing.TB) libcuda.Deviceptr {
-	t.Helper()
-	var d libcuda.Deviceptr
-	must(t, libcuda.MemAlloc(&d, 8))
-	t.Cleanup(func() { must(t, libcuda.MemFree(d)) })
-	return d
 }
 
 func TestScenario1WrapKeepsGoMemoryAlive(t *testing.T) {

@@ -354,8 +354,6 @@ type stallLoop struct {
 
 const turnLength = 20 * time.Millisecond
 
-var stallSink []byte
-
 // cycleSink keeps allocations the size of a wrap/use/free cycle's.
 var cycleSink struct{ state, buffer, arg, fn []byte }
 
@@ -399,7 +397,7 @@ func (f *Fixture) stallLoops() []stallLoop {
 		}, true, false},
 		{"with Go allocations only", func(libcuda.Stream, libcuda.Event, int) error {
 			for range 12 {
-				stallSink = make([]byte, 48)
+				cycleSink.state = make([]byte, 48)
 			}
 			done := make(chan struct{})
 			go close(done)

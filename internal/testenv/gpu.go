@@ -21,6 +21,14 @@ func SimFailNext(t testing.TB, name string, count int, code libcuda.Result) {
 	t.Fatalf("SimFailNext(%s): fault injection needs the simulator", name)
 }
 
+// SimFailAfter makes the count calls of the driver function named after
+// its next skip calls fail with code. Only the simulator can do that: under
+// -tags gpu it fails t.
+func SimFailAfter(t testing.TB, name string, skip, count int, code libcuda.Result) {
+	t.Helper()
+	t.Fatalf("SimFailAfter(%s): fault injection needs the simulator", name)
+}
+
 // SimStat returns the simulator's counter of that name. Under -tags gpu it
 // fails t.
 func SimStat(t testing.TB, name string) int64 {

@@ -47,16 +47,16 @@ func setup() error {
 func SimLibrary() string { return simLibrary }
 
 var hooks struct {
-	once     gosync.Once
-	err      error
-	failNext func(name string, count, code int32) int32
-	stat     func(name string) int64
+	once      gosync.Once
+	err       error
+	failAfter func(name string, skip, count, code int32) int32
+	stat      func(name string) int64
 }
 
 func loadHooks(t testing.TB) {
 	t.Helper()
 	hooks.once.Do(func() {
-		hooks.err = openHooks(simLibrary, &hooks.failNext, &hooks.stat)
+		hooks.err = openHooks(simLibrary, &hooks.failAfter, &hooks.stat)
 	})
 	if hooks.err != nil {
 		t.Fatalf("the simulator's test hooks: %v", hooks.err)
@@ -68,8 +68,19 @@ func loadHooks(t testing.TB) {
 func SimFailNext(t testing.TB, name string, count int, code libcuda.Result) {
 	t.Helper()
 	loadHooks(t)
-	if r := hooks.failNext(name, int32(count), int32(code)); r != 0 {
-		t.Fatalf("sim_fail_next(%s) = %d", name, r)
+	if r := hooks.failAfter(name, 0, int32(count), int32(code)); r != 0 {
+		t.Fatalf("sim_fail_after(%s) = %d", name, r)
+	}
+}
+
+// SimFailAfter lets the next skip calls of the driver function named (base
+// name) work as usual, then makes the count calls after them fail with
+// code, on the simulator.
+func SimFailAfter(t testing.TB, name string, skip, count int, code libcuda.Result) {
+	t.Helper()
+	loadHooks(t)
+	if r := hooks.failAfter(name, int32(skip), int32(count), int32(code)); r != 0 {
+		t.Fatalf("sim_fail_after(%s) = %d", name, r)
 	}
 }
 

@@ -68,12 +68,12 @@ func findCompiler() string {
 	return ""
 }
 
-func openHooks(lib string, failNext *func(string, int32, int32) int32, stat *func(string) int64) error {
+func openHooks(lib string, failAfter *func(string, int32, int32, int32) int32, stat *func(string) int64) error {
 	h, err := purego.Dlopen(lib, purego.RTLD_NOW|purego.RTLD_LOCAL)
 	if err != nil {
 		return err
 	}
-	purego.RegisterLibFunc(failNext, h, "sim_fail_next")
+	purego.RegisterLibFunc(failAfter, h, "sim_fail_after")
 	purego.RegisterLibFunc(stat, h, "sim_stat")
 	return nil
 }

@@ -36,17 +36,17 @@ func buildSimulator() (string, error) {
 
 // openHooks finds the simulator's test hooks in the DLL, which libcuda has
 // already loaded (LoadLibrary returns the same module).
-func openHooks(lib string, failNext *func(string, int32, int32) int32, stat *func(string) int64) error {
+func openHooks(lib string, failAfter *func(string, int32, int32, int32) int32, stat *func(string) int64) error {
 	h, err := syscall.LoadLibrary(lib)
 	if err != nil {
 		return err
 	}
-	for _, name := range []string{"sim_fail_next", "sim_stat"} {
+	for _, name := range []string{"sim_fail_after", "sim_stat"} {
 		if _, err := syscall.GetProcAddress(h, name); err != nil {
 			return errors.New(lib + ": no " + name)
 		}
 	}
-	purego.RegisterLibFunc(failNext, uintptr(h), "sim_fail_next")
+	purego.RegisterLibFunc(failAfter, uintptr(h), "sim_fail_after")
 	purego.RegisterLibFunc(stat, uintptr(h), "sim_stat")
 	return nil
 }

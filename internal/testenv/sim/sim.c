@@ -31,10 +31,15 @@
  *   - Device work that touches memory the device could not reach (not allocated,
  *     registered or pinned) is not run: the context gets the sticky error
  *     CUDA_ERROR_ILLEGAL_ADDRESS, as a GPU would report, and a line is printed.
+ *   - Kernels may run across adjacent registrations; the driver's copies and
+ *     memsets may not: a host range over two is CUDA_ERROR_INVALID_VALUE, as
+ *     on the H200 (see one_host_range).
  *
  * Test hooks, exported next to the driver functions:
  *   int sim_fail_next(const char *base_name, int count, int code): the next
  *       `count` calls of that function return `code` and do nothing.
+ *   int sim_fail_after(const char *base_name, int skip, int count, int code):
+ *       the same after `skip` calls that work as usual.
  *   long long sim_stat(const char *name): a counter (see stat_names), -1 if unknown.
  *   void sim_reset_stats(void): zero the counters that only grow.
  *
@@ -252,7 +257,7 @@ static struct {
  * Fault injection: sim_fail_next arms a function's next calls to fail.
  * =================================================================== */
 
-static struct fault { char name[64]; int left; CUresult code; } faults[32];
+static struct fault { char name[64]; int skip, left; CUresult code; } faults[32]; /* skip calls pass first */
 static int faults_armed; /* entries with left > 0; read without mu */
 
 static void recount_faults(void) {
@@ -266,6 +271,7 @@ static int take_fault(const char *name, CUresult *code) {
     LOCK();
     for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
         if (faults[i].left > 0 && strcmp(faults[i].name, name) == 0) {
+            if (faults[i].skip > 0) { faults[i].skip--; break; }
             faults[i].left--;
             *code = faults[i].code;
             hit = 1;
@@ -456,6 +462,20 @@ static int reachable(uintptr_t p, size_t len) {
     }
     return 1;
 }
+/* Whether a driver copy or memset (cuMemcpy*, cuMemsetD*) may cover [p, p+len)
+ * on one side: a range that starts in pinned or registered host memory must
+ * end in that same range. The H200 (driver 580) answers CUDA_ERROR_INVALID_VALUE
+ * for a copy or memset over two adjacent registrations, though a kernel may
+ * read across them (reachable). A range that starts there and runs on into
+ * memory registered by no one is refused the same way here: the driver looks
+ * up the registration of the start, so it most likely does too (not measured).
+ * Device allocations are not held to this. */
+static int one_host_range(uintptr_t p, size_t len) {
+    if (!len) return 1;
+    struct range *r = range_containing(p);
+    if (!r || r->kind == MEM_DEVICE) return 1;
+    return len <= r->len - (p - r->start);
+}
 static void range_add(uintptr_t start, size_t len, int kind, unsigned flags, CUcontext ctx) {
     struct rnode *n = xcalloc(1, sizeof *n);
     n->r = (struct range){ start, len, kind, flags, ctx };
@@ -485,24 +505,24 @@ static size_t rdevice_used(struct rnode *t, int dev) {
  * =================================================================== */
 
 enum { K_ADD_ONE, K_FILL, K_SUM, K_SPIN, K_SAXPY, K_SCALE_F32, K_SCALE_I32, K_OFFSET_F32, K_OFFSET_I32, K_JACOBI, K_COUNT };
-/* size: each parameter's bytes; offset: where it sits in the parameter
- * buffer, as cuFuncGetParamInfo reports it (the C ABI's alignment). */
+/* size: each parameter's bytes; cuFuncGetParamInfo works out where each
+ * sits in the parameter buffer from them (the C ABI's alignment). */
 static const struct kernel_def {
-    const char *name; int nargs; unsigned char size[6], offset[6];
+    const char *name; int nargs; unsigned char size[6];
 } kernels[K_COUNT] = {
-    [K_ADD_ONE] = { "add_one_i32", 2, { 8, 8 }, { 0, 8 } },              /* (int *data, u64 n) */
-    [K_FILL] = { "fill_i32", 3, { 8, 8, 4 }, { 0, 8, 16 } },             /* (int *data, u64 n, int value) */
-    [K_SUM] = { "sum_i64", 4, { 8, 8, 8, 8 }, { 0, 8, 16, 24 } },        /* (const i64 *in, u64 n, i64 *out, u64 spin_ns) */
-    [K_SPIN] = { "spin", 1, { 8 }, { 0 } },                              /* (u64 ns) */
-    [K_SAXPY] = { "saxpy", 4, { 4, 4, 8, 8 }, { 0, 4, 8, 16 } },         /* (int n, float a, const float *x, float *y) */
+    [K_ADD_ONE] = { "add_one_i32", 2, { 8, 8 } },  /* (int *data, u64 n) */
+    [K_FILL] = { "fill_i32", 3, { 8, 8, 4 } },     /* (int *data, u64 n, int value) */
+    [K_SUM] = { "sum_i64", 4, { 8, 8, 8, 8 } },    /* (const i64 *in, u64 n, i64 *out, u64 spin_ns) */
+    [K_SPIN] = { "spin", 1, { 8 } },               /* (u64 ns) */
+    [K_SAXPY] = { "saxpy", 4, { 4, 4, 8, 8 } },    /* (int n, float a, const float *x, float *y) */
     /* C++ kernels (mangled names): template <T> scale(T *data, T k, u64 n) for float and int, and
      * ops::offset(T *data, T k, u64 n) overloaded for float and int. */
-    [K_SCALE_F32] = { "_Z5scaleIfEvPT_S0_y", 3, { 8, 4, 8 }, { 0, 8, 16 } },
-    [K_SCALE_I32] = { "_Z5scaleIiEvPT_S0_y", 3, { 8, 4, 8 }, { 0, 8, 16 } },
-    [K_OFFSET_F32] = { "_ZN3ops6offsetEPffy", 3, { 8, 4, 8 }, { 0, 8, 16 } },
-    [K_OFFSET_I32] = { "_ZN3ops6offsetEPiiy", 3, { 8, 4, 8 }, { 0, 8, 16 } },
+    [K_SCALE_F32] = { "_Z5scaleIfEvPT_S0_y", 3, { 8, 4, 8 } },
+    [K_SCALE_I32] = { "_Z5scaleIiEvPT_S0_y", 3, { 8, 4, 8 } },
+    [K_OFFSET_F32] = { "_ZN3ops6offsetEPffy", 3, { 8, 4, 8 } },
+    [K_OFFSET_I32] = { "_ZN3ops6offsetEPiiy", 3, { 8, 4, 8 } },
     /* internal/benchrows/jacobi.ll: (const float *A, const double *b, const double *x, double *x_new, double *residual, u64 n) */
-    [K_JACOBI] = { "jacobi_f64", 6, { 8, 8, 8, 8, 8, 8 }, { 0, 8, 16, 24, 32, 40 } },
+    [K_JACOBI] = { "jacobi_f64", 6, { 8, 8, 8, 8, 8, 8 } },
 };
 
 /* ===================================================================
@@ -564,6 +584,16 @@ static int task_reachable(const struct task *t) {
                (!t->dev_src || reachable((uintptr_t)t->src, t->n));
     case T_SET: return reachable((uintptr_t)t->dst, t->n * t->width);
     case T_WAIT: case T_WRITE: return reachable((uintptr_t)t->dst, t->width);
+    default: return 1;
+    }
+}
+
+/* Whether each side of a copy or memset lies in one pinned or registered
+ * range where it starts in one (one_host_range). mu held. */
+static int task_one_range(const struct task *t) {
+    switch (t->kind) {
+    case T_COPY: return one_host_range((uintptr_t)t->dst, t->n) && one_host_range((uintptr_t)t->src, t->n);
+    case T_SET: return one_host_range((uintptr_t)t->dst, t->n * t->width);
     default: return 1;
     }
 }
@@ -1141,14 +1171,15 @@ static CUresult begin_enqueue(CUstream h, CUstream *out, int *capturing, int gat
 }
 
 /* Enqueue (or record) a task on a stream. Copies, memsets and stream memory
- * operations are checked against reachable memory first; a copy into
+ * operations are checked against reachable memory first (and copies and
+ * memsets against ranges over several registrations); a copy into
  * pageable memory returns only when done, as the driver's does. */
 static CUresult enqueue(CUstream h, const struct task *t) {
     CUstream s;
     int capturing;
     LOCK();
     CUresult r = begin_enqueue(h, &s, &capturing, t->kind != T_WAIT && t->kind != T_WRITE);
-    if (!r && t->kind != T_KERNEL && !task_reachable(t)) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r && t->kind != T_KERNEL && !(task_reachable(t) && task_one_range(t))) r = CUDA_ERROR_INVALID_VALUE;
     if (!r && capturing) r = record(s, t);
     else if (!r) {
         struct op *o = submit(s, t, NULL);
@@ -1169,7 +1200,7 @@ static CUresult run_sync(const struct task *t) {
     int capturing;
     LOCK();
     CUresult r = begin_enqueue(NULL, &s, &capturing, 1);
-    if (!r && !task_reachable(t)) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r && !(task_reachable(t) && task_one_range(t))) r = CUDA_ERROR_INVALID_VALUE;
     if (!r) {
         struct op *o = submit(s, t, NULL);
         op_ref(o);
@@ -2523,9 +2554,18 @@ static CUresult launch(CUfunction f, const unsigned dim[6], CUstream h, void **p
     else if (!params) r = CUDA_ERROR_INVALID_VALUE;
     else {
         const struct kernel_def *k = &kernels[f->kernel];
-        t.kernel = f->kernel;
-        for (int i = 0; i < k->nargs; i++) memcpy(&t.arg[i], params[i], k->size[i]);
-        st.kernel_launches++;
+        /* A NULL entry for a parameter: the real driver's answer is not
+         * known (it may well read through the NULL and crash); the
+         * simulator refuses it. libcuda's checked launch (Func.Launch,
+         * LaunchChecked) refuses a nil argument before the driver, so only
+         * a raw cuLaunchKernel gets here with one. */
+        for (int i = 0; i < k->nargs && !r; i++)
+            if (!params[i]) r = CUDA_ERROR_INVALID_VALUE;
+        if (!r) {
+            t.kernel = f->kernel;
+            for (int i = 0; i < k->nargs; i++) memcpy(&t.arg[i], params[i], k->size[i]);
+            st.kernel_launches++;
+        }
     }
     UNLOCK();
     return r ? r : enqueue(h, &t);
@@ -2900,7 +2940,7 @@ CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int version, cuuint
  * Test hooks
  * =================================================================== */
 
-int sim_fail_next(const char *name, int count, int code) {
+int sim_fail_after(const char *name, int skip, int count, int code) {
     if (!name || strlen(name) >= sizeof faults[0].name) return -1;
     int r = -1;
     LOCK();
@@ -2911,6 +2951,7 @@ int sim_fail_next(const char *name, int count, int code) {
     }
     if (slot) {
         strcpy(slot->name, name);
+        slot->skip = skip > 0 ? skip : 0;
         slot->left = count > 0 ? count : 0;
         slot->code = code;
         r = 0;
@@ -2919,6 +2960,8 @@ int sim_fail_next(const char *name, int count, int code) {
     UNLOCK();
     return r;
 }
+
+int sim_fail_next(const char *name, int count, int code) { return sim_fail_after(name, 0, count, code); }
 
 static const struct { const char *name; long long *value; int cumulative; } stat_names[] = {
     { "registered_ranges", &st.registered_ranges, 0 },

@@ -114,6 +114,7 @@ static CUresult (*cuGetErrorName)(CUresult, const char **);
 
 /* simulator hooks; NULL on the real driver */
 static int (*sim_fail_next)(const char *, int, int);
+static int (*sim_fail_after)(const char *, int, int, int);
 static long long (*sim_stat)(const char *);
 
 /* ---- checking ---- */
@@ -317,6 +318,12 @@ static void test_kernels_and_copies(void) {
     OK(cuStreamSynchronize(s));
     OK(cuMemcpyDtoH(&got, out, 8));
     CHECK(got == sum, "sum_i64 %lld, want %lld", got, sum);
+    if (sim_stat) { /* a NULL parameter entry: refused here; the real driver may crash */
+        long long launches = sim_stat("kernel_launches");
+        void *nulls[] = { &in, &n, NULL, &spin_ns };
+        EXPECT(cuLaunchKernel(k_sum, 1, 1, 1, 1, 1, 1, 0, s, nulls, NULL), 1);
+        CHECK(sim_stat("kernel_launches") == launches, "a refused launch is not counted");
+    }
 
     unsigned flags = 9;
     CUstream nb;
@@ -576,6 +583,55 @@ static void test_registration(void) {
     EXPECT(cuMemFree(d), 1);
     free(buf);
     free(other);
+}
+
+/* Two registrations side by side: a kernel may run over both, the driver's
+ * copies and memsets only over one (CUDA_ERROR_INVALID_VALUE, as the H200
+ * answered with driver 580). */
+static void test_adjacent_registrations(void) {
+    enum { HALF = 4096 };
+    char *buf = page_alloc(2 * HALF), *tmp = page_alloc(2 * HALF);
+    CUstream s;
+    CUdeviceptr d, dp;
+    OK(cuStreamCreate(&s, 0));
+    OK(cuMemAlloc(&d, 2 * HALF));
+    OK(cuMemHostRegister(buf, HALF, 2 /* DEVICEMAP */));
+    OK(cuMemHostRegister(buf + HALF, HALF, 2));
+    OK(cuMemHostGetDevicePointer(&dp, buf, 0));
+
+    EXPECT(cuMemcpyHtoD(d, buf, 2 * HALF), 1);
+    EXPECT(cuMemcpyHtoD(d, buf + 100, HALF), 1);               /* starts in one, ends in the other */
+    EXPECT(cuMemcpyHtoDAsync(d, buf, 2 * HALF, s), 1);
+    EXPECT(cuMemcpyDtoH(buf, d, 2 * HALF), 1);
+    EXPECT(cuMemsetD32(dp, 7, 2 * HALF / 4), 1);
+    EXPECT(cuMemsetD32Async(dp + 100, 7, HALF / 4, s), 1);
+    OK(cuStreamSynchronize(s));
+
+    /* one registration at a time works */
+    memset(buf, 0, 2 * HALF);
+    OK(cuMemsetD32(dp, 9, HALF / 4));
+    OK(cuMemsetD32Async(dp + HALF, 9, HALF / 4, s));
+    OK(cuStreamSynchronize(s));
+    CHECK(((int *)buf)[0] == 9 && ((int *)buf)[2 * HALF / 4 - 1] == 9, "memsets of each registration");
+    OK(cuMemcpyHtoD(d, buf, HALF));
+    OK(cuMemcpyHtoDAsync(d + HALF, buf + HALF, HALF, s));
+    OK(cuStreamSynchronize(s));
+    CHECK(all_equal(d, 2 * HALF / 4, 9), "copies of each registration to the device");
+    OK(cuMemcpyHtoD(d, tmp, 2 * HALF));                        /* pageable: unchanged */
+
+    /* a kernel reads and writes across the boundary */
+    OK(add_one(s, dp, 2 * HALF / 4));
+    OK(cuStreamSynchronize(s));
+    int across = 1;
+    for (int i = 0; i < 2 * HALF / 4; i++) across &= ((int *)buf)[i] == 10;
+    CHECK(across, "add_one over two adjacent registrations");
+
+    OK(cuMemHostUnregister(buf + HALF));
+    OK(cuMemHostUnregister(buf));
+    OK(cuMemFree(d));
+    OK(cuStreamDestroy(s));
+    free(buf);
+    free(tmp);
 }
 
 /* cuMemHostUnregister and cuMemFree wait for work in flight on any stream;
@@ -1125,6 +1181,11 @@ static void test_hooks(void) {
     EXPECT(cuMemHostUnregister(NULL), 999);
     EXPECT(cuMemHostUnregister(NULL), 1);
     CHECK(sim_stat("unregister_calls") == unreg + 2, "unregister_calls counts every call");
+    CHECK(sim_fail_after && sim_fail_after("cuMemHostUnregister", 2, 1, 998) == 0, "sim_fail_after");
+    EXPECT(cuMemHostUnregister(NULL), 1);                       /* skipped: works as usual */
+    EXPECT(cuMemHostUnregister(NULL), 1);
+    EXPECT(cuMemHostUnregister(NULL), 998);
+    EXPECT(cuMemHostUnregister(NULL), 1);
 
     long long streams = sim_stat("live_streams"), events = sim_stat("live_events");
     CUevent e;
@@ -1180,6 +1241,7 @@ int main(int argc, char **argv) {
     cuGetProcAddress = (CUresult (*)(const char *, void **, int, unsigned long long, int *))dlsym(lib, "cuGetProcAddress_v2");
     if (!cuGetProcAddress) { fprintf(stderr, "no cuGetProcAddress_v2\n"); return 2; }
     sim_fail_next = (int (*)(const char *, int, int))dlsym(lib, "sim_fail_next");
+    sim_fail_after = (int (*)(const char *, int, int, int))dlsym(lib, "sim_fail_after");
     sim_stat = (long long (*)(const char *))dlsym(lib, "sim_stat");
     if (!sim_stat && argc < 3) { fprintf(stderr, "the real driver needs a PTX file with the kernels\n"); return 2; }
 
@@ -1254,6 +1316,7 @@ int main(int argc, char **argv) {
     RUN(test_event_after_stream_destroy());
     RUN(test_per_thread_stream());
     RUN(test_registration());
+    RUN(test_adjacent_registrations());
     RUN(test_fence(0));
     RUN(test_fence(1));
     RUN(test_capture_matrix());

@@ -71,7 +71,8 @@ func TestCachedRunLaunchesAnUpdateWhoseTrackingFailed(t *testing.T) {
 
 // In a loop that waits for each run, the update reuses the event that
 // tracked the run before: no event is created or destroyed in the steady
-// state, and a failing cuEventCreate is never reached.
+// state (a cuEventCreate armed to fail around each Run is never reached),
+// and the run before's lease is released when Run returns.
 func TestCachedRunReusesTheTrackingEventOfAFinishedRun(t *testing.T) {
 	noErrorsLogged(t)
 	onPrimary(t, 0)
@@ -82,37 +83,38 @@ func TestCachedRunReusesTheTrackingEventOfAFinishedRun(t *testing.T) {
 	host := pinnedInts(t, n)
 	var leased counter
 	c := graph.NewCached(graph.DefaultMode)
-	run := func(v int32) {
-		t.Helper()
-		must(t, c.Run(s, func(s libcuda.Stream) error {
+	run := func(v int32) error {
+		return c.Run(s, func(s libcuda.Stream) error {
 			if !graph.Lease(s, leased.release) {
 				t.Error("Lease refused on the capturing stream")
 			}
 			return k.fillAdd(s, buf, n, v, 0)
-		}))
-		checkInts(t, "after a run", s, buf, host, v)
+		})
 	}
-	run(1)
+	must(t, run(1))
+	checkInts(t, "after the first run", s, buf, host, 1)
 	live := testenv.SimStat(t, "live_events")
-	simFailNext(t, "cuEventCreate", 1, libcuda.CUDA_ERROR_OUT_OF_MEMORY)
 	for v := range int32(5) {
-		run(2 + v)
+		simFailNext(t, "cuEventCreate", 1, libcuda.CUDA_ERROR_OUT_OF_MEMORY)
+		err := run(2 + v)
+		// The failure is still armed: this call takes it (and disarms it).
+		var ev libcuda.Event
+		if cerr := libcuda.EventCreate(&ev, 0); cerr == nil {
+			must(t, libcuda.EventDestroy(ev))
+			t.Fatalf("run %d called cuEventCreate", v+2)
+		}
+		must(t, err)
 		if got := testenv.SimStat(t, "live_events"); got != live {
 			t.Fatalf("run %d: %d live events, want %d as after the first run", v+2, got, live)
 		}
 		if got, want := leased.get(), int(v)+1; got != want {
 			t.Fatalf("run %d returned with %d leases released, want %d", v+2, got, want)
 		}
+		checkInts(t, "after a run", s, buf, host, 2+v)
 	}
 	must(t, c.Close())
 	drained(t)
 	if got := leased.get(); got != 6 {
 		t.Fatalf("%d leases released after Close, want 6", got)
-	}
-	// Disarm the failure that no run reached.
-	var ev libcuda.Event
-	if err := libcuda.EventCreate(&ev, 0); err == nil {
-		must(t, libcuda.EventDestroy(ev))
-		t.Fatal("cuEventCreate was called by a run of the loop")
 	}
 }

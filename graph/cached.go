@@ -22,6 +22,7 @@ type Cached struct {
 	mode   libcuda.StreamCaptureMode
 	exec   *Exec
 	stats  CacheStats
+	rec    capture // the record of each of its captures
 	closed bool
 }
 
@@ -42,23 +43,34 @@ func NewCached(mode libcuda.StreamCaptureMode) *Cached { return &Cached{mode: mo
 // is kept. An update that succeeds but cannot track its launches, so that
 // what the graphs lease is kept for good, is logged, and the graph is
 // launched.
+//
+// What the previous run's capture leased (Lease) is released before Run
+// returns, on the calling goroutine and with c unlocked, when that run's
+// launch has finished by the time of the update; else in the background
+// once it has (see Exec.Update).
 func (c *Cached) Run(s libcuda.Stream, f func(s libcuda.Stream) error) (err error) {
+	var done *leases
+	defer func() { done.unrefHere() }() // after c.mu is unlocked: a release may call back
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
 		return fmt.Errorf("graph: Cached.Run: %w", ErrDestroyed)
 	}
-	g, err := Capture(s, c.mode, f)
+	if err := checkCapture(s, f); err != nil {
+		return err
+	}
+	// The captured graph is the driver's, destroyed before Run returns
+	// unless it is instantiated: a Graph is made only for that.
+	raw, cu, l, err := captureRaw(s, c.mode, f, &c.rec)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if derr := g.Destroy(); derr != nil {
-			err = errors.Join(err, derr)
-		}
-	}()
+	// A graph that cannot be destroyed (what it leases is then kept) is
+	// no failed update: the work runs, and Run returns the error.
+	var derr error
 	if c.exec != nil {
-		inPlace, err := c.exec.Update(g)
+		var inPlace bool
+		inPlace, done, err = c.exec.updateRaw(raw, l)
 		switch {
 		case err != nil && inPlace:
 			// Updated, but its launches cannot be tracked: what its
@@ -66,28 +78,43 @@ func (c *Cached) Run(s libcuda.Stream, f func(s libcuda.Stream) error) (err erro
 			// so it runs; the loss is logged, as a failed release is.
 			slog.Error("graph: Cached.Run", "err", err)
 		case err != nil:
-			return err
+			return errors.Join(err, dropRaw(raw, l))
 		}
 		if inPlace {
 			c.stats.Updates++
+			derr = dropRaw(raw, l)
 		} else {
 			old := c.exec
 			c.exec = nil
 			if err := old.Destroy(); err != nil {
-				return err
+				return errors.Join(err, dropRaw(raw, l))
 			}
 		}
 	}
 	if c.exec == nil {
-		if c.exec, err = g.Instantiate(); err != nil {
-			return err
+		g := newGraph(raw, cu, l)
+		c.exec, err = g.Instantiate()
+		derr = g.Destroy()
+		if err != nil {
+			return errors.Join(err, derr)
 		}
 		c.stats.Instantiations++
 	}
 	if err := c.exec.Launch(s); err != nil {
-		return err
+		return errors.Join(err, derr)
 	}
 	c.stats.Runs++
+	return derr
+}
+
+// dropRaw destroys the driver's graph raw that a capture made and drops
+// the capture's reference on its leases l; when the graph cannot be
+// destroyed, what it leases is kept.
+func dropRaw(raw libcuda.Graph, l *leases) error {
+	if err := destroyGraph(raw); err != nil {
+		return fmt.Errorf("graph: Destroy: %w", err)
+	}
+	l.unref()
 	return nil
 }
 

@@ -37,31 +37,54 @@ var ErrInvalidated = errors.New("graph: capture invalidated")
 // s must be a stream of the caller's: the legacy default stream cannot be
 // captured. CU_STREAM_PER_THREAD means the per-thread stream of the
 // capturing thread, whose context must be current when Capture is called.
-func Capture(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(s libcuda.Stream) error) (g *Graph, err error) {
+func Capture(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(s libcuda.Stream) error) (*Graph, error) {
+	if err := checkCapture(s, f); err != nil {
+		return nil, err
+	}
+	raw, cu, l, err := captureRaw(s, mode, f, new(capture))
+	if err != nil {
+		return nil, err
+	}
+	return newGraph(raw, cu, l), nil
+}
+
+// checkCapture refuses what cannot be captured.
+func checkCapture(s libcuda.Stream, f func(s libcuda.Stream) error) error {
 	if s == 0 || s == libcuda.CU_STREAM_LEGACY {
-		return nil, errors.New("graph: the legacy default stream cannot be captured; capture a stream created with cuStreamCreate")
+		return errors.New("graph: the legacy default stream cannot be captured; capture a stream created with cuStreamCreate")
 	}
 	if f == nil {
-		return nil, errors.New("graph: Capture: nil function")
+		return errors.New("graph: Capture: nil function")
 	}
-	var cu libcuda.Context
+	return nil
+}
+
+// captureRaw is Capture without the Graph: it returns the driver's graph,
+// the stream's context and what the capture leased (nil when nothing),
+// with one reference for the caller. rec is the capture record to use: a
+// new one, or Cached's own, reused by each of its runs.
+func captureRaw(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(s libcuda.Stream) error, rec *capture) (raw libcuda.Graph, cu libcuda.Context, l *leases, err error) {
 	if err := libcuda.StreamGetCtx(s, &cu); err != nil {
-		return nil, fmt.Errorf("graph: capture of %s: the stream's context: %w", streamName(s), err)
+		return 0, 0, nil, fmt.Errorf("graph: capture of %s: the stream's context: cuStreamGetCtx: %w", streamName(s), err)
 	}
 	ran := false
-	werr := libcuda.WithContext(cu, func() error {
+	werr := withContext(cu, func() error {
 		ran = true
-		g, err = runCapture(s, cu, mode, f)
+		raw, l, err = runCapture(s, mode, f, rec)
 		return nil
 	})
 	if werr != nil { // making the context current, or restoring it, failed
 		err = errors.Join(err, fmt.Errorf("graph: capture of %s: the thread's context (capture ran: %v): %w", streamName(s), ran, werr))
-		if g != nil { // no graph with an error: the caller would drop it
-			err = errors.Join(err, g.Destroy())
-			g = nil
+		if raw != 0 { // no graph with an error: the caller would drop it
+			if derr := destroyGraph(raw); derr != nil {
+				err = errors.Join(err, fmt.Errorf("graph: Destroy: %w", derr)) // what l holds is kept
+			} else {
+				l.unref()
+			}
+			raw, l = 0, nil
 		}
 	}
-	return g, err
+	return raw, cu, l, err
 }
 
 // endCapture ends the capture of s and destroys the graph it made, if it
@@ -69,29 +92,33 @@ func Capture(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(s libcuda.
 func endCapture(s libcuda.Stream) error {
 	var raw libcuda.Graph
 	err := libcuda.StreamEndCapture(s, &raw)
+	if err != nil {
+		err = fmt.Errorf("cuStreamEndCapture: %w", err)
+	}
 	if raw != 0 {
 		if derr := libcuda.GraphDestroy(raw); derr != nil {
-			err = errors.Join(err, fmt.Errorf("destroying the captured graph: %w", derr))
+			err = errors.Join(err, fmt.Errorf("destroying the captured graph: cuGraphDestroy: %w", derr))
 		}
 	}
 	return err
 }
 
-// runCapture runs the capture on the locked thread, s's context current.
-func runCapture(s libcuda.Stream, cu libcuda.Context, mode libcuda.StreamCaptureMode, f func(libcuda.Stream) error) (*Graph, error) {
+// runCapture runs the capture on the locked thread, s's context current,
+// with c as its record.
+func runCapture(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(libcuda.Stream) error, c *capture) (libcuda.Graph, *leases, error) {
 	entry := sync.StartCapture()
 	if err := libcuda.StreamBeginCapture(s, mode); err != nil {
 		entry.End()
-		return nil, fmt.Errorf("graph: cannot begin capturing %s in %s: %w%s", streamName(s), modeName(mode), err, beginHint(err))
+		return 0, nil, fmt.Errorf("graph: cannot begin capturing %s in %s: cuStreamBeginCapture: %w%s", streamName(s), modeName(mode), err, beginHint(err))
 	}
 	var status libcuda.StreamCaptureStatus
 	var id uint64
 	if err := libcuda.StreamGetCaptureInfo(s, &status, &id, nil, nil, nil, nil); err != nil {
 		eerr := endCapture(s)
 		entry.End()
-		return nil, errors.Join(fmt.Errorf("graph: capture of %s: cuStreamGetCaptureInfo: %w", streamName(s), err), eerr)
+		return 0, nil, errors.Join(fmt.Errorf("graph: capture of %s: cuStreamGetCaptureInfo: %w", streamName(s), err), eerr)
 	}
-	c := &capture{stream: s, leases: newLeases()}
+	c.begin(id)
 	entry.Begun(id, s, c)
 
 	done := false
@@ -106,7 +133,7 @@ func runCapture(s libcuda.Stream, cu libcuda.Context, mode libcuda.StreamCapture
 			slog.Error("graph: ending the capture of a function that panicked", "err", err)
 		}
 		entry.End()
-		c.leases.unref()
+		c.end().unref()
 	}()
 
 	ferr := f(s)
@@ -122,23 +149,24 @@ func runCapture(s libcuda.Stream, cu libcuda.Context, mode libcuda.StreamCapture
 	// The capture has ended, or failed to: either way it is no longer
 	// registered, and postponed work may run.
 	entry.End()
+	l := c.end()
 
 	if ferr == nil && eerr == nil && raw != 0 {
-		return newGraph(raw, cu, c.leases), nil
+		return raw, l, nil
 	}
 	// The end of an invalidated capture says so.
 	invalidated := errors.Is(eerr, libcuda.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
 	err := &CaptureError{Stream: s, Mode: mode, Invalidated: invalidated, Err: ferr, End: eerr}
 	if raw != 0 {
 		if derr := libcuda.GraphDestroy(raw); derr != nil {
-			err.End = errors.Join(err.End, fmt.Errorf("destroying the captured graph: %w", derr))
+			err.End = errors.Join(err.End, fmt.Errorf("destroying the captured graph: cuGraphDestroy: %w", derr))
 		}
 	}
 	if !invalidated && eerr != nil {
 		slog.Error("graph: ending a capture failed; the capture is unregistered and what it leases is released", "stream", streamName(s), "err", eerr)
 	}
-	c.leases.unref()
-	return nil, err
+	l.unref()
+	return 0, nil, err
 }
 
 // unstick ends the capture of s again, up to unstickTries times, while a
@@ -148,8 +176,11 @@ func unstick(s libcuda.Stream) error {
 	var errs []error
 	for range unstickTries {
 		capturing, err := sync.Capturing(s)
-		if err != nil || !capturing {
-			return errors.Join(append(errs, err)...)
+		if err != nil {
+			return errors.Join(append(errs, fmt.Errorf("cuStreamIsCapturing: %w", err))...)
+		}
+		if !capturing {
+			return errors.Join(errs...)
 		}
 		if err := endCapture(s); err != nil && !errors.Is(err, libcuda.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED) {
 			errs = append(errs, fmt.Errorf("ending the capture again: %w", err))

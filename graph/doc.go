@@ -70,10 +70,14 @@
 //
 // Lease attaches a release function to the capture in progress on a
 // stream. It runs once the graph made by that capture and every executable
-// graph made from it are destroyed and their last launches have finished.
-// Executable graphs record an event after each launch; Destroy returns at
-// once and the wait for that event (through package sync) and the release
-// run on a goroutine of this package. Drain waits for all of that to end.
+// graph made from it are destroyed (or updated with another graph) and
+// their last launches have finished. Executable graphs that lease anything
+// record an event after each launch. Destroy returns at once and the wait
+// for that event (through package sync) and the release run on a goroutine
+// of this package; Drain waits for all of that to end. An update that
+// finds the event complete (as in a loop that waits for each run) keeps it
+// for the new launches and runs the old releases on the calling goroutine
+// before it returns, with no lock of this package held.
 //
 // # Thread safety
 //

@@ -25,17 +25,21 @@ type execState struct {
 	mu  gosync.Mutex
 	raw libcuda.GraphExec // 0 once destroyed
 	ctx libcuda.Context
-	// holds are the leases whose release waits for this executable graph;
-	// when there are any, last is recorded after every launch.
-	holds []*leases
-	last  libcuda.Event
-	// untracked is set when a launch could not be followed by its event:
-	// holds are then never released.
+	// hold is the reference on the leases of the graph this executable
+	// graph runs, whose release waits for it; while there is one, last is
+	// recorded after every launch. Without one, last is complete, or 0.
+	hold *leases
+	last libcuda.Event
+	// untracked is set when a launch could not be followed by its event,
+	// or no event could be made: what is leased then is never released
+	// (the references are dropped without unref), and no event recorded.
 	untracked bool
 }
 
-func newExec(raw libcuda.GraphExec, cu libcuda.Context, ev libcuda.Event, holds []*leases) *Exec {
-	st := &execState{raw: raw, ctx: cu, holds: holds, last: ev}
+// newExec makes an Exec of raw, which takes over the reference hold (nil
+// for none) and event ev.
+func newExec(raw libcuda.GraphExec, cu libcuda.Context, ev libcuda.Event, hold *leases) *Exec {
+	st := &execState{raw: raw, ctx: cu, hold: hold, last: ev}
 	e := &Exec{st: st}
 	e.cleanup = runtime.AddCleanup(e, func(st *execState) {
 		Postpone(func() {
@@ -78,16 +82,16 @@ func (e *Exec) Launch(s libcuda.Stream) error {
 		// capture (measured on an H200): refuse it before the driver does.
 		capturing, err := sync.Capturing(s)
 		if err != nil {
-			return fmt.Errorf("graph: Launch on %s: %w", streamName(s), err)
+			return fmt.Errorf("graph: Launch on %s: cuStreamIsCapturing: %w", streamName(s), err)
 		}
 		if capturing {
 			return fmt.Errorf("graph: Launch on %s: an executable graph cannot be launched into a stream capture: %w",
 				streamName(s), libcuda.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 		}
 	}
-	if len(st.holds) == 0 || st.untracked { // nothing to track, or no longer tracked
+	if st.hold == nil || st.untracked { // nothing to track, or no longer tracked
 		if err := libcuda.GraphLaunch(st.raw, s); err != nil {
-			return fmt.Errorf("graph: Launch on %s: %w", streamName(s), err)
+			return fmt.Errorf("graph: Launch on %s: cuGraphLaunch: %w", streamName(s), err)
 		}
 		return nil
 	}
@@ -104,11 +108,11 @@ func (st *execState) launchTracked(s libcuda.Stream) error {
 		defer runtime.UnlockOSThread()
 	}
 	if err := libcuda.GraphLaunch(st.raw, s); err != nil {
-		return fmt.Errorf("graph: Launch on %s: %w", streamName(s), err)
+		return fmt.Errorf("graph: Launch on %s: cuGraphLaunch: %w", streamName(s), err)
 	}
 	if err := libcuda.EventRecord(st.last, s); err != nil {
 		st.untracked = true
-		return fmt.Errorf("graph: Launch on %s: launched, but its end cannot be tracked, so what the graph leases is kept for good: %w", streamName(s), err)
+		return fmt.Errorf("graph: Launch on %s: launched, but its end cannot be tracked, so what the graph leases is kept for good: cuEventRecord: %w", streamName(s), err)
 	}
 	return nil
 }
@@ -122,7 +126,7 @@ func (e *Exec) Upload(s libcuda.Stream) error {
 	}
 	defer st.mu.Unlock()
 	if err := libcuda.GraphUpload(st.raw, s); err != nil {
-		return fmt.Errorf("graph: Upload on %s: %w", streamName(s), err)
+		return fmt.Errorf("graph: Upload on %s: cuGraphUpload: %w", streamName(s), err)
 	}
 	return nil
 }
@@ -137,7 +141,10 @@ func (e *Exec) Upload(s libcuda.Stream) error {
 //
 // After an update e keeps g's leases instead of those of the graphs it
 // was made from before, which are released once the launches made before
-// the update have finished (and their graphs are destroyed).
+// the update have finished (and their graphs are destroyed). When those
+// launches have finished already, as in a loop that waits for each launch,
+// the release runs on the calling goroutine before Update returns, after
+// e and g are unlocked; else on a goroutine of this package.
 func (e *Exec) Update(g *Graph) (inPlace bool, err error) {
 	if g == nil {
 		return false, errors.New("graph: Update: nil graph")
@@ -146,52 +153,92 @@ func (e *Exec) Update(g *Graph) (inPlace bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	defer st.mu.Unlock()
 	if err := g.lock("Update: the new graph"); err != nil {
+		st.mu.Unlock()
 		return false, err
 	}
-	defer g.mu.Unlock()
-	held := g.leases.held()
+	inPlace, done, err := st.update(g.raw, g.leases)
+	g.mu.Unlock()
+	st.mu.Unlock()
+	done.unrefHere() // no lock of this package held: a release may call back
+	return inPlace, err
+}
+
+// updateRaw is Update with the driver's graph raw and its leases l, for
+// Cached; the caller runs done's release (unrefHere) with no lock held.
+func (e *Exec) updateRaw(raw libcuda.Graph, l *leases) (inPlace bool, done *leases, err error) {
+	st, err := e.lock("Update")
+	if err != nil {
+		return false, nil, err
+	}
+	defer st.mu.Unlock()
+	return st.update(raw, l)
+}
+
+// update updates the executable graph with the driver's graph raw, whose
+// leases are l, and takes a reference on l when they hold anything; st.mu
+// is held. When the launches before the update have finished, the event
+// that tracked them serves the launches after it, and done is the
+// reference on the old leases, for the caller to drop once it holds no
+// lock of this package; else the old leases are retired in the background
+// (retire) and a new event tracks the new launches.
+func (st *execState) update(raw libcuda.Graph, l *leases) (inPlace bool, done *leases, err error) {
+	held := l.held()
 	var info libcuda.GraphExecUpdateResultInfo
 	var ev libcuda.Event
-	updated := false
-	err = sync.RelaxedIn(st.ctx, func() error {
-		if err := libcuda.GraphExecUpdate(st.raw, g.raw, &info); err != nil {
-			return err
+	updated, finished := false, false
+	err = inMode(st.ctx, func() error {
+		if err := libcuda.GraphExecUpdate(st.raw, raw, &info); err != nil {
+			return fmt.Errorf("cuGraphExecUpdate: %w", err)
 		}
 		updated = true
-		if held {
+		if st.untracked {
+			return nil
+		}
+		// Without a hold no launch has recorded last since it was found
+		// complete: it still is.
+		finished = st.last != 0 && (st.hold == nil || libcuda.EventQuery(st.last) == nil)
+		if held && !finished {
 			return newEvent(&ev)
 		}
 		return nil
 	})
 	switch {
 	case !updated && errors.Is(err, libcuda.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE):
-		return false, nil
+		return false, nil, nil
 	case !updated && info.Result != libcuda.CU_GRAPH_EXEC_UPDATE_SUCCESS:
-		return false, fmt.Errorf("graph: Update (%v): %w", info.Result, err)
+		return false, nil, fmt.Errorf("graph: Update (%v): %w", info.Result, err)
 	case !updated:
-		return false, fmt.Errorf("graph: Update: %w", err)
+		return false, nil, fmt.Errorf("graph: Update: %w", err)
 	}
 	if err != nil {
 		err = fmt.Errorf("graph: Update: updated, but: %w", err)
 	}
-	if held && ev == 0 {
-		// Without an event the launches cannot be tracked: keep every
-		// lease, old and new, for good.
-		st.untracked = true
+	if held && !st.untracked && !finished && ev == 0 {
+		// Without an event the new launches cannot be tracked: what the
+		// new graph leases is kept for good. The old launches still are.
+		retire(st.last, st.hold)
+		st.hold, st.last, st.untracked = nil, 0, true
 	}
 	if st.untracked {
-		destroyEvent(ev)
-		st.holds = append(st.holds, g.hold(held)...)
+		l.ref() // never dropped
 		if err != nil {
 			err = fmt.Errorf("%w; its launches cannot be tracked, so what its graphs lease is kept for good", err)
 		}
-		return true, err
+		return true, nil, err
 	}
-	retire(st.last, st.holds)
-	st.holds, st.last = g.hold(held), ev
-	return true, err
+	if finished {
+		done = st.hold // last serves the new launches
+	} else {
+		retire(st.last, st.hold)
+		st.last = ev // 0 when nothing is held
+	}
+	st.hold = nil
+	if held {
+		l.ref()
+		st.hold = l
+	}
+	return true, done, err
 }
 
 // Destroy destroys e. It does not wait for e's launches: the leases it
@@ -217,18 +264,18 @@ func (st *execState) destroy() error {
 	}
 	raw := st.raw
 	st.raw = 0
-	if err := Relaxed(func() error { return libcuda.GraphExecDestroy(raw) }); err != nil {
+	if err := Relaxed(func() error { return execDestroy(raw) }); err != nil {
 		// It may still exist, and run: keep what it leases.
 		destroyEvent(st.last)
-		st.last = 0
+		st.hold, st.last = nil, 0
 		return err
 	}
 	if st.untracked {
 		destroyEvent(st.last)
 	} else {
-		retire(st.last, st.holds)
+		retire(st.last, st.hold)
 	}
-	st.holds, st.last = nil, 0
+	st.hold, st.last = nil, 0
 	return nil
 }
 

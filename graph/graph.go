@@ -8,7 +8,6 @@ import (
 	gosync "sync"
 
 	"github.com/purecuda/purecuda/libcuda"
-	"github.com/purecuda/purecuda/sync"
 )
 
 // ErrDestroyed is matched (errors.Is) by the error of a method called on
@@ -31,12 +30,15 @@ type graphRemains struct {
 	leases *leases
 }
 
+// newGraph makes a Graph of raw, which takes over the reference on l (nil
+// when the capture leased nothing).
 func newGraph(raw libcuda.Graph, cu libcuda.Context, l *leases) *Graph {
 	g := &Graph{raw: raw, ctx: cu, leases: l}
 	g.cleanup = runtime.AddCleanup(g, func(r graphRemains) {
 		Postpone(func() {
 			slog.Debug("graph: a Graph was not destroyed; destroying it after the GC found it unreachable")
 			if err := Relaxed(func() error { return libcuda.GraphDestroy(r.raw) }); err != nil {
+				err = fmt.Errorf("cuGraphDestroy: %w", err)
 				slog.Error("graph: destroying an unreachable Graph", "err", err)
 				return // what its leases hold is kept
 			}
@@ -62,7 +64,7 @@ func (g *Graph) Nodes() (int, error) {
 	defer g.mu.Unlock()
 	var n uint64
 	if err := libcuda.GraphGetNodes(g.raw, nil, &n); err != nil {
-		return 0, fmt.Errorf("graph: Nodes: %w", err)
+		return 0, fmt.Errorf("graph: Nodes: cuGraphGetNodes: %w", err)
 	}
 	return int(n), nil
 }
@@ -78,13 +80,13 @@ func (g *Graph) Instantiate() (*Exec, error) {
 	var x libcuda.GraphExec
 	var ev libcuda.Event
 	made := false
-	err := sync.RelaxedIn(g.ctx, func() error {
+	err := relaxedIn(g.ctx, func() error {
 		if err := libcuda.GraphInstantiateWithFlags(&x, g.raw, 0); err != nil {
-			return err
+			return fmt.Errorf("cuGraphInstantiateWithFlags: %w", err)
 		}
 		if held {
 			if err := newEvent(&ev); err != nil {
-				return errors.Join(err, libcuda.GraphExecDestroy(x))
+				return errors.Join(err, execDestroy(x))
 			}
 		}
 		made = true
@@ -92,10 +94,12 @@ func (g *Graph) Instantiate() (*Exec, error) {
 	})
 	if err != nil {
 		if made { // restoring the thread's mode or context failed after
-			err = errors.Join(err, sync.RelaxedIn(g.ctx, func() error {
-				derr := libcuda.GraphExecDestroy(x)
+			err = errors.Join(err, relaxedIn(g.ctx, func() error {
+				derr := execDestroy(x)
 				if ev != 0 {
-					derr = errors.Join(derr, libcuda.EventDestroy(ev))
+					if eerr := libcuda.EventDestroy(ev); eerr != nil {
+						derr = errors.Join(derr, fmt.Errorf("cuEventDestroy: %w", eerr))
+					}
 				}
 				return derr
 			}))
@@ -115,20 +119,31 @@ func (g *Graph) lock(op string) error {
 	return nil
 }
 
-// hold returns a reference to g's leases for an executable graph, or none
+// hold returns a reference to g's leases for an executable graph, or nil
 // when held is false (g leases nothing); g.mu is held.
-func (g *Graph) hold(held bool) []*leases {
+func (g *Graph) hold(held bool) *leases {
 	if !held {
 		return nil
 	}
 	g.leases.ref()
-	return []*leases{g.leases}
+	return g.leases
 }
 
 // newEvent creates the event that tracks an executable graph's launches,
 // in the current context.
 func newEvent(ev *libcuda.Event) error {
-	return libcuda.EventCreate(ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING|libcuda.CU_EVENT_BLOCKING_SYNC))
+	if err := libcuda.EventCreate(ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING|libcuda.CU_EVENT_BLOCKING_SYNC)); err != nil {
+		return fmt.Errorf("cuEventCreate: %w", err)
+	}
+	return nil
+}
+
+// execDestroy destroys the executable graph x.
+func execDestroy(x libcuda.GraphExec) error {
+	if err := libcuda.GraphExecDestroy(x); err != nil {
+		return fmt.Errorf("cuGraphExecDestroy: %w", err)
+	}
+	return nil
 }
 
 // Destroy destroys g. Its leases are released once every executable graph
@@ -142,7 +157,7 @@ func (g *Graph) Destroy() error {
 	g.cleanup.Stop()
 	raw := g.raw
 	g.raw = 0
-	if err := Relaxed(func() error { return libcuda.GraphDestroy(raw) }); err != nil {
+	if err := destroyGraph(raw); err != nil {
 		// What the leases hold is kept: the graph may still exist.
 		return fmt.Errorf("graph: Destroy: %w", err)
 	}

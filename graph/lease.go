@@ -10,12 +10,17 @@ import (
 )
 
 // Lease attaches release to the capture in progress on stream s, made
-// through this package: release runs (once, on a goroutine of this
-// package) after the graph made by that capture and every executable graph
-// instantiated from it (or updated with it) are destroyed and their last
-// launches have finished. When the capture fails, release runs once it has
-// ended. ok is false, and release is not kept, when s is not being
-// captured through this package.
+// through this package: release runs once, after the graph made by that
+// capture and every executable graph instantiated from it (or updated with
+// it) are destroyed or updated again, and their last launches have
+// finished. When the capture fails, release runs once it has ended. ok is
+// false, and release is not kept, when s is not being captured through
+// this package.
+//
+// release runs on a goroutine of this package, or on the goroutine whose
+// call to Exec.Update or Cached.Run finds the launches before the update
+// finished already; it runs with no lock of this package held, so it may
+// call into this package.
 //
 // s may be the stream the capture began on or a stream that joined it
 // through an event. Lease may be called from any goroutine; for
@@ -35,22 +40,31 @@ func Lease(s libcuda.Stream, release func()) (ok bool) {
 	if !ok || c == nil {
 		return false
 	}
-	c.leases.add(release)
-	return true
+	return c.lease(id, status, release)
 }
 
 // leases are the release functions attached to one capture. The graph
 // made by the capture holds a reference, and so does every executable
 // graph that can still run its work; the functions run when the last
-// reference goes.
+// reference goes. A nil *leases is a capture that leased nothing.
+//
+// Once the last reference is gone and its functions have run, a leases is
+// reused for a later capture (leasePool): a loop of Cached runs that lease
+// memory then makes none.
 type leases struct {
 	mu   gosync.Mutex
 	refs int
 	fns  []func()
 }
 
+var leasePool = gosync.Pool{New: func() any { return new(leases) }}
+
 // newLeases returns leases with one reference, the capture's.
-func newLeases() *leases { return &leases{refs: 1} }
+func newLeases() *leases {
+	l := leasePool.Get().(*leases)
+	l.refs = 1
+	return l
+}
 
 func (l *leases) add(f func()) {
 	l.mu.Lock()
@@ -61,12 +75,18 @@ func (l *leases) add(f func()) {
 // held reports whether anything is attached. Once the capture has ended
 // nothing more can be, so the answer stays the same.
 func (l *leases) held() bool {
+	if l == nil {
+		return false
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return len(l.fns) > 0
 }
 
 func (l *leases) ref() {
+	if l == nil {
+		return
+	}
 	l.mu.Lock()
 	l.refs++
 	l.mu.Unlock()
@@ -75,35 +95,54 @@ func (l *leases) ref() {
 // unref drops a reference; the last one runs the release functions, in
 // the order they were attached, on a goroutine of this package.
 func (l *leases) unref() {
+	if !l.drop() {
+		return
+	}
+	goBackground(l.release)
+}
+
+// unrefHere is unref for a caller that holds no lock of this package: the
+// last reference runs the release functions on the calling goroutine.
+func (l *leases) unrefHere() {
+	if l.drop() {
+		l.release()
+	}
+}
+
+// drop drops a reference and reports whether it was the last: then the
+// caller runs release.
+func (l *leases) drop() (last bool) {
+	if l == nil {
+		return false
+	}
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.refs--
-	if l.refs > 0 {
-		l.mu.Unlock()
-		return
+	return l.refs == 0
+}
+
+// release runs the functions of leases whose last reference is gone, in
+// the order they were attached, and makes l available for reuse; no
+// one refers to l any more.
+func (l *leases) release() {
+	for i, f := range l.fns {
+		l.fns[i] = nil
+		f()
 	}
-	fns := l.fns
-	l.fns = nil
-	l.mu.Unlock()
-	if len(fns) == 0 {
-		return
-	}
-	goBackground(func() {
-		for _, f := range fns {
-			f()
-		}
-	})
+	l.fns = l.fns[:0]
+	leasePool.Put(l)
 }
 
 // retireWait is how the background waits for a last launch: on a helper
 // thread that sleeps in the driver, never spinning.
 var retireWait = sync.Policy{Mode: sync.Blocking}
 
-// retire releases holds once event ev, recorded after each launch, has
+// retire releases hold once event ev, recorded after each launch, has
 // completed, on a goroutine of this package, and destroys ev. An event
 // never recorded (no launch) is complete at once. The caller has given
-// its references in holds up.
-func retire(ev libcuda.Event, holds []*leases) {
-	if ev == 0 && len(holds) == 0 {
+// its reference in hold up.
+func retire(ev libcuda.Event, hold *leases) {
+	if ev == 0 && hold == nil {
 		return
 	}
 	goBackground(func() {
@@ -116,9 +155,7 @@ func retire(ev libcuda.Event, holds []*leases) {
 			}
 		}
 		destroyEvent(ev)
-		for _, h := range holds {
-			h.unref()
-		}
+		hold.unrefHere()
 	})
 }
 
@@ -127,6 +164,6 @@ func destroyEvent(ev libcuda.Event) {
 		return
 	}
 	if err := libcuda.EventDestroy(ev); err != nil {
-		slog.Error("graph: destroying the launch-tracking event of an executable graph", "err", err)
+		slog.Error("graph: destroying the launch-tracking event of an executable graph: cuEventDestroy", "err", err)
 	}
 }

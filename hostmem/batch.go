@@ -5,7 +5,6 @@ import (
 	"log/slog"
 
 	"github.com/purecuda/purecuda/libcuda"
-	"github.com/purecuda/purecuda/sync"
 )
 
 // Unregister batches. An unregister waits for all work in flight on the
@@ -73,7 +72,7 @@ func unregisterBatch(batch []*registration) {
 func unregister(batch []*registration) {
 	for _, r := range batch {
 		p := r.p
-		err := sync.RelaxedIn(r.ctx, func() error {
+		err := relaxedIn(r.ctx, func() error {
 			if r.kind == allocated {
 				if err := libcuda.MemFreeHost(p); err != nil {
 					return fmt.Errorf("cuMemFreeHost: %w", err)

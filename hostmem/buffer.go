@@ -57,10 +57,11 @@ type stateFields struct {
 	size    uintptr
 	dptr    libcuda.Deviceptr
 	regs    []*registration
-	hold    hold  // on ctx, if it is a primary context
-	uses    []use // one per stream used, with the event last recorded there
-	unknown bool  // some use cannot be waited for by events: wait for the context
-	leased  bool  // a use was leased to a graph
+	hold    hold   // on ctx, if it is a primary context
+	uses    []use  // one per stream used, with the event last recorded there
+	unknown bool   // some use cannot be waited for by events: wait for the context
+	leased  bool   // a use was leased to a graph
+	release func() // drops a lease's references (see lease); made at the first
 	freed   bool
 	phase   phase // wrapped, in use, freed; then the owner's (see phase)
 	waiting int   // uses the owner waits for; the owner's
@@ -139,12 +140,15 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 		return nil, err
 	}
 	if !goMem {
-		err := sync.RelaxedIn(ctx, func() error {
-			return libcuda.MemHostAlloc(&p, uint64(n), uint32(libcuda.CU_MEMHOSTALLOC_PORTABLE|libcuda.CU_MEMHOSTALLOC_DEVICEMAP))
+		err := relaxedIn(ctx, func() error {
+			if err := libcuda.MemHostAlloc(&p, uint64(n), uint32(libcuda.CU_MEMHOSTALLOC_PORTABLE|libcuda.CU_MEMHOSTALLOC_DEVICEMAP)); err != nil {
+				return fmt.Errorf("cuMemHostAlloc(%d): %w", n, err)
+			}
+			return nil
 		})
 		if err != nil {
 			h.release()
-			return nil, fmt.Errorf("hostmem: cuMemHostAlloc(%d): %w", n, err)
+			return nil, fmt.Errorf("hostmem: %w", err)
 		}
 	}
 	st := newState()
@@ -156,7 +160,12 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 	regs, err := reg.acquire(st.regs1[:0], ctxKey{ctx, dev.id}, p, n, mode)
 	if err != nil {
 		if !goMem { // no registration owns the allocation
-			err = errors.Join(err, sync.RelaxedIn(ctx, func() error { return libcuda.MemFreeHost(p) }))
+			err = errors.Join(err, relaxedIn(ctx, func() error {
+				if err := libcuda.MemFreeHost(p); err != nil {
+					return fmt.Errorf("hostmem: cuMemFreeHost: %w", err)
+				}
+				return nil
+			}))
 		}
 		h.release()
 		return nil, err
@@ -165,8 +174,15 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 	if mode != pageable && !dev.hostPointer {
 		// The device maps registered memory elsewhere: ask, and refuse a
 		// range that several registrations cover.
-		err := sync.RelaxedIn(ctx, func() error { return libcuda.MemHostGetDevicePointer(&st.dptr, p, 0) })
-		if err == nil && len(regs) > 1 {
+		err := relaxedIn(ctx, func() error {
+			if err := libcuda.MemHostGetDevicePointer(&st.dptr, p, 0); err != nil {
+				return fmt.Errorf("cuMemHostGetDevicePointer: %w", err)
+			}
+			return nil
+		})
+		if err != nil {
+			err = fmt.Errorf("hostmem: %w", err)
+		} else if len(regs) > 1 {
 			err = errors.New("hostmem: the range spans registrations and the device maps them apart")
 		}
 		if err != nil {
@@ -245,32 +261,44 @@ func (b *Buffer) Use(s libcuda.Stream) error {
 		return ErrFreed
 	}
 	if s != 0 && s != libcuda.CU_STREAM_LEGACY && s != libcuda.CU_STREAM_PER_THREAD {
-		return st.use(s, false)
+		return useError(st.use(s, false))
 	}
 	if s == libcuda.CU_STREAM_PER_THREAD && sync.CapturesInProgress() > 0 {
 		// The calling thread may be capturing its own per-thread stream
 		// (the legacy stream cannot be captured): then the memory is
 		// leased to that capture, as on any other stream.
 		var capturing bool
-		err := libcuda.WithContext(st.ctx, func() (err error) {
+		err := withContext(st.ctx, func() (err error) {
 			capturing, err = sync.Capturing(s)
 			return err
 		})
 		if err == nil && capturing {
-			return st.lease(s)
+			return useError(st.leaseOrKeep(s))
 		}
 	}
 	// These handles mean the current context's streams: make the buffer's
 	// context current. An event recorded on them during a capture could
 	// join or break it, so none is recorded while one is in progress, and
 	// none begins until it is.
+	called := false
 	ran, err := sync.IfNoCapture(func() error {
-		return libcuda.WithContext(st.ctx, func() error { return st.use(s, true) })
+		return withContext(st.ctx, func() error {
+			called = true
+			return st.use(s, true)
+		})
 	})
-	if !ran {
-		st.unknown = true
+	if !ran || !called {
+		st.unknown = true // not tracked: the release waits for the context
 	}
-	return err
+	return useError(err)
+}
+
+// useError is Use's error for err, that of a driver call named in it.
+func useError(err error) error {
+	if err == nil || err == ErrUntrackedCapture {
+		return err
+	}
+	return fmt.Errorf("hostmem: Use: %w", err)
 }
 
 // use records a use on s with a new event, or with the event of an earlier
@@ -280,16 +308,23 @@ func (b *Buffer) Use(s libcuda.Stream) error {
 // When no event can be recorded, the release waits for the whole context:
 // the work was submitted already.
 func (st *state) use(s libcuda.Stream, special bool) error {
+	// While captures are in progress, a use is most likely inside one:
+	// Lease's own query of the stream then says so, and is the only one.
+	if sync.CapturesInProgress() > 0 && st.lease(s, false) {
+		return nil
+	}
 	capturing, err := sync.Capturing(s)
-	if err == nil && capturing {
-		return st.lease(s)
+	if err != nil {
+		err = fmt.Errorf("cuStreamIsCapturing: %w", err)
+	} else if capturing {
+		return st.leaseOrKeep(s)
 	}
 	if err == nil {
 		err = st.track(s, special)
 	}
 	if err != nil {
 		st.unknown = true
-		return fmt.Errorf("hostmem: Use: %w", err)
+		return err
 	}
 	return nil
 }
@@ -297,14 +332,14 @@ func (st *state) use(s libcuda.Stream, special bool) error {
 // track records an event for the work submitted to s so far. A stream is
 // matched by its unique id as well as its handle, which the driver may
 // give to a new stream; CU_STREAM_PER_THREAD names a different stream on
-// each thread, so it is never matched.
+// each thread, so it is never matched. Its errors name the driver call.
 func (st *state) track(s libcuda.Stream, special bool) error {
 	u := use{s: s, ctx: st.ctx}
 	if !special {
 		// The stream's unique id lets the owner order its uses (0: no id,
 		// see queue.go).
 		if err := libcuda.StreamGetId(s, &u.id); err != nil && !errors.Is(err, libcuda.ErrSymbol) {
-			return err
+			return fmt.Errorf("cuStreamGetId: %w", err)
 		}
 	}
 	i := 0
@@ -327,7 +362,10 @@ func (st *state) track(s libcuda.Stream, special bool) error {
 		st.uses = append(st.uses, u)
 		st.inUse()
 	}
-	return record(&st.uses[i])
+	if err := record(&st.uses[i]); err != nil {
+		return fmt.Errorf("cuEventRecord: %w", err)
+	}
+	return nil
 }
 
 // inUse marks the first use of a wrapped buffer; st.mu is held.
@@ -337,25 +375,59 @@ func (st *state) inUse() {
 	}
 }
 
-// lease keeps the buffer's registrations for the graph being captured on
-// s; st.mu is held, and the registry is locked after it.
-func (st *state) lease(s libcuda.Stream) error {
-	// A copy: the lease outlives the state, which is reused with its
-	// room for registrations once its own release has ended.
-	regs := append([]*registration(nil), st.regs...)
+// lease leases the buffer's registrations to the capture through package
+// graph in progress on s, and reports whether it did: the graph keeps
+// them until it and the executable graphs made from it are done with them.
+// When it did not, the references it took are dropped again, unless keep
+// is set: then they stay for good. st.mu is held, and the registry is
+// locked after it.
+func (st *state) lease(s libcuda.Stream, keep bool) bool {
+	if st.release == nil {
+		// Made once per buffer, for all its leases: each holds one
+		// reference on each registration, and the function drops one.
+		// It keeps a copy of the registrations, since a lease outlives
+		// the state, which is reused with its room for them once its own
+		// release has ended.
+		regs := append([]*registration(nil), st.regs...)
+		st.release = func() {
+			if reg.release(regs) {
+				checkBudget()
+			}
+		}
+	}
+	// The references are taken first: the lease may be released as soon
+	// as Lease has attached it.
+	regs := st.regs
 	reg.mu.Lock()
 	for _, r := range regs {
 		r.refs++
 	}
 	reg.mu.Unlock()
-	st.leased = true
-	st.inUse()
-	if !graph.Lease(s, func() {
-		if reg.release(regs) {
-			checkBudget()
-		}
-	}) {
-		reg.keep(regs) // the references stay
+	if graph.Lease(s, st.release) {
+		st.leased = true
+		st.inUse()
+		return true
+	}
+	if keep {
+		reg.keep(regs)
+		st.leased = true
+		st.inUse()
+		return false
+	}
+	// The buffer holds references of its own: none of these is the last.
+	reg.mu.Lock()
+	for _, r := range regs {
+		r.refs--
+	}
+	reg.mu.Unlock()
+	return false
+}
+
+// leaseOrKeep leases the buffer's registrations to the capture in
+// progress on s, which is being captured; when that capture was not made
+// through package graph, the memory is kept for the life of the process.
+func (st *state) leaseOrKeep(s libcuda.Stream) error {
+	if !st.lease(s, true) {
 		return ErrUntrackedCapture
 	}
 	return nil
@@ -394,7 +466,7 @@ func streamContext(s libcuda.Stream, id uint64) (libcuda.Context, error) {
 	}
 	var cu libcuda.Context
 	if err := libcuda.StreamGetCtx(s, &cu); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("cuStreamGetCtx: %w", err)
 	}
 	if id != 0 {
 		streamContexts.mu.Lock()

@@ -98,14 +98,18 @@ func (o *owner) contextDone(r ctxResult) {
 		sync.Postpone(func() { post(func() { inbox.retry = append(inbox.retry, ctx) }) })
 		return
 	case r.err != nil:
-		// One failure, logged once, for every release that shared it.
+		// One failure, logged once, for every release that shared it;
+		// logged before the releases end, so that a Wait that returns
+		// after them finds it logged.
 		var bytes uintptr
 		for _, st := range sts {
 			bytes += st.size
-			o.keep(st)
 		}
 		slog.Error("hostmem: waiting for the context failed; the memory of its releases stays pinned for good",
 			"context", fmt.Sprintf("%#x", uintptr(r.ctx)), "releases", len(sts), "bytes", bytes, "err", r.err)
+		for _, st := range sts {
+			o.keep(st)
+		}
 	default:
 		for _, st := range sts {
 			o.retire(st)

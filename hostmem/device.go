@@ -37,7 +37,7 @@ const maxDevices = 256
 func deviceOf(ctx libcuda.Context) (deviceInfo, error) {
 	k := ctxKey{ctx: ctx}
 	if err := libcuda.CtxGetId(ctx, &k.id); err != nil && !errors.Is(err, libcuda.ErrSymbol) {
-		return deviceInfo{}, fmt.Errorf("hostmem: context %#x: %w", uintptr(ctx), err)
+		return deviceInfo{}, fmt.Errorf("hostmem: context %#x: cuCtxGetId: %w", uintptr(ctx), err)
 	}
 	devices.mu.Lock()
 	d, ok := devices.m[k]
@@ -46,37 +46,43 @@ func deviceOf(ctx libcuda.Context) (deviceInfo, error) {
 		return d, nil
 	}
 	info := deviceInfo{id: k.id}
-	err := libcuda.WithContext(ctx, func() error {
+	err := withContext(ctx, func() error {
 		var dev libcuda.Device
 		if err := libcuda.CtxGetDevice(&dev); err != nil {
-			return err
+			return fmt.Errorf("cuCtxGetDevice: %w", err)
 		}
 		info.dev = dev
 		var v int32
 		if err := libcuda.DeviceGetAttribute(&v, libcuda.CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, dev); err != nil {
-			return err
+			return fmt.Errorf("cuDeviceGetAttribute(PAGEABLE_MEMORY_ACCESS): %w", err)
 		}
 		info.pageable = v != 0
 		if err := libcuda.DeviceGetAttribute(&v, libcuda.CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM, dev); err != nil {
-			return err
+			return fmt.Errorf("cuDeviceGetAttribute(CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM): %w", err)
 		}
 		info.hostPointer = v != 0
 		// ctx can be the primary context only if that one is active;
 		// retaining an inactive one would create it.
 		var flags uint32
 		var active int32
-		if err := libcuda.DevicePrimaryCtxGetState(dev, &flags, &active); err != nil || active == 0 {
-			return err
+		if err := libcuda.DevicePrimaryCtxGetState(dev, &flags, &active); err != nil {
+			return fmt.Errorf("cuDevicePrimaryCtxGetState: %w", err)
+		}
+		if active == 0 {
+			return nil
 		}
 		var p libcuda.Context
 		if err := libcuda.DevicePrimaryCtxRetain(&p, dev); err != nil {
-			return err
+			return fmt.Errorf("cuDevicePrimaryCtxRetain: %w", err)
 		}
 		info.primary = p == ctx
-		return libcuda.DevicePrimaryCtxRelease(dev)
+		if err := libcuda.DevicePrimaryCtxRelease(dev); err != nil {
+			return fmt.Errorf("cuDevicePrimaryCtxRelease: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
-		return deviceInfo{}, err
+		return deviceInfo{}, fmt.Errorf("hostmem: context %#x: %w", uintptr(ctx), err)
 	}
 	devices.mu.Lock()
 	if devices.m == nil || len(devices.m) >= maxDevices {
@@ -124,7 +130,7 @@ func holdDevice(ctx libcuda.Context, info deviceInfo) (h hold, err error) {
 	if holds.n[ctx] == 0 {
 		var p libcuda.Context
 		if err := libcuda.DevicePrimaryCtxRetain(&p, info.dev); err != nil {
-			return hold{}, fmt.Errorf("hostmem: %w", err)
+			return hold{}, fmt.Errorf("hostmem: cuDevicePrimaryCtxRetain: %w", err)
 		}
 		if holds.n == nil {
 			holds.n = make(map[libcuda.Context]int)
@@ -147,6 +153,6 @@ func (h hold) release() {
 	}
 	delete(holds.n, h.ctx)
 	if err := libcuda.DevicePrimaryCtxRelease(h.dev); err != nil {
-		slog.Warn("hostmem: releasing the primary context", "err", err)
+		slog.Warn("hostmem: releasing the primary context: cuDevicePrimaryCtxRelease", "err", err)
 	}
 }

@@ -66,7 +66,11 @@
 // thread with the right context current, so a release never invalidates
 // another goroutine's capture. A use on a stream that is being captured
 // through package graph attaches a lease to the capture: the memory stays
-// until the graph and every executable graph made from it are gone. Uses
+// until the graph and every executable graph made from it are gone, or
+// updated with another graph, and their launches have finished (in a loop
+// of graph.Cached runs that waits for each, the next run's update releases
+// it). A buffer makes its lease function once, so a Use inside a capture
+// allocates nothing; its only driver call is graph.Lease's query. Uses
 // that cannot be tracked to a stream (no Use at all, or the legacy or
 // per-thread stream while captures are in progress) need a wait for the
 // whole context, which no capture allows: it is postponed (sync.Postpone)

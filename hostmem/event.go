@@ -6,7 +6,6 @@ import (
 	gosync "sync"
 
 	"github.com/purecuda/purecuda/libcuda"
-	"github.com/purecuda/purecuda/sync"
 )
 
 // Events mark the end of a buffer's uses. Creating and destroying them
@@ -45,8 +44,11 @@ func getEvent(ctx libcuda.Context) (ev libcuda.Event, h hold, err error) {
 	if err != nil {
 		return 0, hold{}, err
 	}
-	err = libcuda.WithContext(ctx, func() error {
-		return libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING))
+	err = withContext(ctx, func() error {
+		if err := libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
+			return fmt.Errorf("cuEventCreate: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
 		h.release()
@@ -77,7 +79,7 @@ func destroyEvent(ev libcuda.Event, h hold) {
 	// relaxed mode: it is allowed during captures (see the conformance
 	// matrix's cuEventCreate+Destroy row).
 	if err := libcuda.EventDestroy(ev); err != nil {
-		slog.Warn("hostmem: destroying an event", "event", fmt.Sprintf("%#x", uintptr(ev)), "err", err)
+		slog.Warn("hostmem: destroying an event: cuEventDestroy", "event", fmt.Sprintf("%#x", uintptr(ev)), "err", err)
 	}
 	h.release()
 }
@@ -90,10 +92,10 @@ func flushEvents() {
 	pool.mu.Unlock()
 	for ctx, evs := range free {
 		// One switch of context and capture mode for all of ctx's events.
-		err := sync.RelaxedIn(ctx, func() error {
+		err := relaxedIn(ctx, func() error {
 			for _, p := range evs {
 				if err := libcuda.EventDestroy(p.ev); err != nil {
-					slog.Warn("hostmem: destroying an event", "event", fmt.Sprintf("%#x", uintptr(p.ev)), "err", err)
+					slog.Warn("hostmem: destroying an event: cuEventDestroy", "event", fmt.Sprintf("%#x", uintptr(p.ev)), "err", err)
 				}
 			}
 			return nil

@@ -8,7 +8,6 @@ import (
 	"unsafe"
 
 	"github.com/purecuda/purecuda/libcuda"
-	"github.com/purecuda/purecuda/sync"
 )
 
 // kind says who made a registration and how it ends.
@@ -237,8 +236,11 @@ func (g *registry) register(key ctxKey, p unsafe.Pointer, n uintptr, mode kind) 
 	}
 	r := &registration{p: p, start: uintptr(p), end: uintptr(p) + n, kind: mode, ctx: ctx, ctxID: key.id, hold: h, refs: 1, phase: phaseInUse}
 	if mode == registered {
-		err := sync.RelaxedIn(ctx, func() error {
-			return libcuda.MemHostRegister(p, uint64(n), uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE|libcuda.CU_MEMHOSTREGISTER_DEVICEMAP))
+		err := relaxedIn(ctx, func() error {
+			if err := libcuda.MemHostRegister(p, uint64(n), uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE|libcuda.CU_MEMHOSTREGISTER_DEVICEMAP)); err != nil {
+				return fmt.Errorf("cuMemHostRegister: %w", err)
+			}
+			return nil
 		})
 		switch {
 		case err == nil:
@@ -260,7 +262,7 @@ func (g *registry) register(key ctxKey, p unsafe.Pointer, n uintptr, mode kind) 
 // someone else: the driver knows flags for its first and last byte.
 func registeredElsewhere(ctx libcuda.Context, p unsafe.Pointer, n uintptr) bool {
 	var flags uint32
-	return sync.RelaxedIn(ctx, func() error {
+	return relaxedIn(ctx, func() error {
 		if err := libcuda.MemHostGetFlags(&flags, p); err != nil {
 			return err
 		}

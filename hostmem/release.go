@@ -31,9 +31,11 @@ func (st *state) free(gen uint64) {
 // events and context holds of uses not yet recycled. The state is never
 // reused.
 func (o *owner) fail(st *state, err error) {
-	o.keep(st)
+	// Logged before the release ends: a Wait that returns after it finds
+	// the failure logged.
 	slog.Error("hostmem: release failed; the memory stays pinned for good",
 		"addr", fmt.Sprintf("%#x", uintptr(st.p)), "size", st.size, "err", err)
+	o.keep(st)
 }
 
 // keep ends a failed release without logging it: the caller logs the

@@ -1,0 +1,145 @@
+//go:build !gpu
+
+package graph_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// injected is the failure the tests below inject: a code no call of
+// theirs returns otherwise.
+const injected = libcuda.CUDA_ERROR_NOT_PERMITTED
+
+// namesCall fails t unless err matches the injected Result (errors.Is)
+// and its text names the driver call that returned it, as "cuX: " right
+// before the Result.
+func namesCall(t *testing.T, what, call string, err error) {
+	t.Helper()
+	if !errors.Is(err, injected) {
+		t.Errorf("%s with %s failing = %v, want an error matching %v", what, call, err, injected)
+		return
+	}
+	if want := call + ": " + injected.String(); !strings.Contains(err.Error(), want) {
+		t.Errorf("%s with %s failing = %q, want it to say %q", what, call, err, want)
+	}
+}
+
+// Every error that the package returns from the driver names the call
+// (issue 15), and matches the driver's Result. All runs on the test's
+// locked thread, the primary context current.
+func TestDriverErrorsNameTheCall(t *testing.T) {
+	errs := captureErrors(t)
+	onPrimary(t, 0)
+	k := loadGraphKernels(t)
+	const n = 64
+	s, other := newStream(t), newStream(t)
+	buf := deviceInts(t, n)
+	body := func(s libcuda.Stream) error { return k.fillAdd(s, buf, n, 1, 0) }
+	leasing := func(s libcuda.Stream) error {
+		graph.Lease(s, func() {})
+		return body(s)
+	}
+	capture := func(f func(libcuda.Stream) error) *graph.Graph {
+		t.Helper()
+		g, err := graph.Capture(s, graph.DefaultMode, f)
+		must(t, err)
+		t.Cleanup(func() { destroyed(t, g.Destroy()) })
+		return g
+	}
+	instantiate := func(f func(libcuda.Stream) error) *graph.Exec {
+		t.Helper()
+		e, err := capture(f).Instantiate()
+		must(t, err)
+		t.Cleanup(func() { destroyed(t, e.Destroy()) })
+		return e
+	}
+	// failing runs f with call's next call failing, and disarms the
+	// failure after, whether f reached the call or not.
+	failing := func(call string, f func() error) error {
+		simFailNext(t, call, 1, injected)
+		defer simFailNext(t, call, 0, 0)
+		return f()
+	}
+
+	// Capture.
+	for _, call := range []string{"cuStreamGetCtx", "cuCtxGetCurrent", "cuStreamBeginCapture", "cuStreamGetCaptureInfo", "cuStreamEndCapture"} {
+		namesCall(t, "Capture", call, failing(call, func() error {
+			g, err := graph.Capture(s, graph.DefaultMode, body)
+			if g != nil {
+				must(t, g.Destroy())
+			}
+			return err
+		}))
+	}
+	noCaptureLeft(t)
+
+	// Graph.
+	g := capture(body)
+	namesCall(t, "Nodes", "cuGraphGetNodes", failing("cuGraphGetNodes", func() error {
+		_, err := g.Nodes()
+		return err
+	}))
+	namesCall(t, "Instantiate", "cuGraphInstantiateWithFlags", failing("cuGraphInstantiateWithFlags", func() error {
+		_, err := g.Instantiate()
+		return err
+	}))
+	gl := capture(leasing)
+	namesCall(t, "Instantiate of a graph that leases", "cuEventCreate", failing("cuEventCreate", func() error {
+		_, err := gl.Instantiate()
+		return err
+	}))
+	gd := capture(body)
+	namesCall(t, "Destroy", "cuGraphDestroy", failing("cuGraphDestroy", gd.Destroy))
+
+	// Exec.
+	e := instantiate(body)
+	namesCall(t, "Launch", "cuGraphLaunch", failing("cuGraphLaunch", func() error { return e.Launch(s) }))
+	namesCall(t, "Upload", "cuGraphUpload", failing("cuGraphUpload", func() error { return e.Upload(s) }))
+	gu := capture(body)
+	namesCall(t, "Update", "cuGraphExecUpdate", failing("cuGraphExecUpdate", func() error {
+		_, err := e.Update(gu)
+		return err
+	}))
+	// A launch while a capture is in progress asks whether its stream is
+	// being captured.
+	gc, err := graph.Capture(other, graph.DefaultMode, func(other libcuda.Stream) error {
+		namesCall(t, "Launch during a capture", "cuStreamIsCapturing", failing("cuStreamIsCapturing", func() error { return e.Launch(s) }))
+		return body(other)
+	})
+	must(t, err)
+	must(t, gc.Destroy())
+	ed := instantiate(body)
+	namesCall(t, "Destroy", "cuGraphExecDestroy", failing("cuGraphExecDestroy", ed.Destroy))
+	tracked := instantiate(leasing)
+	namesCall(t, "Launch of a graph that leases", "cuEventRecord", failing("cuEventRecord", func() error { return tracked.Launch(s) }))
+	must(t, libcuda.StreamSynchronize(s))
+
+	// Cached.Run.
+	c := graph.NewCached(graph.DefaultMode)
+	must(t, c.Run(s, body))
+	namesCall(t, "Run", "cuGraphExecUpdate", failing("cuGraphExecUpdate", func() error { return c.Run(s, body) }))
+	namesCall(t, "Run", "cuStreamBeginCapture", failing("cuStreamBeginCapture", func() error { return c.Run(s, body) }))
+	must(t, libcuda.StreamSynchronize(s))
+	must(t, c.Close())
+	drained(t)
+	// Ending a capture that failed is logged too, with the call's name.
+	for _, m := range errs.messages() {
+		if !strings.Contains(m, "cuStreamEndCapture: "+injected.String()) {
+			t.Errorf("logged %q, want only the failed end of a capture", m)
+		}
+	}
+}
+
+// destroyed fails t unless err is nil or says that it was destroyed
+// before (by the test itself, or by a Destroy whose driver call failed).
+func destroyed(t *testing.T, err error) {
+	t.Helper()
+	if err != nil && !errors.Is(err, graph.ErrDestroyed) {
+		t.Errorf("Destroy at the end of the test: %v", err)
+	}
+}

@@ -1,0 +1,67 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
+)
+
+// withContext runs f on the calling goroutine, locked to its thread, with
+// cu current, and makes the thread's previous context current again
+// after, as libcuda.WithContext does; an error of its own names the
+// driver call.
+func withContext(cu libcuda.Context, f func() error) (err error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var prev libcuda.Context
+	if err := libcuda.CtxGetCurrent(&prev); err != nil {
+		return fmt.Errorf("cuCtxGetCurrent: %w", err)
+	}
+	if prev != cu {
+		if err := libcuda.CtxSetCurrent(cu); err != nil {
+			return fmt.Errorf("cuCtxSetCurrent: %w", err)
+		}
+		defer func() {
+			if rerr := libcuda.CtxSetCurrent(prev); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("making the thread's context current again: cuCtxSetCurrent: %w", rerr))
+			}
+		}()
+	}
+	return f()
+}
+
+// inMode runs f with cu current (withContext): in the thread's own
+// capture mode while no capture that package sync knows of is in
+// progress (captures wait to begin meanwhile), else in relaxed mode. It is
+// for calls that must not break a capture but are worth no switch of
+// capture mode when none is in progress, which is the common case.
+func inMode(cu libcuda.Context, f func() error) error {
+	if ran, err := sync.IfNoCapture(func() error { return withContext(cu, f) }); ran {
+		return err
+	}
+	return sync.Relaxed(func() error { return withContext(cu, f) })
+}
+
+// destroyGraph destroys the driver's graph raw as inMode would, without
+// a context (cuGraphDestroy needs none).
+func destroyGraph(raw libcuda.Graph) error {
+	destroy := func() error {
+		if err := libcuda.GraphDestroy(raw); err != nil {
+			return fmt.Errorf("cuGraphDestroy: %w", err)
+		}
+		return nil
+	}
+	if ran, err := sync.IfNoCapture(destroy); ran {
+		return err
+	}
+	return sync.Relaxed(destroy)
+}
+
+// relaxedIn runs f with cu current (withContext) in relaxed capture mode,
+// whether or not a capture is in progress.
+func relaxedIn(cu libcuda.Context, f func() error) error {
+	return sync.Relaxed(func() error { return withContext(cu, f) })
+}

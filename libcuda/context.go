@@ -2,6 +2,7 @@ package libcuda
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 )
 
@@ -12,21 +13,23 @@ import (
 // the current context belongs inside WithContext (or under the caller's own
 // runtime.LockOSThread).
 //
-// A failure to restore the previous context is joined to f's error.
+// f's error comes back as f returned it. A failure of WithContext's own
+// calls names the call (and matches the Result with errors.Is); a failure
+// to restore the previous context is joined to f's error.
 func WithContext(ctx Context, f func() error) (err error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var prev Context
 	if err := CtxGetCurrent(&prev); err != nil {
-		return err
+		return fmt.Errorf("cuCtxGetCurrent: %w", err)
 	}
 	if prev != ctx {
 		if err := CtxSetCurrent(ctx); err != nil {
-			return err
+			return fmt.Errorf("cuCtxSetCurrent: %w", err)
 		}
 		defer func() {
 			if rerr := CtxSetCurrent(prev); rerr != nil {
-				err = errors.Join(err, rerr)
+				err = errors.Join(err, fmt.Errorf("cuCtxSetCurrent (restoring the thread's context): %w", rerr))
 			}
 		}()
 	}

@@ -1,12 +1,16 @@
 package hostmem_test
 
 import (
+	"context"
+	"errors"
 	"testing"
+	"time"
 
 	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/hostmem"
 	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
 )
 
 // A buffer Use()d in the captures of a Cached is released from each run's
@@ -87,5 +91,86 @@ func TestUseDuringAnotherCaptureOfAStreamNotCapturedIsTracked(t *testing.T) {
 	must(t, b.Free())
 	settlesAtPending(t, 1, "while the stream of the use is held")
 	g.open()
+	drain(t)
+}
+
+// A buffer Use()d in the captures of one Cached that several goroutines
+// run at once, some of the captures failing after the Use, stays
+// registered while any launch that copies into it may still run: after
+// Free, after a later run that no longer uses it (its update finds the
+// earlier launches held, so their leases go to the background), until the
+// held stream is let go. The leases of the failed captures are given back
+// at once, and no reference is left over: the registration is retired
+// once the launches have run, and drain finds nothing.
+func TestUseInConcurrentCachedRunsKeepsTheMemoryUntilTheirLaunchesEnd(t *testing.T) {
+	noErrorsLogged(t)
+	cu := onPrimary(t, 0)
+	s := newStream(t)
+	d := deviceInt64(t)
+	g := newGate(t)
+	drain(t)
+	b, err := hostmem.Wrap(cu, make([]int64, 512))
+	must(t, err)
+	c := graph.NewCached(graph.DefaultMode)
+	errFail := errors.New("the captured function fails on purpose")
+	run := func(use, fail bool) error {
+		return c.Run(s, func(s libcuda.Stream) error {
+			if err := libcuda.MemcpyDtoHAsync(b.Pointer(), d, 8, s); err != nil {
+				return err
+			}
+			if use {
+				if err := b.Use(s); err != nil {
+					return err
+				}
+			}
+			if fail {
+				return errFail
+			}
+			return nil
+		})
+	}
+	g.hold(t, s)
+	const goroutines, runs = 4, 10
+	errs := make(chan error, goroutines*runs)
+	done := make([]<-chan struct{}, goroutines)
+	for i := range goroutines {
+		done[i] = testenv.Go(func() {
+			for j := range runs {
+				fail := (i+j)%3 == 1
+				if err := run(true, fail); err != nil && !(fail && errors.Is(err, errFail)) {
+					errs <- err
+				}
+			}
+		})
+	}
+	for _, ch := range done {
+		recv(t, ch, "the runs that use the buffer")
+	}
+	close(errs)
+	for err := range errs {
+		t.Errorf("a run that uses the buffer: %v", err)
+	}
+	must(t, b.Free())
+	drainReleases(t) // the buffer's own release; the leases hold its registration
+	must(t, run(false, false))
+	// The leases wait in the background for the held launches: give them
+	// time to be released wrongly.
+	short, cancelShort := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancelShort()
+	if err := graph.Drain(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("graph.Drain while the launches are held = %v, want the deadline", err)
+	}
+	if st := hostmem.ReadStats(); st.Registrations != 1 || st.Retired != 0 {
+		t.Fatalf("freed, its launches held: %+v, want its registration in use", st)
+	}
+	g.open()
+	must(t, sync.Stream(context.Background(), cu, s))
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
+	defer cancel()
+	must(t, graph.Drain(ctx))
+	if st := hostmem.ReadStats(); st.Registrations != 1 || st.Retired != 1 {
+		t.Fatalf("its launches done, the exec running a graph that does not use it: %+v, want its registration retired", st)
+	}
+	must(t, c.Close())
 	drain(t)
 }

@@ -901,7 +901,10 @@ static void *worker_main(void *arg) {
         if (!s->head) break;
         struct op *o = s->head;
         while (!deps_done(o)) wait_cv();
-        if (!s->ctx->sticky) {
+        /* An event record (T_NOP) does nothing: it completes with the lock
+         * held, so that records queued behind one wait complete together,
+         * as on the GPU, and no query sees them finish one by one. */
+        if (!s->ctx->sticky && o->t.kind != T_NOP) {
             UNLOCK();
             CUresult r = run_task(&o->t);
             LOCK();

@@ -20,7 +20,9 @@ import (
 // release runs on a goroutine of this package, or on the goroutine whose
 // call to Exec.Update or Cached.Run finds the launches before the update
 // finished already; it runs with no lock of this package held, so it may
-// call into this package.
+// call into this package, except Drain: a release that runs in the
+// background is part of the work that Drain waits for, so a Drain made
+// there would wait for itself until its context ends.
 //
 // s may be the stream the capture began on or a stream that joined it
 // through an event. Lease may be called from any goroutine; for

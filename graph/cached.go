@@ -40,9 +40,11 @@ func NewCached(mode libcuda.StreamCaptureMode) *Cached { return &Cached{mode: mo
 // Run captures f's work on s (see Capture), brings the executable graph up
 // to date with it and launches it on s. When the capture or the update
 // fails, nothing is launched and the executable graph of the previous run
-// is kept. An update that succeeds but cannot track its launches, so that
-// what the graphs lease is kept for good, is logged, and the graph is
-// launched.
+// is kept. A graph whose topology changed replaces that one, which is
+// destroyed first: when the new one cannot be instantiated there is none,
+// and the next Run instantiates. An update that succeeds but cannot track
+// its launches, so that what the graphs lease is kept for good, is logged,
+// and the graph is launched.
 //
 // What the previous run's capture leased (Lease) is released before Run
 // returns, on the calling goroutine and with c unlocked, when that run's

@@ -15,14 +15,15 @@ import (
 	"github.com/purecuda/purecuda/sync"
 )
 
-// runProbe is what one Cached.Run of TestConcurrentCachedRunsReleaseEachLeaseOnceAfterItsLaunch
-// leases: its release counts, and finds the word that its run's launch
-// copies into pinned host memory written when it runs (else the lease was
-// released while the launch that uses it could still run).
+// runProbe is what the Cached.Runs of TestConcurrentCachedRunsReleaseEachLeaseOnceAfterItsLaunch
+// lease: each run's release counts, and notes the word that its run's
+// launch copies into pinned host memory. A run whose word is there in the
+// end was launched; if its release found the word missing, the lease was
+// released while the launch that uses it could still run.
 type runProbe struct {
 	leased   []atomic.Bool  // Lease accepted the run's function
 	released []atomic.Int32 // times the run's function ran
-	early    atomic.Int32   // releases that came before their launch had run
+	sawWord  []atomic.Int32 // the word at the first release, +1 (0: not released)
 	host     []int32        // pinned; the run's launch copies 1 into its word
 	next     atomic.Int32
 }
@@ -39,10 +40,9 @@ func (p *runProbe) run(c *graph.Cached, s libcuda.Stream, one libcuda.Deviceptr)
 	fail := k%7 == 3
 	err := c.Run(s, func(s libcuda.Stream) error {
 		ok := graph.Lease(s, func() {
-			if !fail && atomic.LoadInt32(&p.host[k]) != 1 {
-				p.early.Add(1)
+			if p.released[k].Add(1) == 1 {
+				p.sawWord[k].Store(atomic.LoadInt32(&p.host[k]) + 1)
 			}
-			p.released[k].Add(1)
 		})
 		if !ok {
 			return errors.New("Lease refused on the capturing stream")
@@ -81,6 +81,7 @@ func TestConcurrentCachedRunsReleaseEachLeaseOnceAfterItsLaunch(t *testing.T) {
 	p := &runProbe{
 		leased:   make([]atomic.Bool, total),
 		released: make([]atomic.Int32, total),
+		sawWord:  make([]atomic.Int32, total),
 		host:     pinnedInts(t, total),
 	}
 	c := graph.NewCached(graph.DefaultMode)
@@ -127,18 +128,19 @@ func TestConcurrentCachedRunsReleaseEachLeaseOnceAfterItsLaunch(t *testing.T) {
 	}
 	gt.open()
 
-	// Each goroutine waits for its run (unless another goroutine's capture
-	// of the stream has begun meanwhile, which refuses the wait): the
-	// updates find the runs before them finished, mostly, and release
-	// their leases on the spot.
+	// Each goroutine waits for its run: the updates find the runs before
+	// them finished and release their leases on the spot. A run and its
+	// wait go together: a wait on the stream while another goroutine
+	// begins capturing it is the caller's race (the wait may find the
+	// stream idle and then query it in the capture, which breaks it).
+	var waits gosync.Mutex
 	concurrently("runs that wait", waited, func() error {
+		waits.Lock()
+		defer waits.Unlock()
 		if err := p.run(c, s, one); err != nil {
 			return err
 		}
-		if err := sync.Stream(context.Background(), cu, s); err != nil && !errors.Is(err, sync.ErrCapturing) {
-			return err
-		}
-		return nil
+		return sync.Stream(context.Background(), cu, s)
 	})
 
 	// Close races the runs: those after it are refused.
@@ -175,8 +177,10 @@ func TestConcurrentCachedRunsReleaseEachLeaseOnceAfterItsLaunch(t *testing.T) {
 			t.Errorf("run %d (leased: %v): its lease was released %d times, want %d", k, p.leased[k].Load(), got, want)
 		}
 	}
-	if n := p.early.Load(); n != 0 {
-		t.Fatalf("%d leases were released before the launch of their run had run", n)
+	for k := range total {
+		if atomic.LoadInt32(&p.host[k]) == 1 && p.sawWord[k].Load() == 1 {
+			t.Errorf("run %d's lease was released before its launch had run", k)
+		}
 	}
 	if leased < goroutines*(held+waited) {
 		t.Fatalf("%d runs leased, want at least the %d before the race with Close", leased, goroutines*(held+waited))

@@ -3,6 +3,7 @@ package graph
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime"
 
 	"github.com/purecuda/purecuda/libcuda"
@@ -47,17 +48,28 @@ func inMode(cu libcuda.Context, f func() error) error {
 
 // destroyGraph destroys the driver's graph raw as inMode would, without
 // a context (cuGraphDestroy needs none).
+//
+// A destroy that the driver made counts as done even when putting the
+// thread's capture mode back failed after it (logged): the graph is gone,
+// and its callers would otherwise keep what it held for good.
 func destroyGraph(raw libcuda.Graph) error {
+	destroyed := false
 	destroy := func() error {
 		if err := libcuda.GraphDestroy(raw); err != nil {
 			return fmt.Errorf("cuGraphDestroy: %w", err)
 		}
+		destroyed = true
 		return nil
 	}
-	if ran, err := sync.IfNoCapture(destroy); ran {
-		return err
+	ran, err := sync.IfNoCapture(destroy)
+	if !ran {
+		err = sync.Relaxed(destroy)
 	}
-	return sync.Relaxed(destroy)
+	if destroyed && err != nil {
+		slog.Error("graph: graph destroyed, but restoring the thread's capture mode after failed", "err", err)
+		return nil
+	}
+	return err
 }
 
 // relaxedIn runs f with cu current (withContext) in relaxed capture mode,

@@ -44,13 +44,20 @@ func getEvent(ctx libcuda.Context) (ev libcuda.Event, h hold, err error) {
 	if err != nil {
 		return 0, hold{}, err
 	}
+	made := false
 	err = withContext(ctx, func() error {
 		if err := libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
 			return fmt.Errorf("cuEventCreate: %w", err)
 		}
+		made = true
 		return nil
 	})
-	if err != nil {
+	switch {
+	case made && err != nil:
+		// The event exists; only giving the thread its context back
+		// failed. Dropped here it would leak: use it.
+		slog.Error("hostmem: event created, but restoring the thread's context after failed", "err", err)
+	case err != nil:
 		h.release()
 		return 0, hold{}, err
 	}

@@ -175,3 +175,73 @@ func TestWaitsAcrossGOMAXPROCSChanges(t *testing.T) {
 	runtime.GOMAXPROCS(orig)
 	b.back(t)
 }
+
+// Global-mode captures begin and end, one after another, while the shared
+// poller goes on querying held streams: each StartCapture waits for a
+// poller query in flight in the caller's mode, the queries made while a
+// capture is admitted run relaxed, and no capture is invalidated (the
+// simulator, like the driver, invalidates a global capture when another
+// thread makes a potentially unsafe call in global mode during it).
+func TestCapturesBeginWhileThePollerQueries(t *testing.T) {
+	onPrimary(t, 0)
+	dev := deviceInts(t, 16)
+	c := newCounter(t)
+	streams := make([]libcuda.Stream, 20)
+	for i := range streams {
+		streams[i] = newStream(t)
+		c.hold(t, streams[i], 1)
+	}
+	captured := newStream(t)
+	b := takeBaseline(t)
+	invalidated, sim := testenv.Stat(t, "captures_invalidated")
+	res := startWaits(toPoller, streams, nil)
+	testenv.Eventually(t, "every wait on the poller", func() bool { return sync.ReadStats().PolledWaits == len(streams) })
+	captures := 200
+	if testing.Short() {
+		captures = 50
+	}
+	r0, _ := sync.PollerCounts()
+	for i := range captures {
+		entry := sync.StartCapture()
+		err := libcuda.StreamBeginCapture(captured, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL)
+		if err == nil {
+			err = libcuda.MemsetD8Async(dev, 1, 64, captured)
+			// Give the poller a round inside the capture now and then.
+			if i%10 == 0 {
+				r, _ := sync.PollerCounts()
+				testenv.Eventually(t, "a poller round during the capture", func() bool {
+					n, _ := sync.PollerCounts()
+					return n > r+1 || sync.ReadStats().PolledWaits != len(streams)
+				})
+			}
+			var g libcuda.Graph
+			if eerr := libcuda.StreamEndCapture(captured, &g); eerr != nil {
+				err = fmt.Errorf("cuStreamEndCapture: %w", eerr)
+			}
+			if g != 0 {
+				must(t, libcuda.GraphDestroy(g))
+			} else if err == nil {
+				err = fmt.Errorf("no graph")
+			}
+		}
+		entry.End()
+		if err != nil {
+			t.Fatalf("capture %d beside the poller: %v", i, err)
+		}
+		if sync.ReadStats().PolledWaits != len(streams) {
+			t.Fatalf("capture %d: %+v; the held waits must stay on the poller", i, sync.ReadStats())
+		}
+	}
+	r1, _ := sync.PollerCounts()
+	c.reach(1)
+	for i, ch := range res {
+		if err := recv(t, ch, fmt.Sprintf("wait %d after the captures", i)); err != nil {
+			t.Fatalf("wait %d after the captures: %v", i, err)
+		}
+	}
+	if n, _ := testenv.Stat(t, "captures_invalidated"); sim && n != invalidated {
+		t.Fatalf("%d captures invalidated beside the poller", n-invalidated)
+	}
+	t.Logf("%d captures, %d poller rounds meanwhile", captures, r1-r0)
+	b.back(t)
+}

@@ -72,18 +72,27 @@ func unregisterBatch(batch []*registration) {
 func unregister(batch []*registration) {
 	for _, r := range batch {
 		p := r.p
+		done := false
 		err := relaxedIn(r.ctx, func() error {
 			if r.kind == allocated {
 				if err := libcuda.MemFreeHost(p); err != nil {
 					return fmt.Errorf("cuMemFreeHost: %w", err)
 				}
-				return nil
-			}
-			if err := libcuda.MemHostUnregister(p); err != nil {
+			} else if err := libcuda.MemHostUnregister(p); err != nil {
 				return fmt.Errorf("cuMemHostUnregister: %w", err)
 			}
+			done = true
 			return nil
 		})
+		if done && err != nil {
+			// The driver let the memory go; only putting the thread back
+			// (its capture mode or context) failed after. The registration
+			// has ended all the same: kept, it would stay pinned for good
+			// and serve wraps of memory the driver no longer maps.
+			slog.Error("hostmem: host memory released, but restoring the thread after failed",
+				"addr", fmt.Sprintf("%#x", r.start), "size", r.size(), "err", err)
+			err = nil
+		}
 		reg.ended(r, err)
 	}
 }

@@ -140,13 +140,23 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 		return nil, err
 	}
 	if !goMem {
+		made := false
 		err := relaxedIn(ctx, func() error {
 			if err := libcuda.MemHostAlloc(&p, uint64(n), uint32(libcuda.CU_MEMHOSTALLOC_PORTABLE|libcuda.CU_MEMHOSTALLOC_DEVICEMAP)); err != nil {
 				return fmt.Errorf("cuMemHostAlloc(%d): %w", n, err)
 			}
+			made = true
 			return nil
 		})
 		if err != nil {
+			if made { // restoring the thread failed after: free what was allocated
+				err = errors.Join(err, relaxedIn(ctx, func() error {
+					if err := libcuda.MemFreeHost(p); err != nil {
+						return fmt.Errorf("cuMemFreeHost: %w", err)
+					}
+					return nil
+				}))
+			}
 			h.release()
 			return nil, fmt.Errorf("hostmem: %w", err)
 		}

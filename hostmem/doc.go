@@ -111,7 +111,10 @@
 
 // A failure while releasing is logged through log/slog at level Error with
 // the address, size and error, and the memory stays pinned and referenced
-// for good rather than risk the GPU reading freed memory.
+// for good rather than risk the GPU reading freed memory. A driver call that
+// succeeded counts as done even where switching the thread's capture mode
+// or context back failed after it (that failure is logged, or returned): a
+// registration made is recorded and ended later, one ended is not kept.
 //
 // # Garbage collection
 //

@@ -151,6 +151,9 @@ func (g *registry) fill(key ctxKey, p unsafe.Pointer, n uintptr, mode kind) ([]*
 		}
 		if gapEnd > at {
 			f, err := g.register(key, unsafe.Add(p, at-start), gapEnd-at, mode)
+			if f != nil { // registered, even where err says what failed after
+				fresh = append(fresh, f)
+			}
 			if err != nil {
 				for _, f := range fresh {
 					g.insert(f)
@@ -158,7 +161,6 @@ func (g *registry) fill(key ctxKey, p unsafe.Pointer, n uintptr, mode kind) ([]*
 				}
 				return nil, err
 			}
-			fresh = append(fresh, f)
 		}
 		if r != nil {
 			at = max(at, r.end)
@@ -228,6 +230,10 @@ func containsFresh(fresh []*registration, r *registration) bool {
 
 // register makes one new registration of the n bytes at p, with one
 // reference. It runs with g.mu held: registering does not fence the device.
+// Where the driver registered the memory but putting the thread back after
+// failed (its capture mode or its context), it returns the registration
+// with the error: the memory is registered all the same, and the caller
+// must record it.
 func (g *registry) register(key ctxKey, p unsafe.Pointer, n uintptr, mode kind) (*registration, error) {
 	ctx := key.ctx
 	h, err := holdContext(ctx)
@@ -236,15 +242,24 @@ func (g *registry) register(key ctxKey, p unsafe.Pointer, n uintptr, mode kind) 
 	}
 	r := &registration{p: p, start: uintptr(p), end: uintptr(p) + n, kind: mode, ctx: ctx, ctxID: key.id, hold: h, refs: 1, phase: phaseInUse}
 	if mode == registered {
+		made := false
 		err := relaxedIn(ctx, func() error {
 			if err := libcuda.MemHostRegister(p, uint64(n), uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE|libcuda.CU_MEMHOSTREGISTER_DEVICEMAP)); err != nil {
 				return fmt.Errorf("cuMemHostRegister: %w", err)
 			}
+			made = true
 			return nil
 		})
+		if made {
+			g.stats.registers++
+		}
 		switch {
 		case err == nil:
-			g.stats.registers++
+		case made:
+			// Restoring the thread failed after the register: the driver
+			// holds the registration, so the registry must too.
+			r.pin.Pin(p)
+			return r, fmt.Errorf("hostmem: registering %#x+%d: %w", uintptr(p), n, err)
 		case errors.Is(err, libcuda.CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) && registeredElsewhere(ctx, p, n):
 			r.kind = foreign
 		default:

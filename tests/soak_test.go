@@ -56,6 +56,7 @@ func TestSoakReleasesUnderFaultsAndCancellation(t *testing.T) {
 	drain(t)
 	defer hostmem.SetRetiredLimit(hostmem.SetRetiredLimit(128 << 10))
 	before := hostmem.ReadStats()
+	ranges := testenv.SimStat(t, "registered_ranges")
 	invalidated := testenv.SimStat(t, "captures_invalidated")
 	goroutines := runtime.NumGoroutine()
 
@@ -160,6 +161,9 @@ func TestSoakReleasesUnderFaultsAndCancellation(t *testing.T) {
 	}
 	if st.Registrations != before.Registrations || st.Pending != 0 || st.Postponed != 0 {
 		t.Errorf("after Drain: %+v, before %+v; want no registration but those kept", st, before)
+	}
+	if got, want := testenv.SimStat(t, "registered_ranges")-ranges, int64(st.Kept-before.Kept); got != want {
+		t.Errorf("after Drain the simulator holds %d registrations more than before, hostmem keeps %d more", got, want)
 	}
 	for _, msg := range logged.Messages() {
 		if !strings.Contains(msg, soakCode.Error()) && !strings.Contains(msg, "CUDA_ERROR_UNKNOWN") {

@@ -60,10 +60,13 @@
 // # Threads
 //
 // Every goroutine inside a driver call holds an OS thread, so the number of
-// goroutines querying at once is bounded by GOMAXPROCS (the others count as
-// "not ready" and query again later) and blocking waits by MaxHelpers; the
-// shared poller is one goroutine. Thousands of goroutines can wait at once
-// with a bounded number of threads.
+// goroutines querying at once is bounded by GOMAXPROCS (the others hand
+// their wait to a helper or to the shared poller) and blocking waits by
+// MaxHelpers; the shared poller is one goroutine. Thousands of goroutines
+// can wait at once with a bounded number of threads. The bound is
+// GOMAXPROCS as a wait last read it: a wait reads it again when its first
+// query finds the work unfinished, so after runtime.GOMAXPROCS changes it,
+// the bound follows at the first such wait.
 //
 // # Contexts
 //

@@ -10,3 +10,7 @@ func PollerRunning() bool {
 	defer shared.mu.Unlock()
 	return shared.running
 }
+
+// MaxCaptures is the most captures admitted at once: the largest count of
+// their field in the registry's word.
+const MaxCaptures = maxCaptures

@@ -42,15 +42,32 @@ var (
 	captureWakeups atomic.Int64 // times a StartCapture woke while waiting for calls in flight
 )
 
-// The fields of state. A field overflows only with that many goroutines
-// inside one call at once (2^24 queries: each holds a stack, so hundreds
-// of GiB of them; 2^20 longer calls or captures).
+// The fields of state, and what bounds them.
+//
+//   - Quick queries (2^24-1): a goroutine counts from its addition to its
+//     driver call's return, so the count is the goroutines in or about to
+//     make a query: at most GOMAXPROCS of the limited ones pass, plus the
+//     shared poller and EventDone and per-thread queries, each inside a
+//     driver call on an OS thread of its own (the runtime stops the
+//     program at 10,000 threads unless told otherwise).
+//   - Longer calls (2^20-1): IfNoCapture's functions and cuCtxSynchronize
+//     on a helper, again each on a thread of its own in this package and
+//     in graph and hostmem (a user's IfNoCapture function could block
+//     in Go instead). Past the field, the carry reads as a capture
+//     admitted until the call leaves: IfNoCapture declines and queries go
+//     relaxed, but a StartCapture meanwhile would see no call in flight.
+//   - Captures (maxCaptures): counted from StartCapture to End, which
+//     goroutines waiting in StartCapture can reach without the driver's
+//     streams to capture; StartCapture therefore waits while the field is
+//     full (the top field has nowhere to carry: past it, the count would
+//     read zero and every query would run in the caller's mode).
 const (
 	queryUnit    uint64 = 1       // bits 0-23: quick queries in flight
 	callUnit     uint64 = 1 << 24 // bits 24-43: longer calls in flight
 	captureUnit  uint64 = 1 << 44 // bits 44-63: captures admitted
 	queryMask           = callUnit - 1
 	inflightMask        = captureUnit - 1
+	maxCaptures         = 1<<20 - 1
 )
 
 var reg = struct {
@@ -73,6 +90,9 @@ type CaptureEntry struct {
 	value  any
 	begun  bool
 	ended  atomic.Bool
+	// admitted is set by StartCapture: only such an entry is counted in
+	// state, and only its End subtracts it.
+	admitted bool
 }
 
 // StartCapture registers a stream capture that is about to begin and
@@ -80,11 +100,12 @@ type CaptureEntry struct {
 // succeeded or not (End also when the capture never began). It returns
 // when no postponed function is running and no driver call that this
 // package made outside relaxed mode is in flight: it blocks (it never
-// spins) until then, so begin the capture after it returns.
+// spins) until then, so begin the capture after it returns. It also
+// waits while 2^20-1 captures are registered already, until one ends.
 func StartCapture() *CaptureEntry {
 	reg.mu.Lock()
 	reg.entering++
-	for reg.running {
+	for reg.running || CapturesInProgress() >= maxCaptures {
 		reg.cond.Wait()
 	}
 	reg.entering--
@@ -94,12 +115,17 @@ func StartCapture() *CaptureEntry {
 		captureWakeups.Add(1)
 	}
 	reg.mu.Unlock()
-	return &CaptureEntry{}
+	return &CaptureEntry{admitted: true}
 }
 
 // Begun makes the capture findable by LookupCapture under the driver's
-// capture id and the stream it began on, with value attached.
+// capture id and the stream it began on, with value attached. It does
+// nothing for an entry that StartCapture did not return (nil, the zero
+// value) or that has ended.
 func (c *CaptureEntry) Begun(id uint64, s libcuda.Stream, value any) {
+	if c == nil || !c.admitted {
+		return
+	}
 	reg.mu.Lock()
 	defer reg.mu.Unlock()
 	if c.ended.Load() {
@@ -109,10 +135,12 @@ func (c *CaptureEntry) Begun(id uint64, s libcuda.Stream, value any) {
 	reg.byID[id] = c
 }
 
-// End ends the registration; calls after the first do nothing. When it
-// was the last capture in progress, the postponed work starts.
+// End ends the registration; calls after the first do nothing, and so
+// does End of an entry that StartCapture did not return (nil, the zero
+// value). When it was the last capture in progress, the postponed work
+// starts.
 func (c *CaptureEntry) End() {
-	if c.ended.Swap(true) {
+	if c == nil || !c.admitted || c.ended.Swap(true) {
 		return
 	}
 	reg.mu.Lock()
@@ -120,7 +148,9 @@ func (c *CaptureEntry) End() {
 	if c.begun && reg.byID[c.id] == c {
 		delete(reg.byID, c.id)
 	}
-	state.Add(^(captureUnit - 1)) // less one capture
+	if state.Add(^(captureUnit-1))/captureUnit == maxCaptures-1 { // less one capture
+		reg.cond.Broadcast() // a StartCapture may wait for the field
+	}
 	startRunnerLocked()
 }
 

@@ -106,8 +106,25 @@ func EventDone(e libcuda.Event) (bool, error) {
 // Context waits until all work in context cu has finished.
 func Context(ctx context.Context, cu libcuda.Context) error { return DefaultPolicy.Context(ctx, cu) }
 
+// check refuses what no wait can go by: a nil ctx, an unknown Mode and
+// negative durations (zero means the default).
+func (p Policy) check(ctx context.Context) error {
+	switch {
+	case ctx == nil:
+		return errors.New("sync: nil context.Context (use context.Background())")
+	case p.Mode < Auto || p.Mode > Polling:
+		return fmt.Errorf("sync: Policy.Mode %v is not a mode", p.Mode)
+	case p.Spin < 0 || p.Yield < 0 || p.MaxSleep < 0:
+		return fmt.Errorf("sync: Policy durations may not be negative (Spin %v, Yield %v, MaxSleep %v)", p.Spin, p.Yield, p.MaxSleep)
+	}
+	return nil
+}
+
 // Stream waits with p until the work submitted to s so far has finished.
 func (p Policy) Stream(ctx context.Context, cu libcuda.Context, s libcuda.Stream) error {
+	if err := p.check(ctx); err != nil {
+		return err
+	}
 	switch s {
 	case libcuda.CU_STREAM_PER_THREAD:
 		return p.perThread(ctx)
@@ -121,6 +138,9 @@ func (p Policy) Stream(ctx context.Context, cu libcuda.Context, s libcuda.Stream
 
 // Event waits with p until e has completed.
 func (p Policy) Event(ctx context.Context, e libcuda.Event) error {
+	if err := p.check(ctx); err != nil {
+		return err
+	}
 	if e == 0 {
 		return errors.New("sync: wait on a nil event")
 	}
@@ -129,6 +149,9 @@ func (p Policy) Event(ctx context.Context, e libcuda.Event) error {
 
 // Context waits until all work in cu has finished, on a helper thread.
 func (p Policy) Context(ctx context.Context, cu libcuda.Context) error {
+	if err := p.check(ctx); err != nil {
+		return err
+	}
 	if cu == 0 {
 		return errors.New("sync: wait on a nil context")
 	}

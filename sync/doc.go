@@ -84,7 +84,14 @@
 // no query of it is made after the wait has returned.
 // A helper blocked on work that never ends is abandoned by its waiter: its
 // place among the MaxHelpers goes to later waits, as long as fewer than
-// MaxAbandoned helpers are abandoned. ReadStats counts both. A helper
+// MaxAbandoned helpers are abandoned. ReadStats counts both. An abandoned
+// helper that waits for an event goes on waiting for that event itself
+// (cuEventSynchronize), and one handed the wait just before it was
+// cancelled may still start that call: after a cancelled wait on an event
+// in Auto or Blocking mode, keep the event until ReadStats shows no
+// abandoned helper, or wait in Polling mode where the event must be
+// destroyed at once. (A stream's wait synchronizes an event of the
+// helper's own, so a stream may be destroyed after a cancelled wait.) A helper
 // whose thread cannot enter relaxed capture mode logs it and ends; its
 // wait polls instead.
 package sync

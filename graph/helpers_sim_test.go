@@ -15,3 +15,11 @@ func simFailNext(t testing.TB, name string, count int, code libcuda.Result) {
 	t.Helper()
 	testenv.SimFailNext(t, name, count, code)
 }
+
+// errorLog records what is logged at level Error (testenv.ErrorLog).
+type errorLog struct{ l *testenv.ErrorLog }
+
+func (h *errorLog) messages() []string { return h.l.Messages() }
+
+// captureErrors records slog's errors for the rest of the test.
+func captureErrors(t testing.TB) *errorLog { return &errorLog{testenv.CaptureErrors(t)} }

@@ -90,14 +90,6 @@ func newOSThread(t testing.TB, cu libcuda.Context) *osThread {
 // do runs f on the thread and waits for it, at most testenv.Timeout.
 func (th *osThread) do(f func()) { th.th.Do(f) }
 
-// errorLog records what is logged at level Error (testenv.ErrorLog).
-type errorLog struct{ l *testenv.ErrorLog }
-
-func (h *errorLog) messages() []string { return h.l.Messages() }
-
-// captureErrors records slog's errors for the rest of the test.
-func captureErrors(t testing.TB) *errorLog { return &errorLog{testenv.CaptureErrors(t)} }
-
 // noErrorsLogged fails the test, at its end, if anything was logged at
 // level Error.
 func noErrorsLogged(t testing.TB) { testenv.NoErrorsLogged(t) }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/internal/testenv/memtest"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -21,3 +22,6 @@ func simStat(t testing.TB, name string) int64 {
 	t.Helper()
 	return testenv.SimStat(t, name)
 }
+
+// stillHeld is memtest.StillHeld (only simulator tests use it).
+var stillHeld = memtest.StillHeld

@@ -99,7 +99,6 @@ func unsafePointer[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }
 var (
 	drain         = memtest.Drain
 	drainReleases = memtest.DrainReleases
-	stillHeld     = memtest.StillHeld
 	waitFor       = testenv.Eventually
 	sumSetup      = memtest.SumSetup
 	sumOnDevice   = memtest.SumOnDevice

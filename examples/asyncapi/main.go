@@ -17,10 +17,10 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/examples/internal/sample"
 )
 
 //go:embed kernels.ptx
@@ -32,31 +32,15 @@ const (
 	threads = 512
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "asyncapi:", err)
-		os.Exit(1)
-	}
-}
+func main() { sample.Main("asyncapi", run) }
 
 func run() (err error) {
-	devs, err := cuda.Devices()
+	env, err := sample.Open(ptx)
 	if err != nil {
 		return err
 	}
-	if len(devs) == 0 {
-		return errors.New("no CUDA device")
-	}
-	ctx, err := devs[0].Context()
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, ctx.Close()) }()
-	mod, err := cuda.LoadModule(ctx, ptx)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, mod.Close()) }()
+	defer func() { err = errors.Join(err, env.Close()) }()
+	ctx, mod := env.Ctx, env.Mod
 	add, err := mod.Func("add_value")
 	if err != nil {
 		return err
@@ -123,8 +107,8 @@ func run() (err error) {
 	}
 
 	fmt.Printf("asyncapi: %d ints; issuing took %.3f ms, the GPU %.3f ms; the CPU polled %d times meanwhile\n",
-		n, ms(issued), ms(gpu), polls)
-	fmt.Printf("time: %.3f ms\n", ms(elapsed))
+		n, sample.Ms(issued), sample.Ms(gpu), polls)
+	fmt.Printf("time: %.3f ms\n", sample.Ms(elapsed))
 	for i, v := range buf.Data() {
 		if v != value {
 			fmt.Printf("a[%d] = %d, want %d\ncheck: FAILED\n", i, v, value)
@@ -135,4 +119,3 @@ func run() (err error) {
 	return nil
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

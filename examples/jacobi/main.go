@@ -24,10 +24,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"time"
 
 	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/examples/internal/sample"
 	"github.com/purecuda/purecuda/graph"
 )
 
@@ -41,31 +41,15 @@ const (
 	threads   = 256
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "jacobi:", err)
-		os.Exit(1)
-	}
-}
+func main() { sample.Main("jacobi", run) }
 
 func run() (err error) {
-	devs, err := cuda.Devices()
+	env, err := sample.Open(ptx)
 	if err != nil {
 		return err
 	}
-	if len(devs) == 0 {
-		return errors.New("no CUDA device")
-	}
-	ctx, err := devs[0].Context()
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, ctx.Close()) }()
-	mod, err := cuda.LoadModule(ctx, ptx)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, mod.Close()) }()
+	defer func() { err = errors.Join(err, env.Close()) }()
+	ctx, mod := env.Ctx, env.Mod
 	sweep, err := mod.Func("jacobi_step")
 	if err != nil {
 		return err
@@ -182,13 +166,12 @@ func run() (err error) {
 // does.
 func makeSystem() (a []float32, b []float64) {
 	a, b = make([]float32, n*n), make([]float64, n)
-	seed := uint32(1)
+	r := sample.NewRand()
 	for i := range n {
 		var sum float32
 		for j := range n {
 			if j != i {
-				seed = seed*1664525 + 1013904223
-				a[i*n+j] = float32(seed>>8) / (1 << 24)
+				a[i*n+j] = r.Float()
 				sum += a[i*n+j]
 			}
 		}

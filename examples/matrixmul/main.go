@@ -16,10 +16,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"time"
 
 	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/examples/internal/sample"
 )
 
 //go:embed kernels.ptx
@@ -33,31 +33,15 @@ const (
 	iters = 300
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "matrixmul:", err)
-		os.Exit(1)
-	}
-}
+func main() { sample.Main("matrixmul", run) }
 
 func run() (err error) {
-	devs, err := cuda.Devices()
+	env, err := sample.Open(ptx)
 	if err != nil {
 		return err
 	}
-	if len(devs) == 0 {
-		return errors.New("no CUDA device")
-	}
-	ctx, err := devs[0].Context()
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, ctx.Close()) }()
-	mod, err := cuda.LoadModule(ctx, ptx)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, mod.Close()) }()
+	defer func() { err = errors.Join(err, env.Close()) }()
+	ctx, mod := env.Ctx, env.Mod
 	mul, err := mod.Func("mat_mul")
 	if err != nil {
 		return err

@@ -20,11 +20,11 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"os"
 	"sync/atomic"
 	"time"
 
 	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/examples/internal/sample"
 )
 
 //go:embed kernels.ptx
@@ -37,31 +37,15 @@ const (
 	launches = 3
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "simplecudagraphs:", err)
-		os.Exit(1)
-	}
-}
+func main() { sample.Main("simplecudagraphs", run) }
 
 func run() (err error) {
-	devs, err := cuda.Devices()
+	env, err := sample.Open(ptx)
 	if err != nil {
 		return err
 	}
-	if len(devs) == 0 {
-		return errors.New("no CUDA device")
-	}
-	ctx, err := devs[0].Context()
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, ctx.Close()) }()
-	mod, err := cuda.LoadModule(ctx, ptx)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, mod.Close()) }()
+	defer func() { err = errors.Join(err, env.Close()) }()
+	ctx, mod := env.Ctx, env.Mod
 	partial, err := mod.Func("partial_sums")
 	if err != nil {
 		return err

@@ -17,10 +17,10 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/examples/internal/sample"
 )
 
 //go:embed kernels.ptx
@@ -36,31 +36,15 @@ const (
 	threads  = 512
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "simplestreams:", err)
-		os.Exit(1)
-	}
-}
+func main() { sample.Main("simplestreams", run) }
 
 func run() (err error) {
-	devs, err := cuda.Devices()
+	env, err := sample.Open(ptx)
 	if err != nil {
 		return err
 	}
-	if len(devs) == 0 {
-		return errors.New("no CUDA device")
-	}
-	ctx, err := devs[0].Context()
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, ctx.Close()) }()
-	mod, err := cuda.LoadModule(ctx, ptx)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, mod.Close()) }()
+	defer func() { err = errors.Join(err, env.Close()) }()
+	ctx, mod := env.Ctx, env.Mod
 	add, err := mod.Func("add_repeat")
 	if err != nil {
 		return err
@@ -160,9 +144,9 @@ func run() (err error) {
 	ok = check(a, fmt.Sprint(nstreams, " streams")) && ok
 
 	fmt.Printf("simplestreams: %d ints, %d repetitions, %d rounds a kernel\n", n, reps, rounds)
-	fmt.Printf("1 stream:  %.3f ms (%.3f ms a repetition)\n", ms(one), ms(one)/reps)
-	fmt.Printf("%d streams: %.3f ms (%.3f ms a repetition)\n", nstreams, ms(four), ms(four)/reps)
-	fmt.Printf("time: %.3f ms\n", ms(four))
+	fmt.Printf("1 stream:  %.3f ms (%.3f ms a repetition)\n", sample.Ms(one), sample.Ms(one)/reps)
+	fmt.Printf("%d streams: %.3f ms (%.3f ms a repetition)\n", nstreams, sample.Ms(four), sample.Ms(four)/reps)
+	fmt.Printf("time: %.3f ms\n", sample.Ms(four))
 	if !ok {
 		fmt.Println("check: FAILED")
 		return errors.New("check failed")
@@ -183,4 +167,3 @@ func check(a []int32, what string) bool {
 	return true
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

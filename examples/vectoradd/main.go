@@ -17,10 +17,10 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"time"
 
 	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/examples/internal/sample"
 )
 
 //go:embed kernels.ptx
@@ -32,31 +32,15 @@ const (
 	blocks  = (n + threads - 1) / threads
 )
 
-func main() {
-	if err := run(); err != nil {
-		fmt.Fprintln(os.Stderr, "vectoradd:", err)
-		os.Exit(1)
-	}
-}
+func main() { sample.Main("vectoradd", run) }
 
 func run() (err error) {
-	devs, err := cuda.Devices()
+	env, err := sample.Open(ptx)
 	if err != nil {
 		return err
 	}
-	if len(devs) == 0 {
-		return errors.New("no CUDA device")
-	}
-	ctx, err := devs[0].Context()
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, ctx.Close()) }()
-	mod, err := cuda.LoadModule(ctx, ptx)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, mod.Close()) }()
+	defer func() { err = errors.Join(err, env.Close()) }()
+	ctx, mod := env.Ctx, env.Mod
 	add, err := mod.Func("vec_add")
 	if err != nil {
 		return err
@@ -67,13 +51,13 @@ func run() (err error) {
 	}
 	defer func() { err = errors.Join(err, s.Close()) }()
 
-	r := newRand()
+	r := sample.NewRand()
 	a, b, c := make([]float32, n), make([]float32, n), make([]float32, n)
 	for i := range a {
-		a[i] = r.float()
+		a[i] = r.Float()
 	}
 	for i := range b {
-		b[i] = r.float()
+		b[i] = r.Float()
 	}
 	da, err := cuda.Alloc[float32](s, n)
 	if err != nil {
@@ -120,7 +104,7 @@ func run() (err error) {
 		}
 	}
 	fmt.Printf("vectoradd: %d elements, %d blocks of %d threads\n", n, blocks, threads)
-	fmt.Printf("time: %.3f ms\n", ms(elapsed))
+	fmt.Printf("time: %.3f ms\n", sample.Ms(elapsed))
 	if bad > 0 {
 		fmt.Printf("check: FAILED (%d wrong sums)\n", bad)
 		return errors.New("check failed")
@@ -129,17 +113,3 @@ func run() (err error) {
 	return nil
 }
 
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
-
-// rng is the examples' pseudo-random generator, a 32-bit linear
-// congruential one, the same as rnd in baseline.c so that both programs
-// work on the same numbers.
-type rng struct{ seed uint32 }
-
-func newRand() *rng { return &rng{seed: 1} }
-
-// float returns the next value, in [0, 1).
-func (r *rng) float() float32 {
-	r.seed = r.seed*1664525 + 1013904223
-	return float32(r.seed>>8) / (1 << 24)
-}

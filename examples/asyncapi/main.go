@@ -118,4 +118,3 @@ func run() (err error) {
 	fmt.Println("check: PASSED")
 	return nil
 }
-

@@ -166,4 +166,3 @@ func check(a []int32, what string) bool {
 	}
 	return true
 }
-

@@ -101,4 +101,3 @@ func run() (err error) {
 	fmt.Println("check: PASSED")
 	return nil
 }
-

@@ -112,4 +112,3 @@ func run() (err error) {
 	fmt.Println("check: PASSED")
 	return nil
 }
-

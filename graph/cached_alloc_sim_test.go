@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -20,11 +21,11 @@ import (
 // when each capture leases (the lease function made once), the run before
 // having finished by the time of the update.
 func TestCachedRunAllocations(t *testing.T) {
-	noErrorsLogged(t)
-	onPrimary(t, 0)
+	testenv.NoErrorsLogged(t)
+	testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n, kernels = 256, 100
-	s := newStream(t)
+	s := testenv.NewStream(t)
 	buf := deviceInts(t, n)
 	args := &struct {
 		buf    libcuda.Deviceptr
@@ -67,7 +68,7 @@ func TestCachedRunAllocations(t *testing.T) {
 		run() // the first update
 		const runs = 100
 		allocs := testing.AllocsPerRun(runs, run)
-		must(t, err)
+		testenv.Must(t, err)
 		t.Logf("%s: %v allocations a run", name, allocs)
 		if allocs > 2 {
 			t.Errorf("%s: %v allocations a Cached.Run of %d kernels, want at most 2", name, allocs, kernels)
@@ -75,7 +76,7 @@ func TestCachedRunAllocations(t *testing.T) {
 		if got, want := c.Stats(), (graph.CacheStats{Runs: runs + 3, Updates: runs + 2, Instantiations: 1}); got != want {
 			t.Errorf("%s: Stats() = %+v, want %+v", name, got, want)
 		}
-		must(t, c.Close())
+		testenv.Must(t, c.Close())
 	}
 	drained(t)
 	if got, want := leased.get(), 100+3; got != want {

@@ -71,13 +71,13 @@ func (p *runProbe) run(c *graph.Cached, s libcuda.Stream, one libcuda.Deviceptr)
 // them at once), nor when Close races the runs. Leases of captures that
 // fail midway go at once.
 func TestConcurrentCachedRunsReleaseEachLeaseOnceAfterItsLaunch(t *testing.T) {
-	noErrorsLogged(t)
-	cu := onPrimary(t, 0)
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
 	const goroutines, held, waited, racing = 4, 10, 15, 20
 	total := goroutines * (held + waited + racing)
-	s := newStream(t)
+	s := testenv.NewStream(t)
 	one := deviceInts(t, 1)
-	must(t, libcuda.MemsetD32(one, 1, 1))
+	testenv.Must(t, libcuda.MemsetD32(one, 1, 1))
 	p := &runProbe{
 		leased:   make([]atomic.Bool, total),
 		released: make([]atomic.Int32, total),
@@ -85,7 +85,7 @@ func TestConcurrentCachedRunsReleaseEachLeaseOnceAfterItsLaunch(t *testing.T) {
 		host:     pinnedInts(t, total),
 	}
 	c := graph.NewCached(graph.DefaultMode)
-	gt := newGate(t)
+	gt := testenv.NewGate(t)
 
 	// Runs from several goroutines, each checked for its own errors;
 	// the returned function waits for them.
@@ -104,7 +104,7 @@ func TestConcurrentCachedRunsReleaseEachLeaseOnceAfterItsLaunch(t *testing.T) {
 		return func() {
 			t.Helper()
 			for _, d := range done {
-				recv(t, d, what)
+				testenv.Recv(t, d, what)
 			}
 			close(errs)
 			for err := range errs {
@@ -119,14 +119,14 @@ func TestConcurrentCachedRunsReleaseEachLeaseOnceAfterItsLaunch(t *testing.T) {
 
 	// The stream held: no launch can finish, so no lease of a run that
 	// launched can be released.
-	gt.hold(t, s)
+	gt.Hold(t, s)
 	concurrently("runs behind the gate", held, func() error { return p.run(c, s, one) })
 	for k := range goroutines * held {
 		if k%7 != 3 && p.released[k].Load() != 0 {
 			t.Fatalf("run %d's lease was released while its launch was held", k)
 		}
 	}
-	gt.open()
+	gt.Open()
 
 	// Each goroutine waits for its run: the updates find the runs before
 	// them finished and release their leases on the spot. A run and its
@@ -157,13 +157,13 @@ func TestConcurrentCachedRunsReleaseEachLeaseOnceAfterItsLaunch(t *testing.T) {
 		}
 		return err
 	})
-	recv(t, half, "half the runs racing Close")
-	must(t, c.Close())
+	testenv.Recv(t, half, "half the runs racing Close")
+	testenv.Must(t, c.Close())
 	wait()
 	if err := c.Close(); !errors.Is(err, graph.ErrDestroyed) {
 		t.Fatalf("second Close = %v, want ErrDestroyed", err)
 	}
-	must(t, sync.Stream(context.Background(), cu, s))
+	testenv.Must(t, sync.Stream(context.Background(), cu, s))
 	drained(t)
 
 	leased := 0
@@ -195,11 +195,11 @@ func TestConcurrentCachedRunsReleaseEachLeaseOnceAfterItsLaunch(t *testing.T) {
 // invalidate it) nor wait for ever: sync's registry admits the capture
 // only once the calls in flight are done, and later calls go relaxed.
 func TestCachedRunsInTheThreadsModeBreakNoGlobalCaptureBeginningMeanwhile(t *testing.T) {
-	noErrorsLogged(t)
-	cu := onPrimary(t, 0)
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n, captures, minRuns = 64, 100, 100
-	captured, runs := newStream(t), newStream(t)
+	captured, runs := testenv.NewStream(t), testenv.NewStream(t)
 	a, b := deviceInts(t, n), deviceInts(t, n)
 	host := pinnedInts(t, n)
 	var leased counter
@@ -233,14 +233,14 @@ func TestCachedRunsInTheThreadsModeBreakNoGlobalCaptureBeginningMeanwhile(t *tes
 		})
 		if err != nil {
 			stop.Store(true)
-			recv(t, runner, "the runs")
+			testenv.Recv(t, runner, "the runs")
 			t.Fatalf("global capture %d while another goroutine runs a Cached (%d runs): %v", i, ran.Load(), err)
 		}
-		must(t, g.Destroy())
+		testenv.Must(t, g.Destroy())
 	}
 	stop.Store(true)
-	recv(t, runner, "the runs")
-	must(t, runErr)
+	testenv.Recv(t, runner, "the runs")
+	testenv.Must(t, runErr)
 	if ran.Load() < minRuns {
 		t.Fatalf("%d runs made during the captures, want at least %d", ran.Load(), minRuns)
 	}

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -29,8 +30,8 @@ type leaseProbe struct {
 // failure leaves a graph that may still run but cannot be tracked; the
 // Cached goes on working after.
 func TestCachedRunFailuresReleaseEachLeaseOnceAndNeverEarly(t *testing.T) {
-	captureErrors(t) // the failures are logged; quiet here
-	cu := onPrimary(t, 0)
+	testenv.CaptureErrors(t) // the failures are logged; quiet here
+	cu := testenv.OnPrimary(t, 0)
 	const (
 		once = 1 // released once, after its launch (if any) has run
 		kept = 0 // never released: a graph that may run cannot be tracked
@@ -56,9 +57,9 @@ func TestCachedRunFailuresReleaseEachLeaseOnceAndNeverEarly(t *testing.T) {
 	}
 	for _, tc := range cases {
 		name := fmt.Sprintf("%s, topology changed %v, run before held %v", tc.call, tc.topology, tc.held)
-		s := newStream(t)
+		s := testenv.NewStream(t)
 		one := deviceInts(t, 1)
-		must(t, libcuda.MemsetD32(one, 1, 1))
+		testenv.Must(t, libcuda.MemsetD32(one, 1, 1))
 		words := pinnedInts(t, 3)
 		var probes [3]leaseProbe
 		c := graph.NewCached(graph.DefaultMode)
@@ -78,27 +79,27 @@ func TestCachedRunFailuresReleaseEachLeaseOnceAndNeverEarly(t *testing.T) {
 				return nil
 			})
 		}
-		gt := newGate(t)
-		gt.hold(t, s)
-		must(t, run(0, 1))
+		gt := testenv.NewGate(t)
+		gt.Hold(t, s)
+		testenv.Must(t, run(0, 1))
 		if !tc.held {
-			gt.open()
-			must(t, sync.Stream(context.Background(), cu, s))
+			gt.Open()
+			testenv.Must(t, sync.Stream(context.Background(), cu, s))
 		}
 		copies := 1
 		if tc.topology {
 			copies = 2
 		}
-		simFailNext(t, tc.call, 1, injected)
+		testenv.SimFailNext(t, tc.call, 1, injected)
 		err := run(1, copies)
-		simFailNext(t, tc.call, 0, 0)
+		testenv.SimFailNext(t, tc.call, 0, 0)
 		t.Logf("%s: Run = %v", name, err)
-		gt.open()
-		must(t, sync.Stream(context.Background(), cu, s))
+		gt.Open()
+		testenv.Must(t, sync.Stream(context.Background(), cu, s))
 		drained(t)
-		must(t, run(2, copies))
-		must(t, sync.Stream(context.Background(), cu, s))
-		must(t, c.Close())
+		testenv.Must(t, run(2, copies))
+		testenv.Must(t, sync.Stream(context.Background(), cu, s))
+		testenv.Must(t, c.Close())
 		drained(t)
 		for k, want := range []int{tc.a, tc.b, tc.c} {
 			p := &probes[k]

@@ -18,14 +18,14 @@ import (
 // gate, so that the update cannot reuse the event of its launch and must
 // make one.
 func TestCachedRunLaunchesAnUpdateWhoseTrackingFailed(t *testing.T) {
-	errs := captureErrors(t)
-	onPrimary(t, 0)
+	errs := testenv.CaptureErrors(t)
+	testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 64
-	s := newStream(t)
+	s := testenv.NewStream(t)
 	buf := deviceInts(t, n)
 	host := pinnedInts(t, n)
-	gt := newGate(t)
+	gt := testenv.NewGate(t)
 	var first counter
 	c := graph.NewCached(graph.DefaultMode)
 	run := func(v int32, release func()) error {
@@ -36,10 +36,10 @@ func TestCachedRunLaunchesAnUpdateWhoseTrackingFailed(t *testing.T) {
 			return k.fillAdd(s, buf, n, v, 0)
 		})
 	}
-	gt.hold(t, s)
-	must(t, run(1, first.release)) // held: its launch has not finished at the next update
+	gt.Hold(t, s)
+	testenv.Must(t, run(1, first.release)) // held: its launch has not finished at the next update
 	created := testenv.SimStat(t, "live_events")
-	simFailNext(t, "cuEventCreate", 1, libcuda.CUDA_ERROR_OUT_OF_MEMORY)
+	testenv.SimFailNext(t, "cuEventCreate", 1, libcuda.CUDA_ERROR_OUT_OF_MEMORY)
 	if err := run(2, func() {}); err != nil {
 		t.Fatalf("Run whose update could not track its launches = %v, want nil", err)
 	}
@@ -49,12 +49,12 @@ func TestCachedRunLaunchesAnUpdateWhoseTrackingFailed(t *testing.T) {
 	if first.get() != 0 {
 		t.Fatal("the held run's lease was released before its launch finished")
 	}
-	gt.open()
+	gt.Open()
 	checkInts(t, "after the untracked update", s, buf, host, 2)
 	if got, want := c.Stats(), (graph.CacheStats{Runs: 2, Updates: 1, Instantiations: 1}); got != want {
 		t.Fatalf("Stats() = %+v, want %+v", got, want)
 	}
-	msgs := errs.messages()
+	msgs := errs.Messages()
 	if len(msgs) != 1 || !strings.Contains(msgs[0], "kept for good") || !strings.Contains(msgs[0], "CUDA_ERROR_OUT_OF_MEMORY") ||
 		!strings.Contains(msgs[0], "cuEventCreate") {
 		t.Fatalf("logged %q, want one message that the leases are kept for good, with the error and its call", msgs)
@@ -64,9 +64,9 @@ func TestCachedRunLaunchesAnUpdateWhoseTrackingFailed(t *testing.T) {
 	if first.get() != 1 {
 		t.Fatalf("the lease of the run before the untracked update was released %d times, want once", first.get())
 	}
-	must(t, run(3, func() {}))
+	testenv.Must(t, run(3, func() {}))
 	checkInts(t, "after a later run", s, buf, host, 3)
-	must(t, c.Close())
+	testenv.Must(t, c.Close())
 }
 
 // In a loop that waits for each run, the update reuses the event that
@@ -74,11 +74,11 @@ func TestCachedRunLaunchesAnUpdateWhoseTrackingFailed(t *testing.T) {
 // state (a cuEventCreate armed to fail around each Run is never reached),
 // and the run before's lease is released when Run returns.
 func TestCachedRunReusesTheTrackingEventOfAFinishedRun(t *testing.T) {
-	noErrorsLogged(t)
-	onPrimary(t, 0)
+	testenv.NoErrorsLogged(t)
+	testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 64
-	s := newStream(t)
+	s := testenv.NewStream(t)
 	buf := deviceInts(t, n)
 	host := pinnedInts(t, n)
 	var leased counter
@@ -91,19 +91,19 @@ func TestCachedRunReusesTheTrackingEventOfAFinishedRun(t *testing.T) {
 			return k.fillAdd(s, buf, n, v, 0)
 		})
 	}
-	must(t, run(1))
+	testenv.Must(t, run(1))
 	checkInts(t, "after the first run", s, buf, host, 1)
 	live := testenv.SimStat(t, "live_events")
 	for v := range int32(5) {
-		simFailNext(t, "cuEventCreate", 1, libcuda.CUDA_ERROR_OUT_OF_MEMORY)
+		testenv.SimFailNext(t, "cuEventCreate", 1, libcuda.CUDA_ERROR_OUT_OF_MEMORY)
 		err := run(2 + v)
 		// The failure is still armed: this call takes it (and disarms it).
 		var ev libcuda.Event
 		if cerr := libcuda.EventCreate(&ev, 0); cerr == nil {
-			must(t, libcuda.EventDestroy(ev))
+			testenv.Must(t, libcuda.EventDestroy(ev))
 			t.Fatalf("run %d called cuEventCreate", v+2)
 		}
-		must(t, err)
+		testenv.Must(t, err)
 		if got := testenv.SimStat(t, "live_events"); got != live {
 			t.Fatalf("run %d: %d live events, want %d as after the first run", v+2, got, live)
 		}
@@ -112,7 +112,7 @@ func TestCachedRunReusesTheTrackingEventOfAFinishedRun(t *testing.T) {
 		}
 		checkInts(t, "after a run", s, buf, host, 2+v)
 	}
-	must(t, c.Close())
+	testenv.Must(t, c.Close())
 	drained(t)
 	if got := leased.get(); got != 6 {
 		t.Fatalf("%d leases released after Close, want 6", got)

@@ -6,21 +6,22 @@ import (
 	"testing"
 
 	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
 func TestCachedCaptureUpdatesInPlaceAndInstantiatesAgainWhenTopologyChanges(t *testing.T) {
-	noErrorsLogged(t)
-	onPrimary(t, 0)
+	testenv.NoErrorsLogged(t)
+	testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 300
-	s := newStream(t)
+	s := testenv.NewStream(t)
 	buf := deviceInts(t, n)
 	host := pinnedInts(t, n)
 	c := graph.NewCached(graph.DefaultMode)
 	run := func(v int32, adds int) {
 		t.Helper()
-		must(t, c.Run(s, func(s libcuda.Stream) error { return k.fillAdd(s, buf, n, v, adds) }))
+		testenv.Must(t, c.Run(s, func(s libcuda.Stream) error { return k.fillAdd(s, buf, n, v, adds) }))
 		checkInts(t, fmt.Sprintf("after a run of fill %d and %d adds", v, adds), s, buf, host, v+int32(adds))
 	}
 	stats := func(want graph.CacheStats) {
@@ -53,7 +54,7 @@ func TestCachedCaptureUpdatesInPlaceAndInstantiatesAgainWhenTopologyChanges(t *t
 	run(30, 1)
 	stats(graph.CacheStats{Runs: 8, Updates: 6, Instantiations: 2})
 
-	must(t, c.Close())
+	testenv.Must(t, c.Close())
 	if err := c.Close(); !errors.Is(err, graph.ErrDestroyed) {
 		t.Fatalf("a second Close = %v, want ErrDestroyed", err)
 	}

@@ -19,73 +19,73 @@ import (
 )
 
 func TestGraphCaptureInstantiateLaunchGivesTheRightResult(t *testing.T) {
-	noErrorsLogged(t)
-	onPrimary(t, 0)
+	testenv.NoErrorsLogged(t)
+	testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 1000
-	s := newStream(t)
+	s := testenv.NewStream(t)
 	buf := deviceInts(t, n)
 	host := pinnedInts(t, n)
 
 	g, err := graph.Capture(s, graph.DefaultMode, func(s libcuda.Stream) error {
 		return k.fillAdd(s, buf, n, 40, 2)
 	})
-	must(t, err)
-	defer func() { must(t, g.Destroy()) }()
+	testenv.Must(t, err)
+	defer func() { testenv.Must(t, g.Destroy()) }()
 	checkInts(t, "after the capture (the work must not have run)", s, buf, host, 0)
 	if nodes, err := g.Nodes(); err != nil || nodes != 3 {
 		t.Fatalf("Nodes() = %d, %v; want 3 nodes", nodes, err)
 	}
 	e, err := g.Instantiate()
-	must(t, err)
-	defer func() { must(t, e.Destroy()) }()
-	must(t, e.Launch(s))
+	testenv.Must(t, err)
+	defer func() { testenv.Must(t, e.Destroy()) }()
+	testenv.Must(t, e.Launch(s))
 	checkInts(t, "after one launch of fill 40, add, add", s, buf, host, 42)
 
 	// A graph of add_one alone, launched three times.
 	add, err := graph.Capture(s, graph.DefaultMode, func(s libcuda.Stream) error {
 		return k.addOne.Launch(graphGrid, graphBlock, 0, s, buf, uint64(n))
 	})
-	must(t, err)
-	defer func() { must(t, add.Destroy()) }()
+	testenv.Must(t, err)
+	defer func() { testenv.Must(t, add.Destroy()) }()
 	ae, err := add.Instantiate()
-	must(t, err)
-	defer func() { must(t, ae.Destroy()) }()
+	testenv.Must(t, err)
+	defer func() { testenv.Must(t, ae.Destroy()) }()
 	for range 3 {
-		must(t, ae.Launch(s))
+		testenv.Must(t, ae.Launch(s))
 	}
 	checkInts(t, "after three launches of add", s, buf, host, 45)
 	noCaptureLeft(t)
 }
 
 func TestGraphCaptureWorksInEveryMode(t *testing.T) {
-	noErrorsLogged(t)
-	cu := primaryContext(t, 0)
+	testenv.NoErrorsLogged(t)
+	cu := testenv.PrimaryContext(t, 0)
 	for i, mode := range captureModes {
 		t.Run(modeName(mode), func(t *testing.T) {
-			onThread(t, cu)
+			testenv.OnThread(t, cu)
 			k := loadGraphKernels(t)
 			const n = 256
-			s := newStream(t)
+			s := testenv.NewStream(t)
 			buf := deviceInts(t, n)
 			host := pinnedInts(t, n)
 			g, err := graph.Capture(s, mode, func(s libcuda.Stream) error {
 				return k.fillAdd(s, buf, n, int32(10*i), 1)
 			})
-			must(t, err)
+			testenv.Must(t, err)
 			e, err := g.Instantiate()
-			must(t, err)
-			must(t, g.Destroy())
-			must(t, e.Launch(s))
+			testenv.Must(t, err)
+			testenv.Must(t, g.Destroy())
+			testenv.Must(t, e.Launch(s))
 			checkInts(t, "after the launch", s, buf, host, int32(10*i+1))
-			must(t, e.Destroy())
+			testenv.Must(t, e.Destroy())
 		})
 	}
 	noCaptureLeft(t)
 }
 
 func TestCaptureOfTheLegacyStreamIsRefusedClearly(t *testing.T) {
-	onPrimary(t, 0)
+	testenv.OnPrimary(t, 0)
 	for _, s := range []libcuda.Stream{0, libcuda.CU_STREAM_LEGACY} {
 		_, err := graph.Capture(s, graph.DefaultMode, func(libcuda.Stream) error {
 			t.Fatal("the function ran")
@@ -101,8 +101,8 @@ func TestCaptureOfTheLegacyStreamIsRefusedClearly(t *testing.T) {
 // Calls that a capture does not allow, made by the captured function:
 // the capture's error says it was invalidated and by which call's error.
 func TestCaptureInvalidatedByACallOfTheFunctionSaysWhichCall(t *testing.T) {
-	noErrorsLogged(t)
-	cu := onPrimary(t, 0)
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 64
 	buf := deviceInts(t, n)
@@ -125,8 +125,8 @@ func TestCaptureInvalidatedByACallOfTheFunctionSaysWhichCall(t *testing.T) {
 	for _, mode := range []libcuda.StreamCaptureMode{libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, libcuda.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL} {
 		for _, c := range calls {
 			t.Run(modeName(mode)+"/"+c.name, func(t *testing.T) {
-				onThread(t, cu)
-				s := newStream(t)
+				testenv.OnThread(t, cu)
+				s := testenv.NewStream(t)
 				var partial libcuda.Graph
 				g, err := graph.Capture(s, mode, func(s libcuda.Stream) error {
 					if err := k.fillAdd(s, buf, n, 1, 1); err != nil {
@@ -155,7 +155,7 @@ func TestCaptureInvalidatedByACallOfTheFunctionSaysWhichCall(t *testing.T) {
 				t.Log(err)
 				graphGone(t, partial)
 				var st libcuda.StreamCaptureStatus
-				must(t, libcuda.StreamIsCapturing(s, &st))
+				testenv.Must(t, libcuda.StreamIsCapturing(s, &st))
 				if st != libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
 					t.Fatalf("the stream is still capturing (%v)", st)
 				}
@@ -168,19 +168,19 @@ func TestCaptureInvalidatedByACallOfTheFunctionSaysWhichCall(t *testing.T) {
 // A capture invalidated by another thread: the function reported nothing,
 // and the error says the call is not known.
 func TestCaptureInvalidatedByAnotherThreadSaysTheCallIsNotKnown(t *testing.T) {
-	noErrorsLogged(t)
-	cu := onPrimary(t, 0)
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 64
 	buf := deviceInts(t, n)
-	s := newStream(t)
-	th := newOSThread(t, cu) // in global mode
+	s := testenv.NewStream(t)
+	th := testenv.NewOSThread(t, cu) // in global mode
 	var otherErr error
 	_, err := graph.Capture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, func(s libcuda.Stream) error {
 		if err := k.fillAdd(s, buf, n, 1, 0); err != nil {
 			return err
 		}
-		th.do(func() {
+		th.Do(func() {
 			var d libcuda.Deviceptr
 			if otherErr = libcuda.MemAlloc(&d, 64); otherErr == nil {
 				otherErr = libcuda.MemFree(d)
@@ -203,12 +203,12 @@ func TestCaptureInvalidatedByAnotherThreadSaysTheCallIsNotKnown(t *testing.T) {
 }
 
 func TestCaptureFunctionErrorIsReturnedAndNothingLeaks(t *testing.T) {
-	noErrorsLogged(t)
-	onPrimary(t, 0)
+	testenv.NoErrorsLogged(t)
+	testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 64
 	buf := deviceInts(t, n)
-	s := newStream(t)
+	s := testenv.NewStream(t)
 	var leased counter
 	var partial libcuda.Graph
 	boom := errors.New("boom")
@@ -237,13 +237,13 @@ func TestCaptureFunctionErrorIsReturnedAndNothingLeaks(t *testing.T) {
 }
 
 func TestCapturePanicEndsTheCaptureAndIsReRaised(t *testing.T) {
-	noErrorsLogged(t)
-	onPrimary(t, 0)
+	testenv.NoErrorsLogged(t)
+	testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 64
 	buf := deviceInts(t, n)
 	host := pinnedInts(t, n)
-	s := newStream(t)
+	s := testenv.NewStream(t)
 	var leased counter
 	var partial libcuda.Graph
 	func() {
@@ -253,16 +253,16 @@ func TestCapturePanicEndsTheCaptureAndIsReRaised(t *testing.T) {
 			}
 		}()
 		_, _ = graph.Capture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, func(s libcuda.Stream) error {
-			must(t, k.fillAdd(s, buf, n, 1, 0))
+			testenv.Must(t, k.fillAdd(s, buf, n, 1, 0))
 			graph.Lease(s, leased.release)
 			var err error
 			partial, err = capturedGraph(s)
-			must(t, err)
+			testenv.Must(t, err)
 			panic("in the capture")
 		})
 	}()
 	var st libcuda.StreamCaptureStatus
-	must(t, libcuda.StreamIsCapturing(s, &st))
+	testenv.Must(t, libcuda.StreamIsCapturing(s, &st))
 	if st != libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
 		t.Fatalf("the stream is still capturing after the panic (%v)", st)
 	}
@@ -274,31 +274,31 @@ func TestCapturePanicEndsTheCaptureAndIsReRaised(t *testing.T) {
 	}
 	// The thread's capture mode is as it was, and the stream captures again.
 	mode := libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL
-	must(t, libcuda.ThreadExchangeStreamCaptureMode(&mode))
+	testenv.Must(t, libcuda.ThreadExchangeStreamCaptureMode(&mode))
 	if mode != libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL {
 		t.Fatalf("the thread's capture mode is %v after the panic", mode)
 	}
 	g, err := graph.Capture(s, graph.DefaultMode, func(s libcuda.Stream) error { return k.fillAdd(s, buf, n, 3, 0) })
-	must(t, err)
+	testenv.Must(t, err)
 	e, err := g.Instantiate()
-	must(t, err)
-	must(t, e.Launch(s))
+	testenv.Must(t, err)
+	testenv.Must(t, e.Launch(s))
 	checkInts(t, "a capture after the panic", s, buf, host, 3)
-	must(t, e.Destroy())
-	must(t, g.Destroy())
+	testenv.Must(t, e.Destroy())
+	testenv.Must(t, g.Destroy())
 }
 
 // Garbage collection during a capture, with graphs and executable graphs
 // left to the collector, breaks nothing; those are destroyed after the
 // capture and their leases released.
 func TestGCDuringCaptureBreaksNothing(t *testing.T) {
-	noErrorsLogged(t)
-	onPrimary(t, 0)
+	testenv.NoErrorsLogged(t)
+	testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 1024
 	buf := deviceInts(t, n)
 	host := pinnedInts(t, n)
-	s, other := newStream(t), newStream(t)
+	s, other := testenv.NewStream(t), testenv.NewStream(t)
 	var leased counter
 	var dropped []libcuda.Graph
 	// Graphs and executable graphs dropped without Destroy, one of them
@@ -308,17 +308,17 @@ func TestGCDuringCaptureBreaksNothing(t *testing.T) {
 			graph.Lease(s, leased.release)
 			return k.fillAdd(s, buf, n, 0, 1)
 		})
-		must(t, err)
+		testenv.Must(t, err)
 		dropped = append(dropped, g.Raw())
 		if i > 0 {
 			e, err := g.Instantiate()
-			must(t, err)
+			testenv.Must(t, err)
 			if i == 2 {
-				must(t, e.Launch(other))
+				testenv.Must(t, e.Launch(other))
 			}
 		}
 	}
-	must(t, sync.Stream(context.Background(), 0, other))
+	testenv.Must(t, sync.Stream(context.Background(), 0, other))
 
 	var garbage [][]byte
 	g, err := graph.Capture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, func(s libcuda.Stream) error {
@@ -334,13 +334,13 @@ func TestGCDuringCaptureBreaksNothing(t *testing.T) {
 		}
 		return nil
 	})
-	must(t, err)
+	testenv.Must(t, err)
 	e, err := g.Instantiate()
-	must(t, err)
-	must(t, e.Launch(s))
+	testenv.Must(t, err)
+	testenv.Must(t, e.Launch(s))
 	checkInts(t, "after the launch", s, buf, host, 401)
-	must(t, e.Destroy())
-	must(t, g.Destroy())
+	testenv.Must(t, e.Destroy())
+	testenv.Must(t, g.Destroy())
 
 	deadline := time.Now().Add(10 * time.Second)
 	for leased.get() < 3 && time.Now().Before(deadline) {
@@ -360,17 +360,17 @@ func TestGCDuringCaptureBreaksNothing(t *testing.T) {
 // release leases while a global capture is in progress: the capture is not
 // invalidated and the work postponed meanwhile runs after it.
 func TestGlobalCaptureSurvivesOtherGoroutinesWaitsCopiesAndFrees(t *testing.T) {
-	noErrorsLogged(t)
-	cu := onPrimary(t, 0)
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 2048
 	buf, src, dst := deviceInts(t, n), deviceInts(t, n), deviceInts(t, n)
 	host := pinnedInts(t, n)
 	var spare libcuda.Deviceptr
-	must(t, libcuda.MemAlloc(&spare, 4096))
-	s, busy, copies, launches := newStream(t), newStream(t), newStream(t), newStream(t)
-	gt := newGate(t)
-	gt.hold(t, busy)
+	testenv.Must(t, libcuda.MemAlloc(&spare, 4096))
+	s, busy, copies, launches := testenv.NewStream(t), testenv.NewStream(t), testenv.NewStream(t), testenv.NewStream(t)
+	gt := testenv.NewGate(t)
+	gt.Hold(t, busy)
 
 	// A graph with a lease, launched on a held stream, to destroy during the capture.
 	var leased counter
@@ -378,11 +378,11 @@ func TestGlobalCaptureSurvivesOtherGoroutinesWaitsCopiesAndFrees(t *testing.T) {
 		graph.Lease(s, leased.release)
 		return k.fillAdd(s, src, n, 7, 0)
 	})
-	must(t, err)
+	testenv.Must(t, err)
 	oe, err := og.Instantiate()
-	must(t, err)
-	must(t, libcuda.StreamWaitValue32(launches, gt.dev, 1, uint32(libcuda.CU_STREAM_WAIT_VALUE_GEQ)))
-	must(t, oe.Launch(launches))
+	testenv.Must(t, err)
+	testenv.Must(t, libcuda.StreamWaitValue32(launches, gt.Dev(), 1, uint32(libcuda.CU_STREAM_WAIT_VALUE_GEQ)))
+	testenv.Must(t, oe.Launch(launches))
 
 	var postponedDuring atomic.Int32
 	postponed := make(chan error, 1)
@@ -432,23 +432,23 @@ func TestGlobalCaptureSurvivesOtherGoroutinesWaitsCopiesAndFrees(t *testing.T) {
 			postponedDuring.Store(int32(graph.InProgress()))
 			postponed <- sync.Context(context.Background(), cu)
 		})
-		stillWaiting(t, "the busy stream's wait", waited)
-		gt.open()
-		recv(t, testenv.Go(wg.Wait), "the capturing goroutines")
+		testenv.StillWaiting(t, "the busy stream's wait", waited)
+		gt.Open()
+		testenv.Recv(t, testenv.Go(wg.Wait), "the capturing goroutines")
 		close(errs)
 		for err := range errs {
 			t.Errorf("work on another goroutine during the capture: %v", err)
 		}
 		return k.addOne.Launch(graphGrid, graphBlock, 0, s, buf, uint64(n))
 	})
-	must(t, err)
+	testenv.Must(t, err)
 	drained(t)
 	if leased.get() != 1 {
 		t.Errorf("the lease of the graph destroyed during the capture was released %d times, want once", leased.get())
 	}
 	select {
 	case err := <-postponed:
-		must(t, err)
+		testenv.Must(t, err)
 	default:
 		t.Fatal("the postponed function did not run")
 	}
@@ -456,19 +456,19 @@ func TestGlobalCaptureSurvivesOtherGoroutinesWaitsCopiesAndFrees(t *testing.T) {
 		t.Errorf("the postponed function ran with %d captures in progress", n)
 	}
 	e, err := g.Instantiate()
-	must(t, err)
-	must(t, e.Launch(s))
+	testenv.Must(t, err)
+	testenv.Must(t, e.Launch(s))
 	checkInts(t, "the graph captured meanwhile", s, buf, host, 3)
-	must(t, e.Destroy())
-	must(t, g.Destroy())
+	testenv.Must(t, e.Destroy())
+	testenv.Must(t, g.Destroy())
 }
 
 // Captures on several goroutines at once, in every mode, with leases,
 // cached captures and executable graphs destroyed while others capture,
 // next to goroutines that wait, copy and postpone work.
 func TestConcurrentCapturesWithReleaseWork(t *testing.T) {
-	noErrorsLogged(t)
-	cu := onPrimary(t, 0)
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const (
 		capturers = 4
@@ -482,7 +482,7 @@ func TestConcurrentCapturesWithReleaseWork(t *testing.T) {
 	}
 	lanes := make([]lane, capturers+2)
 	for i := range lanes {
-		lanes[i] = lane{newStream(t), newStream(t), deviceInts(t, n), deviceInts(t, n), pinnedInts(t, n)}
+		lanes[i] = lane{testenv.NewStream(t), testenv.NewStream(t), deviceInts(t, n), deviceInts(t, n), pinnedInts(t, n)}
 	}
 	var leased, leases counter
 	var postponed atomic.Int32
@@ -591,13 +591,13 @@ func TestConcurrentCapturesWithReleaseWork(t *testing.T) {
 }
 
 func TestInProgressCountsCapturesAcrossGoroutines(t *testing.T) {
-	onPrimary(t, 0)
+	testenv.OnPrimary(t, 0)
 	const capturers = 3
 	release := make(chan struct{})
 	errs := make(chan error, capturers)
 	var wg gosync.WaitGroup
 	for range capturers {
-		s := newStream(t)
+		s := testenv.NewStream(t)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -622,10 +622,10 @@ func TestInProgressCountsCapturesAcrossGoroutines(t *testing.T) {
 		t.Errorf("sync.CapturesInProgress() = %d during %d captures", got, capturers)
 	}
 	close(release)
-	recv(t, testenv.Go(wg.Wait), "the capturing goroutines")
+	testenv.Recv(t, testenv.Go(wg.Wait), "the capturing goroutines")
 	close(errs)
 	for err := range errs {
-		must(t, err)
+		testenv.Must(t, err)
 	}
 	noCaptureLeft(t)
 }
@@ -634,13 +634,13 @@ func TestInProgressCountsCapturesAcrossGoroutines(t *testing.T) {
 // sync on the capturing stream are refused without breaking the capture,
 // and a capture of a stream already being captured is refused.
 func TestOperationsNotAllowedInACaptureReturnClearErrors(t *testing.T) {
-	noErrorsLogged(t)
-	cu := onPrimary(t, 0)
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 64
 	buf := deviceInts(t, n)
 	host := pinnedInts(t, n)
-	s := newStream(t)
+	s := testenv.NewStream(t)
 	g, err := graph.Capture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, func(s libcuda.Stream) error {
 		if err := k.fillAdd(s, buf, n, 4, 0); err != nil {
 			return err
@@ -658,12 +658,12 @@ func TestOperationsNotAllowedInACaptureReturnClearErrors(t *testing.T) {
 		t.Logf("nested capture: %v", err)
 		return nil
 	})
-	must(t, err)
+	testenv.Must(t, err)
 	e, err := g.Instantiate()
-	must(t, err)
-	must(t, e.Launch(s))
+	testenv.Must(t, err)
+	testenv.Must(t, e.Launch(s))
 	checkInts(t, "after the launch", s, buf, host, 4)
-	must(t, e.Destroy())
-	must(t, g.Destroy())
+	testenv.Must(t, e.Destroy())
+	testenv.Must(t, g.Destroy())
 	noCaptureLeft(t)
 }

@@ -18,20 +18,20 @@ import (
 // Another capture is kept open meanwhile, so that the destroy goes through
 // relaxed mode (a mode switch, then the switch back, which fails here).
 func TestDestroyMadeBeforeAFailedModeRestoreCounts(t *testing.T) {
-	onPrimary(t, 0)
+	testenv.OnPrimary(t, 0)
 	logged := testenv.CaptureErrors(t)
 	var released atomic.Int64
-	s := newStream(t)
+	s := testenv.NewStream(t)
 	g, err := graph.Capture(s, graph.DefaultMode, func(s libcuda.Stream) error {
 		if !graph.Lease(s, func() { released.Add(1) }) {
 			t.Error("Lease refused during the capture")
 		}
 		return nil
 	})
-	must(t, err)
+	testenv.Must(t, err)
 
 	open, done := make(chan struct{}), make(chan error, 1)
-	other := newStream(t)
+	other := testenv.NewStream(t)
 	go func() {
 		og, err := graph.Capture(other, graph.DefaultMode, func(libcuda.Stream) error {
 			close(open)
@@ -43,7 +43,7 @@ func TestDestroyMadeBeforeAFailedModeRestoreCounts(t *testing.T) {
 		}
 		done <- err
 	}()
-	recv(t, open, "the other capture to begin")
+	testenv.Recv(t, open, "the other capture to begin")
 	graphs := testenv.SimStat(t, "live_graphs")
 	// The first call enters relaxed mode; the second, putting the mode
 	// back after cuGraphDestroy, fails.
@@ -52,7 +52,7 @@ func TestDestroyMadeBeforeAFailedModeRestoreCounts(t *testing.T) {
 	testenv.SimFailNext(t, "cuThreadExchangeStreamCaptureMode", 0, 0) // disarm, had it not fired
 	after := testenv.SimStat(t, "live_graphs")
 	done <- nil
-	must(t, recv(t, done, "the other capture to end"))
+	testenv.Must(t, testenv.Recv(t, done, "the other capture to end"))
 
 	if err != nil {
 		t.Errorf("Destroy = %v, want nil: the driver destroyed the graph", err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -33,11 +34,11 @@ func namesCall(t *testing.T, what, call string, err error) {
 // (issue 15), and matches the driver's Result. All runs on the test's
 // locked thread, the primary context current.
 func TestDriverErrorsNameTheCall(t *testing.T) {
-	errs := captureErrors(t)
-	onPrimary(t, 0)
+	errs := testenv.CaptureErrors(t)
+	testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 64
-	s, other := newStream(t), newStream(t)
+	s, other := testenv.NewStream(t), testenv.NewStream(t)
 	buf := deviceInts(t, n)
 	body := func(s libcuda.Stream) error { return k.fillAdd(s, buf, n, 1, 0) }
 	leasing := func(s libcuda.Stream) error {
@@ -47,22 +48,22 @@ func TestDriverErrorsNameTheCall(t *testing.T) {
 	capture := func(f func(libcuda.Stream) error) *graph.Graph {
 		t.Helper()
 		g, err := graph.Capture(s, graph.DefaultMode, f)
-		must(t, err)
+		testenv.Must(t, err)
 		t.Cleanup(func() { destroyed(t, g.Destroy()) })
 		return g
 	}
 	instantiate := func(f func(libcuda.Stream) error) *graph.Exec {
 		t.Helper()
 		e, err := capture(f).Instantiate()
-		must(t, err)
+		testenv.Must(t, err)
 		t.Cleanup(func() { destroyed(t, e.Destroy()) })
 		return e
 	}
 	// failing runs f with call's next call failing, and disarms the
 	// failure after, whether f reached the call or not.
 	failing := func(call string, f func() error) error {
-		simFailNext(t, call, 1, injected)
-		defer simFailNext(t, call, 0, 0)
+		testenv.SimFailNext(t, call, 1, injected)
+		defer testenv.SimFailNext(t, call, 0, 0)
 		return f()
 	}
 
@@ -71,7 +72,7 @@ func TestDriverErrorsNameTheCall(t *testing.T) {
 		namesCall(t, "Capture", call, failing(call, func() error {
 			g, err := graph.Capture(s, graph.DefaultMode, body)
 			if g != nil {
-				must(t, g.Destroy())
+				testenv.Must(t, g.Destroy())
 			}
 			return err
 		}))
@@ -111,24 +112,24 @@ func TestDriverErrorsNameTheCall(t *testing.T) {
 		namesCall(t, "Launch during a capture", "cuStreamIsCapturing", failing("cuStreamIsCapturing", func() error { return e.Launch(s) }))
 		return body(other)
 	})
-	must(t, err)
-	must(t, gc.Destroy())
+	testenv.Must(t, err)
+	testenv.Must(t, gc.Destroy())
 	ed := instantiate(body)
 	namesCall(t, "Destroy", "cuGraphExecDestroy", failing("cuGraphExecDestroy", ed.Destroy))
 	tracked := instantiate(leasing)
 	namesCall(t, "Launch of a graph that leases", "cuEventRecord", failing("cuEventRecord", func() error { return tracked.Launch(s) }))
-	must(t, libcuda.StreamSynchronize(s))
+	testenv.Must(t, libcuda.StreamSynchronize(s))
 
 	// Cached.Run.
 	c := graph.NewCached(graph.DefaultMode)
-	must(t, c.Run(s, body))
+	testenv.Must(t, c.Run(s, body))
 	namesCall(t, "Run", "cuGraphExecUpdate", failing("cuGraphExecUpdate", func() error { return c.Run(s, body) }))
 	namesCall(t, "Run", "cuStreamBeginCapture", failing("cuStreamBeginCapture", func() error { return c.Run(s, body) }))
-	must(t, libcuda.StreamSynchronize(s))
-	must(t, c.Close())
+	testenv.Must(t, libcuda.StreamSynchronize(s))
+	testenv.Must(t, c.Close())
 	drained(t)
 	// Ending a capture that failed is logged too, with the call's name.
-	for _, m := range errs.messages() {
+	for _, m := range errs.Messages() {
 		if !strings.Contains(m, "cuStreamEndCapture: "+injected.String()) {
 			t.Errorf("logged %q, want only the failed end of a capture", m)
 		}

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -22,8 +23,8 @@ type graphKernels struct{ fill, addOne libcuda.Func }
 
 func loadGraphKernels(t testing.TB) graphKernels {
 	t.Helper()
-	m := loadKernels(t)
-	return graphKernels{fill: kernel(t, m, "fill_i32"), addOne: kernel(t, m, "add_one_i32")}
+	m := testenv.LoadKernels(t)
+	return graphKernels{fill: testenv.Kernel(t, m, "fill_i32"), addOne: testenv.Kernel(t, m, "add_one_i32")}
 }
 
 var (
@@ -49,8 +50,8 @@ func (k graphKernels) fillAdd(s libcuda.Stream, buf libcuda.Deviceptr, n uint64,
 func deviceInts(t testing.TB, n int) libcuda.Deviceptr {
 	t.Helper()
 	var d libcuda.Deviceptr
-	must(t, libcuda.MemAlloc(&d, uint64(n*4)))
-	must(t, libcuda.MemsetD32(d, 0, uint64(n)))
+	testenv.Must(t, libcuda.MemAlloc(&d, uint64(n*4)))
+	testenv.Must(t, libcuda.MemsetD32(d, 0, uint64(n)))
 	t.Cleanup(func() {
 		if err := libcuda.MemFree(d); err != nil {
 			t.Errorf("cuMemFree: %v", err)
@@ -64,7 +65,7 @@ func deviceInts(t testing.TB, n int) libcuda.Deviceptr {
 func pinnedInts(t testing.TB, n int) []int32 {
 	t.Helper()
 	var p unsafe.Pointer
-	must(t, libcuda.MemHostAlloc(&p, uint64(n*4), uint32(libcuda.CU_MEMHOSTALLOC_PORTABLE)))
+	testenv.Must(t, libcuda.MemHostAlloc(&p, uint64(n*4), uint32(libcuda.CU_MEMHOSTALLOC_PORTABLE)))
 	t.Cleanup(func() {
 		if err := libcuda.MemFreeHost(p); err != nil {
 			t.Errorf("cuMemFreeHost: %v", err)
@@ -93,7 +94,7 @@ func allEqual(got []int32, want int32) error {
 
 func checkInts(t testing.TB, what string, s libcuda.Stream, buf libcuda.Deviceptr, host []int32, want int32) {
 	t.Helper()
-	must(t, readInts(s, buf, host))
+	testenv.Must(t, readInts(s, buf, host))
 	if err := allEqual(host, want); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
@@ -104,7 +105,7 @@ func drained(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	must(t, graph.Drain(ctx))
+	testenv.Must(t, graph.Drain(ctx))
 }
 
 // stillPending checks that background work remains after a short wait.
@@ -142,7 +143,7 @@ func capturedGraph(s libcuda.Stream) (libcuda.Graph, error) {
 // on a GPU the handle would be freed memory, so nothing is checked there).
 func graphGone(t testing.TB, g libcuda.Graph) {
 	t.Helper()
-	if onGPU || g == 0 {
+	if testenv.OnGPU || g == 0 {
 		return
 	}
 	var n uint64

@@ -13,14 +13,14 @@ import (
 // from it are destroyed and the last launch has finished; Destroy does not
 // wait for that.
 func TestLeaseIsReleasedOnlyAfterExecDestroyedAndLastLaunchFinished(t *testing.T) {
-	noErrorsLogged(t)
-	onPrimary(t, 0)
+	testenv.NoErrorsLogged(t)
+	testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 256
 	buf := deviceInts(t, n)
 	host := pinnedInts(t, n)
-	s, launches, notCaptured := newStream(t), newStream(t), newStream(t)
-	gt := newGate(t)
+	s, launches, notCaptured := testenv.NewStream(t), testenv.NewStream(t), testenv.NewStream(t)
+	gt := testenv.NewGate(t)
 	var leased counter
 	g, err := graph.Capture(s, graph.DefaultMode, func(s libcuda.Stream) error {
 		if graph.Lease(notCaptured, func() { t.Error("a lease on a stream not captured was kept") }) {
@@ -31,25 +31,25 @@ func TestLeaseIsReleasedOnlyAfterExecDestroyedAndLastLaunchFinished(t *testing.T
 		}
 		return k.fillAdd(s, buf, n, 8, 1)
 	})
-	must(t, err)
+	testenv.Must(t, err)
 	e1, err := g.Instantiate()
-	must(t, err)
+	testenv.Must(t, err)
 	e2, err := g.Instantiate()
-	must(t, err)
-	gt.hold(t, launches)
-	must(t, e1.Launch(launches))
-	must(t, e1.Launch(launches))
+	testenv.Must(t, err)
+	gt.Hold(t, launches)
+	testenv.Must(t, e1.Launch(launches))
+	testenv.Must(t, e1.Launch(launches))
 
-	must(t, g.Destroy())
-	must(t, e2.Destroy())
+	testenv.Must(t, g.Destroy())
+	testenv.Must(t, e2.Destroy())
 	drained(t)
 	if leased.get() != 0 {
 		t.Fatal("the lease was released while an executable graph still existed")
 	}
 	// Destroy returns while the launch is held: the gate opens only below.
 	var destroyErr error
-	recv(t, testenv.Go(func() { destroyErr = e1.Destroy() }), "Destroy to return while the last launch is held")
-	must(t, destroyErr)
+	testenv.Recv(t, testenv.Go(func() { destroyErr = e1.Destroy() }), "Destroy to return while the last launch is held")
+	testenv.Must(t, destroyErr)
 	if err := libcuda.StreamQuery(launches); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 		t.Fatalf("the held launch's stream: query = %v, want CUDA_ERROR_NOT_READY", err)
 	}
@@ -57,7 +57,7 @@ func TestLeaseIsReleasedOnlyAfterExecDestroyedAndLastLaunchFinished(t *testing.T
 	if leased.get() != 0 {
 		t.Fatal("the lease was released before the last launch finished")
 	}
-	gt.open()
+	gt.Open()
 	drained(t)
 	if leased.get() != 1 {
 		t.Fatalf("the lease was released %d times, want once", leased.get())
@@ -69,49 +69,49 @@ func TestLeaseIsReleasedOnlyAfterExecDestroyedAndLastLaunchFinished(t *testing.T
 }
 
 func TestLeaseFollowsUpdatesOfTheExec(t *testing.T) {
-	noErrorsLogged(t)
-	onPrimary(t, 0)
+	testenv.NoErrorsLogged(t)
+	testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 256
 	buf := deviceInts(t, n)
 	host := pinnedInts(t, n)
-	s, launches := newStream(t), newStream(t)
-	gt := newGate(t)
+	s, launches := testenv.NewStream(t), testenv.NewStream(t)
+	gt := testenv.NewGate(t)
 	var first, second counter
 	capture := func(c *counter, v int32) *graph.Graph {
 		g, err := graph.Capture(s, graph.DefaultMode, func(s libcuda.Stream) error {
 			graph.Lease(s, c.release)
 			return k.fillAdd(s, buf, n, v, 0)
 		})
-		must(t, err)
+		testenv.Must(t, err)
 		return g
 	}
 	g1 := capture(&first, 1)
 	e, err := g1.Instantiate()
-	must(t, err)
-	must(t, g1.Destroy())
-	gt.hold(t, launches)
-	must(t, e.Launch(launches)) // held: it uses what the first lease holds
+	testenv.Must(t, err)
+	testenv.Must(t, g1.Destroy())
+	gt.Hold(t, launches)
+	testenv.Must(t, e.Launch(launches)) // held: it uses what the first lease holds
 
 	g2 := capture(&second, 2)
 	inPlace, err := e.Update(g2)
-	must(t, err)
+	testenv.Must(t, err)
 	if !inPlace {
 		t.Fatal("the update was not in place")
 	}
-	must(t, g2.Destroy())
+	testenv.Must(t, g2.Destroy())
 	stillPending(t, "while the launch made before the update is held")
 	if first.get() != 0 {
 		t.Fatal("the first lease was released while a launch made before the update was held")
 	}
-	gt.open()
+	gt.Open()
 	drained(t)
 	if first.get() != 1 || second.get() != 0 {
 		t.Fatalf("after the held launch: first lease released %d times, second %d; want 1 and 0", first.get(), second.get())
 	}
-	must(t, e.Launch(launches))
+	testenv.Must(t, e.Launch(launches))
 	checkInts(t, "after the updated launch", launches, buf, host, 2)
-	must(t, e.Destroy())
+	testenv.Must(t, e.Destroy())
 	drained(t)
 	if second.get() != 1 {
 		t.Fatalf("the second lease was released %d times, want once", second.get())
@@ -121,17 +121,17 @@ func TestLeaseFollowsUpdatesOfTheExec(t *testing.T) {
 // A stream that joins the capture through an event is part of it: a lease
 // taken on it belongs to that capture.
 func TestLeaseOnAStreamThatJoinedTheCapture(t *testing.T) {
-	noErrorsLogged(t)
-	onPrimary(t, 0)
+	testenv.NoErrorsLogged(t)
+	testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 256
 	a, b := deviceInts(t, n), deviceInts(t, n)
 	host := pinnedInts(t, n)
-	s, forked := newStream(t), newStream(t)
+	s, forked := testenv.NewStream(t), testenv.NewStream(t)
 	var fork, join libcuda.Event
 	for _, e := range []*libcuda.Event{&fork, &join} {
-		must(t, libcuda.EventCreate(e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-		defer func() { must(t, libcuda.EventDestroy(*e)) }()
+		testenv.Must(t, libcuda.EventCreate(e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+		defer func() { testenv.Must(t, libcuda.EventDestroy(*e)) }()
 	}
 	var leased counter
 	g, err := graph.Capture(s, graph.DefaultMode, func(s libcuda.Stream) error {
@@ -155,18 +155,18 @@ func TestLeaseOnAStreamThatJoinedTheCapture(t *testing.T) {
 		}
 		return libcuda.StreamWaitEvent(s, join, 0)
 	})
-	must(t, err)
+	testenv.Must(t, err)
 	e, err := g.Instantiate()
-	must(t, err)
-	must(t, e.Launch(s))
+	testenv.Must(t, err)
+	testenv.Must(t, e.Launch(s))
 	checkInts(t, "the origin stream's buffer", s, a, host, 1)
 	checkInts(t, "the joined stream's buffer", s, b, host, 3)
 	drained(t)
 	if leased.get() != 0 {
 		t.Fatal("the lease taken on the joined stream was released while the graphs lived")
 	}
-	must(t, g.Destroy())
-	must(t, e.Destroy())
+	testenv.Must(t, g.Destroy())
+	testenv.Must(t, e.Destroy())
 	drained(t)
 	if leased.get() != 1 {
 		t.Fatalf("the lease taken on the joined stream was released %d times, want once", leased.get())

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -35,22 +36,22 @@ func blockedCapture(t *testing.T, s libcuda.Stream) (end func() error) {
 	end = func() error {
 		once.Do(func() {
 			close(release)
-			err = recv(t, res, "the blocked capture to end")
+			err = testenv.Recv(t, res, "the blocked capture to end")
 		})
 		return err
 	}
 	// A test that fails before it ends the capture ends it here, before
 	// the stream is destroyed and before anything waits for the captures.
 	t.Cleanup(func() { _ = end() })
-	recv(t, begun, "the capture to begin")
+	testenv.Recv(t, begun, "the capture to begin")
 	return end
 }
 
 func TestPostponedWorkRunsOnceInOrderAfterCapturesEnd(t *testing.T) {
-	noErrorsLogged(t)
-	cu := onPrimary(t, 0)
-	end1 := blockedCapture(t, newStream(t))
-	end2 := blockedCapture(t, newStream(t))
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
+	end1 := blockedCapture(t, testenv.NewStream(t))
+	end2 := blockedCapture(t, testenv.NewStream(t))
 
 	var mu gosync.Mutex
 	var order []int
@@ -78,12 +79,12 @@ func TestPostponedWorkRunsOnceInOrderAfterCapturesEnd(t *testing.T) {
 	if got := ran(); got != 0 {
 		t.Fatalf("%d postponed functions ran during two captures", got)
 	}
-	must(t, end1())
+	testenv.Must(t, end1())
 	time.Sleep(20 * time.Millisecond)
 	if got := ran(); got != 0 {
 		t.Fatalf("%d postponed functions ran while a capture was still in progress", got)
 	}
-	must(t, end2())
+	testenv.Must(t, end2())
 	drained(t)
 	mu.Lock()
 	defer mu.Unlock()
@@ -98,7 +99,7 @@ func TestPostponedWorkRunsOnceInOrderAfterCapturesEnd(t *testing.T) {
 	if during.Load() != 0 {
 		t.Fatalf("%d postponed functions ran while a capture was in progress", during.Load())
 	}
-	must(t, recv(t, ctxWait, "the postponed context wait"))
+	testenv.Must(t, testenv.Recv(t, ctxWait, "the postponed context wait"))
 	noCaptureLeft(t)
 }
 
@@ -115,29 +116,29 @@ func TestPostponedWorkRunsAtOnceWhenNothingCaptures(t *testing.T) {
 
 // A capture that starts while a postponed function runs waits for it.
 func TestCaptureWaitsForARunningPostponedFunction(t *testing.T) {
-	noErrorsLogged(t)
-	onPrimary(t, 0)
-	s := newStream(t)
+	testenv.NoErrorsLogged(t)
+	testenv.OnPrimary(t, 0)
+	s := testenv.NewStream(t)
 	running, finish := make(chan struct{}), make(chan struct{})
 	graph.Postpone(func() {
 		close(running)
 		<-finish
 	})
-	recv(t, running, "the postponed function to run")
-	captured := waitAsync(func() error {
+	testenv.Recv(t, running, "the postponed function to run")
+	captured := testenv.WaitAsync(func() error {
 		g, err := graph.Capture(s, graph.DefaultMode, func(libcuda.Stream) error { return nil })
 		if err == nil {
 			err = g.Destroy()
 		}
 		return err
 	})
-	stillWaiting(t, "a capture during a postponed function", captured)
+	testenv.StillWaiting(t, "a capture during a postponed function", captured)
 	var st libcuda.StreamCaptureStatus
-	must(t, libcuda.StreamIsCapturing(s, &st))
+	testenv.Must(t, libcuda.StreamIsCapturing(s, &st))
 	if st != libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
 		t.Fatal("the capture began while a postponed function ran")
 	}
 	close(finish)
-	finished(t, "the capture after the postponed function", captured)
+	testenv.Finished(t, "the capture after the postponed function", captured)
 	drained(t)
 }

@@ -5,14 +5,15 @@ import (
 	"testing"
 
 	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
 func TestRelaxedRestoresTheModeAlsoAfterAPanic(t *testing.T) {
-	onPrimary(t, 0)
+	testenv.OnPrimary(t, 0)
 	exchange := func(m libcuda.StreamCaptureMode) libcuda.StreamCaptureMode {
 		t.Helper()
-		must(t, libcuda.ThreadExchangeStreamCaptureMode(&m))
+		testenv.Must(t, libcuda.ThreadExchangeStreamCaptureMode(&m))
 		return m
 	}
 	exchange(libcuda.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
@@ -48,14 +49,14 @@ func TestRelaxedRestoresTheModeAlsoAfterAPanic(t *testing.T) {
 }
 
 func TestRelaxedCallsDoNotInvalidateAnotherGoroutinesGlobalCapture(t *testing.T) {
-	noErrorsLogged(t)
-	onPrimary(t, 0)
-	other := newStream(t)
+	testenv.NoErrorsLogged(t)
+	testenv.OnPrimary(t, 0)
+	other := testenv.NewStream(t)
 	var e libcuda.Event
-	must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-	defer func() { must(t, libcuda.EventDestroy(e)) }()
-	must(t, libcuda.EventRecord(e, other))
-	end := blockedCapture(t, newStream(t))
+	testenv.Must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	defer func() { testenv.Must(t, libcuda.EventDestroy(e)) }()
+	testenv.Must(t, libcuda.EventRecord(e, other))
+	end := blockedCapture(t, testenv.NewStream(t))
 	err := graph.Relaxed(func() error {
 		var d libcuda.Deviceptr
 		if err := libcuda.MemAlloc(&d, 4096); err != nil {
@@ -63,5 +64,5 @@ func TestRelaxedCallsDoNotInvalidateAnotherGoroutinesGlobalCapture(t *testing.T)
 		}
 		return errors.Join(libcuda.MemFree(d), libcuda.EventSynchronize(e), libcuda.StreamQuery(other))
 	})
-	must(t, errors.Join(err, end()))
+	testenv.Must(t, errors.Join(err, end()))
 }

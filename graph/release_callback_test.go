@@ -12,11 +12,11 @@ import (
 // before it have finished) runs with no lock of the package held: it may
 // call back into the Cached that released it.
 func TestReleaseRunByCachedRunMayCallBackIntoIt(t *testing.T) {
-	noErrorsLogged(t)
-	onPrimary(t, 0)
+	testenv.NoErrorsLogged(t)
+	testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 64
-	s := newStream(t)
+	s := testenv.NewStream(t)
 	buf := deviceInts(t, n)
 	host := pinnedInts(t, n)
 	c := graph.NewCached(graph.DefaultMode)
@@ -31,16 +31,16 @@ func TestReleaseRunByCachedRunMayCallBackIntoIt(t *testing.T) {
 			return k.fillAdd(s, buf, n, v, 0)
 		})
 	}
-	must(t, run(1))
+	testenv.Must(t, run(1))
 	checkInts(t, "after the first run", s, buf, host, 1)
 	var err error
-	recv(t, testenv.Go(func() { err = run(2) }), "the second run, whose update releases the first run's lease")
-	must(t, err)
+	testenv.Recv(t, testenv.Go(func() { err = run(2) }), "the second run, whose update releases the first run's lease")
+	testenv.Must(t, err)
 	if calls.get() != 1 {
 		t.Fatalf("the first run's lease was released %d times when the second returned, want once", calls.get())
 	}
 	checkInts(t, "after the second run", s, buf, host, 2)
-	must(t, c.Close())
+	testenv.Must(t, c.Close())
 	drained(t)
 	if calls.get() != 2 {
 		t.Fatalf("leases released %d times after Close, want 2", calls.get())
@@ -50,11 +50,11 @@ func TestReleaseRunByCachedRunMayCallBackIntoIt(t *testing.T) {
 // The same for Exec.Update: the release may call back into the Exec being
 // updated and the Graph it is updated with.
 func TestReleaseRunByExecUpdateMayCallBackIntoIt(t *testing.T) {
-	noErrorsLogged(t)
-	onPrimary(t, 0)
+	testenv.NoErrorsLogged(t)
+	testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 64
-	s := newStream(t)
+	s := testenv.NewStream(t)
 	buf := deviceInts(t, n)
 	host := pinnedInts(t, n)
 	var e *graph.Exec
@@ -72,29 +72,29 @@ func TestReleaseRunByExecUpdateMayCallBackIntoIt(t *testing.T) {
 			graph.Lease(s, release)
 			return k.fillAdd(s, buf, n, v, 0)
 		})
-		must(t, err)
+		testenv.Must(t, err)
 		return g
 	}
 	g1 := capture(1, callBack)
 	var err error
 	e, err = g1.Instantiate()
-	must(t, err)
-	must(t, g1.Destroy())
-	must(t, e.Launch(s))
+	testenv.Must(t, err)
+	testenv.Must(t, g1.Destroy())
+	testenv.Must(t, e.Launch(s))
 	checkInts(t, "after the first launch", s, buf, host, 1)
 	g2 = capture(2, func() {})
 	var inPlace bool
-	recv(t, testenv.Go(func() { inPlace, err = e.Update(g2) }), "the update that releases the first graph's lease")
-	must(t, err)
+	testenv.Recv(t, testenv.Go(func() { inPlace, err = e.Update(g2) }), "the update that releases the first graph's lease")
+	testenv.Must(t, err)
 	if !inPlace {
 		t.Fatal("the update was not in place")
 	}
 	if calls.get() != 1 {
 		t.Fatalf("the first graph's lease was released %d times when Update returned, want once", calls.get())
 	}
-	must(t, e.Launch(s))
+	testenv.Must(t, e.Launch(s))
 	checkInts(t, "after the updated launch", s, buf, host, 2)
-	must(t, g2.Destroy())
-	must(t, e.Destroy())
+	testenv.Must(t, g2.Destroy())
+	testenv.Must(t, e.Destroy())
 	drained(t)
 }

@@ -8,24 +8,26 @@ import (
 	"testing"
 
 	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/internal/testenv/memtest"
 )
 
 // BenchmarkHostmemCycle is the steady state of a wrap/use/free loop: the
 // memory's registration is retired and revived, so no driver call
 // registers or unregisters; allocs/op is what the cycle costs the GC.
 func BenchmarkHostmemCycle(b *testing.B) {
-	ctx := onPrimary(b, 0)
-	s := newStream(b)
+	ctx := testenv.OnPrimary(b, 0)
+	s := testenv.NewStream(b)
 	mem := make([]byte, 64<<10)
 	b.ReportAllocs()
 	for b.Loop() {
 		buf, err := hostmem.Wrap(ctx, mem)
-		must(b, err)
-		must(b, buf.Use(s))
-		must(b, buf.Free())
+		testenv.Must(b, err)
+		testenv.Must(b, buf.Use(s))
+		testenv.Must(b, buf.Free())
 	}
 	b.StopTimer()
-	must(b, hostmem.Drain(context.Background()))
+	testenv.Must(b, hostmem.Drain(context.Background()))
 }
 
 // A steady wrap/use/free loop costs the GC three small allocations a cycle
@@ -35,15 +37,15 @@ func BenchmarkHostmemCycle(b *testing.B) {
 // each byte here makes the collector run, and its runs hold other
 // goroutines' driver calls.
 func TestWrapUseFreeLoopAllocations(t *testing.T) {
-	noErrorsLogged(t)
-	ctx := onPrimary(t, 0)
-	s := newStream(t)
+	testenv.NoErrorsLogged(t)
+	ctx := testenv.OnPrimary(t, 0)
+	s := testenv.NewStream(t)
 	mem := make([]byte, 64<<10)
 	cycle := func() {
 		buf, err := hostmem.Wrap(ctx, mem)
-		must(t, err)
-		must(t, buf.Use(s))
-		must(t, buf.Free())
+		testenv.Must(t, err)
+		testenv.Must(t, buf.Use(s))
+		testenv.Must(t, buf.Free())
 	}
 	// Rounds of cycles, each waited for, so that the count of pending
 	// uses, and with it the reaper's queue, is the same however fast the
@@ -54,7 +56,7 @@ func TestWrapUseFreeLoopAllocations(t *testing.T) {
 			for range round {
 				cycle()
 			}
-			must(t, hostmem.Wait(context.Background()))
+			testenv.Must(t, hostmem.Wait(context.Background()))
 		}
 	}
 	rounds(4) // the registration, the pooled events and the queue
@@ -73,5 +75,5 @@ func TestWrapUseFreeLoopAllocations(t *testing.T) {
 	if allocs > maxAllocs || bytes > maxBytes {
 		t.Errorf("%.2f allocations and %.0f bytes a cycle; want at most %.1f and %.0f", allocs, bytes, maxAllocs, maxBytes)
 	}
-	drain(t)
+	memtest.Drain(t)
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/internal/testenv/memtest"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -36,16 +38,16 @@ func namesCall(t *testing.T, what, call string, err error) {
 // registration of the memory, and a use's queries, event and record. All
 // runs on the test's locked thread, the primary context current.
 func TestDriverErrorsNameTheCall(t *testing.T) {
-	noErrorsLogged(t)
-	primary := onPrimary(t, 0)
-	drain(t)
+	testenv.NoErrorsLogged(t)
+	primary := testenv.OnPrimary(t, 0)
+	memtest.Drain(t)
 	var dev libcuda.Device
-	must(t, libcuda.DeviceGet(&dev, 0))
+	testenv.Must(t, libcuda.DeviceGet(&dev, 0))
 	// failing runs f with call's next call failing, and disarms the
 	// failure after, whether f reached the call or not.
 	failing := func(call string, f func() error) error {
-		simFailNext(t, call, 1, injected)
-		defer simFailNext(t, call, 0, 0)
+		testenv.SimFailNext(t, call, 1, injected)
+		defer testenv.SimFailNext(t, call, 0, 0)
 		return f()
 	}
 
@@ -53,22 +55,22 @@ func TestDriverErrorsNameTheCall(t *testing.T) {
 	for _, call := range []string{"cuCtxGetId", "cuCtxGetCurrent", "cuCtxSetCurrent", "cuCtxGetDevice",
 		"cuDeviceGetAttribute", "cuDevicePrimaryCtxGetState", "cuDevicePrimaryCtxRetain", "cuDevicePrimaryCtxRelease"} {
 		var cu libcuda.Context
-		must(t, libcuda.CtxCreate(&cu, nil, 0, dev))
+		testenv.Must(t, libcuda.CtxCreate(&cu, nil, 0, dev))
 		var popped libcuda.Context
-		must(t, libcuda.CtxPopCurrent(&popped)) // primary is current again
+		testenv.Must(t, libcuda.CtxPopCurrent(&popped)) // primary is current again
 		err := failing(call, func() error {
 			b, err := hostmem.Wrap(cu, make([]byte, 4096))
 			if b != nil {
-				must(t, b.Free())
+				testenv.Must(t, b.Free())
 			}
 			return err
 		})
 		namesCall(t, "Wrap in a new context", call, err)
 		if call == "cuDevicePrimaryCtxRelease" { // the retain before it stays: undo it
-			must(t, libcuda.DevicePrimaryCtxRelease(dev))
+			testenv.Must(t, libcuda.DevicePrimaryCtxRelease(dev))
 		}
-		drain(t)
-		must(t, libcuda.CtxDestroy(cu))
+		memtest.Drain(t)
+		testenv.Must(t, libcuda.CtxDestroy(cu))
 	}
 
 	// The memory.
@@ -80,19 +82,19 @@ func TestDriverErrorsNameTheCall(t *testing.T) {
 		_, err := hostmem.Wrap(primary, make([]byte, 4096))
 		return err
 	}))
-	drain(t)
+	memtest.Drain(t)
 
 	// A use.
 	b, err := hostmem.Wrap(primary, make([]byte, 4096))
-	must(t, err)
+	testenv.Must(t, err)
 	for _, call := range []string{"cuStreamIsCapturing", "cuStreamGetId", "cuStreamGetCtx", "cuEventCreate", "cuEventRecord"} {
-		must(t, hostmem.Drain(t.Context())) // no event kept for reuse: a use creates one
-		s := newStream(t)                   // a stream not seen before
+		testenv.Must(t, hostmem.Drain(t.Context())) // no event kept for reuse: a use creates one
+		s := testenv.NewStream(t)                   // a stream not seen before
 		namesCall(t, "Use", call, failing(call, func() error { return b.Use(s) }))
 	}
 	namesCall(t, "Use of the per-thread stream", "cuCtxGetCurrent", failing("cuCtxGetCurrent", func() error {
 		return b.Use(libcuda.CU_STREAM_PER_THREAD)
 	}))
-	must(t, b.Free())
-	drain(t)
+	testenv.Must(t, b.Free())
+	memtest.Drain(t)
 }

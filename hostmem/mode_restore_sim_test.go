@@ -9,6 +9,7 @@ import (
 
 	"github.com/purecuda/purecuda/hostmem"
 	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/internal/testenv/memtest"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -29,7 +30,7 @@ import (
 // holds as many registrations (or pinned allocations) more than before the
 // round as hostmem counts kept, and that wrapped memory wraps again.
 func TestFailedModeRestoreKeepsRegistryAndDriverInStep(t *testing.T) {
-	primary := onPrimary(t, 0)
+	primary := testenv.OnPrimary(t, 0)
 	t.Run("Wrap", func(t *testing.T) {
 		modeRestoreRounds(t, "registered_ranges", true, func() (*hostmem.Buffer, []byte, error) {
 			mem := make([]byte, 16384) // new: a registration kept after a failure keeps its memory
@@ -52,12 +53,12 @@ func TestFailedModeRestoreKeepsRegistryAndDriverInStep(t *testing.T) {
 func modeRestoreRounds(t *testing.T, stat string, rewrap bool, make func() (*hostmem.Buffer, []byte, error)) {
 	const call = "cuThreadExchangeStreamCaptureMode"
 	logged := testenv.CaptureErrors(t) // the failed restores are logged
-	primary := onPrimary(t, 0)         // this subtest's goroutine: its own locked thread
-	drain(t)
+	primary := testenv.OnPrimary(t, 0) // this subtest's goroutine: its own locked thread
+	memtest.Drain(t)
 	made, restores := false, 0
 	for skip := range 8 {
 		seen := len(logged.Messages())
-		before, count := hostmem.ReadStats(), simStat(t, stat)
+		before, count := hostmem.ReadStats(), testenv.SimStat(t, stat)
 		testenv.SimFailAfter(t, call, skip, 1, injected)
 		b, mem, err := make()
 		if err == nil {
@@ -71,11 +72,11 @@ func modeRestoreRounds(t *testing.T, stat string, rewrap bool, make func() (*hos
 		if err := hostmem.Drain(t.Context()); err != nil && !errors.Is(err, injected) {
 			t.Fatalf("round %d: Drain: %v", skip, err)
 		}
-		simFailNext(t, call, 0, 0)
+		testenv.SimFailNext(t, call, 0, 0)
 		// A failed restore leaves this thread in relaxed mode: back to global.
 		mode := libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL
-		must(t, libcuda.ThreadExchangeStreamCaptureMode(&mode))
-		must(t, hostmem.Drain(t.Context()))
+		testenv.Must(t, libcuda.ThreadExchangeStreamCaptureMode(&mode))
+		testenv.Must(t, hostmem.Drain(t.Context()))
 		for _, m := range logged.Messages()[seen:] {
 			if strings.Contains(m, "restoring capture mode") {
 				restores++
@@ -83,7 +84,7 @@ func modeRestoreRounds(t *testing.T, stat string, rewrap bool, make func() (*hos
 		}
 
 		st := hostmem.ReadStats()
-		if got, want := simStat(t, stat)-count, int64(st.Registrations+st.Kept-before.Kept); got != want {
+		if got, want := testenv.SimStat(t, stat)-count, int64(st.Registrations+st.Kept-before.Kept); got != want {
 			t.Errorf("round %d: the simulator's %s grew by %d, hostmem's registrations and kept ones by %d (%+v)", skip, stat, got, want, st)
 		}
 		if rewrap {
@@ -91,8 +92,8 @@ func modeRestoreRounds(t *testing.T, stat string, rewrap bool, make func() (*hos
 			if err != nil {
 				t.Fatalf("round %d: wrapping the memory again: %v", skip, err)
 			}
-			must(t, b.Free())
-			must(t, hostmem.Drain(t.Context()))
+			testenv.Must(t, b.Free())
+			testenv.Must(t, hostmem.Drain(t.Context()))
 		}
 	}
 	// The restore after the register or allocation and the one after the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/purecuda/purecuda/hostmem"
 	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/internal/testenv/memtest"
 )
 
 // Wrapped Go memory stays reachable and pinned while it is registered: a
@@ -16,22 +17,22 @@ import (
 // it. The unregister is held by the device fence it makes (a stream the
 // test holds with a gate), and the collector runs meanwhile.
 func TestGoMemoryStaysReachableUntilItsUnregisterReturns(t *testing.T) {
-	noErrorsLogged(t)
-	cu := onPrimary(t, 0)
-	idle, busy := newStream(t), newStream(t)
-	g := newGate(t)
-	drain(t)
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
+	idle, busy := testenv.NewStream(t), testenv.NewStream(t)
+	g := testenv.NewGate(t)
+	memtest.Drain(t)
 
 	var collected atomic.Bool
 	func() {
 		data := make([]int64, 1<<14)
 		runtime.AddCleanup(&data[0], func(b *atomic.Bool) { b.Store(true) }, &collected)
 		buf, err := hostmem.Wrap(cu, data)
-		must(t, err)
-		must(t, buf.Use(idle))
-		must(t, buf.Free())
+		testenv.Must(t, err)
+		testenv.Must(t, buf.Use(idle))
+		testenv.Must(t, buf.Free())
 	}()
-	must(t, hostmem.Wait(context.Background()))
+	testenv.Must(t, hostmem.Wait(context.Background()))
 	if st := hostmem.ReadStats(); st.Retired != 1 {
 		t.Fatalf("after Wait: %+v, want the registration retired", st)
 	}
@@ -45,7 +46,7 @@ func TestGoMemoryStaysReachableUntilItsUnregisterReturns(t *testing.T) {
 	}
 
 	// Trim unregisters it; the unregister waits for the held stream.
-	g.hold(t, busy)
+	g.Hold(t, busy)
 	fences, _ := testenv.Stat(t, "fences")
 	trimmed := testenv.Go(func() { hostmem.Trim() })
 	testenv.WaitStat(t, "the unregister's fence", "fences", fences)
@@ -58,8 +59,8 @@ func TestGoMemoryStaysReachableUntilItsUnregisterReturns(t *testing.T) {
 		t.Fatal("Trim returned while the device's work was held")
 	default:
 	}
-	g.open()
-	recv(t, trimmed, "Trim")
+	g.Open()
+	testenv.Recv(t, trimmed, "Trim")
 	if st := hostmem.ReadStats(); st.Registrations != 0 {
 		t.Fatalf("after Trim: %+v", st)
 	}
@@ -67,5 +68,5 @@ func TestGoMemoryStaysReachableUntilItsUnregisterReturns(t *testing.T) {
 		gc()
 		return collected.Load()
 	})
-	drain(t)
+	memtest.Drain(t)
 }

@@ -9,23 +9,25 @@ import (
 	"time"
 
 	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/internal/testenv/memtest"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
 // Fault injection needs the simulator.
 
 func TestUnregisterFailureIsLoggedOnceAndKeepsTheMemory(t *testing.T) {
-	errs := captureErrors(t)
-	cu := onPrimary(t, 0)
-	s := newStream(t)
-	drain(t)
+	errs := testenv.CaptureErrors(t)
+	cu := testenv.OnPrimary(t, 0)
+	s := testenv.NewStream(t)
+	memtest.Drain(t)
 	b, err := hostmem.Wrap(cu, make([]byte, 8192))
-	must(t, err)
-	must(t, b.Use(s))
-	must(t, b.Free())
-	waitFor(t, "released", func() bool { return hostmem.ReadStats().Pending == 0 })
+	testenv.Must(t, err)
+	testenv.Must(t, b.Use(s))
+	testenv.Must(t, b.Free())
+	testenv.Eventually(t, "released", func() bool { return hostmem.ReadStats().Pending == 0 })
 	before := hostmem.ReadStats() // other tests may have kept memory already
-	simFailNext(t, "cuMemHostUnregister", 1, libcuda.CUDA_ERROR_UNKNOWN)
+	testenv.SimFailNext(t, "cuMemHostUnregister", 1, libcuda.CUDA_ERROR_UNKNOWN)
 	if n := hostmem.Trim(); n != 1 {
 		t.Fatalf("Trim ended %d registrations, want 1", n)
 	}
@@ -33,17 +35,17 @@ func TestUnregisterFailureIsLoggedOnceAndKeepsTheMemory(t *testing.T) {
 	if st.Failures != before.Failures+1 || st.Kept != before.Kept+1 || st.Registrations != 0 {
 		t.Fatalf("after the failed unregister: %+v, before %+v; want 1 more failure and 1 more kept", st, before)
 	}
-	msgs := errs.messages()
+	msgs := errs.Messages()
 	if len(msgs) != 1 || !strings.Contains(msgs[0], "addr=") || !strings.Contains(msgs[0], "size=8192") || !strings.Contains(msgs[0], "CUDA_ERROR_UNKNOWN") {
 		t.Fatalf("logged %q, want one message with the address, size and error", msgs)
 	}
 	// Nothing else breaks.
 	c, err := hostmem.Wrap(cu, make([]int32, 4096))
-	must(t, err)
-	must(t, c.Use(s))
-	must(t, c.Free())
-	drain(t)
-	if n := len(errs.messages()); n != 1 {
+	testenv.Must(t, err)
+	testenv.Must(t, c.Use(s))
+	testenv.Must(t, c.Free())
+	memtest.Drain(t)
+	if n := len(errs.Messages()); n != 1 {
 		t.Fatalf("%d messages logged, want still 1", n)
 	}
 }
@@ -53,21 +55,21 @@ func TestUnregisterFailureIsLoggedOnceAndKeepsTheMemory(t *testing.T) {
 // those recorded before it on that stream complete. A thousand buffers
 // freed behind a gate must cost far fewer queries than one each.
 func TestReleasesOnOneStreamShareEventQueries(t *testing.T) {
-	cu := onPrimary(t, 0)
-	s := newStream(t)
-	g := newGate(t)
-	drain(t)
+	cu := testenv.OnPrimary(t, 0)
+	s := testenv.NewStream(t)
+	g := testenv.NewGate(t)
+	memtest.Drain(t)
 	mems := make([][]byte, 8)
 	for i := range mems {
 		mems[i] = make([]byte, 8192)
 	}
-	g.hold(t, s)
+	g.Hold(t, s)
 	const n = 1000
 	for i := range n {
 		b, err := hostmem.Wrap(cu, mems[i%len(mems)])
-		must(t, err)
-		must(t, b.Use(s))
-		must(t, b.Free())
+		testenv.Must(t, err)
+		testenv.Must(t, b.Use(s))
+		testenv.Must(t, b.Free())
 	}
 	time.Sleep(20 * time.Millisecond) // the reaper polls meanwhile
 	if p := hostmem.ReadStats().Pending; p != n {
@@ -77,12 +79,12 @@ func TestReleasesOnOneStreamShareEventQueries(t *testing.T) {
 	// queries one target of the stream (and a binary search of at most
 	// log2(n) more) and finishes every use up to it, whatever the speed
 	// of the machine; one query per release would be n.
-	before := simStat(t, "event_queries")
-	g.open()
+	before := testenv.SimStat(t, "event_queries")
+	g.Open()
 	// Wait without Drain, which makes the reaper poll faster.
-	waitFor(t, "all released", func() bool { return hostmem.ReadStats().Pending == 0 })
-	queries := simStat(t, "event_queries") - before
-	drain(t)
+	testenv.Eventually(t, "all released", func() bool { return hostmem.ReadStats().Pending == 0 })
+	queries := testenv.SimStat(t, "event_queries") - before
+	memtest.Drain(t)
 	t.Logf("%d releases took %d event queries once their work could end", n, queries)
 	if queries >= n/10 {
 		t.Errorf("%d releases on one stream took %d event queries once their work could end, want fewer than %d", n, queries, n/10)
@@ -93,40 +95,40 @@ func TestReleasesOnOneStreamShareEventQueries(t *testing.T) {
 // told hostmem that work uses the buffer: the release waits for the whole
 // context instead of forgetting the work.
 func TestFailedUseMakesTheReleaseWaitForTheContext(t *testing.T) {
-	noErrorsLogged(t)
-	cu := onPrimary(t, 0)
-	s := newStream(t)
-	g := newGate(t)
-	drain(t)
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
+	s := testenv.NewStream(t)
+	g := testenv.NewGate(t)
+	memtest.Drain(t)
 	b, err := hostmem.Wrap(cu, make([]byte, 8192))
-	must(t, err)
-	must(t, b.Use(newStream(t))) // a use that is tracked, on an idle stream
-	g.hold(t, s)                 // the work of the use that is not
-	simFailNext(t, "cuStreamGetId", 1, libcuda.CUDA_ERROR_UNKNOWN)
+	testenv.Must(t, err)
+	testenv.Must(t, b.Use(testenv.NewStream(t))) // a use that is tracked, on an idle stream
+	g.Hold(t, s)                                 // the work of the use that is not
+	testenv.SimFailNext(t, "cuStreamGetId", 1, libcuda.CUDA_ERROR_UNKNOWN)
 	if err := b.Use(s); err == nil {
 		t.Fatal("Use with cuStreamGetId failing returned nil")
 	}
-	must(t, b.Free())
+	testenv.Must(t, b.Free())
 	settlesAtPending(t, 1, "while the stream is held")
-	g.open()
-	drain(t)
+	g.Open()
+	memtest.Drain(t)
 }
 
 // The context of a stream is asked of the driver once: streams are known
 // by their unique id, which no other stream gets, so a use on a stream
 // used before makes no cuStreamGetCtx.
 func TestUseAsksAStreamsContextOnce(t *testing.T) {
-	noErrorsLogged(t)
-	cu := onPrimary(t, 0)
-	s, fresh := newStream(t), newStream(t)
-	drain(t)
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
+	s, fresh := testenv.NewStream(t), testenv.NewStream(t)
+	memtest.Drain(t)
 	a, err := hostmem.Wrap(cu, make([]byte, 4096))
-	must(t, err)
-	must(t, a.Use(s))
-	must(t, a.Free())
-	simFailNext(t, "cuStreamGetCtx", 1, libcuda.CUDA_ERROR_UNKNOWN)
+	testenv.Must(t, err)
+	testenv.Must(t, a.Use(s))
+	testenv.Must(t, a.Free())
+	testenv.SimFailNext(t, "cuStreamGetCtx", 1, libcuda.CUDA_ERROR_UNKNOWN)
 	b, err := hostmem.Wrap(cu, make([]byte, 4096))
-	must(t, err)
+	testenv.Must(t, err)
 	if err := b.Use(s); err != nil {
 		t.Fatalf("a use on a stream used before = %v, want no cuStreamGetCtx and so no error", err)
 	}
@@ -134,8 +136,8 @@ func TestUseAsksAStreamsContextOnce(t *testing.T) {
 	if err := b.Use(fresh); !errors.Is(err, libcuda.CUDA_ERROR_UNKNOWN) {
 		t.Fatalf("a use on a new stream = %v, want cuStreamGetCtx's injected failure", err)
 	}
-	must(t, b.Free())
-	drain(t)
+	testenv.Must(t, b.Free())
+	memtest.Drain(t)
 }
 
 // A freed buffer's events stay its own until its release has ended: were
@@ -145,32 +147,32 @@ func TestUseAsksAStreamsContextOnce(t *testing.T) {
 // buffer's is done at once, on another stream; the reaper's queries after
 // that must still find the first release waiting.
 func TestAFreedBuffersEventsServeNoOtherUseBeforeItsReleaseEnds(t *testing.T) {
-	noErrorsLogged(t)
-	cu := onPrimary(t, 0)
-	held, idle := newStream(t), newStream(t)
-	g := newGate(t)
-	drain(t)
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
+	held, idle := testenv.NewStream(t), testenv.NewStream(t)
+	g := testenv.NewGate(t)
+	memtest.Drain(t)
 	memA, memB := make([]byte, 8192), make([]byte, 8192)
 
-	g.hold(t, held)
+	g.Hold(t, held)
 	a, err := hostmem.Wrap(cu, memA)
-	must(t, err)
-	must(t, a.Use(held))
-	must(t, a.Free())
+	testenv.Must(t, err)
+	testenv.Must(t, a.Use(held))
+	testenv.Must(t, a.Free())
 
 	b, err := hostmem.Wrap(cu, memB)
-	must(t, err)
-	must(t, b.Use(idle))
-	must(t, b.Free())
-	waitFor(t, "the second buffer's release", func() bool { return hostmem.ReadStats().Pending <= 1 })
+	testenv.Must(t, err)
+	testenv.Must(t, b.Use(idle))
+	testenv.Must(t, b.Free())
+	testenv.Eventually(t, "the second buffer's release", func() bool { return hostmem.ReadStats().Pending <= 1 })
 	// Rounds of the reaper that query the first buffer's event after the
 	// second use was recorded.
-	q := simStat(t, "event_queries")
-	waitFor(t, "three more event queries", func() bool { return simStat(t, "event_queries") >= q+3 })
+	q := testenv.SimStat(t, "event_queries")
+	testenv.Eventually(t, "three more event queries", func() bool { return testenv.SimStat(t, "event_queries") >= q+3 })
 	if p := hostmem.ReadStats().Pending; p != 1 {
 		t.Fatalf("%d releases pending while the first buffer's work is held, want 1: its event served the second buffer's use", p)
 	}
-	g.open()
-	waitFor(t, "the first buffer's release", func() bool { return hostmem.ReadStats().Pending == 0 })
-	drain(t)
+	g.Open()
+	testenv.Eventually(t, "the first buffer's release", func() bool { return hostmem.ReadStats().Pending == 0 })
+	memtest.Drain(t)
 }

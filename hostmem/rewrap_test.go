@@ -8,6 +8,7 @@ import (
 
 	"github.com/purecuda/purecuda/hostmem"
 	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/internal/testenv/memtest"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -18,23 +19,23 @@ import (
 // holds with a gate); the new Wrap must return only after the gate opened,
 // with the memory registered.
 func TestWrapWaitsForAnUnregisterOfThatMemoryInProgress(t *testing.T) {
-	noErrorsLogged(t)
-	cu := onPrimary(t, 0)
-	idle, busy := newStream(t), newStream(t)
-	g := newGate(t)
-	drain(t)
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
+	idle, busy := testenv.NewStream(t), testenv.NewStream(t)
+	g := testenv.NewGate(t)
+	memtest.Drain(t)
 	data := make([]int64, 1<<12)
 
 	buf, err := hostmem.Wrap(cu, data)
-	must(t, err)
-	must(t, buf.Use(idle))
-	must(t, buf.Free())
-	must(t, hostmem.Wait(context.Background()))
+	testenv.Must(t, err)
+	testenv.Must(t, buf.Use(idle))
+	testenv.Must(t, buf.Free())
+	testenv.Must(t, hostmem.Wait(context.Background()))
 	if st := hostmem.ReadStats(); st.Retired != 1 {
 		t.Fatalf("after Wait: %+v, want the registration retired", st)
 	}
 
-	g.hold(t, busy)
+	g.Hold(t, busy)
 	var opened atomic.Bool
 	fences, _ := testenv.Stat(t, "fences")
 	trimmed := testenv.Go(func() { hostmem.Trim() })
@@ -57,14 +58,14 @@ func TestWrapWaitsForAnUnregisterOfThatMemoryInProgress(t *testing.T) {
 	case <-time.After(20 * time.Millisecond):
 	}
 	opened.Store(true)
-	g.open()
-	recv(t, trimmed, "Trim")
-	recv(t, wrapped, "the second Wrap")
-	if !recv(t, wrapOpened, "the second Wrap's order") {
+	g.Open()
+	testenv.Recv(t, trimmed, "Trim")
+	testenv.Recv(t, wrapped, "the second Wrap")
+	if !testenv.Recv(t, wrapOpened, "the second Wrap's order") {
 		t.Error("the second Wrap returned while the unregister of its memory was in progress")
 	}
-	must(t, wrapErr)
-	t.Cleanup(func() { must(t, again.Free()) })
+	testenv.Must(t, wrapErr)
+	t.Cleanup(func() { testenv.Must(t, again.Free()) })
 	var flags uint32
 	if err := libcuda.MemHostGetFlags(&flags, again.Pointer()); err != nil {
 		t.Fatalf("the wrapped memory is not registered with the driver: cuMemHostGetFlags = %v", err)

@@ -5,21 +5,23 @@ import (
 	"testing"
 
 	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/internal/testenv/memtest"
 )
 
 // Segment gives the bytes from an offset that one registration covers: a
 // wrap over two adjacent registrations has two segments, a wrap of its own
 // one.
 func TestSegmentFollowsTheRegistrations(t *testing.T) {
-	cu := onPrimary(t, 0)
-	defer drain(t)
+	cu := testenv.OnPrimary(t, 0)
+	defer memtest.Drain(t)
 	host := make([]int64, 1000)
 	lo, err := hostmem.Wrap(cu, host[:300])
-	must(t, err)
+	testenv.Must(t, err)
 	hi, err := hostmem.Wrap(cu, host[300:])
-	must(t, err)
+	testenv.Must(t, err)
 	whole, err := hostmem.Wrap(cu, host)
-	must(t, err)
+	testenv.Must(t, err)
 	for _, c := range []struct {
 		b         *hostmem.Buffer
 		off, want int
@@ -37,7 +39,7 @@ func TestSegmentFollowsTheRegistrations(t *testing.T) {
 		}
 	}
 	for _, b := range []*hostmem.Buffer{lo, hi, whole} {
-		must(t, b.Free())
+		testenv.Must(t, b.Free())
 	}
 	if _, err := whole.Segment(0); !errors.Is(err, hostmem.ErrFreed) {
 		t.Errorf("Segment after Free: %v, want ErrFreed", err)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/internal/testenv/memtest"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -23,44 +25,44 @@ import (
 // the handle comes back at once; the driver's allocator is not known to
 // give a handle to another context's stream.
 func TestAReusedStreamHandleIsANewStream(t *testing.T) {
-	noErrorsLogged(t)
-	cu := onPrimary(t, 0)
-	drain(t)
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
+	memtest.Drain(t)
 	data := make([]byte, 8192)
 	buf, err := hostmem.Wrap(cu, data)
-	must(t, err)
+	testenv.Must(t, err)
 	freed := false
 	t.Cleanup(func() {
 		if !freed {
-			must(t, buf.Free())
+			testenv.Must(t, buf.Free())
 		}
 	})
 
 	var a libcuda.Stream
-	must(t, libcuda.StreamCreate(&a, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
-	must(t, libcuda.MemsetD8Async(buf.DevicePtr(), 1, 8192, a))
-	must(t, buf.Use(a))
-	must(t, libcuda.StreamSynchronize(a))
-	must(t, libcuda.StreamDestroy(a))
+	testenv.Must(t, libcuda.StreamCreate(&a, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
+	testenv.Must(t, libcuda.MemsetD8Async(buf.DevicePtr(), 1, 8192, a))
+	testenv.Must(t, buf.Use(a))
+	testenv.Must(t, libcuda.StreamSynchronize(a))
+	testenv.Must(t, libcuda.StreamDestroy(a))
 
 	// A stream of another context on the same device gets a's handle.
 	var dev libcuda.Device
-	must(t, libcuda.CtxGetDevice(&dev))
+	testenv.Must(t, libcuda.CtxGetDevice(&dev))
 	var other libcuda.Context
-	must(t, libcuda.CtxCreate(&other, nil, 0, dev))
-	t.Cleanup(func() { must(t, libcuda.CtxDestroy(other)) })
-	g := newGate(t) // allocated in other: portable, device-mapped
+	testenv.Must(t, libcuda.CtxCreate(&other, nil, 0, dev))
+	t.Cleanup(func() { testenv.Must(t, libcuda.CtxDestroy(other)) })
+	g := testenv.NewGate(t) // allocated in other: portable, device-mapped
 	var b libcuda.Stream
 	var extra []libcuda.Stream
 	t.Cleanup(func() {
 		for _, s := range extra {
-			must(t, libcuda.StreamDestroy(s))
+			testenv.Must(t, libcuda.StreamDestroy(s))
 		}
 	})
 	// a's struct serves again once its worker has ended, which a loaded
 	// machine may delay: a moment between tries.
 	for range 10_000 {
-		must(t, libcuda.StreamCreate(&b, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
+		testenv.Must(t, libcuda.StreamCreate(&b, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
 		if b == a {
 			break
 		}
@@ -70,22 +72,22 @@ func TestAReusedStreamHandleIsANewStream(t *testing.T) {
 	if b != a {
 		t.Fatalf("no stream of another context got the destroyed stream's handle %#x in 10,000 creations", uintptr(a))
 	}
-	t.Cleanup(func() { must(t, libcuda.StreamDestroy(b)) })
-	must(t, libcuda.CtxSetCurrent(cu))
+	t.Cleanup(func() { testenv.Must(t, libcuda.StreamDestroy(b)) })
+	testenv.Must(t, libcuda.CtxSetCurrent(cu))
 
 	// The new stream's work is held; the buffer is used on it and freed.
-	g.hold(t, b)
-	must(t, libcuda.MemsetD8Async(buf.DevicePtr(), 2, 8192, b))
+	g.Hold(t, b)
+	testenv.Must(t, libcuda.MemsetD8Async(buf.DevicePtr(), 2, 8192, b))
 	if err := buf.Use(b); err != nil {
 		t.Fatalf("Use on a new stream (another context's) that has the old stream's handle: %v", err)
 	}
-	must(t, buf.Free())
+	testenv.Must(t, buf.Free())
 	freed = true
-	stillHeld(t)
-	g.open()
-	waitFor(t, "the release after the new stream's work", func() bool { return hostmem.ReadStats().Pending == 0 })
+	memtest.StillHeld(t)
+	g.Open()
+	testenv.Eventually(t, "the release after the new stream's work", func() bool { return hostmem.ReadStats().Pending == 0 })
 	if data[0] != 2 || data[len(data)-1] != 2 {
 		t.Fatalf("the new stream's work did not run on the buffer: %d %d", data[0], data[len(data)-1])
 	}
-	drain(t)
+	memtest.Drain(t)
 }

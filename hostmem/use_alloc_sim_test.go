@@ -7,6 +7,8 @@ import (
 
 	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/internal/testenv/memtest"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -16,13 +18,13 @@ import (
 // keeps its tracking event and releases its lease in place. A run
 // allocates at most twice either way.
 func TestUseInsideACaptureAllocatesNothing(t *testing.T) {
-	noErrorsLogged(t)
-	cu := onPrimary(t, 0)
-	s := newStream(t)
-	d := deviceInt64(t)
-	drain(t)
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
+	s := testenv.NewStream(t)
+	d := memtest.DeviceInt64(t)
+	memtest.Drain(t)
 	b, err := hostmem.Wrap(cu, make([]float64, 1))
-	must(t, err)
+	testenv.Must(t, err)
 	allocs := func(use bool) float64 {
 		c := graph.NewCached(graph.DefaultMode)
 		body := func(s libcuda.Stream) error {
@@ -46,8 +48,8 @@ func TestUseInsideACaptureAllocatesNothing(t *testing.T) {
 		run()
 		run()
 		n := testing.AllocsPerRun(100, run)
-		must(t, err)
-		must(t, c.Close())
+		testenv.Must(t, err)
+		testenv.Must(t, c.Close())
 		return n
 	}
 	with, without := allocs(true), allocs(false)
@@ -55,6 +57,6 @@ func TestUseInsideACaptureAllocatesNothing(t *testing.T) {
 	if with > without || with > 2 {
 		t.Errorf("a Cached.Run whose capture Use()s the buffer: %v allocations, %v without the Use; want no more, and at most 2", with, without)
 	}
-	must(t, b.Free())
-	drain(t)
+	testenv.Must(t, b.Free())
+	memtest.Drain(t)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/hostmem"
 	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/internal/testenv/memtest"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -19,17 +20,17 @@ import (
 // buffer is freed, its registration is retired by the first run that no
 // longer uses it, with nothing in the background to wait for.
 func TestUseInCachedRunIsReleasedByTheNextUpdate(t *testing.T) {
-	noErrorsLogged(t)
-	cu := onPrimary(t, 0)
-	s := newStream(t)
-	d := deviceInt64(t)
-	drain(t)
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
+	s := testenv.NewStream(t)
+	d := memtest.DeviceInt64(t)
+	memtest.Drain(t)
 	b, err := hostmem.Wrap(cu, make([]int64, 512))
-	must(t, err)
+	testenv.Must(t, err)
 	c := graph.NewCached(graph.DefaultMode)
 	run := func(use bool) {
 		t.Helper()
-		must(t, c.Run(s, func(s libcuda.Stream) error {
+		testenv.Must(t, c.Run(s, func(s libcuda.Stream) error {
 			if err := libcuda.MemcpyDtoHAsync(b.Pointer(), d, 8, s); err != nil {
 				return err
 			}
@@ -38,13 +39,13 @@ func TestUseInCachedRunIsReleasedByTheNextUpdate(t *testing.T) {
 			}
 			return nil
 		}))
-		must(t, libcuda.StreamSynchronize(s))
+		testenv.Must(t, libcuda.StreamSynchronize(s))
 	}
 	for range 3 {
 		run(true)
 	}
-	must(t, b.Free())
-	drainReleases(t) // the buffer's own release: the last run's lease holds its registration
+	testenv.Must(t, b.Free())
+	memtest.DrainReleases(t) // the buffer's own release: the last run's lease holds its registration
 	if st := hostmem.ReadStats(); st.Registrations != 1 || st.Retired != 0 {
 		t.Fatalf("with the last run's lease alive: %+v, want its registration in use", st)
 	}
@@ -54,8 +55,8 @@ func TestUseInCachedRunIsReleasedByTheNextUpdate(t *testing.T) {
 	if st := hostmem.ReadStats(); st.Retired != 1 {
 		t.Fatalf("when the run after the last Use returned: %+v, want its registration retired", st)
 	}
-	must(t, c.Close())
-	drain(t)
+	testenv.Must(t, c.Close())
+	memtest.Drain(t)
 }
 
 // A Use on a stream that no capture takes in, made while another
@@ -63,35 +64,35 @@ func TestUseInCachedRunIsReleasedByTheNextUpdate(t *testing.T) {
 // captures: the lease it tries first is refused, and the references it
 // took for it are given back (drain finds no registration left).
 func TestUseDuringAnotherCaptureOfAStreamNotCapturedIsTracked(t *testing.T) {
-	noErrorsLogged(t)
-	cu := onPrimary(t, 0)
-	captured, other := newStream(t), newStream(t)
-	d := deviceInt64(t)
-	g := newGate(t)
-	drain(t)
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
+	captured, other := testenv.NewStream(t), testenv.NewStream(t)
+	d := memtest.DeviceInt64(t)
+	g := testenv.NewGate(t)
+	memtest.Drain(t)
 	b, err := hostmem.Wrap(cu, make([]int64, 512))
-	must(t, err)
-	g.hold(t, other)
-	must(t, libcuda.MemcpyDtoHAsync(b.Pointer(), d, 8, other))
+	testenv.Must(t, err)
+	g.Hold(t, other)
+	testenv.Must(t, libcuda.MemcpyDtoHAsync(b.Pointer(), d, 8, other))
 	graphs := 0
 	gr, err := graph.Capture(captured, graph.DefaultMode, func(s libcuda.Stream) error {
 		var uerr error
-		recv(t, testenv.Go(func() { uerr = b.Use(other) }), "a Use on another goroutine during the capture")
+		testenv.Recv(t, testenv.Go(func() { uerr = b.Use(other) }), "a Use on another goroutine during the capture")
 		graphs = graph.InProgress()
 		if uerr != nil {
 			return uerr
 		}
 		return libcuda.MemsetD8Async(d, 0, 8, s)
 	})
-	must(t, err)
-	must(t, gr.Destroy())
+	testenv.Must(t, err)
+	testenv.Must(t, gr.Destroy())
 	if graphs != 1 {
 		t.Fatalf("%d captures in progress during the Use, want 1", graphs)
 	}
-	must(t, b.Free())
+	testenv.Must(t, b.Free())
 	settlesAtPending(t, 1, "while the stream of the use is held")
-	g.open()
-	drain(t)
+	g.Open()
+	memtest.Drain(t)
 }
 
 // A buffer Use()d in the captures of one Cached that several goroutines
@@ -103,14 +104,14 @@ func TestUseDuringAnotherCaptureOfAStreamNotCapturedIsTracked(t *testing.T) {
 // at once, and no reference is left over: the registration is retired
 // once the launches have run, and drain finds nothing.
 func TestUseInConcurrentCachedRunsKeepsTheMemoryUntilTheirLaunchesEnd(t *testing.T) {
-	noErrorsLogged(t)
-	cu := onPrimary(t, 0)
-	s := newStream(t)
-	d := deviceInt64(t)
-	g := newGate(t)
-	drain(t)
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
+	s := testenv.NewStream(t)
+	d := memtest.DeviceInt64(t)
+	g := testenv.NewGate(t)
+	memtest.Drain(t)
 	b, err := hostmem.Wrap(cu, make([]int64, 512))
-	must(t, err)
+	testenv.Must(t, err)
 	c := graph.NewCached(graph.DefaultMode)
 	errFail := errors.New("the captured function fails on purpose")
 	run := func(use, fail bool) error {
@@ -129,7 +130,7 @@ func TestUseInConcurrentCachedRunsKeepsTheMemoryUntilTheirLaunchesEnd(t *testing
 			return nil
 		})
 	}
-	g.hold(t, s)
+	g.Hold(t, s)
 	const goroutines, runs = 4, 10
 	errs := make(chan error, goroutines*runs)
 	done := make([]<-chan struct{}, goroutines)
@@ -144,15 +145,15 @@ func TestUseInConcurrentCachedRunsKeepsTheMemoryUntilTheirLaunchesEnd(t *testing
 		})
 	}
 	for _, ch := range done {
-		recv(t, ch, "the runs that use the buffer")
+		testenv.Recv(t, ch, "the runs that use the buffer")
 	}
 	close(errs)
 	for err := range errs {
 		t.Errorf("a run that uses the buffer: %v", err)
 	}
-	must(t, b.Free())
-	drainReleases(t) // the buffer's own release; the leases hold its registration
-	must(t, run(false, false))
+	testenv.Must(t, b.Free())
+	memtest.DrainReleases(t) // the buffer's own release; the leases hold its registration
+	testenv.Must(t, run(false, false))
 	// The leases wait in the background for the held launches: give them
 	// time to be released wrongly.
 	short, cancelShort := context.WithTimeout(context.Background(), 30*time.Millisecond)
@@ -163,14 +164,14 @@ func TestUseInConcurrentCachedRunsKeepsTheMemoryUntilTheirLaunchesEnd(t *testing
 	if st := hostmem.ReadStats(); st.Registrations != 1 || st.Retired != 0 {
 		t.Fatalf("freed, its launches held: %+v, want its registration in use", st)
 	}
-	g.open()
-	must(t, sync.Stream(context.Background(), cu, s))
+	g.Open()
+	testenv.Must(t, sync.Stream(context.Background(), cu, s))
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
 	defer cancel()
-	must(t, graph.Drain(ctx))
+	testenv.Must(t, graph.Drain(ctx))
 	if st := hostmem.ReadStats(); st.Registrations != 1 || st.Retired != 1 {
 		t.Fatalf("its launches done, the exec running a graph that does not use it: %+v, want its registration retired", st)
 	}
-	must(t, c.Close())
-	drain(t)
+	testenv.Must(t, c.Close())
+	memtest.Drain(t)
 }

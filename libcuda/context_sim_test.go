@@ -15,7 +15,7 @@ import (
 // WithContext's own failures name the call and match the Result; f's error
 // comes back untouched.
 func TestWithContextErrorsNameTheCall(t *testing.T) {
-	ctx := primaryContext(t, 0)
+	ctx := testenv.PrimaryContext(t, 0)
 	// Run on a thread with no context current, so that WithContext sets
 	// one (and restores none) whichever thread the test lands on.
 	runtime.LockOSThread()

@@ -21,7 +21,7 @@ import (
 
 func TestDriverReportsVersionAtLeast12(t *testing.T) {
 	var v int32
-	must(t, libcuda.DriverGetVersion(&v))
+	testenv.Must(t, libcuda.DriverGetVersion(&v))
 	if v < 12000 {
 		t.Fatalf("driver version %d, want >= 12000", v)
 	}
@@ -34,21 +34,21 @@ func TestDriverReportsVersionAtLeast12(t *testing.T) {
 
 func TestDevicesHaveNameMemoryAndCapability(t *testing.T) {
 	var n int32
-	must(t, libcuda.DeviceGetCount(&n))
+	testenv.Must(t, libcuda.DeviceGetCount(&n))
 	if n < 1 {
 		t.Fatalf("%d devices", n)
 	}
 	for i := range n {
 		var dev libcuda.Device
-		must(t, libcuda.DeviceGet(&dev, i))
+		testenv.Must(t, libcuda.DeviceGet(&dev, i))
 		var name [256]byte
-		must(t, libcuda.DeviceGetName(&name[0], int32(len(name)), dev))
+		testenv.Must(t, libcuda.DeviceGetName(&name[0], int32(len(name)), dev))
 		s := string(name[:bytes.IndexByte(name[:], 0)])
 		var mem uint64
-		must(t, libcuda.DeviceTotalMem(&mem, dev))
+		testenv.Must(t, libcuda.DeviceTotalMem(&mem, dev))
 		var major, minor int32
-		must(t, libcuda.DeviceGetAttribute(&major, libcuda.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev))
-		must(t, libcuda.DeviceGetAttribute(&minor, libcuda.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev))
+		testenv.Must(t, libcuda.DeviceGetAttribute(&major, libcuda.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev))
+		testenv.Must(t, libcuda.DeviceGetAttribute(&minor, libcuda.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev))
 		if s == "" || mem == 0 || major < 7 {
 			t.Errorf("device %d: name %q, memory %d, compute capability %d.%d", i, s, mem, major, minor)
 		}
@@ -57,7 +57,7 @@ func TestDevicesHaveNameMemoryAndCapability(t *testing.T) {
 }
 
 func TestPrimaryContextBecomesCurrent(t *testing.T) {
-	ctx := primaryContext(t, 0)
+	ctx := testenv.PrimaryContext(t, 0)
 	err := libcuda.WithContext(ctx, func() error {
 		var cur libcuda.Context
 		if err := libcuda.CtxGetCurrent(&cur); err != nil {
@@ -75,22 +75,22 @@ func TestPrimaryContextBecomesCurrent(t *testing.T) {
 		}
 		return nil
 	})
-	must(t, err)
+	testenv.Must(t, err)
 }
 
 func TestWithContextRestoresPreviousContextAfterPanic(t *testing.T) {
-	ctx := primaryContext(t, 0)
+	ctx := testenv.PrimaryContext(t, 0)
 	// The outer context must not be none: restoring and clearing the
 	// current context would look alike.
 	var dev libcuda.Device
-	must(t, libcuda.DeviceGet(&dev, 0))
+	testenv.Must(t, libcuda.DeviceGet(&dev, 0))
 	runtime.LockOSThread() // cuCtxCreate makes its context current here
 	defer runtime.UnlockOSThread()
 	var prev, outer libcuda.Context
-	must(t, libcuda.CtxGetCurrent(&prev))
-	must(t, libcuda.CtxCreate(&outer, nil, 0, dev))
-	must(t, libcuda.CtxSetCurrent(prev))
-	defer func() { must(t, libcuda.CtxDestroy(outer)) }()
+	testenv.Must(t, libcuda.CtxGetCurrent(&prev))
+	testenv.Must(t, libcuda.CtxCreate(&outer, nil, 0, dev))
+	testenv.Must(t, libcuda.CtxSetCurrent(prev))
+	defer func() { testenv.Must(t, libcuda.CtxDestroy(outer)) }()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -115,7 +115,7 @@ func TestWithContextRestoresPreviousContextAfterPanic(t *testing.T) {
 }
 
 func TestAllocCopyRoundTrip(t *testing.T) {
-	onPrimary(t, 0)
+	testenv.OnPrimary(t, 0)
 	const n = 1 << 18
 	src := make([]int32, n)
 	for i := range src {
@@ -123,40 +123,40 @@ func TestAllocCopyRoundTrip(t *testing.T) {
 	}
 	size := uint64(n * 4)
 	var a, b libcuda.Deviceptr
-	must(t, libcuda.MemAlloc(&a, size))
-	defer func() { must(t, libcuda.MemFree(a)) }()
-	must(t, libcuda.MemAlloc(&b, size))
-	defer func() { must(t, libcuda.MemFree(b)) }()
-	must(t, libcuda.MemcpyHtoD(a, unsafe.Pointer(&src[0]), size))
-	must(t, libcuda.MemcpyDtoD(b, a, size))
+	testenv.Must(t, libcuda.MemAlloc(&a, size))
+	defer func() { testenv.Must(t, libcuda.MemFree(a)) }()
+	testenv.Must(t, libcuda.MemAlloc(&b, size))
+	defer func() { testenv.Must(t, libcuda.MemFree(b)) }()
+	testenv.Must(t, libcuda.MemcpyHtoD(a, unsafe.Pointer(&src[0]), size))
+	testenv.Must(t, libcuda.MemcpyDtoD(b, a, size))
 	dst := make([]int32, n)
-	must(t, libcuda.MemcpyDtoH(unsafe.Pointer(&dst[0]), b, size))
+	testenv.Must(t, libcuda.MemcpyDtoH(unsafe.Pointer(&dst[0]), b, size))
 	if d := cmp.Diff(src, dst); d != "" {
 		t.Fatalf("round trip changed the data (-sent +received):\n%.2000s", d)
 	}
 }
 
 func TestKernelsComputeOnDeviceMemory(t *testing.T) {
-	onPrimary(t, 0)
-	m := loadKernels(t)
+	testenv.OnPrimary(t, 0)
+	m := testenv.LoadKernels(t)
 	const n = 10000
 	var buf, out libcuda.Deviceptr
-	must(t, libcuda.MemAlloc(&buf, n*8))
-	defer func() { must(t, libcuda.MemFree(buf)) }()
-	must(t, libcuda.MemAlloc(&out, 8))
-	defer func() { must(t, libcuda.MemFree(out)) }()
+	testenv.Must(t, libcuda.MemAlloc(&buf, n*8))
+	defer func() { testenv.Must(t, libcuda.MemFree(buf)) }()
+	testenv.Must(t, libcuda.MemAlloc(&out, 8))
+	defer func() { testenv.Must(t, libcuda.MemFree(out)) }()
 
 	var s libcuda.Stream
-	must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
-	defer func() { must(t, libcuda.StreamDestroy(s)) }()
+	testenv.Must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
+	defer func() { testenv.Must(t, libcuda.StreamDestroy(s)) }()
 
 	// fill_i32 then add_one_i32 on n ints.
 	grid, block := libcuda.Dim3{X: 16}, libcuda.Dim3{X: 256}
-	must(t, kernel(t, m, "fill_i32").Launch(grid, block, 0, s, buf, uint64(n), int32(41)))
-	must(t, kernel(t, m, "add_one_i32").Launch(grid, block, 0, s, buf, uint64(n)))
+	testenv.Must(t, testenv.Kernel(t, m, "fill_i32").Launch(grid, block, 0, s, buf, uint64(n), int32(41)))
+	testenv.Must(t, testenv.Kernel(t, m, "add_one_i32").Launch(grid, block, 0, s, buf, uint64(n)))
 	ints := make([]int32, n)
-	must(t, libcuda.MemcpyDtoHAsync(unsafe.Pointer(&ints[0]), buf, n*4, s))
-	must(t, libcuda.StreamSynchronize(s))
+	testenv.Must(t, libcuda.MemcpyDtoHAsync(unsafe.Pointer(&ints[0]), buf, n*4, s))
+	testenv.Must(t, libcuda.StreamSynchronize(s))
 	for i, v := range ints {
 		if v != 42 {
 			t.Fatalf("element %d = %d after fill 41 and add one, want 42", i, v)
@@ -170,19 +170,19 @@ func TestKernelsComputeOnDeviceMemory(t *testing.T) {
 		in[i] = int64(i + 1)
 		want += in[i]
 	}
-	must(t, libcuda.MemcpyHtoD(buf, unsafe.Pointer(&in[0]), n*8))
-	must(t, kernel(t, m, "sum_i64").Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 256}, 0, s, buf, uint64(n), out, uint64(0)))
+	testenv.Must(t, libcuda.MemcpyHtoD(buf, unsafe.Pointer(&in[0]), n*8))
+	testenv.Must(t, testenv.Kernel(t, m, "sum_i64").Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 256}, 0, s, buf, uint64(n), out, uint64(0)))
 	var got int64
-	must(t, libcuda.MemcpyDtoHAsync(unsafe.Pointer(&got), out, 8, s))
-	must(t, libcuda.StreamSynchronize(s))
+	testenv.Must(t, libcuda.MemcpyDtoHAsync(unsafe.Pointer(&got), out, 8, s))
+	testenv.Must(t, libcuda.StreamSynchronize(s))
 	if got != want {
 		t.Fatalf("sum_i64 = %d, want %d", got, want)
 	}
 }
 
 func TestUnknownKernelIsNotFound(t *testing.T) {
-	onPrimary(t, 0)
-	_, err := loadKernels(t).Function("no_such_kernel")
+	testenv.OnPrimary(t, 0)
+	_, err := testenv.LoadKernels(t).Function("no_such_kernel")
 	if !errors.Is(err, libcuda.CUDA_ERROR_NOT_FOUND) {
 		t.Fatalf("got %v, want CUDA_ERROR_NOT_FOUND", err)
 	}
@@ -230,7 +230,7 @@ func TestTraceLogsFailedCallsOnly(t *testing.T) {
 		slog.SetDefault(old)
 	}()
 	var n int32
-	must(t, libcuda.DeviceGetCount(&n))
+	testenv.Must(t, libcuda.DeviceGetCount(&n))
 	var dev libcuda.Device
 	_ = libcuda.DeviceGet(&dev, 9999)
 	libcuda.SetTrace(false)
@@ -245,10 +245,10 @@ func TestTraceLogsFailedCallsOnly(t *testing.T) {
 }
 
 func TestCallsWithoutGoPointersAllocateNothing(t *testing.T) {
-	onPrimary(t, 0)
+	testenv.OnPrimary(t, 0)
 	var s libcuda.Stream
-	must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
-	defer func() { must(t, libcuda.StreamDestroy(s)) }()
+	testenv.Must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
+	defer func() { testenv.Must(t, libcuda.StreamDestroy(s)) }()
 	var cur libcuda.Context
 	if n := testing.AllocsPerRun(1000, func() { _ = libcuda.CtxGetCurrent(&cur) }); n != 0 {
 		t.Errorf("cuCtxGetCurrent allocates %v times per call", n)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -14,13 +15,13 @@ import (
 //
 //	go test ./sync -run '^$' -bench IdleWait -count 10 | benchstat -
 func BenchmarkIdleWait(b *testing.B) {
-	onPrimary(b, 0)
-	s := newStream(b)
+	testenv.OnPrimary(b, 0)
+	s := testenv.NewStream(b)
 	var ev libcuda.Event
-	must(b, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-	b.Cleanup(func() { must(b, libcuda.EventDestroy(ev)) })
-	must(b, libcuda.EventRecord(ev, s))
-	must(b, libcuda.StreamSynchronize(s))
+	testenv.Must(b, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	b.Cleanup(func() { testenv.Must(b, libcuda.EventDestroy(ev)) })
+	testenv.Must(b, libcuda.EventRecord(ev, s))
+	testenv.Must(b, libcuda.StreamSynchronize(s))
 	ctx := context.Background()
 	for _, c := range []struct {
 		name string

@@ -7,24 +7,25 @@ import (
 	"time"
 
 	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
 
 func TestWaitsDuringCaptureAreRefusedAndTheCaptureSurvives(t *testing.T) {
-	cu := onPrimary(t, 0)
+	cu := testenv.OnPrimary(t, 0)
 	// Cleanups, not defers: they run in reverse order after a t.Fatal too,
 	// so the capture ends (and sync hears of it) before anything else is
 	// undone, and nothing waits on a capture left open; the device memory
 	// is freed (a fence) after the gate opened.
 	dev := deviceInts(t, 16)
-	busy := newStream(t)
-	g := newGate(t)
-	g.hold(t, busy)
-	captured := newStream(t)
+	busy := testenv.NewStream(t)
+	g := testenv.NewGate(t)
+	g.Hold(t, busy)
+	captured := testenv.NewStream(t)
 	var outside libcuda.Event
-	must(t, libcuda.EventCreate(&outside, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-	t.Cleanup(func() { must(t, libcuda.EventDestroy(outside)) })
+	testenv.Must(t, libcuda.EventCreate(&outside, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	t.Cleanup(func() { testenv.Must(t, libcuda.EventDestroy(outside)) })
 
 	leave := sync.EnterCapture()
 	left := false
@@ -33,9 +34,9 @@ func TestWaitsDuringCaptureAreRefusedAndTheCaptureSurvives(t *testing.T) {
 			leave()
 		}
 	})
-	must(t, libcuda.EventRecord(outside, busy))
+	testenv.Must(t, libcuda.EventRecord(outside, busy))
 
-	must(t, libcuda.StreamBeginCapture(captured, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL))
+	testenv.Must(t, libcuda.StreamBeginCapture(captured, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL))
 	var graph libcuda.Graph
 	ended := false
 	endCapture := func() error {
@@ -51,10 +52,10 @@ func TestWaitsDuringCaptureAreRefusedAndTheCaptureSurvives(t *testing.T) {
 			t.Error(err)
 		}
 		if graph != 0 {
-			must(t, libcuda.GraphDestroy(graph))
+			testenv.Must(t, libcuda.GraphDestroy(graph))
 		}
 	})
-	must(t, libcuda.MemsetD8Async(dev, 0, 64, captured))
+	testenv.Must(t, libcuda.MemsetD8Async(dev, 0, 64, captured))
 
 	ctx := context.Background()
 	// Refused, from another goroutine, with ErrCapturing.
@@ -62,21 +63,21 @@ func TestWaitsDuringCaptureAreRefusedAndTheCaptureSurvives(t *testing.T) {
 		"capturing stream": func() error { return sync.Stream(ctx, 0, captured) },
 		"context":          func() error { return sync.Context(ctx, cu) },
 	} {
-		if err := recv(t, waitAsync(wait), "a wait during a capture"); !errors.Is(err, sync.ErrCapturing) {
+		if err := testenv.Recv(t, testenv.WaitAsync(wait), "a wait during a capture"); !errors.Is(err, sync.ErrCapturing) {
 			t.Errorf("wait on the %s during a capture = %v, want ErrCapturing", what, err)
 		}
 	}
 	// Allowed: another stream and an event recorded outside the capture,
 	// busy and then done, from other goroutines.
-	ch := waitAsync(func() error { return sync.Stream(ctx, 0, busy) })
-	chEvent := waitAsync(func() error { return sync.Event(ctx, outside) })
-	stillWaiting(t, "busy stream wait", ch)
-	stillWaiting(t, "event wait", chEvent)
-	g.open()
-	finished(t, "busy stream wait during a capture", ch)
-	finished(t, "event wait during a capture", chEvent)
+	ch := testenv.WaitAsync(func() error { return sync.Stream(ctx, 0, busy) })
+	chEvent := testenv.WaitAsync(func() error { return sync.Event(ctx, outside) })
+	testenv.StillWaiting(t, "busy stream wait", ch)
+	testenv.StillWaiting(t, "event wait", chEvent)
+	g.Open()
+	testenv.Finished(t, "busy stream wait during a capture", ch)
+	testenv.Finished(t, "event wait during a capture", chEvent)
 
-	must(t, endCapture())
+	testenv.Must(t, endCapture())
 	if graph == 0 {
 		t.Fatal("the capture ended without a graph")
 	}
@@ -86,25 +87,25 @@ func TestWaitsDuringCaptureAreRefusedAndTheCaptureSurvives(t *testing.T) {
 // and the driver invalidates the capture when it is (measured on the H200):
 // the wait says why it failed.
 func TestWaitOnEventRecordedInCaptureSaysCapturing(t *testing.T) {
-	onPrimary(t, 0)
-	s := newStream(t)
+	testenv.OnPrimary(t, 0)
+	s := testenv.NewStream(t)
 	var dev libcuda.Deviceptr
-	must(t, libcuda.MemAlloc(&dev, 64))
-	defer func() { must(t, libcuda.MemFree(dev)) }()
+	testenv.Must(t, libcuda.MemAlloc(&dev, 64))
+	defer func() { testenv.Must(t, libcuda.MemFree(dev)) }()
 	var e libcuda.Event
-	must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-	defer func() { must(t, libcuda.EventDestroy(e)) }()
+	testenv.Must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	defer func() { testenv.Must(t, libcuda.EventDestroy(e)) }()
 
 	leave := sync.EnterCapture()
 	defer leave()
-	must(t, libcuda.StreamBeginCapture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL))
-	must(t, libcuda.MemsetD8Async(dev, 0, 64, s))
-	must(t, libcuda.EventRecord(e, s))
-	err := recv(t, waitAsync(func() error { return sync.Event(context.Background(), e) }), "the event wait")
+	testenv.Must(t, libcuda.StreamBeginCapture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL))
+	testenv.Must(t, libcuda.MemsetD8Async(dev, 0, 64, s))
+	testenv.Must(t, libcuda.EventRecord(e, s))
+	err := testenv.Recv(t, testenv.WaitAsync(func() error { return sync.Event(context.Background(), e) }), "the event wait")
 	var g libcuda.Graph
 	end := libcuda.StreamEndCapture(s, &g)
 	if g != 0 {
-		must(t, libcuda.GraphDestroy(g))
+		testenv.Must(t, libcuda.GraphDestroy(g))
 	}
 	if !errors.Is(err, sync.ErrCapturing) || !errors.Is(err, libcuda.CUDA_ERROR_CAPTURED_EVENT) {
 		t.Fatalf("wait on an event recorded in a capture = %v, want ErrCapturing and CUDA_ERROR_CAPTURED_EVENT", err)
@@ -116,7 +117,7 @@ func TestWaitOnEventRecordedInCaptureSaysCapturing(t *testing.T) {
 // with ErrCapturing, and the capture goes on: a query of a capturing stream
 // would end it.
 func TestWaitOnThePerThreadStreamInItsOwnCaptureIsRefused(t *testing.T) {
-	onPrimary(t, 0) // locks the thread: the per-thread stream is this thread's
+	testenv.OnPrimary(t, 0) // locks the thread: the per-thread stream is this thread's
 	dev := deviceInts(t, 16)
 	var waitErr error
 	g, err := graph.Capture(libcuda.CU_STREAM_PER_THREAD, libcuda.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL, func(s libcuda.Stream) error {
@@ -129,7 +130,7 @@ func TestWaitOnThePerThreadStreamInItsOwnCaptureIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the capture = %v, want it to end well", err)
 	}
-	must(t, g.Destroy())
+	testenv.Must(t, g.Destroy())
 	if !errors.Is(waitErr, sync.ErrCapturing) {
 		t.Fatalf("wait on the per-thread stream in its capture = %v, want ErrCapturing", waitErr)
 	}
@@ -152,7 +153,7 @@ func TestIfNoCaptureHoldsBackCapturesAndIsRefusedDuringOne(t *testing.T) {
 		}
 		result <- ran
 	}()
-	recv(t, running, "the IfNoCapture function to run")
+	testenv.Recv(t, running, "the IfNoCapture function to run")
 	entered := make(chan func())
 	go func() { entered <- sync.EnterCapture() }()
 	select {
@@ -162,7 +163,7 @@ func TestIfNoCaptureHoldsBackCapturesAndIsRefusedDuringOne(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 	close(release)
-	if !recv(t, result, "IfNoCapture to return") {
+	if !testenv.Recv(t, result, "IfNoCapture to return") {
 		t.Fatal("IfNoCapture did not run its function with no capture in progress")
 	}
 	var leave func()

@@ -18,12 +18,12 @@ import (
 // caller's own query, a helper's blocking wait, the shared poller, the
 // legacy stream's context switch, a context wait and Capturing.
 func TestDriverErrorsNameTheCall(t *testing.T) {
-	cu := onPrimary(t, 0)
+	cu := testenv.OnPrimary(t, 0)
 	const code = libcuda.CUDA_ERROR_UNKNOWN
-	idle := newStream(t)
+	idle := testenv.NewStream(t)
 	var ev libcuda.Event
-	must(t, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-	t.Cleanup(func() { must(t, libcuda.EventDestroy(ev)) })
+	testenv.Must(t, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	t.Cleanup(func() { testenv.Must(t, libcuda.EventDestroy(ev)) })
 	ctx := context.Background()
 	blocking := sync.Policy{Mode: sync.Blocking}
 	polling := sync.Policy{Mode: sync.Polling}
@@ -31,20 +31,20 @@ func TestDriverErrorsNameTheCall(t *testing.T) {
 	// held returns a stream held until the test ends, and an event
 	// recorded behind the hold.
 	held := func(t *testing.T) (libcuda.Stream, libcuda.Event) {
-		g := newGate(t)
-		s := newStream(t)
-		g.hold(t, s)
-		t.Cleanup(g.open)
+		g := testenv.NewGate(t)
+		s := testenv.NewStream(t)
+		g.Hold(t, s)
+		t.Cleanup(g.Open)
 		var e libcuda.Event
-		must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-		t.Cleanup(func() { must(t, libcuda.EventDestroy(e)) })
-		must(t, libcuda.EventRecord(e, s))
+		testenv.Must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+		t.Cleanup(func() { testenv.Must(t, libcuda.EventDestroy(e)) })
+		testenv.Must(t, libcuda.EventRecord(e, s))
 		return s, e
 	}
 	// onPoller starts wait and returns its result once it is on the
 	// shared poller.
 	onPoller := func(t *testing.T, wait func() error) <-chan error {
-		res := waitAsync(wait)
+		res := testenv.WaitAsync(wait)
 		testenv.Eventually(t, "the wait on the poller", func() bool { return sync.ReadStats().PolledWaits == 1 })
 		return res
 	}
@@ -82,22 +82,22 @@ func TestDriverErrorsNameTheCall(t *testing.T) {
 		{"helper's event", "cuEventCreate", func(t *testing.T) error {
 			s, _ := held(t)
 			testenv.SimFailNext(t, "cuEventCreate", 1, code)
-			return recv(t, waitAsync(func() error { return blocking.Stream(ctx, 0, s) }), "the blocking wait")
+			return testenv.Recv(t, testenv.WaitAsync(func() error { return blocking.Stream(ctx, 0, s) }), "the blocking wait")
 		}},
 		{"helper's event wait", "cuEventSynchronize", func(t *testing.T) error {
 			_, e := held(t)
 			testenv.SimFailNext(t, "cuEventSynchronize", 1, code)
-			return recv(t, waitAsync(func() error { return blocking.Event(ctx, e) }), "the blocking wait")
+			return testenv.Recv(t, testenv.WaitAsync(func() error { return blocking.Event(ctx, e) }), "the blocking wait")
 		}},
 		{"poller's query", "cuStreamQuery", func(t *testing.T) error {
 			s, _ := held(t)
 			res := onPoller(t, func() error { return polling.Stream(ctx, 0, s) })
 			testenv.SimFailNext(t, "cuStreamQuery", 1, code)
-			return recv(t, res, "the polled wait")
+			return testenv.Recv(t, res, "the polled wait")
 		}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			onThread(t, cu)
+			testenv.OnThread(t, cu)
 			err := c.run(t)
 			if !errors.Is(err, code) {
 				t.Fatalf("error %v; want one matching %v", err, code)

@@ -14,13 +14,13 @@ import (
 // The idle path of a wait (stream idle, event done) is one query: it
 // allocates nothing, in every mode (issue 17).
 func TestIdleWaitAllocatesNothing(t *testing.T) {
-	onPrimary(t, 0)
-	s := newStream(t)
+	testenv.OnPrimary(t, 0)
+	s := testenv.NewStream(t)
 	var ev libcuda.Event
-	must(t, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-	t.Cleanup(func() { must(t, libcuda.EventDestroy(ev)) })
-	must(t, libcuda.EventRecord(ev, s))
-	must(t, libcuda.StreamSynchronize(s))
+	testenv.Must(t, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	t.Cleanup(func() { testenv.Must(t, libcuda.EventDestroy(ev)) })
+	testenv.Must(t, libcuda.EventRecord(ev, s))
+	testenv.Must(t, libcuda.StreamSynchronize(s))
 	ctx := context.Background()
 	for _, p := range modes {
 		for _, c := range []struct {
@@ -34,7 +34,7 @@ func TestIdleWaitAllocatesNothing(t *testing.T) {
 			if n := testing.AllocsPerRun(1000, func() { err = errors.Join(err, c.wait()) }); n != 0 {
 				t.Errorf("%v %s: %v allocations a wait, want 0", p.Mode, c.name, n)
 			}
-			must(t, err)
+			testenv.Must(t, err)
 		}
 	}
 	var err error
@@ -47,7 +47,7 @@ func TestIdleWaitAllocatesNothing(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("EventDone: %v allocations a query, want 0", n)
 	}
-	must(t, err)
+	testenv.Must(t, err)
 }
 
 // The limit on queries in flight (GOMAXPROCS) counts queries only: longer
@@ -55,8 +55,8 @@ func TestIdleWaitAllocatesNothing(t *testing.T) {
 // wait's queries count as "not ready". A Polling wait, which never hands
 // over to a helper, would not return while they run if they counted.
 func TestLongCallsInFlightDoNotCountAgainstTheQueryLimit(t *testing.T) {
-	onPrimary(t, 0)
-	s := newStream(t)
+	testenv.OnPrimary(t, 0)
+	s := testenv.NewStream(t)
 	n := runtime.GOMAXPROCS(0) + 2
 	release := make(chan struct{})
 	running := make(chan struct{}, n)
@@ -77,13 +77,13 @@ func TestLongCallsInFlightDoNotCountAgainstTheQueryLimit(t *testing.T) {
 	defer func() {
 		close(release)
 		for range n {
-			if err := recv(t, ended, "an IfNoCapture call to end"); err != nil {
+			if err := testenv.Recv(t, ended, "an IfNoCapture call to end"); err != nil {
 				t.Error(err)
 			}
 		}
 	}()
 	for range n {
-		recv(t, running, "the IfNoCapture functions to run")
+		testenv.Recv(t, running, "the IfNoCapture functions to run")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
 	defer cancel()
@@ -97,15 +97,15 @@ func TestLongCallsInFlightDoNotCountAgainstTheQueryLimit(t *testing.T) {
 // its graph (the simulator, like the driver, invalidates a global capture
 // when another thread queries in global mode during it).
 func TestIdleWaitsNeverRunIntoACapture(t *testing.T) {
-	onPrimary(t, 0)
+	testenv.OnPrimary(t, 0)
 	dev := deviceInts(t, 16)
-	idle := newStream(t)
-	captured := newStream(t)
+	idle := testenv.NewStream(t)
+	captured := testenv.NewStream(t)
 	var ev libcuda.Event
-	must(t, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-	t.Cleanup(func() { must(t, libcuda.EventDestroy(ev)) })
-	must(t, libcuda.EventRecord(ev, idle))
-	must(t, libcuda.StreamSynchronize(idle))
+	testenv.Must(t, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	t.Cleanup(func() { testenv.Must(t, libcuda.EventDestroy(ev)) })
+	testenv.Must(t, libcuda.EventRecord(ev, idle))
+	testenv.Must(t, libcuda.StreamSynchronize(idle))
 	invalidated, sim := testenv.Stat(t, "captures_invalidated")
 
 	stop := make(chan struct{})
@@ -158,7 +158,7 @@ func TestIdleWaitsNeverRunIntoACapture(t *testing.T) {
 	close(stop)
 	t.Logf("capture wakeups: %d", sync.ReadStats().CaptureWakeups)
 	for range waiters {
-		if err := recv(t, errs, "a waiter to stop"); err != nil {
+		if err := testenv.Recv(t, errs, "a waiter to stop"); err != nil {
 			t.Errorf("an idle wait beside the captures: %v", err)
 		}
 	}

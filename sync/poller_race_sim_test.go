@@ -19,12 +19,12 @@ import (
 // out), and no query of its event follows its return (the simulator's
 // count of event queries stands still until the poller has stopped).
 func TestPolledWaitCancelledAsItsWorkEnds(t *testing.T) {
-	onPrimary(t, 0)
+	testenv.OnPrimary(t, 0)
 	c := newCounter(t)
-	s := newStream(t)
+	s := testenv.NewStream(t)
 	var ev libcuda.Event
-	must(t, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-	t.Cleanup(func() { must(t, libcuda.EventDestroy(ev)) })
+	testenv.Must(t, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	t.Cleanup(func() { testenv.Must(t, libcuda.EventDestroy(ev)) })
 	b := takeBaseline(t)
 	rounds := 300
 	if testing.Short() {
@@ -33,9 +33,9 @@ func TestPolledWaitCancelledAsItsWorkEnds(t *testing.T) {
 	var finished, cancelled int
 	for i := range uint32(rounds) {
 		c.hold(t, s, i+1)
-		must(t, libcuda.EventRecord(ev, s))
+		testenv.Must(t, libcuda.EventRecord(ev, s))
 		ctx, cancel := context.WithCancel(context.Background())
-		res := waitAsync(func() error { return toPoller.Event(ctx, ev) })
+		res := testenv.WaitAsync(func() error { return toPoller.Event(ctx, ev) })
 		testenv.Eventually(t, "the wait on the poller", func() bool { return sync.ReadStats().PolledWaits == 1 })
 		if i%2 == 1 {
 			// The work ends first; the cancel races the poller's next
@@ -47,9 +47,9 @@ func TestPolledWaitCancelledAsItsWorkEnds(t *testing.T) {
 		opened := testenv.Go(func() { <-start; c.reach(i + 1) })
 		left := testenv.Go(func() { <-start; cancel() })
 		close(start)
-		err := recv(t, res, fmt.Sprintf("round %d: the wait cancelled as its work ended", i))
-		recv(t, opened, "the hold to open")
-		recv(t, left, "the cancel")
+		err := testenv.Recv(t, res, fmt.Sprintf("round %d: the wait cancelled as its work ended", i))
+		testenv.Recv(t, opened, "the hold to open")
+		testenv.Recv(t, left, "the cancel")
 		switch {
 		case err == nil:
 			finished++

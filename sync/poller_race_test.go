@@ -30,10 +30,10 @@ type counter struct {
 func newCounter(t *testing.T) *counter {
 	t.Helper()
 	var host unsafe.Pointer
-	must(t, libcuda.MemHostAlloc(&host, 64, uint32(libcuda.CU_MEMHOSTALLOC_DEVICEMAP|libcuda.CU_MEMHOSTALLOC_PORTABLE)))
+	testenv.Must(t, libcuda.MemHostAlloc(&host, 64, uint32(libcuda.CU_MEMHOSTALLOC_DEVICEMAP|libcuda.CU_MEMHOSTALLOC_PORTABLE)))
 	c := &counter{word: (*uint32)(host)}
 	atomic.StoreUint32(c.word, 0)
-	must(t, libcuda.MemHostGetDevicePointer(&c.dev, host, 0))
+	testenv.Must(t, libcuda.MemHostGetDevicePointer(&c.dev, host, 0))
 	t.Cleanup(func() {
 		c.reach(math.MaxInt32)
 		if err := libcuda.MemFreeHost(host); err != nil {
@@ -48,7 +48,7 @@ func newCounter(t *testing.T) *counter {
 // run (they may wait for s; cuMemFreeHost waits for every stream).
 func (c *counter) hold(t *testing.T, s libcuda.Stream, k uint32) {
 	t.Helper()
-	must(t, libcuda.StreamWaitValue32(s, c.dev, k, uint32(libcuda.CU_STREAM_WAIT_VALUE_GEQ)))
+	testenv.Must(t, libcuda.StreamWaitValue32(s, c.dev, k, uint32(libcuda.CU_STREAM_WAIT_VALUE_GEQ)))
 	t.Cleanup(func() { c.reach(math.MaxInt32) })
 }
 
@@ -60,13 +60,13 @@ func (c *counter) reach(k uint32) { atomic.StoreUint32(c.word, k) }
 // new one starts for it. Many rounds of one wait ending as the next one
 // arrives; each must return once its work ends.
 func TestWaitArrivingAsThePollerStopsIsServed(t *testing.T) {
-	onPrimary(t, 0)
+	testenv.OnPrimary(t, 0)
 	c := newCounter(t)
-	first, second := newStream(t), newStream(t)
+	first, second := testenv.NewStream(t), testenv.NewStream(t)
 	var ev [2]libcuda.Event
 	for i := range ev {
-		must(t, libcuda.EventCreate(&ev[i], uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-		t.Cleanup(func() { must(t, libcuda.EventDestroy(ev[i])) })
+		testenv.Must(t, libcuda.EventCreate(&ev[i], uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+		t.Cleanup(func() { testenv.Must(t, libcuda.EventDestroy(ev[i])) })
 	}
 	b := takeBaseline(t)
 	rounds := 300
@@ -77,25 +77,25 @@ func TestWaitArrivingAsThePollerStopsIsServed(t *testing.T) {
 	r0, _ := sync.PollerCounts()
 	for i := range uint32(rounds) {
 		c.hold(t, first, 2*i+1)
-		must(t, libcuda.EventRecord(ev[0], first))
+		testenv.Must(t, libcuda.EventRecord(ev[0], first))
 		c.hold(t, second, 2*i+2)
-		must(t, libcuda.EventRecord(ev[1], second))
-		a := waitAsync(func() error { return toPoller.Event(ctx, ev[0]) })
+		testenv.Must(t, libcuda.EventRecord(ev[1], second))
+		a := testenv.WaitAsync(func() error { return toPoller.Event(ctx, ev[0]) })
 		testenv.Eventually(t, "the first wait on the poller", func() bool { return sync.ReadStats().PolledWaits == 1 })
 		// The first wait's work ends while the second wait goes to the
 		// poller: the poller finds no wait left about when the second
 		// arrives.
 		start := make(chan struct{})
 		opened := testenv.Go(func() { <-start; c.reach(2*i + 1) })
-		bres := waitAsync(func() error { <-start; return toPoller.Event(ctx, ev[1]) })
+		bres := testenv.WaitAsync(func() error { <-start; return toPoller.Event(ctx, ev[1]) })
 		close(start)
-		recv(t, opened, "the first hold to open")
-		if err := recv(t, a, fmt.Sprintf("round %d: the first wait", i)); err != nil {
+		testenv.Recv(t, opened, "the first hold to open")
+		if err := testenv.Recv(t, a, fmt.Sprintf("round %d: the first wait", i)); err != nil {
 			t.Fatalf("round %d: the first wait: %v", i, err)
 		}
 		testenv.Eventually(t, "the second wait on the poller", func() bool { return sync.ReadStats().PolledWaits == 1 })
 		c.reach(2*i + 2)
-		if err := recv(t, bres, fmt.Sprintf("round %d: the wait that arrived as the poller stopped", i)); err != nil {
+		if err := testenv.Recv(t, bres, fmt.Sprintf("round %d: the wait that arrived as the poller stopped", i)); err != nil {
 			t.Fatalf("round %d: the second wait: %v", i, err)
 		}
 	}
@@ -110,20 +110,20 @@ func TestWaitArrivingAsThePollerStopsIsServed(t *testing.T) {
 // query limit's refusal never reaches a caller), and nothing stays
 // behind.
 func TestWaitsAcrossGOMAXPROCSChanges(t *testing.T) {
-	onPrimary(t, 0)
+	testenv.OnPrimary(t, 0)
 	orig := runtime.GOMAXPROCS(0)
 	defer runtime.GOMAXPROCS(orig)
-	idle := newStream(t)
+	idle := testenv.NewStream(t)
 	c := newCounter(t)
 	busy := make([]libcuda.Stream, 4)
 	for i := range busy {
-		busy[i] = newStream(t)
+		busy[i] = testenv.NewStream(t)
 	}
 	var done libcuda.Event
-	must(t, libcuda.EventCreate(&done, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-	t.Cleanup(func() { must(t, libcuda.EventDestroy(done)) })
-	must(t, libcuda.EventRecord(done, idle))
-	must(t, libcuda.StreamSynchronize(idle))
+	testenv.Must(t, libcuda.EventCreate(&done, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	t.Cleanup(func() { testenv.Must(t, libcuda.EventDestroy(done)) })
+	testenv.Must(t, libcuda.EventRecord(done, idle))
+	testenv.Must(t, libcuda.StreamSynchronize(idle))
 	b := takeBaseline(t)
 	ctx := context.Background()
 	policies := []sync.Policy{{Mode: sync.Auto}, {Mode: sync.Blocking}, {Mode: sync.Polling}, toPoller}
@@ -133,7 +133,7 @@ func TestWaitsAcrossGOMAXPROCSChanges(t *testing.T) {
 		var idleWaits []<-chan error
 		for _, p := range policies {
 			for range 8 {
-				idleWaits = append(idleWaits, waitAsync(func() error {
+				idleWaits = append(idleWaits, testenv.WaitAsync(func() error {
 					for range 50 {
 						if err := p.Stream(ctx, 0, idle); err != nil {
 							return fmt.Errorf("%v stream: %w", p.Mode, err)
@@ -154,17 +154,17 @@ func TestWaitsAcrossGOMAXPROCSChanges(t *testing.T) {
 		var busyWaits []<-chan error
 		for _, p := range policies {
 			for _, s := range busy {
-				busyWaits = append(busyWaits, waitAsync(func() error { return p.Stream(ctx, 0, s) }))
+				busyWaits = append(busyWaits, testenv.WaitAsync(func() error { return p.Stream(ctx, 0, s) }))
 			}
 		}
 		for i, ch := range idleWaits {
-			if err := recv(t, ch, "idle waits"); err != nil {
+			if err := testenv.Recv(t, ch, "idle waits"); err != nil {
 				t.Fatalf("GOMAXPROCS %d, idle waiter %d: %v", procs, i, err)
 			}
 		}
 		c.reach(k)
 		for i, ch := range busyWaits {
-			if err := recv(t, ch, "busy waits"); err != nil {
+			if err := testenv.Recv(t, ch, "busy waits"); err != nil {
 				t.Fatalf("GOMAXPROCS %d, busy wait %d: %v", procs, i, err)
 			}
 		}
@@ -183,15 +183,15 @@ func TestWaitsAcrossGOMAXPROCSChanges(t *testing.T) {
 // simulator, like the driver, invalidates a global capture when another
 // thread makes a potentially unsafe call in global mode during it).
 func TestCapturesBeginWhileThePollerQueries(t *testing.T) {
-	onPrimary(t, 0)
+	testenv.OnPrimary(t, 0)
 	dev := deviceInts(t, 16)
 	c := newCounter(t)
 	streams := make([]libcuda.Stream, 20)
 	for i := range streams {
-		streams[i] = newStream(t)
+		streams[i] = testenv.NewStream(t)
 		c.hold(t, streams[i], 1)
 	}
-	captured := newStream(t)
+	captured := testenv.NewStream(t)
 	b := takeBaseline(t)
 	invalidated, sim := testenv.Stat(t, "captures_invalidated")
 	res := startWaits(toPoller, streams, nil)
@@ -219,7 +219,7 @@ func TestCapturesBeginWhileThePollerQueries(t *testing.T) {
 				err = fmt.Errorf("cuStreamEndCapture: %w", eerr)
 			}
 			if g != 0 {
-				must(t, libcuda.GraphDestroy(g))
+				testenv.Must(t, libcuda.GraphDestroy(g))
 			} else if err == nil {
 				err = fmt.Errorf("no graph")
 			}
@@ -235,7 +235,7 @@ func TestCapturesBeginWhileThePollerQueries(t *testing.T) {
 	r1, _ := sync.PollerCounts()
 	c.reach(1)
 	for i, ch := range res {
-		if err := recv(t, ch, fmt.Sprintf("wait %d after the captures", i)); err != nil {
+		if err := testenv.Recv(t, ch, fmt.Sprintf("wait %d after the captures", i)); err != nil {
 			t.Fatalf("wait %d after the captures: %v", i, err)
 		}
 	}

@@ -56,19 +56,19 @@ func (b baseline) back(t *testing.T) {
 // simulator runs a thread for each stream, and one held by the gate polls
 // the gate's word every 20µs: a thousand of them would be the test's
 // load).
-func heldStreams(t *testing.T, g *gate, n int) []libcuda.Stream {
+func heldStreams(t *testing.T, g *testenv.Gate, n int) []libcuda.Stream {
 	t.Helper()
 	streams := make([]libcuda.Stream, n)
 	for i := range streams {
-		streams[i] = newStream(t)
+		streams[i] = testenv.NewStream(t)
 	}
-	g.hold(t, streams[0])
+	g.Hold(t, streams[0])
 	var held libcuda.Event
-	must(t, libcuda.EventCreate(&held, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-	t.Cleanup(func() { must(t, libcuda.EventDestroy(held)) })
-	must(t, libcuda.EventRecord(held, streams[0]))
+	testenv.Must(t, libcuda.EventCreate(&held, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	t.Cleanup(func() { testenv.Must(t, libcuda.EventDestroy(held)) })
+	testenv.Must(t, libcuda.EventRecord(held, streams[0]))
 	for _, s := range streams[1:] {
-		must(t, libcuda.StreamWaitEvent(s, held, 0))
+		testenv.Must(t, libcuda.StreamWaitEvent(s, held, 0))
 	}
 	return streams
 }
@@ -83,7 +83,7 @@ func startWaits(p sync.Policy, streams []libcuda.Stream, ctxs []context.Context)
 		if ctxs != nil {
 			ctx = ctxs[i]
 		}
-		res[i] = waitAsync(func() error { return p.Stream(ctx, 0, s) })
+		res[i] = testenv.WaitAsync(func() error { return p.Stream(ctx, 0, s) })
 	}
 	return res
 }
@@ -113,12 +113,12 @@ func pollerBound(t *testing.T, targets int) {
 // helpers go to the shared poller, which queries each stream once a round;
 // all return once the gate opens, and nothing stays behind.
 func TestThousandWaitersShareOnePoller(t *testing.T) {
-	onPrimary(t, 0)
+	testenv.OnPrimary(t, 0)
 	m := 1000
 	if testing.Short() {
 		m = 200
 	}
-	g := newGate(t)
+	g := testenv.NewGate(t)
 	streams := heldStreams(t, g, m)
 	b := takeBaseline(t)
 	res := startWaits(sync.DefaultPolicy, streams, nil)
@@ -130,9 +130,9 @@ func TestThousandWaitersShareOnePoller(t *testing.T) {
 		t.Fatalf("%d waits: %+v; want at most %d on helpers and the rest polled", m, st, sync.MaxHelpers)
 	}
 	pollerBound(t, sync.ReadStats().PolledWaits)
-	g.open()
+	g.Open()
 	for i, ch := range res {
-		if err := recv(t, ch, fmt.Sprintf("wait %d to return after the gate opened", i)); err != nil {
+		if err := testenv.Recv(t, ch, fmt.Sprintf("wait %d to return after the gate opened", i)); err != nil {
 			t.Fatalf("wait %d: %v", i, err)
 		}
 	}
@@ -142,9 +142,9 @@ func TestThousandWaitersShareOnePoller(t *testing.T) {
 // Waits on the same target share its query: one a round, whatever their
 // number.
 func TestWaitsOnOneTargetShareItsQuery(t *testing.T) {
-	onPrimary(t, 0)
+	testenv.OnPrimary(t, 0)
 	const targets, each = 5, 60
-	g := newGate(t)
+	g := testenv.NewGate(t)
 	streams := heldStreams(t, g, targets)
 	b := takeBaseline(t)
 	var waits []libcuda.Stream
@@ -155,9 +155,9 @@ func TestWaitsOnOneTargetShareItsQuery(t *testing.T) {
 	res := startWaits(polling, waits, nil)
 	testenv.Eventually(t, "every wait on the poller", func() bool { return sync.ReadStats().PolledWaits == len(waits) })
 	pollerBound(t, targets)
-	g.open()
+	g.Open()
 	for i, ch := range res {
-		if err := recv(t, ch, fmt.Sprintf("wait %d to return", i)); err != nil {
+		if err := testenv.Recv(t, ch, fmt.Sprintf("wait %d to return", i)); err != nil {
 			t.Fatalf("wait %d: %v", i, err)
 		}
 	}
@@ -168,9 +168,9 @@ func TestWaitsOnOneTargetShareItsQuery(t *testing.T) {
 // once, leave the poller, and the others go on waiting until their work
 // ends.
 func TestCancelSomePolledWaitsAmongMany(t *testing.T) {
-	onPrimary(t, 0)
+	testenv.OnPrimary(t, 0)
 	const m = 300
-	g := newGate(t)
+	g := testenv.NewGate(t)
 	streams := heldStreams(t, g, m)
 	b := takeBaseline(t)
 	ctxs := make([]context.Context, m)
@@ -191,7 +191,7 @@ func TestCancelSomePolledWaitsAmongMany(t *testing.T) {
 		cancelled++
 	}
 	for i := 0; i < m; i += 3 {
-		if err := recv(t, res[i], fmt.Sprintf("cancelled wait %d", i)); !errors.Is(err, context.Canceled) {
+		if err := testenv.Recv(t, res[i], fmt.Sprintf("cancelled wait %d", i)); !errors.Is(err, context.Canceled) {
 			t.Fatalf("cancelled wait %d: %v, want context.Canceled", i, err)
 		}
 	}
@@ -209,12 +209,12 @@ func TestCancelSomePolledWaitsAmongMany(t *testing.T) {
 		default:
 		}
 	}
-	g.open()
+	g.Open()
 	for i, ch := range res {
 		if i%3 == 0 {
 			continue
 		}
-		if err := recv(t, ch, fmt.Sprintf("wait %d to return", i)); err != nil {
+		if err := testenv.Recv(t, ch, fmt.Sprintf("wait %d to return", i)); err != nil {
 			t.Fatalf("wait %d: %v", i, err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/sync"
 )
 
@@ -77,7 +78,7 @@ func TestCapturesPastTheFieldWaitForOneToEnd(t *testing.T) {
 			e.End()
 		}
 		if extra != nil {
-			recv(t, extra, "the capture past the field to start").End()
+			testenv.Recv(t, extra, "the capture past the field to start").End()
 		}
 	}()
 	for range sync.MaxCaptures {
@@ -107,7 +108,7 @@ func TestCapturesPastTheFieldWaitForOneToEnd(t *testing.T) {
 	}
 	entries[0].End()
 	ended = 1
-	e := recv(t, extra, "the capture past the field to start once one ended")
+	e := testenv.Recv(t, extra, "the capture past the field to start once one ended")
 	extra <- e
 	if n := sync.CapturesInProgress(); n != sync.MaxCaptures {
 		t.Fatalf("%d captures in progress after one ended and the waiting one started, want %d", n, sync.MaxCaptures)

@@ -23,8 +23,8 @@ var modes = []sync.Policy{
 }
 
 func TestWaitOnIdleStreamReturnsAtOnce(t *testing.T) {
-	onPrimary(t, 0)
-	s := newStream(t)
+	testenv.OnPrimary(t, 0)
+	s := testenv.NewStream(t)
 	for _, p := range modes {
 		if err := p.Stream(context.Background(), 0, s); err != nil {
 			t.Errorf("%v: %v", p.Mode, err)
@@ -33,45 +33,45 @@ func TestWaitOnIdleStreamReturnsAtOnce(t *testing.T) {
 }
 
 func TestWaitReturnsWhenTheWorkEnds(t *testing.T) {
-	cu := primaryContext(t, 0)
+	cu := testenv.PrimaryContext(t, 0)
 	for _, p := range modes {
 		t.Run(p.Mode.String(), func(t *testing.T) {
-			onThread(t, cu)
-			g := newGate(t)
-			s := newStream(t)
-			g.hold(t, s)
+			testenv.OnThread(t, cu)
+			g := testenv.NewGate(t)
+			s := testenv.NewStream(t)
+			g.Hold(t, s)
 			var e libcuda.Event
-			must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-			defer func() { must(t, libcuda.EventDestroy(e)) }()
-			must(t, libcuda.EventRecord(e, s))
+			testenv.Must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+			defer func() { testenv.Must(t, libcuda.EventDestroy(e)) }()
+			testenv.Must(t, libcuda.EventRecord(e, s))
 
 			ctx := context.Background()
-			onStream := waitAsync(func() error { return p.Stream(ctx, 0, s) })
-			onEvent := waitAsync(func() error { return p.Event(ctx, e) })
-			onContext := waitAsync(func() error { return p.Context(ctx, cu) })
-			stillWaiting(t, "stream wait", onStream)
-			stillWaiting(t, "event wait", onEvent)
-			stillWaiting(t, "context wait", onContext)
-			g.open()
-			finished(t, "stream wait", onStream)
-			finished(t, "event wait", onEvent)
-			finished(t, "context wait", onContext)
-			must(t, libcuda.StreamQuery(s))
+			onStream := testenv.WaitAsync(func() error { return p.Stream(ctx, 0, s) })
+			onEvent := testenv.WaitAsync(func() error { return p.Event(ctx, e) })
+			onContext := testenv.WaitAsync(func() error { return p.Context(ctx, cu) })
+			testenv.StillWaiting(t, "stream wait", onStream)
+			testenv.StillWaiting(t, "event wait", onEvent)
+			testenv.StillWaiting(t, "context wait", onContext)
+			g.Open()
+			testenv.Finished(t, "stream wait", onStream)
+			testenv.Finished(t, "event wait", onEvent)
+			testenv.Finished(t, "context wait", onContext)
+			testenv.Must(t, libcuda.StreamQuery(s))
 		})
 	}
 }
 
 func TestCancelledWaitReturnsAtOnceAndLeavesTheWorkAlone(t *testing.T) {
-	cu := primaryContext(t, 0)
+	cu := testenv.PrimaryContext(t, 0)
 	for _, p := range modes {
 		t.Run(p.Mode.String(), func(t *testing.T) {
-			onThread(t, cu)
-			g := newGate(t)
-			s := newStream(t)
-			g.hold(t, s)
+			testenv.OnThread(t, cu)
+			g := testenv.NewGate(t)
+			s := testenv.NewStream(t)
+			g.Hold(t, s)
 			ctx, cancel := context.WithCancel(context.Background())
-			ch := waitAsync(func() error { return p.Stream(ctx, 0, s) })
-			stillWaiting(t, "stream wait", ch)
+			ch := testenv.WaitAsync(func() error { return p.Stream(ctx, 0, s) })
+			testenv.StillWaiting(t, "stream wait", ch)
 			cancel()
 			select {
 			case err := <-ch:
@@ -84,67 +84,67 @@ func TestCancelledWaitReturnsAtOnceAndLeavesTheWorkAlone(t *testing.T) {
 			if err := libcuda.StreamQuery(s); !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 				t.Fatalf("the stream's work was disturbed: query = %v", err)
 			}
-			g.open()
-			finished(t, "a new wait", waitAsync(func() error { return p.Stream(context.Background(), 0, s) }))
+			g.Open()
+			testenv.Finished(t, "a new wait", testenv.WaitAsync(func() error { return p.Stream(context.Background(), 0, s) }))
 		})
 	}
 }
 
 func TestLegacyStreamWaitNeedsItsContext(t *testing.T) {
-	cu := primaryContext(t, 0)
+	cu := testenv.PrimaryContext(t, 0)
 	if err := sync.Stream(context.Background(), 0, libcuda.CU_STREAM_LEGACY); err == nil {
 		t.Fatal("a legacy stream wait without a context succeeded")
 	}
 	// From a goroutine with no context current on its thread.
-	done := waitAsync(func() error { return sync.Stream(context.Background(), cu, libcuda.CU_STREAM_LEGACY) })
-	finished(t, "legacy stream wait", done)
+	done := testenv.WaitAsync(func() error { return sync.Stream(context.Background(), cu, libcuda.CU_STREAM_LEGACY) })
+	testenv.Finished(t, "legacy stream wait", done)
 }
 
 // A legacy stream wait is for that stream only: work held on a
 // non-blocking stream of the context does not hold it, work held on the
 // legacy stream does.
 func TestLegacyStreamWaitIsForThatStreamOnly(t *testing.T) {
-	cu := onPrimary(t, 0)
-	other := newStream(t)
-	held := newGate(t)
-	held.hold(t, other)
+	cu := testenv.OnPrimary(t, 0)
+	other := testenv.NewStream(t)
+	held := testenv.NewGate(t)
+	held.Hold(t, other)
 	wait := func() error { return sync.Stream(context.Background(), cu, libcuda.CU_STREAM_LEGACY) }
-	finished(t, "legacy stream wait beside a held non-blocking stream", waitAsync(wait))
-	g := newGate(t)
-	g.hold(t, libcuda.CU_STREAM_LEGACY)
-	ch := waitAsync(wait)
-	stillWaiting(t, "legacy stream wait on the held legacy stream", ch)
-	g.open()
-	finished(t, "legacy stream wait", ch)
-	held.open()
+	testenv.Finished(t, "legacy stream wait beside a held non-blocking stream", testenv.WaitAsync(wait))
+	g := testenv.NewGate(t)
+	g.Hold(t, libcuda.CU_STREAM_LEGACY)
+	ch := testenv.WaitAsync(wait)
+	testenv.StillWaiting(t, "legacy stream wait on the held legacy stream", ch)
+	g.Open()
+	testenv.Finished(t, "legacy stream wait", ch)
+	held.Open()
 }
 
 func TestPerThreadStreamWaitIsForTheCallersThread(t *testing.T) {
-	onPrimary(t, 0) // the test holds LockOSThread from submission to wait
-	g := newGate(t)
-	g.hold(t, libcuda.CU_STREAM_PER_THREAD)
+	testenv.OnPrimary(t, 0) // the test holds LockOSThread from submission to wait
+	g := testenv.NewGate(t)
+	g.Hold(t, libcuda.CU_STREAM_PER_THREAD)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if err := sync.Stream(ctx, 0, libcuda.CU_STREAM_PER_THREAD); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("wait on a held per-thread stream = %v, want the deadline", err)
 	}
-	g.open()
-	must(t, sync.Stream(context.Background(), 0, libcuda.CU_STREAM_PER_THREAD))
+	g.Open()
+	testenv.Must(t, sync.Stream(context.Background(), 0, libcuda.CU_STREAM_PER_THREAD))
 	// Work held on a non-blocking stream does not hold the wait: it is for
 	// the per-thread stream only, not the whole context.
-	other := newStream(t)
-	h := newGate(t)
-	h.hold(t, other)
+	other := testenv.NewStream(t)
+	h := testenv.NewGate(t)
+	h.Hold(t, other)
 	ctx2, cancel2 := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel2()
 	if err := sync.Stream(ctx2, 0, libcuda.CU_STREAM_PER_THREAD); err != nil {
 		t.Fatalf("wait on the idle per-thread stream beside a held stream = %v, want nil", err)
 	}
-	h.open()
+	h.Open()
 }
 
 func TestThousandsOfWaitersCompleteWithBoundedThreads(t *testing.T) {
-	onPrimary(t, 0)
+	testenv.OnPrimary(t, 0)
 	// 200 under -short, which .ci/windows-wine uses: under Wine each
 	// stream's thread in the simulator costs tens of milliseconds. Either
 	// way the waiters far outnumber the thread bound below.
@@ -158,17 +158,17 @@ func TestThousandsOfWaitersCompleteWithBoundedThreads(t *testing.T) {
 	// recorded after that, as work waiting on other work does.
 	streams := make([]libcuda.Stream, n)
 	for i := range streams {
-		streams[i] = newStream(t)
+		streams[i] = testenv.NewStream(t)
 	}
-	g := newGate(t)
-	first := newStream(t)
+	g := testenv.NewGate(t)
+	first := testenv.NewStream(t)
 	var held libcuda.Event
-	must(t, libcuda.EventCreate(&held, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-	defer func() { must(t, libcuda.EventDestroy(held)) }()
-	g.hold(t, first)
-	must(t, libcuda.EventRecord(held, first))
+	testenv.Must(t, libcuda.EventCreate(&held, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	defer func() { testenv.Must(t, libcuda.EventDestroy(held)) }()
+	g.Hold(t, first)
+	testenv.Must(t, libcuda.EventRecord(held, first))
 	for _, s := range streams {
-		must(t, libcuda.StreamWaitEvent(s, held, 0))
+		testenv.Must(t, libcuda.StreamWaitEvent(s, held, 0))
 	}
 	threads := pprof.Lookup("threadcreate").Count()
 	var wg gosync.WaitGroup
@@ -188,8 +188,8 @@ func TestThousandsOfWaitersCompleteWithBoundedThreads(t *testing.T) {
 	if f := finished.Load(); f != 0 {
 		t.Errorf("%d waits returned while their streams were held", f)
 	}
-	g.open()
-	recv(t, testenv.Go(wg.Wait), "every waiter")
+	g.Open()
+	testenv.Recv(t, testenv.Go(wg.Wait), "every waiter")
 	close(errs)
 	for err := range errs {
 		t.Error(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/purecuda/purecuda/hostmem"
 	bench "github.com/purecuda/purecuda/internal/benchrows"
+	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -83,17 +84,17 @@ func loadC(t testing.TB) *bench.C {
 // sweeps and reach the solution, x = 1; each sweep after the first
 // updates the cached graph in place.
 func TestJacobiGoAndCAgree(t *testing.T) {
-	noErrorsLogged(t)
-	ctx := onPrimary(t, 0)
-	s := newStream(t)
+	testenv.NoErrorsLogged(t)
+	ctx := testenv.OnPrimary(t, 0)
+	s := testenv.NewStream(t)
 	c := loadC(t)
 	const n = 32
 	j, err := bench.NewJacobi(n)
-	must(t, err)
-	t.Cleanup(func() { must(t, j.Close()) })
+	testenv.Must(t, err)
+	t.Cleanup(func() { testenv.Must(t, j.Close()) })
 	var p unsafe.Pointer
-	must(t, libcuda.MemHostAlloc(&p, 64, 0))
-	t.Cleanup(func() { must(t, libcuda.MemFreeHost(p)) })
+	testenv.Must(t, libcuda.MemHostAlloc(&p, 64, 0))
+	t.Cleanup(func() { testenv.Must(t, libcuda.MemFreeHost(p)) })
 	pinned := (*float64)(p)
 	// Sweeps for the residual sum_i |dx_i| to fall below the tolerance:
 	// the error shrinks by (n-1)/(n+1) a sweep from n * 2n/(n+1).
@@ -112,14 +113,14 @@ func TestJacobiGoAndCAgree(t *testing.T) {
 	}
 	first := 0
 	for _, sv := range solves {
-		must(t, j.Reset())
+		testenv.Must(t, j.Reset())
 		iters, err := sv.solve()
-		must(t, err)
+		testenv.Must(t, err)
 		if iters < want-1 || iters > want+1 {
 			t.Errorf("%s: %d sweeps, want %d (±1: rounding)", sv.name, iters, want)
 		}
 		x, err := j.X(iters)
-		must(t, err)
+		testenv.Must(t, err)
 		for i, v := range x {
 			if math.Abs(v-1) > 1e-3 {
 				t.Fatalf("%s: x[%d] = %v, want 1", sv.name, i, v)
@@ -131,7 +132,7 @@ func TestJacobiGoAndCAgree(t *testing.T) {
 			t.Errorf("%s: %d sweeps, %s: %d", solves[0].name, first, sv.name, iters)
 		}
 	}
-	must(t, hostmem.Drain(context.Background()))
+	testenv.Must(t, hostmem.Drain(context.Background()))
 }
 
 // The fast paths of issue 17, as plain benchmarks for -benchmem and
@@ -146,13 +147,13 @@ func BenchmarkFast(b *testing.B) {
 // A wait on an idle stream and on an event that has completed allocate
 // nothing (issue 17: the idle path of a wait is one query).
 func TestIdleWaitAllocations(t *testing.T) {
-	onPrimary(t, 0)
-	s := newStream(t)
+	testenv.OnPrimary(t, 0)
+	s := testenv.NewStream(t)
 	var ev libcuda.Event
-	must(t, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-	t.Cleanup(func() { must(t, libcuda.EventDestroy(ev)) })
-	must(t, libcuda.EventRecord(ev, s))
-	must(t, libcuda.StreamSynchronize(s))
+	testenv.Must(t, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	t.Cleanup(func() { testenv.Must(t, libcuda.EventDestroy(ev)) })
+	testenv.Must(t, libcuda.EventRecord(ev, s))
+	testenv.Must(t, libcuda.StreamSynchronize(s))
 	ctx := context.Background()
 	for _, c := range []struct {
 		name string
@@ -166,6 +167,6 @@ func TestIdleWaitAllocations(t *testing.T) {
 		if n := testing.AllocsPerRun(1000, func() { err = errors.Join(err, c.wait()) }); n != 0 {
 			t.Errorf("%s: %v allocations a wait, want 0", c.name, n)
 		}
-		must(t, err)
+		testenv.Must(t, err)
 	}
 }

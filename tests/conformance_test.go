@@ -62,35 +62,35 @@ func captureCalls(other libcuda.Stream, dev libcuda.Deviceptr, pinned unsafe.Poi
 			return func() error { return libcuda.StreamQuery(libcuda.CU_STREAM_LEGACY) }, noAfter
 		}},
 		{"cuEventQuery", true, func(t *testing.T) (func() error, func(bool)) {
-			must(t, libcuda.EventCreate(&recorded, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-			must(t, libcuda.EventRecord(recorded, other))
-			must(t, libcuda.StreamSynchronize(other))
+			testenv.Must(t, libcuda.EventCreate(&recorded, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+			testenv.Must(t, libcuda.EventRecord(recorded, other))
+			testenv.Must(t, libcuda.StreamSynchronize(other))
 			return func() error { return libcuda.EventQuery(recorded) },
-				func(bool) { must(t, libcuda.EventDestroy(recorded)) }
+				func(bool) { testenv.Must(t, libcuda.EventDestroy(recorded)) }
 		}},
 		{"cuEventSynchronize", true, func(t *testing.T) (func() error, func(bool)) {
-			must(t, libcuda.EventCreate(&recorded, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-			must(t, libcuda.EventRecord(recorded, other))
-			must(t, libcuda.StreamSynchronize(other))
+			testenv.Must(t, libcuda.EventCreate(&recorded, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+			testenv.Must(t, libcuda.EventRecord(recorded, other))
+			testenv.Must(t, libcuda.StreamSynchronize(other))
 			return func() error { return libcuda.EventSynchronize(recorded) },
-				func(bool) { must(t, libcuda.EventDestroy(recorded)) }
+				func(bool) { testenv.Must(t, libcuda.EventDestroy(recorded)) }
 		}},
 		{"cuMemHostRegister", true, func(t *testing.T) (func() error, func(bool)) {
 			p := hostBuffer(t, 4096)
 			return func() error { return libcuda.MemHostRegister(p, 4096, 0) },
 				func(ok bool) {
 					if ok {
-						must(t, libcuda.MemHostUnregister(p))
+						testenv.Must(t, libcuda.MemHostUnregister(p))
 					}
 				}
 		}},
 		{"cuMemHostUnregister", true, func(t *testing.T) (func() error, func(bool)) {
 			p := hostBuffer(t, 4096)
-			must(t, libcuda.MemHostRegister(p, 4096, 0))
+			testenv.Must(t, libcuda.MemHostRegister(p, 4096, 0))
 			return func() error { return libcuda.MemHostUnregister(p) },
 				func(ok bool) {
 					if !ok {
-						must(t, libcuda.MemHostUnregister(p))
+						testenv.Must(t, libcuda.MemHostUnregister(p))
 					}
 				}
 		}},
@@ -99,17 +99,17 @@ func captureCalls(other libcuda.Stream, dev libcuda.Deviceptr, pinned unsafe.Poi
 			return func() error { return libcuda.MemAlloc(&d, 4096) },
 				func(ok bool) {
 					if ok {
-						must(t, libcuda.MemFree(d))
+						testenv.Must(t, libcuda.MemFree(d))
 					}
 				}
 		}},
 		{"cuMemFree", true, func(t *testing.T) (func() error, func(bool)) {
 			var d libcuda.Deviceptr
-			must(t, libcuda.MemAlloc(&d, 4096))
+			testenv.Must(t, libcuda.MemAlloc(&d, 4096))
 			return func() error { return libcuda.MemFree(d) },
 				func(ok bool) {
 					if !ok {
-						must(t, libcuda.MemFree(d))
+						testenv.Must(t, libcuda.MemFree(d))
 					}
 				}
 		}},
@@ -117,9 +117,9 @@ func captureCalls(other libcuda.Stream, dev libcuda.Deviceptr, pinned unsafe.Poi
 			return libcuda.CtxSynchronize, noAfter
 		}},
 		{"cuEventRecord(other)", false, func(t *testing.T) (func() error, func(bool)) {
-			must(t, libcuda.EventCreate(&recorded, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+			testenv.Must(t, libcuda.EventCreate(&recorded, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
 			return func() error { return libcuda.EventRecord(recorded, other) },
-				func(bool) { must(t, libcuda.EventDestroy(recorded)) }
+				func(bool) { testenv.Must(t, libcuda.EventDestroy(recorded)) }
 		}},
 		{"cuStreamCreate+Destroy", false, func(t *testing.T) (func() error, func(bool)) {
 			return func() error {
@@ -157,7 +157,7 @@ func captureCalls(other libcuda.Stream, dev libcuda.Deviceptr, pinned unsafe.Poi
 		}},
 		{"cuMemcpyHtoDAsync(other)", false, func(t *testing.T) (func() error, func(bool)) {
 			return func() error { return libcuda.MemcpyHtoDAsync(dev, pinned, 64, other) },
-				func(bool) { must(t, libcuda.StreamSynchronize(other)) }
+				func(bool) { testenv.Must(t, libcuda.StreamSynchronize(other)) }
 		}},
 	}
 }
@@ -191,16 +191,16 @@ func expectCapture(c capCall, capMode libcuda.StreamCaptureMode, own bool, threa
 }
 
 func TestConformanceCaptureMatrix(t *testing.T) {
-	cu := onPrimary(t, 0)
-	other := newStream(t)
-	captured := newStream(t)
+	cu := testenv.OnPrimary(t, 0)
+	other := testenv.NewStream(t)
+	captured := testenv.NewStream(t)
 	var dev libcuda.Deviceptr
-	must(t, libcuda.MemAlloc(&dev, 4096))
-	defer func() { must(t, libcuda.MemFree(dev)) }()
+	testenv.Must(t, libcuda.MemAlloc(&dev, 4096))
+	defer func() { testenv.Must(t, libcuda.MemFree(dev)) }()
 	var pinned unsafe.Pointer
-	must(t, libcuda.MemHostAlloc(&pinned, 4096, uint32(libcuda.CU_MEMHOSTALLOC_PORTABLE)))
-	defer func() { must(t, libcuda.MemFreeHost(pinned)) }()
-	th := newOSThread(t, cu)
+	testenv.Must(t, libcuda.MemHostAlloc(&pinned, 4096, uint32(libcuda.CU_MEMHOSTALLOC_PORTABLE)))
+	defer func() { testenv.Must(t, libcuda.MemFreeHost(pinned)) }()
+	th := testenv.NewOSThread(t, cu)
 
 	var rows []string
 	rows = append(rows, fmt.Sprintf("%-13s %-6s %-13s %-28s %5s %5s", "capture", "caller", "caller mode", "call", "code", "end"))
@@ -209,19 +209,19 @@ func TestConformanceCaptureMatrix(t *testing.T) {
 			for _, threadMode := range captureModes {
 				for _, c := range captureCalls(other, dev, pinned) {
 					call, after := c.prep(t)
-					must(t, libcuda.StreamBeginCapture(captured, capMode))
-					must(t, libcuda.MemsetD8Async(dev, 1, 64, captured))
+					testenv.Must(t, libcuda.StreamBeginCapture(captured, capMode))
+					testenv.Must(t, libcuda.MemsetD8Async(dev, 1, 64, captured))
 					var got int
-					run := func() { withMode(t, threadMode, func() { got = code(call()) }) }
+					run := func() { testenv.WithMode(t, threadMode, func() { got = code(call()) }) }
 					if own {
 						run()
 					} else {
-						th.do(run)
+						th.Do(run)
 					}
 					var graph libcuda.Graph
 					end := code(libcuda.StreamEndCapture(captured, &graph))
 					if graph != 0 {
-						must(t, libcuda.GraphDestroy(graph))
+						testenv.Must(t, libcuda.GraphDestroy(graph))
 					}
 					after(got == 0)
 
@@ -247,11 +247,11 @@ func TestConformanceCaptureMatrix(t *testing.T) {
 }
 
 func TestConformanceCaptureSpecialCases(t *testing.T) {
-	cu := onPrimary(t, 0)
+	cu := testenv.OnPrimary(t, 0)
 	var dev libcuda.Deviceptr
-	must(t, libcuda.MemAlloc(&dev, 4096))
-	defer func() { must(t, libcuda.MemFree(dev)) }()
-	th := newOSThread(t, cu)
+	testenv.Must(t, libcuda.MemAlloc(&dev, 4096))
+	defer func() { testenv.Must(t, libcuda.MemFree(dev)) }()
+	th := testenv.NewOSThread(t, cu)
 	relaxed := libcuda.CU_STREAM_CAPTURE_MODE_RELAXED
 	var rows []string
 	check := func(what string, got, want int) {
@@ -264,39 +264,39 @@ func TestConformanceCaptureSpecialCases(t *testing.T) {
 		var g libcuda.Graph
 		r := code(libcuda.StreamEndCapture(s, &g))
 		if g != 0 {
-			must(t, libcuda.GraphDestroy(g))
+			testenv.Must(t, libcuda.GraphDestroy(g))
 		}
 		return r
 	}
 
 	// Work on the legacy stream while a blocking stream is captured.
 	var blocking libcuda.Stream
-	must(t, libcuda.StreamCreate(&blocking, 0))
-	defer func() { must(t, libcuda.StreamDestroy(blocking)) }()
-	must(t, libcuda.StreamBeginCapture(blocking, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL))
-	withMode(t, relaxed, func() {
+	testenv.Must(t, libcuda.StreamCreate(&blocking, 0))
+	defer func() { testenv.Must(t, libcuda.StreamDestroy(blocking)) }()
+	testenv.Must(t, libcuda.StreamBeginCapture(blocking, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL))
+	testenv.WithMode(t, relaxed, func() {
 		check("legacy-stream memset during a blocking stream's capture", code(libcuda.MemsetD8Async(dev, 0, 64, libcuda.CU_STREAM_LEGACY)), 906)
 	})
 	check("  end of that capture", end(blocking), 901)
 
 	// An event recorded in a capture: querying or synchronizing it fails
 	// and invalidates the capture.
-	s := newStream(t)
+	s := testenv.NewStream(t)
 	var e libcuda.Event
-	must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-	defer func() { must(t, libcuda.EventDestroy(e)) }()
+	testenv.Must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	defer func() { testenv.Must(t, libcuda.EventDestroy(e)) }()
 	for _, synchronize := range []bool{false, true} {
-		must(t, libcuda.StreamBeginCapture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL))
-		must(t, libcuda.MemsetD8Async(dev, 0, 64, s))
-		must(t, libcuda.EventRecord(e, s))
+		testenv.Must(t, libcuda.StreamBeginCapture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL))
+		testenv.Must(t, libcuda.MemsetD8Async(dev, 0, 64, s))
+		testenv.Must(t, libcuda.EventRecord(e, s))
 		if !synchronize {
-			withMode(t, relaxed, func() {
+			testenv.WithMode(t, relaxed, func() {
 				check("cuEventQuery of an event recorded in the capture", code(libcuda.EventQuery(e)), 907)
 			})
 			check("  end of that capture", end(s), 901)
 			continue
 		}
-		withMode(t, relaxed, func() {
+		testenv.WithMode(t, relaxed, func() {
 			check("cuEventSynchronize of an event recorded in the capture", code(libcuda.EventSynchronize(e)), 907)
 		})
 		check("  end of that capture", end(s), 901)
@@ -305,8 +305,8 @@ func TestConformanceCaptureSpecialCases(t *testing.T) {
 	// cuStreamGetId of the stream being captured, on its own thread: on the
 	// H200 it failed with 900 and invalidated a global-mode capture.
 	for _, m := range captureModes {
-		must(t, libcuda.StreamBeginCapture(s, m))
-		must(t, libcuda.MemsetD8Async(dev, 0, 64, s))
+		testenv.Must(t, libcuda.StreamBeginCapture(s, m))
+		testenv.Must(t, libcuda.MemsetD8Async(dev, 0, 64, s))
 		var id uint64
 		check(fmt.Sprintf("cuStreamGetId of the stream in a %s capture", modeName(m)), code(libcuda.StreamGetId(s, &id)), 900)
 		check("  end of that capture", end(s), 901)
@@ -314,11 +314,11 @@ func TestConformanceCaptureSpecialCases(t *testing.T) {
 
 	// Ending a capture from another thread.
 	for _, m := range captureModes {
-		must(t, libcuda.StreamBeginCapture(s, m))
-		must(t, libcuda.MemsetD8Async(dev, 0, 64, s))
+		testenv.Must(t, libcuda.StreamBeginCapture(s, m))
+		testenv.Must(t, libcuda.MemsetD8Async(dev, 0, 64, s))
 		var got int
 		var g libcuda.Graph
-		th.do(func() { got = code(libcuda.StreamEndCapture(s, &g)) })
+		th.Do(func() { got = code(libcuda.StreamEndCapture(s, &g)) })
 		want := 908
 		if m == relaxed {
 			want = 0
@@ -326,7 +326,7 @@ func TestConformanceCaptureSpecialCases(t *testing.T) {
 		check(fmt.Sprintf("cuStreamEndCapture of a %s capture from another thread", modeName(m)), got, want)
 		if got == 0 {
 			if g != 0 {
-				must(t, libcuda.GraphDestroy(g))
+				testenv.Must(t, libcuda.GraphDestroy(g))
 			}
 			continue
 		}
@@ -334,14 +334,14 @@ func TestConformanceCaptureSpecialCases(t *testing.T) {
 		// thread then fails with CUDA_ERROR_ILLEGAL_STATE, and ends it.
 		check("  end from the capturing thread", end(s), 401)
 		var st libcuda.StreamCaptureStatus
-		must(t, libcuda.StreamIsCapturing(s, &st))
+		testenv.Must(t, libcuda.StreamIsCapturing(s, &st))
 		check("  capture status after that", int(st), 0)
 	}
 	t.Log("capture special cases\n" + strings.Join(rows, "\n"))
 }
 
 func TestConformanceRegisterCodes(t *testing.T) {
-	onPrimary(t, 0)
+	testenv.OnPrimary(t, 0)
 	p := hostBuffer(t, 4*4096)
 	at := func(off int) unsafe.Pointer { return unsafe.Add(p, off) }
 	var rows []string
@@ -377,7 +377,7 @@ func TestConformanceRegisterCodes(t *testing.T) {
 }
 
 func TestConformanceStreamAndEventSemantics(t *testing.T) {
-	onPrimary(t, 0)
+	testenv.OnPrimary(t, 0)
 	var rows []string
 	check := func(what string, got, want int) {
 		rows = append(rows, fmt.Sprintf("%-60s %5d", what, got))
@@ -387,30 +387,30 @@ func TestConformanceStreamAndEventSemantics(t *testing.T) {
 	}
 
 	// A stream held by a wait on a host word.
-	g := newGate(t)
-	s := newStream(t)
-	g.hold(t, s)
+	g := testenv.NewGate(t)
+	s := testenv.NewStream(t)
+	g.Hold(t, s)
 	var e libcuda.Event
-	must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-	defer func() { must(t, libcuda.EventDestroy(e)) }()
-	must(t, libcuda.EventRecord(e, s))
+	testenv.Must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	defer func() { testenv.Must(t, libcuda.EventDestroy(e)) }()
+	testenv.Must(t, libcuda.EventRecord(e, s))
 	check("cuStreamQuery of a stream held by cuStreamWaitValue32", code(libcuda.StreamQuery(s)), 600)
 	check("cuEventQuery of an event recorded after the hold", code(libcuda.EventQuery(e)), 600)
-	g.open()
+	g.Open()
 	check("cuStreamSynchronize after the host writes the value", code(libcuda.StreamSynchronize(s)), 0)
 	check("cuEventQuery then", code(libcuda.EventQuery(e)), 0)
 
 	// An event outlives the stream it was recorded on.
-	g2 := newGate(t)
+	g2 := testenv.NewGate(t)
 	var s2 libcuda.Stream
-	must(t, libcuda.StreamCreate(&s2, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
-	g2.hold(t, s2)
-	must(t, libcuda.EventRecord(e, s2))
+	testenv.Must(t, libcuda.StreamCreate(&s2, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
+	g2.Hold(t, s2)
+	testenv.Must(t, libcuda.EventRecord(e, s2))
 	check("cuStreamDestroy of a stream with work pending", code(libcuda.StreamDestroy(s2)), 0)
 	check("cuEventQuery of its event", code(libcuda.EventQuery(e)), 600)
-	time.AfterFunc(20*time.Millisecond, g2.open)
+	time.AfterFunc(20*time.Millisecond, g2.Open)
 	check("cuEventSynchronize of it once the work ends", code(libcuda.EventSynchronize(e)), 0)
-	if atomic.LoadUint32((*uint32)(g2.host)) != 1 {
+	if atomic.LoadUint32((*uint32)(g2.Host())) != 1 {
 		t.Error("cuEventSynchronize returned before the work it waits for could end")
 	}
 	t.Log("stream and event semantics\n" + strings.Join(rows, "\n"))
@@ -422,21 +422,21 @@ func TestConformanceStreamAndEventSemantics(t *testing.T) {
 // events, not durations: neither call returns before the test opens the
 // gate that holds the device's work.
 func TestConformanceUnregisterFencesTheDevice(t *testing.T) {
-	cu := onPrimary(t, 0)
-	m := loadKernels(t)
-	spin := kernel(t, m, "spin")
-	busy := newStream(t)
-	launchStream := newStream(t)
-	th := newOSThread(t, cu)
-	opThread := newOSThread(t, cu)
+	cu := testenv.OnPrimary(t, 0)
+	m := testenv.LoadKernels(t)
+	spin := testenv.Kernel(t, m, "spin")
+	busy := testenv.NewStream(t)
+	launchStream := testenv.NewStream(t)
+	th := testenv.NewOSThread(t, cu)
+	opThread := testenv.NewOSThread(t, cu)
 
 	for _, op := range []string{"cuMemHostUnregister", "cuMemFree"} {
 		p := hostBuffer(t, 4096)
-		must(t, libcuda.MemHostRegister(p, 4096, 0))
+		testenv.Must(t, libcuda.MemHostRegister(p, 4096, 0))
 		var d libcuda.Deviceptr
-		must(t, libcuda.MemAlloc(&d, 4096))
-		g := newGate(t)
-		g.hold(t, busy)
+		testenv.Must(t, libcuda.MemAlloc(&d, 4096))
+		g := testenv.NewGate(t)
+		g.Hold(t, busy)
 
 		// opened is set just before the gate opens: a call that returns
 		// with it unset returned while the device's work was held.
@@ -444,7 +444,7 @@ func TestConformanceUnregisterFencesTheDevice(t *testing.T) {
 		fences, _ := testenv.Stat(t, "fences")
 		opDone := make(chan bool, 1)
 		opErr := make(chan error, 1)
-		go opThread.do(func() {
+		go opThread.Do(func() {
 			var err error
 			if op == "cuMemHostUnregister" {
 				err = libcuda.MemHostUnregister(p)
@@ -457,7 +457,7 @@ func TestConformanceUnregisterFencesTheDevice(t *testing.T) {
 		testenv.WaitStat(t, op+" to begin its fence", "fences", fences)
 		fenced, _ := testenv.Stat(t, "fenced_calls")
 		launchDone := make(chan bool, 1)
-		go th.do(func() {
+		go th.Do(func() {
 			if err := spin.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 1}, 0, launchStream, uint64(0)); err != nil {
 				t.Error(err)
 			}
@@ -472,21 +472,21 @@ func TestConformanceUnregisterFencesTheDevice(t *testing.T) {
 		default:
 		}
 		opened.Store(true)
-		g.open()
-		if !recv(t, opDone, op+" to return") {
+		g.Open()
+		if !testenv.Recv(t, opDone, op+" to return") {
 			t.Errorf("%s returned before the held work was let go", op)
 		}
-		must(t, recv(t, opErr, op+"'s result"))
-		if !recv(t, launchDone, "the launch from another thread") {
+		testenv.Must(t, testenv.Recv(t, opErr, op+"'s result"))
+		if !testenv.Recv(t, launchDone, "the launch from another thread") {
 			t.Errorf("a launch from another thread during %s returned before the fence let go", op)
 		}
 		if op == "cuMemHostUnregister" {
-			must(t, libcuda.MemFree(d))
+			testenv.Must(t, libcuda.MemFree(d))
 		} else {
-			must(t, libcuda.MemHostUnregister(p))
+			testenv.Must(t, libcuda.MemHostUnregister(p))
 		}
-		must(t, libcuda.StreamSynchronize(busy))
-		must(t, libcuda.StreamSynchronize(launchStream))
+		testenv.Must(t, libcuda.StreamSynchronize(busy))
+		testenv.Must(t, libcuda.StreamSynchronize(launchStream))
 	}
 }
 
@@ -495,7 +495,7 @@ func TestConformanceUnregisterFencesTheDevice(t *testing.T) {
 // addresses: per-stream state keyed by a handle would then be confused
 // with a new stream's. It asserts that a value recurs, not when.
 func TestConformanceDestroyedHandlesComeBack(t *testing.T) {
-	onPrimary(t, 0)
+	testenv.OnPrimary(t, 0)
 	const tries = 10_000
 	streams := map[libcuda.Stream]bool{}
 	events := map[libcuda.Event]bool{}
@@ -503,21 +503,21 @@ func TestConformanceDestroyedHandlesComeBack(t *testing.T) {
 	for i := 1; i <= tries && (streamAfter == 0 || eventAfter == 0); i++ {
 		if streamAfter == 0 {
 			var s libcuda.Stream
-			must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
+			testenv.Must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
 			if streams[s] {
 				streamAfter = i
 			}
 			streams[s] = true
-			must(t, libcuda.StreamDestroy(s))
+			testenv.Must(t, libcuda.StreamDestroy(s))
 		}
 		if eventAfter == 0 {
 			var e libcuda.Event
-			must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+			testenv.Must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
 			if events[e] {
 				eventAfter = i
 			}
 			events[e] = true
-			must(t, libcuda.EventDestroy(e))
+			testenv.Must(t, libcuda.EventDestroy(e))
 		}
 	}
 	if streamAfter == 0 {
@@ -534,21 +534,21 @@ func TestConformanceDestroyedHandlesComeBack(t *testing.T) {
 // context, else CUDA_ERROR_INVALID_HANDLE (hostmem records on a stream an
 // event of that stream's context, found by the stream's unique id).
 func TestConformanceEventRecordNeedsTheStreamsContext(t *testing.T) {
-	cu := onPrimary(t, 0)
+	cu := testenv.OnPrimary(t, 0)
 	var e libcuda.Event
-	must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
-	t.Cleanup(func() { must(t, libcuda.EventDestroy(e)) })
+	testenv.Must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+	t.Cleanup(func() { testenv.Must(t, libcuda.EventDestroy(e)) })
 	var dev libcuda.Device
-	must(t, libcuda.CtxGetDevice(&dev))
+	testenv.Must(t, libcuda.CtxGetDevice(&dev))
 	var other libcuda.Context
-	must(t, libcuda.CtxCreate(&other, nil, 0, dev))
-	t.Cleanup(func() { must(t, libcuda.CtxDestroy(other)) })
+	testenv.Must(t, libcuda.CtxCreate(&other, nil, 0, dev))
+	t.Cleanup(func() { testenv.Must(t, libcuda.CtxDestroy(other)) })
 	// CtxCreate made other current; streams created now belong to it.
-	s := newStream(t)
+	s := testenv.NewStream(t)
 	if got := code(libcuda.EventRecord(e, s)); got != 400 {
 		t.Errorf("cuEventRecord of an event on a stream of another context = %d, want 400", got)
 	}
-	must(t, libcuda.CtxSetCurrent(cu))
-	s0 := newStream(t)
-	must(t, libcuda.EventRecord(e, s0))
+	testenv.Must(t, libcuda.CtxSetCurrent(cu))
+	s0 := testenv.NewStream(t)
+	testenv.Must(t, libcuda.EventRecord(e, s0))
 }

@@ -2,8 +2,6 @@
 
 package tests
 
-import ()
-
 // stressCycles is the number of wrap/use/free cycles of the hostmem stress
 // test on the simulator.
 const stressCycles = 100_000

@@ -13,6 +13,7 @@ import (
 	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/hostmem"
 	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/internal/testenv/memtest"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -22,18 +23,18 @@ import (
 // no capture may be invalidated, nothing logged, no registration left after
 // Drain, goroutines and threads bounded. It is a test, not a timing.
 func TestHostmemStressWithGlobalCaptures(t *testing.T) {
-	noErrorsLogged(t)
-	cu := onPrimary(t, 0)
-	m := loadKernels(t)
-	addOne := kernel(t, m, "add_one_i32")
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
+	m := testenv.LoadKernels(t)
+	addOne := testenv.Kernel(t, m, "add_one_i32")
 	cycles := stressCycles
 	if testing.Short() {
 		cycles /= 10
 	}
 	const workers, capturers = 4, 2
 	var dev libcuda.Deviceptr
-	must(t, libcuda.MemAlloc(&dev, 1<<20))
-	defer func() { must(t, libcuda.MemFree(dev)) }()
+	testenv.Must(t, libcuda.MemAlloc(&dev, 1<<20))
+	defer func() { testenv.Must(t, libcuda.MemFree(dev)) }()
 
 	// A small budget of retired bytes, so that batches unregister memory
 	// while the captures run: the call that global captures refuse.
@@ -119,7 +120,7 @@ func TestHostmemStressWithGlobalCaptures(t *testing.T) {
 	}
 	unregsDuring := hostmem.ReadStats().Unregisters - unregsBefore // captures still run
 	stop.Store(true)
-	recv(t, testenv.Go(wg.Wait), "the capturing goroutines")
+	testenv.Recv(t, testenv.Go(wg.Wait), "the capturing goroutines")
 	close(errs)
 	for err := range errs {
 		if err != nil {
@@ -132,7 +133,7 @@ func TestHostmemStressWithGlobalCaptures(t *testing.T) {
 	if unregsDuring == 0 {
 		t.Error("no registration was unregistered while the captures ran")
 	}
-	drain(t)
+	memtest.Drain(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for runtime.NumGoroutine() > goroutines+2 && ctx.Err() == nil {

@@ -2,12 +2,15 @@ package tests
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 	"unsafe"
 
 	"github.com/purecuda/purecuda/hostmem"
 	"github.com/purecuda/purecuda/internal/kernels"
+	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/internal/testenv/memtest"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -17,7 +20,7 @@ import (
 func needDevices(t *testing.T, n int) {
 	t.Helper()
 	var c int32
-	must(t, libcuda.DeviceGetCount(&c))
+	testenv.Must(t, libcuda.DeviceGetCount(&c))
 	if int(c) < n {
 		t.Skipf("needs %d devices; this machine has %d", n, c)
 	}
@@ -32,8 +35,8 @@ type deviceSetup struct {
 }
 
 func setupDevice(t *testing.T, ordinal int) *deviceSetup {
-	d := &deviceSetup{ctx: primaryContext(t, ordinal)}
-	must(t, libcuda.WithContext(d.ctx, func() error {
+	d := &deviceSetup{ctx: testenv.PrimaryContext(t, ordinal)}
+	testenv.Must(t, libcuda.WithContext(d.ctx, func() error {
 		if err := libcuda.StreamCreate(&d.s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
 			return err
 		}
@@ -47,7 +50,7 @@ func setupDevice(t *testing.T, ordinal int) *deviceSetup {
 		return libcuda.MemAlloc(&d.out, 8)
 	}))
 	t.Cleanup(func() {
-		must(t, libcuda.WithContext(d.ctx, func() error {
+		testenv.Must(t, libcuda.WithContext(d.ctx, func() error {
 			if err := libcuda.StreamDestroy(d.s); err != nil {
 				return err
 			}
@@ -59,7 +62,7 @@ func setupDevice(t *testing.T, ordinal int) *deviceSetup {
 
 func (d *deviceSetup) result(t *testing.T) int64 {
 	var v int64
-	must(t, libcuda.WithContext(d.ctx, func() error {
+	testenv.Must(t, libcuda.WithContext(d.ctx, func() error {
 		if err := libcuda.StreamSynchronize(d.s); err != nil {
 			return err
 		}
@@ -70,41 +73,41 @@ func (d *deviceSetup) result(t *testing.T) int64 {
 
 func TestWrappedMemoryUsedOnTwoDevicesIsReleasedAfterBoth(t *testing.T) {
 	needDevices(t, 2)
-	noErrorsLogged(t)
+	testenv.NoErrorsLogged(t)
 	d0, d1 := setupDevice(t, 0), setupDevice(t, 1)
-	onThread(t, d0.ctx)
+	testenv.OnThread(t, d0.ctx)
 	const n = 1 << 14
 	// Either device may finish first: the release waits for the other.
 	for first := range 2 {
-		gates := []*gate{newGate(t), newGate(t)} // portable: both devices wait on them
-		v, want := sumSetup(n)
+		gates := []*testenv.Gate{testenv.NewGate(t), testenv.NewGate(t)} // portable: both devices wait on them
+		v, want := memtest.SumSetup(n)
 		b, err := hostmem.Wrap(d0.ctx, v)
-		must(t, err)
+		testenv.Must(t, err)
 		for i, d := range []*deviceSetup{d0, d1} {
-			must(t, libcuda.WithContext(d.ctx, func() error {
-				gates[i].hold(t, d.s)
+			testenv.Must(t, libcuda.WithContext(d.ctx, func() error {
+				gates[i].Hold(t, d.s)
 				return d.sum.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 256}, 0, d.s, b.DevicePtr(), uint64(n), d.out, uint64(0))
 			}))
-			must(t, b.Use(d.s)) // each use's event lives in its stream's context
+			testenv.Must(t, b.Use(d.s)) // each use's event lives in its stream's context
 		}
-		must(t, b.Free())
-		gates[first].open()
+		testenv.Must(t, b.Free())
+		gates[first].Open()
 		time.Sleep(20 * time.Millisecond)
 		if st := hostmem.ReadStats(); st.Pending != 1 {
 			t.Fatalf("with device %d still busy: %+v, want the release pending", 1-first, st)
 		}
-		gates[1-first].open()
+		gates[1-first].Open()
 		if got0, got1 := d0.result(t), d1.result(t); got0 != want || got1 != want {
 			t.Fatalf("sums on the two devices: %d and %d, want %d", got0, got1, want)
 		}
-		drain(t)
+		memtest.Drain(t)
 	}
 }
 
 func TestCopiesBetweenDevicesThroughWrappedMemoryAndPeer(t *testing.T) {
 	needDevices(t, 2)
-	noErrorsLogged(t)
-	ctx0, ctx1 := primaryContext(t, 0), primaryContext(t, 1)
+	testenv.NoErrorsLogged(t)
+	ctx0, ctx1 := testenv.PrimaryContext(t, 0), testenv.PrimaryContext(t, 1)
 	const n = 1 << 16
 	src := make([]int32, n)
 	for i := range src {
@@ -112,7 +115,7 @@ func TestCopiesBetweenDevicesThroughWrappedMemoryAndPeer(t *testing.T) {
 	}
 	var a, c libcuda.Deviceptr // on device 0
 	var bdev libcuda.Deviceptr // on device 1
-	must(t, libcuda.WithContext(ctx0, func() error {
+	testenv.Must(t, libcuda.WithContext(ctx0, func() error {
 		if err := libcuda.MemAlloc(&a, n*4); err != nil {
 			return err
 		}
@@ -121,51 +124,51 @@ func TestCopiesBetweenDevicesThroughWrappedMemoryAndPeer(t *testing.T) {
 		}
 		return libcuda.MemcpyHtoD(a, unsafe.Pointer(&src[0]), n*4)
 	}))
-	must(t, libcuda.WithContext(ctx1, func() error { return libcuda.MemAlloc(&bdev, n*4) }))
+	testenv.Must(t, libcuda.WithContext(ctx1, func() error { return libcuda.MemAlloc(&bdev, n*4) }))
 	defer func() {
-		must(t, libcuda.WithContext(ctx0, func() error { return errorsJoin(libcuda.MemFree(a), libcuda.MemFree(c)) }))
-		must(t, libcuda.WithContext(ctx1, func() error { return libcuda.MemFree(bdev) }))
+		testenv.Must(t, libcuda.WithContext(ctx0, func() error { return errors.Join(libcuda.MemFree(a), libcuda.MemFree(c)) }))
+		testenv.Must(t, libcuda.WithContext(ctx1, func() error { return libcuda.MemFree(bdev) }))
 	}()
 
 	// Device 0 -> wrapped host memory -> device 1.
 	host := make([]int32, n)
 	b, err := hostmem.Wrap(ctx0, host)
-	must(t, err)
-	must(t, libcuda.WithContext(ctx0, func() error { return libcuda.MemcpyDtoH(b.Pointer(), a, n*4) }))
+	testenv.Must(t, err)
+	testenv.Must(t, libcuda.WithContext(ctx0, func() error { return libcuda.MemcpyDtoH(b.Pointer(), a, n*4) }))
 	// Device 1 reads it through its device address: the registration is
 	// portable and mapped, which a pageable copy would not show.
-	must(t, libcuda.WithContext(ctx1, func() error { return libcuda.MemcpyDtoD(bdev, b.DevicePtr(), n*4) }))
+	testenv.Must(t, libcuda.WithContext(ctx1, func() error { return libcuda.MemcpyDtoD(bdev, b.DevicePtr(), n*4) }))
 	// Device 1 -> device 0, peer to peer.
-	must(t, libcuda.WithContext(ctx0, func() error { return libcuda.MemcpyPeer(c, ctx0, bdev, ctx1, n*4) }))
+	testenv.Must(t, libcuda.WithContext(ctx0, func() error { return libcuda.MemcpyPeer(c, ctx0, bdev, ctx1, n*4) }))
 	back := make([]int32, n)
-	must(t, libcuda.WithContext(ctx0, func() error { return libcuda.MemcpyDtoH(unsafe.Pointer(&back[0]), c, n*4) }))
+	testenv.Must(t, libcuda.WithContext(ctx0, func() error { return libcuda.MemcpyDtoH(unsafe.Pointer(&back[0]), c, n*4) }))
 	for i := range back {
 		if back[i] != src[i] {
 			t.Fatalf("element %d is %d after the round trip, want %d", i, back[i], src[i])
 		}
 	}
-	must(t, b.Free())
-	drain(t)
+	testenv.Must(t, b.Free())
+	memtest.Drain(t)
 }
 
 func TestCaptureOnOneDeviceWhileMemoryOfTheOtherIsReleased(t *testing.T) {
 	needDevices(t, 2)
-	noErrorsLogged(t)
+	testenv.NoErrorsLogged(t)
 	d0 := setupDevice(t, 0)
-	ctx1 := primaryContext(t, 1)
-	onThread(t, d0.ctx)
+	ctx1 := testenv.PrimaryContext(t, 1)
+	testenv.OnThread(t, d0.ctx)
 	const n = 1 << 12
-	v, want := sumSetup(n)
+	v, want := memtest.SumSetup(n)
 	b, err := hostmem.Wrap(d0.ctx, v)
-	must(t, err)
-	must(t, d0.sum.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 256}, 0, d0.s, b.DevicePtr(), uint64(n), d0.out, uint64(time.Millisecond)))
-	must(t, b.Use(d0.s))
+	testenv.Must(t, err)
+	testenv.Must(t, d0.sum.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 256}, 0, d0.s, b.DevicePtr(), uint64(n), d0.out, uint64(time.Millisecond)))
+	testenv.Must(t, b.Use(d0.s))
 	old := hostmem.SetRetiredLimit(0) // unregister during the capture
 	defer hostmem.SetRetiredLimit(old)
 
 	m1 := func() libcuda.Module {
 		var m libcuda.Module
-		must(t, libcuda.WithContext(ctx1, func() error {
+		testenv.Must(t, libcuda.WithContext(ctx1, func() error {
 			var err error
 			m, err = libcuda.LoadModule(kernels.PTX)
 			return err
@@ -173,7 +176,7 @@ func TestCaptureOnOneDeviceWhileMemoryOfTheOtherIsReleased(t *testing.T) {
 		return m
 	}()
 	var data libcuda.Deviceptr
-	must(t, libcuda.WithContext(ctx1, func() error {
+	testenv.Must(t, libcuda.WithContext(ctx1, func() error {
 		if err := libcuda.MemAlloc(&data, 1024*4); err != nil {
 			return err
 		}
@@ -193,11 +196,11 @@ func TestCaptureOnOneDeviceWhileMemoryOfTheOtherIsReleased(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the capture on device 1 was broken by a release on device 0: %v", err)
 	}
-	must(t, freeErr)
+	testenv.Must(t, freeErr)
 	if during.Registrations != 0 || during.Pending != 0 {
 		t.Fatalf("during the capture: %+v; want the release and the unregister done", during)
 	}
-	must(t, libcuda.WithContext(ctx1, func() error {
+	testenv.Must(t, libcuda.WithContext(ctx1, func() error {
 		e, err := g.Instantiate()
 		if err != nil {
 			return err
@@ -206,11 +209,11 @@ func TestCaptureOnOneDeviceWhileMemoryOfTheOtherIsReleased(t *testing.T) {
 		if err := libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
 			return err
 		}
-		return errorsJoin(e.Launch(s), libcuda.StreamSynchronize(s), e.Destroy(), g.Destroy(), libcuda.StreamDestroy(s),
+		return errors.Join(e.Launch(s), libcuda.StreamSynchronize(s), e.Destroy(), g.Destroy(), libcuda.StreamDestroy(s),
 			libcuda.MemFree(data), libcuda.ModuleUnload(m1))
 	}))
 	if got := d0.result(t); got != want {
 		t.Fatalf("sum on device 0 = %d, want %d", got, want)
 	}
-	drain(t)
+	memtest.Drain(t)
 }

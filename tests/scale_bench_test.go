@@ -21,14 +21,14 @@ var scaleSizes = flag.String("scale.max", "", "run the scale benchmarks only at 
 //
 //	go test ./tests -run '^$' -bench Scale -benchtime 1x
 func BenchmarkScale(b *testing.B) {
-	ctx := primaryContext(b, 0)
+	ctx := testenv.PrimaryContext(b, 0)
 	// On the simulator, one stream held at the gate and the others behind
 	// it (scalebench.HoldEach says why).
 	scalebench.HoldEach = testenv.OnGPU
 	z := scalebench.DefaultSizes
 	if *scaleSizes != "" {
 		max, err := strconv.Atoi(*scaleSizes)
-		must(b, err)
+		testenv.Must(b, err)
 		z = z.UpTo(max)
 	}
 	for _, c := range scalebench.Cases(ctx, z) {

@@ -19,6 +19,7 @@ import (
 	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/hostmem"
 	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/internal/testenv/memtest"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -53,7 +54,7 @@ func TestSoakReleasesUnderFaultsAndCancellation(t *testing.T) {
 	var dev libcuda.Deviceptr
 	testenv.Must(t, libcuda.MemAlloc(&dev, 1<<20))
 	defer func() { testenv.Must(t, libcuda.MemFree(dev)) }()
-	drain(t)
+	memtest.Drain(t)
 	defer hostmem.SetRetiredLimit(hostmem.SetRetiredLimit(128 << 10))
 	before := hostmem.ReadStats()
 	ranges := testenv.SimStat(t, "registered_ranges")
@@ -145,7 +146,7 @@ func TestSoakReleasesUnderFaultsAndCancellation(t *testing.T) {
 	for _, name := range soakFaults { // disarm what is left
 		testenv.SimFailNext(t, name, 0, 0)
 	}
-	drain(t)
+	memtest.Drain(t)
 
 	st := hostmem.ReadStats()
 	t.Logf("%d cycles, %d captures; %d faults armed, %d cycles and %d captures failed by them, %d waits cancelled; %d errors logged; %+v",

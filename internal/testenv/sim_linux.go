@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 
 	_ "embed"
+
 	"github.com/ebitengine/purego"
 )
 

@@ -44,3 +44,32 @@ func Go(f func()) <-chan struct{} {
 	}()
 	return done
 }
+
+// WaitAsync runs wait on a new goroutine and returns its result channel
+// (buffered: the goroutine never blocks on it).
+func WaitAsync(wait func() error) <-chan error {
+	ch := make(chan error, 1)
+	go func() { ch <- wait() }()
+	return ch
+}
+
+// StillWaiting checks that ch delivers nothing while the work it waits
+// for is held: it gives the wait a moment to return wrongly (a loaded
+// machine can only make this check miss a fault, never fail a right
+// answer).
+func StillWaiting(t testing.TB, what string, ch <-chan error) {
+	t.Helper()
+	select {
+	case err := <-ch:
+		t.Fatalf("%s returned %v before the work ended", what, err)
+	case <-time.After(30 * time.Millisecond):
+	}
+}
+
+// Finished checks that ch delivers nil within Timeout.
+func Finished(t testing.TB, what string, ch <-chan error) {
+	t.Helper()
+	if err := Recv(t, ch, what+" to return after the work ended"); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}

@@ -347,15 +347,7 @@ func (d *demangler) typ() (string, bool) {
 			return "", false
 		}
 		d.subs = append(d.subs, t)
-		if d.peek() == 'I' {
-			args, ok := d.templateArgs()
-			if !ok {
-				return "", false
-			}
-			t += args
-			d.subs = append(d.subs, t)
-		}
-		return t, true
+		return d.withTemplateArgs(t)
 	case 'S':
 		if strings.HasPrefix(d.s[d.i:], "St") {
 			d.i += 2
@@ -365,29 +357,13 @@ func (d *demangler) typ() (string, bool) {
 			}
 			t := "std::" + n
 			d.subs = append(d.subs, t)
-			if d.peek() == 'I' {
-				args, ok := d.templateArgs()
-				if !ok {
-					return "", false
-				}
-				t += args
-				d.subs = append(d.subs, t)
-			}
-			return t, true
+			return d.withTemplateArgs(t)
 		}
 		t, ok := d.substitution()
 		if !ok {
 			return "", false
 		}
-		if d.peek() == 'I' {
-			args, ok := d.templateArgs()
-			if !ok {
-				return "", false
-			}
-			t += args
-			d.subs = append(d.subs, t)
-		}
-		return t, true
+		return d.withTemplateArgs(t)
 	case 'N':
 		d.i++
 		t, _, ok := d.nested()
@@ -403,15 +379,7 @@ func (d *demangler) typ() (string, bool) {
 			return "", false
 		}
 		d.subs = append(d.subs, n)
-		if d.peek() == 'I' {
-			args, ok := d.templateArgs()
-			if !ok {
-				return "", false
-			}
-			n += args
-			d.subs = append(d.subs, n)
-		}
-		return n, true
+		return d.withTemplateArgs(n)
 	}
 	return "", false
 }
@@ -567,4 +535,19 @@ func withoutTemplateArgs(s string) string {
 		}
 	}
 	return s
+}
+
+// withTemplateArgs appends the template arguments that may follow the type
+// or name t, and records the instantiation as a substitution candidate.
+func (d *demangler) withTemplateArgs(t string) (string, bool) {
+	if d.peek() != 'I' {
+		return t, true
+	}
+	args, ok := d.templateArgs()
+	if !ok {
+		return "", false
+	}
+	t += args
+	d.subs = append(d.subs, t)
+	return t, true
 }

@@ -1,34 +1,3 @@
-// # Element types
-//
-// Wrap refuses a slice whose element type holds Go pointers: pointers,
-// unsafe.Pointer, slices, strings, maps, channels, functions, interfaces,
-// and structs or arrays with any of these inside. The GPU writes such
-// memory without the garbage collector's write barriers and with values
-// that are not Go pointers at all, which crashes the process later, inside
-// the collector. Each element type is checked once (CheckElem) and the
-// answer kept, so a wrap pays one map lookup for it.
-//
-// # Adjacent registrations
-//
-// A wrap of memory that several registrations cover side by side (for
-// example two slices of one array wrapped separately, then the whole
-// array) reuses those registrations as they are; it never merges them,
-// which would unregister memory others may be using. With unified
-// addressing (every 64-bit platform CUDA supports today) each registration
-// is mapped at its host address, so the device sees the adjacent ranges as
-// one run of memory and a kernel may read across their boundary. The
-// conformance test TestConformanceKernelReadsAcrossAdjacentRegistrations
-// checks this against the driver; the simulator behaves the same way. On a
-// device that maps registered memory elsewhere, Wrap refuses such a range.
-//
-// Kernels are the only users that may cross the boundary: the driver's own
-// copies and memsets (cuMemcpy*, cuMemsetD*) check that their range lies in
-// one registration and return CUDA_ERROR_INVALID_VALUE for a Buffer that
-// spans two (measured on the H200, driver 580; the simulator answers the
-// same). Buffer.Segment tells how far from an offset one registration
-// goes, so that a copy can be made one segment at a time; package cuda's
-// copies of a Buffer do that by themselves. Otherwise Drain or Trim before
-// wrapping a range that straddles a retired registration.
 package hostmem
 
 import (

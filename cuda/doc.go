@@ -63,6 +63,16 @@
 // 12.4 and later), and a launch allocates nothing. Module.Func finds a
 // kernel by its extern "C" name, its mangled name or its C++ name.
 //
+// # Libraries built on package cuda
+//
+// Packages that bind other libraries on these types (cublas, cublaslt)
+// call them through Stream.Do: it holds the stream and the Slices given as
+// Operands (each marked Read, Write or ReadWrite) for the call, makes the
+// context current on a locked thread, gives the device addresses, and
+// records the call as a use of each Slice, as a launch does. A value such
+// a library makes on a stream (a handle) keeps the context with a
+// ContextHold. Half and BFloat16 are the 16-bit element types they share.
+//
 // # Errors
 //
 // Errors from the driver name the call and wrap libcuda.Result: use

@@ -1,0 +1,178 @@
+//go:build !gpu
+
+package cuda_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// Work that a library submits through Stream.Do (here a memset) is
+// recorded on its operands: Free waits for the stream that ran it.
+func TestDoRecordsTheStreamOnItsOperands(t *testing.T) {
+	testenv.OnPrimary(t, 0)
+	testenv.NoErrorsLogged(t)
+	f := newFixture(t)
+	gate := testenv.NewGate(t)
+	home := newStream(t, f.ctx, cuda.NonBlocking())
+	user := newStream(t, f.ctx, cuda.NonBlocking())
+	testenv.Must(t, f.ctx.Sync(t.Context()))
+	base := testenv.SimStat(t, "live_allocations")
+	x, err := cuda.Alloc[uint32](home, 1024)
+	testenv.Must(t, err)
+	sync(t, home)
+	gate.Hold(t, user.Raw())
+	ops := [1]cuda.Operand{x.Operand(cuda.Write)}
+	testenv.Must(t, user.Do("cuMemsetD32Async", ops[:], func(raw libcuda.Stream) error {
+		return libcuda.MemsetD32Async(ops[0].Ptr(), 7, 1024, raw)
+	}))
+	testenv.Must(t, x.Free())
+	// Unrecorded, the free would go on home, idle, at once: give it a
+	// moment to happen wrongly (as testenv.StillWaiting does).
+	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		if n := testenv.SimStat(t, "live_allocations"); n != base+1 {
+			t.Fatalf("%d live allocations while the user is held, want %d", n, base+1)
+		}
+	}
+	gate.Open()
+	testenv.Eventually(t, "the free", func() bool { return testenv.SimStat(t, "live_allocations") == base })
+}
+
+// During f the operands' addresses are the Slices' and the stream's
+// context is current; after it the addresses read 0.
+func TestDoGivesAddressesAndTheContextDuringTheCallOnly(t *testing.T) {
+	testenv.OnThread(t, 0)
+	f := newFixture(t)
+	x := alloc(t, f.s, []float32{1, 2, 3, 4})
+	part, err := x.Slice(1, 3)
+	testenv.Must(t, err)
+	ops := [3]cuda.Operand{x.Operand(cuda.Read), part.Operand(cuda.Write), x.Operand(cuda.ReadWrite)}
+	var got [3]libcuda.Deviceptr
+	var cur libcuda.Context
+	calls := 0
+	testenv.Must(t, f.s.Do("test", ops[:], func(raw libcuda.Stream) error {
+		calls++
+		if raw != f.s.Raw() {
+			t.Errorf("raw %v, want the stream's %v", raw, f.s.Raw())
+		}
+		for i := range ops {
+			got[i] = ops[i].Ptr()
+		}
+		return libcuda.CtxGetCurrent(&cur)
+	}))
+	if calls != 1 {
+		t.Fatalf("f ran %d times", calls)
+	}
+	want := [3]libcuda.Deviceptr{x.DevicePtr(), part.DevicePtr(), x.DevicePtr()}
+	if got != want || want[1] != want[0]+4 {
+		t.Errorf("addresses %v, want %v", got, want)
+	}
+	if cur != f.ctx.Raw() {
+		t.Errorf("context %v current during the call, want %v", cur, f.ctx.Raw())
+	}
+	for i := range ops {
+		if p := ops[i].Ptr(); p != 0 {
+			t.Errorf("operand %d: address %v after the call", i, p)
+		}
+	}
+}
+
+// Bad operands fail the call before f runs, naming the call and the
+// operand; a failing f is returned as it is.
+func TestDoRefusesBadOperands(t *testing.T) {
+	f := newFixture(t)
+	x := alloc(t, f.s, []float32{1, 2})
+	freed, err := cuda.Alloc[float32](f.s, 2)
+	testenv.Must(t, err)
+	testenv.Must(t, freed.Free())
+	for _, c := range []struct {
+		name string
+		ops  []cuda.Operand
+		want error
+	}{
+		{"zero Slice", []cuda.Operand{x.Operand(cuda.Read), (cuda.Slice[float32]{}).Operand(cuda.Read)}, cuda.ErrNil},
+		{"zero Operand", []cuda.Operand{{}}, cuda.ErrNil},
+		{"freed", []cuda.Operand{x.Operand(cuda.Read), freed.Operand(cuda.Write)}, cuda.ErrFreed},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := f.s.Do("libX", c.ops, func(libcuda.Stream) error {
+				t.Error("f ran")
+				return nil
+			})
+			if !errors.Is(err, c.want) || !strings.Contains(err.Error(), "libX: operand") {
+				t.Errorf("got %v, want %v naming libX and the operand", err, c.want)
+			}
+		})
+	}
+	if err := f.s.Do("libX", []cuda.Operand{x.Operand(0)}, func(libcuda.Stream) error { return nil }); err == nil {
+		t.Error("an access of 0 was taken")
+	}
+	boom := errors.New("boom")
+	if err := f.s.Do("libX", nil, func(libcuda.Stream) error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("got %v, want f's error", err)
+	}
+	if err := f.s.Do("libX", nil, nil); err == nil {
+		t.Error("a nil f was taken")
+	}
+	// After the failures x is still held by nobody: Free works.
+	testenv.Must(t, x.Free())
+	if err := f.s.Do("libX", []cuda.Operand{x.Operand(cuda.Read)}, func(libcuda.Stream) error { return nil }); !errors.Is(err, cuda.ErrFreed) {
+		t.Errorf("use after Free: %v", err)
+	}
+}
+
+// A closed stream refuses Do; a ContextHold keeps the context usable after
+// the Stream and the Context are closed, until Release.
+func TestContextHoldOutlivesStreamAndContext(t *testing.T) {
+	devs, err := cuda.Devices()
+	testenv.Must(t, err)
+	ctx, err := devs[0].Context()
+	testenv.Must(t, err)
+	s, err := ctx.NewStream()
+	testenv.Must(t, err)
+	h, err := s.HoldContext()
+	testenv.Must(t, err)
+	testenv.Must(t, s.Close())
+	if err := s.Do("libX", nil, func(libcuda.Stream) error { return nil }); !errors.Is(err, cuda.ErrClosed) {
+		t.Errorf("Do on a closed stream: %v", err)
+	}
+	if _, err := s.HoldContext(); !errors.Is(err, cuda.ErrClosed) {
+		t.Errorf("HoldContext on a closed stream: %v", err)
+	}
+	testenv.Must(t, ctx.Close())
+	var cur libcuda.Context
+	testenv.Must(t, h.Do(func() error { return libcuda.CtxGetCurrent(&cur) }))
+	if cur != ctx.Raw() {
+		t.Errorf("context %v current in Do, want %v", cur, ctx.Raw())
+	}
+	testenv.Must(t, h.Release())
+	if err := h.Release(); !errors.Is(err, cuda.ErrClosed) {
+		t.Errorf("second Release: %v", err)
+	}
+	if err := h.Do(func() error { return nil }); !errors.Is(err, cuda.ErrClosed) {
+		t.Errorf("Do after Release: %v", err)
+	}
+}
+
+// Stream.Do with operands on the stack allocates nothing.
+func TestDoAllocatesNothing(t *testing.T) {
+	f := newFixture(t)
+	x := alloc(t, f.s, make([]uint32, 64))
+	n := testing.AllocsPerRun(100, func() {
+		ops := [2]cuda.Operand{x.Operand(cuda.Read), x.Operand(cuda.Write)}
+		if err := f.s.Do("cuMemsetD32Async", ops[:], func(raw libcuda.Stream) error {
+			return libcuda.MemsetD32Async(ops[1].Ptr(), 1, 64, raw)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n != 0 {
+		t.Errorf("%v allocations a call", n)
+	}
+}

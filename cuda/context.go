@@ -31,7 +31,11 @@ import (
 // all. When the thread had none, the call makes this one current and leaves
 // it so, as the CUDA runtime does with the primary context, so the next
 // call on the thread costs nothing more. When the thread had another, the
-// call restores it afterwards.
+// call restores it afterwards. A launch on a Stream is the exception: the
+// driver runs it in the stream's context whatever context the thread has
+// (DESIGN.md, driver facts), so it neither asks for nor changes the
+// thread's context (cooperative and cluster launches, through
+// cuLaunchKernelEx, still do).
 //
 // A Context's methods are safe for concurrent use.
 type Context struct {

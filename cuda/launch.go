@@ -298,25 +298,40 @@ func (st *streamState) launchArgs(f *Func, c *Config, args []Arg) (err error) {
 	if len(args) > 0 {
 		params = &kp.ptrs[0]
 	}
+	if c.Cooperative || c.Cluster != (Dim3{}) || st.raw <= libcuda.CU_STREAM_PER_THREAD {
+		launched, err = st.launchCurrent(f, c, [6]uint32{gx, gy, gz, bx, by, bz}, params)
+		return err
+	}
+	// A launch on a stream of its own runs in the stream's context whatever
+	// context the calling thread has (DESIGN.md, driver facts; checked by
+	// tests' TestConformanceLaunchRunsInTheStreamsContext): no
+	// cuCtxGetCurrent, no cuCtxSetCurrent, no locked thread.
+	err = libcuda.LaunchKernel(f.raw, gx, gy, gz, bx, by, bz, uint32(c.SharedMem), st.raw, params, nil)
+	if launched = err == nil; !launched {
+		err = fmt.Errorf("cuda: cuLaunchKernel %s: %w", f.name, err)
+	}
+	return err
+}
+
+// launchCurrent launches with the stream's context current: the NULL,
+// legacy and per-thread streams are the current context's, and
+// cuLaunchKernelEx was not measured without one.
+func (st *streamState) launchCurrent(f *Func, c *Config, d [6]uint32, params *unsafe.Pointer) (launched bool, err error) {
 	prev, err := st.ctx.enter()
 	if err != nil {
-		return err
+		return false, err
 	}
 	call := "cuLaunchKernel"
 	if c.Cooperative || c.Cluster != (Dim3{}) {
 		call = "cuLaunchKernelEx"
-		err = launchEx(f.raw, c, [6]uint32{gx, gy, gz, bx, by, bz}, st.raw, params)
+		err = launchEx(f.raw, c, d, st.raw, params)
 	} else {
-		err = libcuda.LaunchKernel(f.raw, gx, gy, gz, bx, by, bz, uint32(c.SharedMem), st.raw, params, nil)
+		err = libcuda.LaunchKernel(f.raw, d[0], d[1], d[2], d[3], d[4], d[5], uint32(c.SharedMem), st.raw, params, nil)
 	}
-	launched = err == nil
-	lerr := st.ctx.leave(prev)
 	if err != nil {
-		err = errors.Join(fmt.Errorf("cuda: %s %s: %w", call, f.name, err), lerr)
-	} else {
-		err = lerr
+		err = fmt.Errorf("cuda: %s %s: %w", call, f.name, err)
 	}
-	return err
+	return err == nil, errors.Join(err, st.ctx.leave(prev))
 }
 
 // launchEx launches through cuLaunchKernelEx with c's attributes.

@@ -2,6 +2,7 @@ package cuda_test
 
 import (
 	"errors"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -311,4 +312,27 @@ func FuzzLaunchArgs(f *testing.F) {
 			t.Errorf("arguments %v: %v, want ErrArgs", kinds, err)
 		}
 	})
+}
+
+// A launch on a Stream leaves the calling thread's current context alone:
+// it runs in the stream's context (DESIGN.md, driver facts), so it needs
+// neither cuCtxGetCurrent nor cuCtxSetCurrent. A thread with no context
+// current still has none after the launch (before, the launch made the
+// stream's context current and left it so).
+func TestLaunchNeedsNoCurrentContext(t *testing.T) {
+	f := newFixture(t)
+	launch := saxpyLaunch(t, f, 256)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var prev libcuda.Context
+	testenv.Must(t, libcuda.CtxGetCurrent(&prev))
+	testenv.Must(t, libcuda.CtxSetCurrent(0))
+	defer testenv.RestoreCurrent(t, prev)
+	testenv.Must(t, launch())
+	var cur libcuda.Context
+	testenv.Must(t, libcuda.CtxGetCurrent(&cur))
+	if cur != 0 {
+		t.Errorf("after a launch the thread's current context is %#x, want none: the launch made a context current", cur)
+	}
+	sync(t, f.s)
 }

@@ -552,3 +552,47 @@ func TestConformanceEventRecordNeedsTheStreamsContext(t *testing.T) {
 	s0 := testenv.NewStream(t)
 	testenv.Must(t, libcuda.EventRecord(e, s0))
 }
+
+// TestConformanceLaunchRunsInTheStreamsContext checks the driver fact that
+// package cuda's launches rely on (DESIGN.md, driver facts): cuLaunchKernel
+// on a non-NULL stream runs the kernel in the stream's context whatever
+// context is current on the calling thread, none included, so a launch on
+// such a stream needs no cuCtxGetCurrent or cuCtxSetCurrent of its own.
+func TestConformanceLaunchRunsInTheStreamsContext(t *testing.T) {
+	cu := testenv.OnPrimary(t, 0)
+	fill := testenv.Kernel(t, testenv.LoadKernels(t), "fill_i32")
+	s := testenv.NewStream(t)
+	var buf libcuda.Deviceptr
+	testenv.Must(t, libcuda.MemAlloc(&buf, 64*4))
+	t.Cleanup(func() { testenv.Must(t, libcuda.MemFree(buf)) })
+	var dev libcuda.Device
+	testenv.Must(t, libcuda.CtxGetDevice(&dev))
+	var other libcuda.Context
+	testenv.Must(t, libcuda.CtxCreate(&other, nil, 0, dev))
+	t.Cleanup(func() { testenv.Must(t, libcuda.CtxDestroy(other)) })
+	testenv.Must(t, libcuda.CtxSetCurrent(cu))
+	one, block := libcuda.Dim3{X: 1}, libcuda.Dim3{X: 64}
+	for i, c := range []struct {
+		name    string
+		current libcuda.Context
+	}{{"no context current", 0}, {"another context current", other}} {
+		value := int32(7 + i)
+		testenv.Must(t, libcuda.CtxSetCurrent(c.current))
+		lerr := fill.Launch(one, block, 0, s, buf, uint64(64), value)
+		serr := libcuda.StreamSynchronize(s)
+		testenv.Must(t, libcuda.CtxSetCurrent(cu))
+		if lerr != nil || serr != nil {
+			t.Errorf("%s: cuLaunchKernel on the stream: %v; cuStreamSynchronize: %v; want both to succeed", c.name, lerr, serr)
+			continue
+		}
+		got := make([]int32, 64)
+		testenv.Must(t, libcuda.MemcpyDtoH(unsafe.Pointer(&got[0]), buf, 64*4))
+		for j, v := range got {
+			if v != value {
+				t.Errorf("%s: element %d = %d after the launch, want %d: the kernel did not run in the stream's context", c.name, j, v, value)
+				break
+			}
+		}
+	}
+	t.Logf("cuLaunchKernel on a non-NULL stream ran in the stream's context with no context current and with another one current")
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/purecuda/purecuda/cuda"
 	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/hostmem"
 	"github.com/purecuda/purecuda/internal/kernels"
@@ -138,6 +139,47 @@ func (f *Fixture) launchPair(c *C) pair {
 					return libcuda.StreamSynchronize(f.Stream)
 				}, func(n int) error {
 					return cErr(c.launch4(fn.Handle(), f.Stream, uint64(buf), 0, uint64(buf+8), 0, n))
+				}
+		}}
+}
+
+// streamLaunchPair: package cuda's Stream.Launch of sum_i64 with 4
+// arguments (two Slices, so that the launch records their uses, and two
+// values), written in the call as a user writes them, with every check and
+// record of a launch on (argument types, the launch history, the Slices'
+// stream ordering), against cuLaunchKernel with the same function,
+// stream and addresses; a round of launches then a synchronize.
+func (f *Fixture) streamLaunchPair(c *C) pair {
+	return pair{op: "launch, 4 args, then a wait each 1000", a: "cuda.Stream.Launch", bName: "C cuLaunchKernel", perRound: 1000, pairs: 21,
+		setup: func(b *testing.B) (func(int) error, func(int) error) {
+			devs, err := cuda.Devices()
+			must(b, err)
+			ctx, err := devs[0].Context()
+			must(b, err)
+			b.Cleanup(func() { must(b, ctx.Close()) })
+			s, err := ctx.NewStream(cuda.NonBlocking())
+			must(b, err)
+			b.Cleanup(func() { must(b, s.Close()) })
+			mod, err := cuda.LoadModule(ctx, kernels.PTX)
+			must(b, err)
+			b.Cleanup(func() { must(b, mod.Close()) })
+			fn, err := mod.Func("sum_i64")
+			must(b, err)
+			in, err := cuda.Alloc[int64](s, 1)
+			must(b, err)
+			out, err := cuda.Alloc[int64](s, 1)
+			must(b, err)
+			b.Cleanup(func() { must(b, errors.Join(in.Free(), out.Free(), s.Sync(context.Background()))) })
+			one := cuda.Grid(1, 1, 1)
+			return func(n int) error {
+					for range n {
+						if err := s.Launch(fn, one, one, in.Arg(), cuda.Uint64(0), out.Arg(), cuda.Uint64(0)); err != nil {
+							return err
+						}
+					}
+					return libcuda.StreamSynchronize(s.Raw())
+				}, func(n int) error {
+					return cErr(c.launch4(fn.Raw(), s.Raw(), uint64(in.DevicePtr()), 0, uint64(out.DevicePtr()), 0, n))
 				}
 		}}
 }

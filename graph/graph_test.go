@@ -52,7 +52,7 @@ func deviceInts(t testing.TB, n int) libcuda.Deviceptr {
 	var d libcuda.Deviceptr
 	testenv.Must(t, libcuda.MemAlloc(&d, uint64(n*4)))
 	testenv.Must(t, libcuda.MemsetD32(d, 0, uint64(n)))
-	t.Cleanup(func() {
+	testenv.Fenced(t, func() {
 		if err := libcuda.MemFree(d); err != nil {
 			t.Errorf("cuMemFree: %v", err)
 		}
@@ -66,7 +66,7 @@ func pinnedInts(t testing.TB, n int) []int32 {
 	t.Helper()
 	var p unsafe.Pointer
 	testenv.Must(t, libcuda.MemHostAlloc(&p, uint64(n*4), uint32(libcuda.CU_MEMHOSTALLOC_PORTABLE)))
-	t.Cleanup(func() {
+	testenv.Fenced(t, func() {
 		if err := libcuda.MemFreeHost(p); err != nil {
 			t.Errorf("cuMemFreeHost: %v", err)
 		}

@@ -33,7 +33,7 @@ func waitReleases(t *testing.T) {
 func deviceMemory(t *testing.T) libcuda.Deviceptr {
 	var dev libcuda.Deviceptr
 	testenv.Must(t, libcuda.MemAlloc(&dev, 64))
-	t.Cleanup(func() { testenv.Must(t, libcuda.MemFree(dev)) })
+	testenv.Fenced(t, func() { testenv.Must(t, libcuda.MemFree(dev)) })
 	return dev
 }
 

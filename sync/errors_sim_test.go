@@ -24,7 +24,10 @@ func TestDriverErrorsNameTheCall(t *testing.T) {
 	var ev libcuda.Event
 	testenv.Must(t, libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
 	t.Cleanup(func() { testenv.Must(t, libcuda.EventDestroy(ev)) })
-	ctx := context.Background()
+	// Every wait is bounded: a path that blocks instead of failing fails
+	// the test (context deadline exceeded) instead of hanging it.
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
+	defer cancel()
 	blocking := sync.Policy{Mode: sync.Blocking}
 	polling := sync.Policy{Mode: sync.Polling}
 

@@ -19,7 +19,7 @@ func deviceInts(t testing.TB, n int) libcuda.Deviceptr {
 	var d libcuda.Deviceptr
 	testenv.Must(t, libcuda.MemAlloc(&d, uint64(n*4)))
 	testenv.Must(t, libcuda.MemsetD32(d, 0, uint64(n)))
-	t.Cleanup(func() {
+	testenv.Fenced(t, func() {
 		if err := libcuda.MemFree(d); err != nil {
 			t.Errorf("cuMemFree: %v", err)
 		}

@@ -17,8 +17,9 @@ import (
 // memory that cuStreamWaitValue32 waits on. It is the deterministic way to
 // keep a stream busy, on the simulator and on the GPU.
 type Gate struct {
-	host unsafe.Pointer
-	dev  libcuda.Deviceptr
+	host  unsafe.Pointer
+	dev   libcuda.Deviceptr
+	freed bool // held.mu; its memory is freed
 }
 
 // NewGate allocates a gate; the calling thread must have a context current.
@@ -31,6 +32,9 @@ func NewGate(t testing.TB) *Gate {
 	Must(t, libcuda.MemHostGetDevicePointer(&g.dev, g.host, 0))
 	t.Cleanup(func() {
 		g.Open()
+		held.mu.Lock()
+		g.freed = true // openHeld must not write to it any more
+		held.mu.Unlock()
 		if err := libcuda.MemFreeHost(g.host); err != nil {
 			t.Errorf("cuMemFreeHost: %v", err)
 		}
@@ -40,11 +44,53 @@ func NewGate(t testing.TB) *Gate {
 
 // Hold makes s wait until the gate opens. If the test fails meanwhile, the
 // gate opens before the cleanups registered so far run (they may wait for
-// s, as cuMemFree does).
+// s, as cuMemFree does), and before those registered later with Fenced.
 func (g *Gate) Hold(t testing.TB, s libcuda.Stream) {
 	t.Helper()
 	Must(t, libcuda.StreamWaitValue32(s, g.dev, 1, uint32(libcuda.CU_STREAM_WAIT_VALUE_GEQ)))
+	held.mu.Lock()
+	if held.m == nil {
+		held.m = map[testing.TB][]*Gate{}
+	}
+	first := len(held.m[t]) == 0
+	held.m[t] = append(held.m[t], g)
+	held.mu.Unlock()
+	if first {
+		t.Cleanup(func() { openHeld(t) })
+	}
 	t.Cleanup(g.Open)
+}
+
+// held lists, for each test, the gates it holds streams with.
+var held struct {
+	mu gosync.Mutex
+	m  map[testing.TB][]*Gate
+}
+
+// openHeld opens every gate that t has held a stream with.
+func openHeld(t testing.TB) {
+	held.mu.Lock()
+	defer held.mu.Unlock()
+	for _, g := range held.m[t] {
+		if !g.freed {
+			g.Open()
+		}
+	}
+	delete(held.m, t)
+}
+
+// Fenced registers f as a cleanup of t that first opens the gates t holds
+// streams with, whenever they were held: for cleanups that wait for the
+// device (cuMemFree, cuMemFreeHost, cuMemHostUnregister and cuCtxDestroy
+// wait for all work in flight), which t.Cleanup's last-in-first-out order
+// would otherwise run, when the test fails before opening its gate, while
+// a gate held after f's registration still holds a stream: a deadlock
+// instead of a failure.
+func Fenced(t testing.TB, f func()) {
+	t.Cleanup(func() {
+		openHeld(t)
+		f()
+	})
 }
 
 // Dev is the gate's word as the device sees it, for stream memory

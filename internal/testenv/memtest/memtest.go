@@ -81,6 +81,6 @@ func DeviceInt64(t testing.TB) libcuda.Deviceptr {
 	t.Helper()
 	var d libcuda.Deviceptr
 	testenv.Must(t, libcuda.MemAlloc(&d, 8))
-	t.Cleanup(func() { testenv.Must(t, libcuda.MemFree(d)) })
+	testenv.Fenced(t, func() { testenv.Must(t, libcuda.MemFree(d)) })
 	return d
 }

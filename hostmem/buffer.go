@@ -29,11 +29,10 @@ var (
 // Buffer is host memory the GPU can use. Its methods are safe for
 // concurrent use.
 type Buffer struct {
-	st      *state
-	gen     uint64 // st's generation for this buffer (see state)
-	p       unsafe.Pointer
-	size    uintptr
-	cleanup runtime.Cleanup
+	st   *state
+	gen  uint64 // st's generation for this buffer (see state)
+	p    unsafe.Pointer
+	size uintptr
 }
 
 // state is what the release of a buffer needs. It does not point back to
@@ -204,15 +203,18 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 		}
 	}
 	b := &Buffer{st: st, gen: gen, p: p, size: n}
-	b.cleanup = runtime.AddCleanup(b, func(a stateGen) { a.st.free(a.gen) }, stateGen{st, gen})
+	// A finalizer, not runtime.AddCleanup: AddCleanup allocates twice (the
+	// argument's box and the call's closure), a finalizer that is a plain
+	// function not at all, and a Buffer is the one allocation a steady
+	// wrap/use/free cycle makes. A Buffer points to nothing that points
+	// back to it, so no cycle keeps it from being finalized.
+	runtime.SetFinalizer(b, (*Buffer).collected)
 	return b, nil
 }
 
-// stateGen is a state of one generation: a buffer's.
-type stateGen struct {
-	st  *state
-	gen uint64
-}
+// collected is the finalizer of a Buffer that became unreachable without
+// Free: its release goes to the owner as Free's would.
+func (b *Buffer) collected() { b.st.free(b.gen) }
 
 var statePool = gosync.Pool{New: func() any { return new(state) }}
 
@@ -447,7 +449,7 @@ func (st *state) leaseOrKeep(s libcuda.Stream) error {
 // the memory, which stays registered and pinned until the GPU work that
 // used it is done. Freeing twice does nothing.
 func (b *Buffer) Free() error {
-	b.cleanup.Stop()
+	runtime.SetFinalizer(b, nil)
 	b.st.free(b.gen)
 	return nil
 }

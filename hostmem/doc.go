@@ -27,11 +27,11 @@
 // cuStreamGetId, cuEventRecord).
 //
 // A steady loop of Wrap, Use and Free on memory whose registration is
-// retired makes no register or unregister call and three small
-// allocations a cycle (the Buffer and the two of runtime.AddCleanup, about
-// 80 bytes in all): the state behind a Buffer is reused once its release
-// has ended (a freed Buffer stays freed), and the background goroutine
-// keeps its scratch space from round to round. Each allocated byte brings
+// retired makes no register or unregister call and one small allocation
+// a cycle (the Buffer, 32 bytes; its finalizer allocates nothing): the
+// state behind a Buffer is reused once its release has ended (a freed
+// Buffer stays freed), and the background goroutine keeps its scratch
+// space from round to round. Each allocated byte brings
 // the garbage collector's next run closer, and its runs hold up other
 // goroutines' driver calls.
 //
@@ -150,5 +150,6 @@
 // # Garbage collection
 //
 // A Buffer that becomes unreachable without Free is released the same way:
-// its cleanup (runtime.AddCleanup) only hands its release to the owner.
+// its finalizer (runtime.SetFinalizer, which unlike runtime.AddCleanup
+// allocates nothing) only hands its release to the owner.
 package hostmem

@@ -355,7 +355,7 @@ type stallLoop struct {
 const turnLength = 20 * time.Millisecond
 
 // cycleSink keeps allocations the size of a wrap/use/free cycle's.
-var cycleSink struct{ state, buffer, arg, fn []byte }
+var cycleSink struct{ buffer, other []byte }
 
 func (f *Fixture) stallLoops() []stallLoop {
 	mems := make([][]byte, 8)
@@ -389,15 +389,12 @@ func (f *Fixture) stallLoops() []stallLoop {
 		// stall beyond these is hostmem's own.
 		{"Go loop of hostmem's per-use driver calls in turns", perUse, true, false},
 		{"Go loop of hostmem's per-use driver calls and the cycle's allocations in turns", func(s libcuda.Stream, ev libcuda.Event, i int) error {
-			cycleSink.state = make([]byte, 192) // the sizes of a cycle's four: about 240 B
-			cycleSink.buffer = make([]byte, 24)
-			cycleSink.arg = make([]byte, 8)
-			cycleSink.fn = make([]byte, 16)
+			cycleSink.buffer = make([]byte, 32) // a cycle's one: the Buffer
 			return perUse(s, ev, i)
 		}, true, false},
 		{"with Go allocations only", func(libcuda.Stream, libcuda.Event, int) error {
 			for range 12 {
-				cycleSink.state = make([]byte, 48)
+				cycleSink.other = make([]byte, 48)
 			}
 			done := make(chan struct{})
 			go close(done)

@@ -284,3 +284,31 @@ func dropped(what, closer string) {
 }
 
 var droppedKinds gosync.Map // kind name -> *sync.Once
+
+// EnablePeerAccess lets kernels and copies in this context use memory
+// allocated in other's context directly (cuCtxEnablePeerAccess), one way:
+// call it on each side for both. It is refused without a driver call for
+// two contexts of one device, and where Device.CanAccessPeer says no the
+// driver's error matches CUDA_ERROR_PEER_ACCESS_UNSUPPORTED. Enabling it
+// again is not an error. CopyPeer works without it (the driver stages the
+// copy).
+func (c *Context) EnablePeerAccess(other *Context) error {
+	st, err := c.hold("EnablePeerAccess")
+	if err != nil {
+		return err
+	}
+	defer st.drop()
+	ost, err := other.hold("EnablePeerAccess")
+	if err != nil {
+		return fmt.Errorf("cuda: Context.EnablePeerAccess: the peer: %w", err)
+	}
+	defer ost.drop()
+	if st.dev.dev == ost.dev.dev {
+		return fmt.Errorf("cuda: Context.EnablePeerAccess: both contexts are on device %d: a device is not its own peer", st.dev.ordinal)
+	}
+	err = st.do(func() error { return libcuda.CtxEnablePeerAccess(ost.cu, 0) })
+	if err != nil && !errors.Is(err, libcuda.CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED) {
+		return driverErr("cuCtxEnablePeerAccess", err)
+	}
+	return nil
+}

@@ -224,6 +224,9 @@ func Copy[T any](s *Stream, dst, src Slice[T]) error {
 	if d.bytes != sr.bytes {
 		return fmt.Errorf("cuda: Copy: %d elements into %d: %w", src.n, dst.n, ErrLength)
 	}
+	if d.bytes == 0 {
+		return nil
+	}
 	err = st.ctx.do(func() error { return libcuda.MemcpyDtoDAsync(d.ptr, sr.ptr, uint64(d.bytes), st.raw) })
 	if err != nil {
 		return driverErr("cuMemcpyDtoDAsync", err)
@@ -284,6 +287,9 @@ func memset(s *Stream, op string, h *allocHandle, off, n, width uintptr, word ui
 	}
 	done := false
 	defer func() { h.a.release(st, done) }()
+	if n == 0 {
+		return nil
+	}
 	call := "cuMemsetD8Async"
 	err = st.ctx.do(func() error {
 		switch width {
@@ -300,5 +306,50 @@ func memset(s *Stream, op string, h *allocHandle, off, n, width uintptr, word ui
 		return driverErr(call, err)
 	}
 	done = true
+	return nil
+}
+
+// CopyPeer copies src into dst on stream s where the two Slices may be on
+// different devices (cuMemcpyPeerAsync); the stream may be of either
+// context. Peer access (Context.EnablePeerAccess) makes the copy direct;
+// without it the driver stages it through the host. Both Slices record the
+// stream as a user, so that each one's Free waits for the copy. Lengths
+// must be equal (ErrLength).
+func CopyPeer[T any](s *Stream, dst, src Slice[T]) error {
+	if dst.h != nil && src.h != nil && dst.h.a == src.h.a {
+		return Copy(s, dst, src)
+	}
+	st, err := s.acquire("CopyPeer")
+	if err != nil {
+		return err
+	}
+	defer st.mu.RUnlock()
+	d, err := acquireSlice(dst)
+	if err != nil {
+		return fmt.Errorf("cuda: CopyPeer: destination: %w", err)
+	}
+	copied := false
+	defer func() { d.a.release(st, copied) }()
+	sr, err := acquireSlice(src)
+	if err != nil {
+		return fmt.Errorf("cuda: CopyPeer: source: %w", err)
+	}
+	defer func() { sr.a.release(st, copied) }()
+	if d.bytes != sr.bytes {
+		return fmt.Errorf("cuda: CopyPeer: %d elements into %d: %w", src.n, dst.n, ErrLength)
+	}
+	if d.bytes == 0 {
+		return nil
+	}
+	if st.ctx.cu != d.a.ctx.cu && st.ctx.cu != sr.a.ctx.cu {
+		return fmt.Errorf("cuda: CopyPeer: the stream belongs to neither Slice's context")
+	}
+	err = st.ctx.do(func() error {
+		return libcuda.MemcpyPeerAsync(d.ptr, d.a.ctx.cu, sr.ptr, sr.a.ctx.cu, uint64(d.bytes), st.raw)
+	})
+	if err != nil {
+		return driverErr("cuMemcpyPeerAsync", err)
+	}
+	copied = true
 	return nil
 }

@@ -74,7 +74,7 @@ func (d Device) TotalMemory() (uint64, error) {
 }
 
 // Attribute is one of the device's attributes (cuDeviceGetAttribute).
-func (d Device) Attribute(a libcuda.Device_attribute) (int, error) {
+func (d Device) Attribute(a DeviceAttribute) (int, error) {
 	var v int32
 	if err := libcuda.DeviceGetAttribute(&v, a, d.dev); err != nil {
 		return 0, driverErr("cuDeviceGetAttribute("+a.String()+")", err)
@@ -95,4 +95,185 @@ func (d Device) MaxThreadsPerBlock() (int, error) {
 // WarpSize is the number of threads of a warp.
 func (d Device) WarpSize() (int, error) {
 	return d.Attribute(libcuda.CU_DEVICE_ATTRIBUTE_WARP_SIZE)
+}
+
+// DeviceAttribute names one of a device's attributes for Attribute
+// (libcuda's CU_DEVICE_ATTRIBUTE_* values); the named getters below read
+// the common ones.
+type DeviceAttribute = libcuda.Device_attribute
+
+// UUID is a device's 16-byte identifier (cuDeviceGetUuid), stable across
+// processes and the same one NVML and nvidia-smi report.
+type UUID [16]byte
+
+// String writes the UUID as nvidia-smi and NVML do:
+// GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx.
+func (u UUID) String() string {
+	const hex = "0123456789abcdef"
+	b := make([]byte, 0, 40)
+	b = append(b, "GPU-"...)
+	for i, c := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			b = append(b, '-')
+		}
+		b = append(b, hex[c>>4], hex[c&15])
+	}
+	return string(b)
+}
+
+// UUID is the device's identifier (cuDeviceGetUuid).
+func (d Device) UUID() (UUID, error) {
+	var u libcuda.Uuid
+	if err := libcuda.DeviceGetUuid(&u, d.dev); err != nil {
+		return UUID{}, driverErr("cuDeviceGetUuid", err)
+	}
+	return UUID(u.Bytes), nil
+}
+
+// PCIBusID is the device's PCI address as the driver writes it
+// (cuDeviceGetPCIBusId): domain, bus, device and function in hexadecimal,
+// "dddd:bb:dd.f" (NVML writes the domain with eight digits).
+func (d Device) PCIBusID() (string, error) {
+	var b [64]byte
+	if err := libcuda.DeviceGetPCIBusId(&b[0], int32(len(b)), d.dev); err != nil {
+		return "", driverErr("cuDeviceGetPCIBusId", err)
+	}
+	if i := bytes.IndexByte(b[:], 0); i >= 0 {
+		return string(b[:i]), nil
+	}
+	return string(b[:]), nil
+}
+
+// CanAccessPeer reports whether kernels on d can read and write memory of
+// device peer once peer access is enabled (cuDeviceCanAccessPeer; see
+// Context.EnablePeerAccess). A device is not its own peer: d == peer gives
+// false.
+func (d Device) CanAccessPeer(peer Device) (bool, error) {
+	var v int32
+	if err := libcuda.DeviceCanAccessPeer(&v, d.dev, peer.dev); err != nil {
+		return false, driverErr("cuDeviceCanAccessPeer", err)
+	}
+	return v != 0, nil
+}
+
+// boolAttribute is an attribute whose value is 0 or 1.
+func (d Device) boolAttribute(a DeviceAttribute) (bool, error) {
+	v, err := d.Attribute(a)
+	return v != 0, err
+}
+
+// dim3Attribute reads three attributes as the X, Y and Z of a Dim3.
+func (d Device) dim3Attribute(x, y, z DeviceAttribute) (Dim3, error) {
+	var v Dim3
+	var err error
+	if v.X, err = d.Attribute(x); err != nil {
+		return Dim3{}, err
+	}
+	if v.Y, err = d.Attribute(y); err != nil {
+		return Dim3{}, err
+	}
+	if v.Z, err = d.Attribute(z); err != nil {
+		return Dim3{}, err
+	}
+	return v, nil
+}
+
+// MaxBlockDim is the largest block size in each dimension, in threads.
+func (d Device) MaxBlockDim() (Dim3, error) {
+	return d.dim3Attribute(libcuda.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, libcuda.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, libcuda.CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z)
+}
+
+// MaxGridDim is the largest grid size in each dimension, in blocks.
+func (d Device) MaxGridDim() (Dim3, error) {
+	return d.dim3Attribute(libcuda.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, libcuda.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, libcuda.CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)
+}
+
+// SharedMemoryPerBlock is the shared memory a block has without opting in
+// to more, in bytes.
+func (d Device) SharedMemoryPerBlock() (int, error) {
+	return d.Attribute(libcuda.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)
+}
+
+// SharedMemoryPerBlockOptin is the most shared memory a block can have
+// when its kernel opts in, in bytes.
+func (d Device) SharedMemoryPerBlockOptin() (int, error) {
+	return d.Attribute(libcuda.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)
+}
+
+// SharedMemoryPerMultiprocessor is the shared memory of one
+// multiprocessor, in bytes.
+func (d Device) SharedMemoryPerMultiprocessor() (int, error) {
+	return d.Attribute(libcuda.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR)
+}
+
+// MaxThreadsPerMultiprocessor is the number of threads one multiprocessor
+// can hold resident.
+func (d Device) MaxThreadsPerMultiprocessor() (int, error) {
+	return d.Attribute(libcuda.CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)
+}
+
+// L2CacheSize is the size of the L2 cache in bytes.
+func (d Device) L2CacheSize() (int, error) {
+	return d.Attribute(libcuda.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)
+}
+
+// MemoryBusWidth is the width of the global memory bus in bits.
+func (d Device) MemoryBusWidth() (int, error) {
+	return d.Attribute(libcuda.CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH)
+}
+
+// AsyncEngineCount is the number of copy engines: copies in different
+// directions overlap with each other and with kernels up to this many.
+func (d Device) AsyncEngineCount() (int, error) {
+	return d.Attribute(libcuda.CU_DEVICE_ATTRIBUTE_ASYNC_ENGINE_COUNT)
+}
+
+// Integrated reports whether the device shares memory with the host (an
+// integrated GPU).
+func (d Device) Integrated() (bool, error) {
+	return d.boolAttribute(libcuda.CU_DEVICE_ATTRIBUTE_INTEGRATED)
+}
+
+// UnifiedAddressing reports whether the device shares one virtual address
+// space with the host (every 64-bit platform CUDA supports).
+func (d Device) UnifiedAddressing() (bool, error) {
+	return d.boolAttribute(libcuda.CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING)
+}
+
+// ManagedMemory reports whether the device supports managed memory
+// (AllocManaged).
+func (d Device) ManagedMemory() (bool, error) {
+	return d.boolAttribute(libcuda.CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY)
+}
+
+// ConcurrentManagedAccess reports whether the host and the device can use
+// managed memory at the same time (and prefetch and advice take effect);
+// without it the host must not touch managed memory while the device may
+// be using any.
+func (d Device) ConcurrentManagedAccess() (bool, error) {
+	return d.boolAttribute(libcuda.CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS)
+}
+
+// PageableMemoryAccess reports whether kernels can read and write ordinary
+// (pageable) host memory directly, as on Grace Hopper.
+func (d Device) PageableMemoryAccess() (bool, error) {
+	return d.boolAttribute(libcuda.CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS)
+}
+
+// MemoryPoolsSupported reports whether the device has stream-ordered
+// memory pools (Context.MemPool, NewMemPool).
+func (d Device) MemoryPoolsSupported() (bool, error) {
+	return d.boolAttribute(libcuda.CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED)
+}
+
+// CooperativeLaunch reports whether the device can launch cooperative
+// kernels (Config.Cooperative).
+func (d Device) CooperativeLaunch() (bool, error) {
+	return d.boolAttribute(libcuda.CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH)
+}
+
+// ClusterLaunch reports whether the device can launch thread block
+// clusters (Config.Cluster).
+func (d Device) ClusterLaunch() (bool, error) {
+	return d.boolAttribute(libcuda.CU_DEVICE_ATTRIBUTE_CLUSTER_LAUNCH)
 }

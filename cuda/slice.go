@@ -58,13 +58,17 @@ type alloc struct {
 // device's current memory pool, in stream order (cuMemAllocAsync): work
 // submitted to s later can use it at once; other streams must be ordered
 // after s (with an Event) before they use it.
+//
+// Alloc of 0 elements gives an empty Slice, as make does: it holds no
+// device memory, copies of nothing to and from it succeed, and Free of it
+// (allowed, not needed) makes no driver call.
 func Alloc[T any](s *Stream, n int) (Slice[T], error) {
 	t := reflect.TypeFor[T]()
 	if err := checkElem(t); err != nil {
 		return Slice[T]{}, fmt.Errorf("cuda: Alloc: %w", err)
 	}
 	size := t.Size()
-	if n <= 0 || uint64(n) > uint64(^uintptr(0))/uint64(size) {
+	if n < 0 || uint64(n) > uint64(^uintptr(0))/uint64(size) {
 		return Slice[T]{}, fmt.Errorf("cuda: Alloc of %d elements of %v: %w", n, t, ErrLength)
 	}
 	st, err := s.acquire("Alloc")
@@ -72,6 +76,9 @@ func Alloc[T any](s *Stream, n int) (Slice[T], error) {
 		return Slice[T]{}, err
 	}
 	defer st.mu.RUnlock()
+	if n == 0 {
+		return Slice[T]{h: &allocHandle{a: &alloc{ctx: st.ctx}}}, nil
+	}
 	if st.capturing.Load() > 0 {
 		return Slice[T]{}, fmt.Errorf("cuda: Alloc on a stream being captured: allocate before the capture: %w", ErrCapturing)
 	}
@@ -97,6 +104,15 @@ func Alloc[T any](s *Stream, n int) (Slice[T], error) {
 
 // Len is the number of elements.
 func (x Slice[T]) Len() int { return x.n }
+
+// Device is the device the memory is on (the zero Device for the zero
+// Slice).
+func (x Slice[T]) Device() Device {
+	if x.h == nil {
+		return Device{}
+	}
+	return x.h.a.ctx.dev
+}
 
 // Bytes is the size of the elements in bytes.
 func (x Slice[T]) Bytes() int { return x.n * int(unsafe.Sizeof(*new(T))) }
@@ -207,6 +223,9 @@ func (a *alloc) free() error {
 	}
 	a.freed = true
 	a.mu.Unlock()
+	if a.bytes == 0 { // an empty Slice: no memory, no hold on the context
+		return nil
+	}
 	a.usemu.Lock()
 	used := a.used
 	a.used = nil
@@ -263,6 +282,11 @@ func freeAfter(ctx *ctxState, p libcuda.Deviceptr, used []*streamState) (err err
 	}
 	var on *streamState
 	for _, u := range used {
+		if u.ctx != ctx {
+			// A stream of another context (a peer copy): memory is freed
+			// on a stream of its own context.
+			continue
+		}
 		u.mu.RLock()
 		if !u.closed {
 			on = u

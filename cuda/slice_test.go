@@ -151,10 +151,8 @@ func TestLengthsAndRangesAreChecked(t *testing.T) {
 	if err := cuda.Copy(f.s, x, y); !errors.Is(err, cuda.ErrLength) {
 		t.Errorf("Copy of 3 into 4: %v, want ErrLength", err)
 	}
-	for _, n := range []int{0, -1} {
-		if _, err := cuda.Alloc[float32](f.s, n); !errors.Is(err, cuda.ErrLength) {
-			t.Errorf("Alloc(%d): %v, want ErrLength", n, err)
-		}
+	if _, err := cuda.Alloc[float32](f.s, -1); !errors.Is(err, cuda.ErrLength) {
+		t.Errorf("Alloc(-1): %v, want ErrLength", err)
 	}
 }
 

@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	gosync "sync"
 	"sync/atomic"
@@ -198,4 +199,32 @@ func destroyEvent(r eventRef) {
 	if err := r.ctx.unref(); err != nil {
 		logErr("releasing the context", err)
 	}
+}
+
+// Query reports whether the work submitted to the stream so far has
+// finished, without waiting (one cuStreamQuery, in relaxed capture mode
+// while captures are in progress so that it cannot break another
+// goroutine's capture). A stream being captured has no work of its own to
+// finish: querying it is an error matching ErrCapturing.
+func (s *Stream) Query() (bool, error) {
+	st, err := s.acquire("Query")
+	if err != nil {
+		return false, err
+	}
+	defer st.mu.RUnlock()
+	if st.capturing.Load() > 0 {
+		return false, fmt.Errorf("cuda: Stream.Query: %w", ErrCapturing)
+	}
+	q := func() error { return libcuda.StreamQuery(st.raw) }
+	ran, err := sync.IfNoCapture(q)
+	if !ran {
+		err = sync.Relaxed(q)
+	}
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, libcuda.CUDA_ERROR_NOT_READY):
+		return false, nil
+	}
+	return false, driverErr("cuStreamQuery", err)
 }

@@ -124,6 +124,22 @@ typedef struct CUgraphExecUpdateResultInfo_st {
     CUgraphNode errorNode;
     CUgraphNode errorFromNode;
 } CUgraphExecUpdateResultInfo;
+typedef struct CUuuid_st { char bytes[16]; } CUuuid;
+typedef struct CUDA_MEMCPY2D_st {
+    size_t srcXInBytes, srcY;
+    int srcMemoryType;
+    const void *srcHost;
+    CUdeviceptr srcDevice;
+    void *srcArray;
+    size_t srcPitch;
+    size_t dstXInBytes, dstY;
+    int dstMemoryType;
+    void *dstHost;
+    CUdeviceptr dstDevice;
+    void *dstArray;
+    size_t dstPitch;
+    size_t WidthInBytes, Height;
+} CUDA_MEMCPY2D;
 typedef struct CUgraphEdgeData_st {
     unsigned char from_port, to_port, type, reserved[5];
 } CUgraphEdgeData;
@@ -140,12 +156,14 @@ enum {
     CUDA_ERROR_INVALID_DEVICE = 101,
     CUDA_ERROR_INVALID_IMAGE = 200,
     CUDA_ERROR_INVALID_CONTEXT = 201,
+    CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217,
     CUDA_ERROR_INVALID_HANDLE = 400,
     CUDA_ERROR_ILLEGAL_STATE = 401,
     CUDA_ERROR_NOT_FOUND = 500,
     CUDA_ERROR_NOT_READY = 600,
     CUDA_ERROR_ILLEGAL_ADDRESS = 700,
     CUDA_ERROR_CONTEXT_IS_DESTROYED = 709,
+    CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
     CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED = 712,
     CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED = 713,
     CUDA_ERROR_NOT_SUPPORTED = 801,
@@ -169,7 +187,7 @@ enum { CU_STREAM_CAPTURE_STATUS_NONE = 0, CU_STREAM_CAPTURE_STATUS_ACTIVE = 1,
        CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2 };
 enum { CU_STREAM_WAIT_VALUE_GEQ = 0, CU_STREAM_WAIT_VALUE_EQ = 1, CU_STREAM_WAIT_VALUE_AND = 2,
        CU_STREAM_WAIT_VALUE_NOR = 3, CU_STREAM_WAIT_VALUE_FLUSH = 1 << 30 };
-enum { CU_MEMORYTYPE_HOST = 1, CU_MEMORYTYPE_DEVICE = 2 };
+enum { CU_MEMORYTYPE_HOST = 1, CU_MEMORYTYPE_DEVICE = 2, CU_MEMORYTYPE_ARRAY = 3, CU_MEMORYTYPE_UNIFIED = 4 };
 enum { CU_POINTER_ATTRIBUTE_CONTEXT = 1, CU_POINTER_ATTRIBUTE_MEMORY_TYPE = 2, CU_POINTER_ATTRIBUTE_DEVICE_POINTER = 3,
        CU_POINTER_ATTRIBUTE_HOST_POINTER = 4, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL = 9,
        CU_POINTER_ATTRIBUTE_RANGE_START_ADDR = 11, CU_POINTER_ATTRIBUTE_RANGE_SIZE = 12 };
@@ -250,7 +268,8 @@ static struct {
         live_host_allocations, live_graphs, live_graph_execs, live_modules, active_captures;
     /* cumulative, zeroed by sim_reset_stats */
     long long captures_invalidated, unregister_calls, register_calls, fences, kernel_launches,
-        graph_launches, illegal_addresses, event_queries, fenced_calls, ctx_synchronize_calls;
+        graph_launches, illegal_addresses, event_queries, fenced_calls, ctx_synchronize_calls,
+        event_creates, pageable_copies;
 } st;
 
 /* ===================================================================
@@ -537,6 +556,7 @@ struct task {
     int kernel; uint64_t arg[6];               /* T_KERNEL */
     void *dst; const void *src; size_t n;      /* T_COPY bytes; T_SET elements; T_WAIT/T_WRITE word; T_FREE start */
     int dev_dst, dev_src;                      /* T_COPY: which sides must be device-reachable */
+    size_t height, dpitch, spitch;             /* T_COPY of rows (cuMemcpy2D): n bytes a row; 0 rows: one range */
     unsigned width; uint64_t value;            /* T_SET element bytes and value; T_WAIT/T_WRITE */
     unsigned flags;                            /* T_WAIT comparison */
     CUhostFn fn; void *user;                   /* T_HOST */
@@ -554,6 +574,13 @@ static int node_type(const struct task *t) {
     case T_WAIT: case T_WRITE: return CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
     default: return CU_GRAPH_NODE_TYPE_EMPTY;
     }
+}
+
+/* The bytes from the start of one side of a copy to its end: one range, or
+ * the rows of a 2D copy (the last row ends n bytes after its start). */
+static size_t copy_span(const struct task *t, int dst) {
+    if (!t->height || !t->n) return t->n;
+    return (t->height - 1) * (dst ? t->dpitch : t->spitch) + t->n;
 }
 
 /* Whether every address the task touches on the device side is reachable. mu held. */
@@ -580,8 +607,8 @@ static int task_reachable(const struct task *t) {
         }
     case T_COPY:
         if (t->n && (!t->dst || !t->src)) return 0; /* a NULL side: CUDA_ERROR_INVALID_VALUE, as the driver */
-        return (!t->dev_dst || reachable((uintptr_t)t->dst, t->n)) &&
-               (!t->dev_src || reachable((uintptr_t)t->src, t->n));
+        return (!t->dev_dst || reachable((uintptr_t)t->dst, copy_span(t, 1))) &&
+               (!t->dev_src || reachable((uintptr_t)t->src, copy_span(t, 0)));
     case T_SET: return reachable((uintptr_t)t->dst, t->n * t->width);
     case T_WAIT: case T_WRITE: return reachable((uintptr_t)t->dst, t->width);
     default: return 1;
@@ -592,7 +619,8 @@ static int task_reachable(const struct task *t) {
  * range where it starts in one (one_host_range). mu held. */
 static int task_one_range(const struct task *t) {
     switch (t->kind) {
-    case T_COPY: return one_host_range((uintptr_t)t->dst, t->n) && one_host_range((uintptr_t)t->src, t->n);
+    case T_COPY:
+        return one_host_range((uintptr_t)t->dst, copy_span(t, 1)) && one_host_range((uintptr_t)t->src, copy_span(t, 0));
     case T_SET: return one_host_range((uintptr_t)t->dst, t->n * t->width);
     default: return 1;
     }
@@ -685,7 +713,12 @@ static CUresult run_task(const struct task *t) {
         }
         break;
     }
-    case T_COPY: memmove(t->dst, t->src, t->n); break;
+    case T_COPY:
+        if (!t->height) memmove(t->dst, t->src, t->n);
+        else
+            for (size_t y = 0; y < t->height; y++)
+                memmove((char *)t->dst + y * t->dpitch, (const char *)t->src + y * t->spitch, t->n);
+        break;
     case T_SET:
         if (t->width == 1) memset(t->dst, (int)t->value, t->n);
         else if (t->width == 2) for (size_t i = 0; i < t->n; i++) ((uint16_t *)t->dst)[i] = (uint16_t)t->value;
@@ -930,11 +963,14 @@ static struct op *submit(CUstream s, const struct task *t, struct op *after) {
     o->refs = 1;
     o->t = *t;
     if (t->kind == T_GRAPH) prog_ref(t->prog);
-    if (t->kind == T_COPY && !reachable((uintptr_t)t->src, t->n)) {
-        /* pageable source: the driver copies it before returning */
-        o->staged = xcalloc(1, t->n);
-        memcpy(o->staged, t->src, t->n);
+    if (t->kind == T_COPY && !reachable((uintptr_t)t->src, copy_span(t, 0))) {
+        /* pageable source: the driver copies it before returning (rows packed) */
+        size_t rows = t->height ? t->height : 1;
+        o->staged = xcalloc(rows, t->n);
+        for (size_t y = 0; y < rows; y++)
+            memcpy((char *)o->staged + y * t->n, (const char *)t->src + y * t->spitch, t->n);
         o->t.src = o->staged;
+        o->t.spitch = t->n;
     }
     if (s->kind == S_LEGACY) {
         for (CUstream x = all_streams; x; x = x->next)
@@ -1185,8 +1221,10 @@ static CUresult enqueue(CUstream h, const struct task *t) {
     if (!r && t->kind != T_KERNEL && !(task_reachable(t) && task_one_range(t))) r = CUDA_ERROR_INVALID_VALUE;
     if (!r && capturing) r = record(s, t);
     else if (!r) {
+        if (t->kind == T_COPY && (!reachable((uintptr_t)t->dst, copy_span(t, 1)) || !reachable((uintptr_t)t->src, copy_span(t, 0))))
+            st.pageable_copies++;
         struct op *o = submit(s, t, NULL);
-        if (t->kind == T_COPY && !reachable((uintptr_t)t->dst, t->n)) {
+        if (t->kind == T_COPY && !reachable((uintptr_t)t->dst, copy_span(t, 1))) {
             op_ref(o);
             while (!o->done) wait_cv();
             op_unref(o);
@@ -1309,12 +1347,21 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) 
         { 113, 1 },         /* READ_ONLY_HOST_REGISTER_SUPPORTED */
         { 115, 0 },         /* MEMORY_POOLS_SUPPORTED: the simulator has no pools */
         { 122, 1 }, { 123, 1 },                              /* 64-bit stream memory operations, WAIT_VALUE_NOR */
+        /* what package cuda's named getters read (an H200's values) */
+        { 11, 2147483647 }, /* MAX_PITCH */
+        { 33, 0x19 }, { 34, 0 }, { 50, 0 },                  /* PCI_BUS_ID (device 1 adds 0x10), PCI_DEVICE_ID, PCI_DOMAIN_ID */
+        { 37, 6144 },       /* GLOBAL_MEMORY_BUS_WIDTH */
+        { 38, 52428800 },   /* L2_CACHE_SIZE */
+        { 81, 233472 },     /* MAX_SHARED_MEMORY_PER_MULTIPROCESSOR */
+        { 95, 1 },          /* COOPERATIVE_LAUNCH */
+        { 97, 232448 },     /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
+        { 120, 1 },         /* CLUSTER_LAUNCH */
     };
     CUresult r = check_device(dev);
     if (r) return r;
     if (!pi) return CUDA_ERROR_INVALID_VALUE;
     for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++)
-        if (attrs[i].attr == attrib) { *pi = attrs[i].value; return CUDA_SUCCESS; }
+        if (attrs[i].attr == attrib) { *pi = attrs[i].value + (attrib == 33 ? 0x10 * dev : 0); return CUDA_SUCCESS; }
     return CUDA_ERROR_INVALID_VALUE;
 }
 
@@ -1706,6 +1753,7 @@ CUresult cuEventCreate(CUevent *ph, unsigned int flags) {
         e->ctx = c;
         *ph = e;
         st.live_events++;
+        st.event_creates++;
     }
     UNLOCK();
     return r;
@@ -2341,6 +2389,92 @@ CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUc
     return enqueue(h, &t);
 }
 
+/* ----- device identity, peer access and 2D copies (package cuda's Device.UUID,
+ * PCIBusID, CanAccessPeer, Context.EnablePeerAccess, Copy2D) ----- */
+
+CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev) {
+    FAIL_POINT("cuDeviceGetUuid");
+    CUresult r = check_device(dev);
+    if (r) return r;
+    if (!uuid) return CUDA_ERROR_INVALID_VALUE;
+    static const unsigned char base[16] = { 0x5e, 0x1a, 0x7e, 0xd0, 0x48, 0x20, 0x4c, 0x0d,
+                                            0x9a, 0x3b, 0x11, 0x22, 0x33, 0x44, 0x55, 0x00 };
+    memcpy(uuid->bytes, base, 16);
+    uuid->bytes[15] = (char)dev;
+    return CUDA_SUCCESS;
+}
+
+/* "dddd:bb:dd.f", from the PCI attributes above. */
+CUresult cuDeviceGetPCIBusId(char *id, int len, CUdevice dev) {
+    FAIL_POINT("cuDeviceGetPCIBusId");
+    CUresult r = check_device(dev);
+    if (r) return r;
+    if (!id || len <= 0) return CUDA_ERROR_INVALID_VALUE;
+    snprintf(id, (size_t)len, "%04x:%02x:%02x.0", 0, 0x19 + 0x10 * dev, 0);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer) {
+    FAIL_POINT("cuDeviceCanAccessPeer");
+    CUresult r = check_device(dev);
+    if (!r) r = check_device(peer);
+    if (r) return r;
+    if (!can) return CUDA_ERROR_INVALID_VALUE;
+    *can = dev != peer;
+    return CUDA_SUCCESS;
+}
+
+/* Peer access enabled, from the current context to another: a short table
+ * (two devices). mu held. */
+static struct { CUcontext from, to; } peers[16];
+static int npeers;
+
+CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
+    FAIL_POINT("cuCtxEnablePeerAccess");
+    CUcontext c;
+    LOCK();
+    CUresult r = current_ctx(&c);
+    if (!r && flags) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r && (!peer || peer->magic != MAGIC_CTX || peer->destroyed)) r = CUDA_ERROR_INVALID_CONTEXT;
+    if (!r && peer->dev == c->dev) r = CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
+    for (int i = 0; !r && i < npeers; i++)
+        if (peers[i].from == c && peers[i].to == peer) r = CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+    if (!r && npeers == (int)(sizeof peers / sizeof peers[0])) r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (!r) { peers[npeers].from = c; peers[npeers++].to = peer; }
+    UNLOCK();
+    return r;
+}
+
+/* One side of a 2D copy: its start address, and whether it is device memory. */
+static CUresult copy2d_side(int type, const void *host, CUdeviceptr dev, size_t x, size_t y, size_t pitch,
+                            uintptr_t *p, int *device) {
+    switch (type) {
+    case CU_MEMORYTYPE_HOST: *p = (uintptr_t)host; *device = 0; break;
+    case CU_MEMORYTYPE_DEVICE: case CU_MEMORYTYPE_UNIFIED: *p = (uintptr_t)dev; *device = 1; break;
+    default: return CUDA_ERROR_INVALID_VALUE; /* no arrays here */
+    }
+    if (!*p) return CUDA_ERROR_INVALID_VALUE;
+    *p += y * pitch + x;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream h) {
+    FAIL_POINT("cuMemcpy2DAsync");
+    if (!c) return CUDA_ERROR_INVALID_VALUE;
+    if (!c->WidthInBytes || !c->Height) return CUDA_SUCCESS;
+    if (c->srcPitch < c->WidthInBytes || c->dstPitch < c->WidthInBytes) return CUDA_ERROR_INVALID_VALUE;
+    uintptr_t src, dst;
+    int dsrc, ddst;
+    CUresult r = copy2d_side(c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, c->srcPitch, &src, &dsrc);
+    if (!r) r = copy2d_side(c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY, c->dstPitch, &dst, &ddst);
+    if (r) return r;
+    struct task t = copy_task(dst, src, c->WidthInBytes, ddst, dsrc);
+    t.height = c->Height;
+    t.dpitch = c->dstPitch;
+    t.spitch = c->srcPitch;
+    return enqueue(h, &t);
+}
+
 CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t n) {
     FAIL_POINT("cuMemsetD8");
     struct task t = set_task(dst, value, n, 1);
@@ -2889,6 +3023,11 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuMemcpyHtoDAsync", 3020, 7000, cuMemcpyHtoDAsync_v2),
     SYM("cuMemcpyDtoHAsync", 3020, 7000, cuMemcpyDtoHAsync_v2),
     SYM("cuMemcpyDtoDAsync", 3020, 7000, cuMemcpyDtoDAsync_v2),
+    SYM("cuDeviceGetUuid", 11040, 0, cuDeviceGetUuid_v2),
+    SYM("cuDeviceGetPCIBusId", 4010, 0, cuDeviceGetPCIBusId),
+    SYM("cuDeviceCanAccessPeer", 4000, 0, cuDeviceCanAccessPeer),
+    SYM("cuCtxEnablePeerAccess", 4000, 0, cuCtxEnablePeerAccess),
+    SYM("cuMemcpy2DAsync", 3020, 7000, cuMemcpy2DAsync_v2),
     SYM("cuMemsetD8", 3020, 7000, cuMemsetD8_v2),
     SYM("cuMemsetD32", 3020, 7000, cuMemsetD32_v2),
     SYM("cuMemsetD8Async", 3020, 7000, cuMemsetD8Async),
@@ -2987,6 +3126,8 @@ static const struct { const char *name; long long *value; int cumulative; } stat
     { "event_queries", &st.event_queries, 1 },
     { "fenced_calls", &st.fenced_calls, 1 },
     { "ctx_synchronize_calls", &st.ctx_synchronize_calls, 1 },
+    { "event_creates", &st.event_creates, 1 },     /* cuEventCreate calls that made an event */
+    { "pageable_copies", &st.pageable_copies, 1 }, /* async copies with a side the device cannot reach */
 };
 
 long long sim_stat(const char *name) {

@@ -7,3 +7,5 @@ require (
 	github.com/google/go-cmp v0.7.0
 	golang.org/x/sys v0.43.0
 )
+
+require github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724

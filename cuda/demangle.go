@@ -1,445 +1,84 @@
 package cuda
 
 import (
-	"strconv"
 	"strings"
+
+	"github.com/ianlancetaylor/demangle"
 )
 
-// Demangle returns the C++ name that an Itanium-ABI mangled name (as nvcc
-// gives C++ kernels) stands for, written as c++filt writes it, without the
-// return type: "_ZN3ops6offsetEPffy" gives "ops::offset(float*, float,
-// unsigned long long)". It reads what kernel names need: namespaces,
-// templates with type and integer arguments, builtin types, pointers,
-// references, const and volatile, substitutions. For other names
-// (extern "C" ones, or constructs it does not read) it returns false.
+// Demangle returns the C++ function that an Itanium-ABI mangled name (as
+// nvcc and NVRTC give C++ kernels) stands for, written as c++filt writes
+// it but without the return type: "_ZN3ops6offsetEPffy" gives
+// "ops::offset(float*, float, unsigned long long)", and
+// "_Z5scaleIfEvPT_S0_y" gives "scale<float>(float*, float, unsigned long
+// long)". The parsing is github.com/ianlancetaylor/demangle's (the
+// demangler Go's pprof uses). For a name that is not a mangled function
+// (an extern "C" kernel's, a variable's, or one that does not parse) it
+// returns false.
 func Demangle(name string) (string, bool) {
+	sig, ok := demangleFunc(name)
+	return sig.text, ok
+}
+
+// funcSig is a demangled C++ function: its text and its parameters.
+type funcSig struct {
+	text   string   // as Demangle gives it
+	params []cParam // the parameter types, in order
+}
+
+// maxDemangled bounds the length of a demangled name (2^16 bytes): a
+// short mangled name can stand for a very long one through nested
+// substitutions, and a kernel's never is.
+const maxDemangled = 16
+
+// demangleFunc parses a mangled function name into its text and its
+// parameter types.
+func demangleFunc(name string) (sig funcSig, ok bool) {
 	if !strings.HasPrefix(name, "_Z") {
-		return "", false
+		return funcSig{}, false
 	}
-	d := demangler{s: name, i: 2}
-	out, ok := d.encoding()
-	if !ok || d.i != len(d.s) {
-		return "", false
+	defer func() {
+		// The library reports what it cannot parse as an error; a panic
+		// would be a bug of its own, which must not take a module load
+		// down with it: such a name is one Demangle cannot read.
+		if recover() != nil {
+			sig, ok = funcSig{}, false
+		}
+	}()
+	opts := []demangle.Option{demangle.NoClones, demangle.MaxLength(maxDemangled)}
+	a, err := demangle.ToAST(name, opts...)
+	if err != nil {
+		return funcSig{}, false
 	}
-	return out, true
+	typed, isTyped := a.(*demangle.Typed)
+	if !isTyped {
+		return funcSig{}, false
+	}
+	ft, isFunc := typed.Type.(*demangle.FunctionType)
+	if !isFunc {
+		return funcSig{}, false
+	}
+	args := ft.Args
+	if len(args) == 1 && isVoid(args[0]) {
+		args = nil
+	}
+	sig = funcSig{params: make([]cParam, len(args))}
+	texts := make([]string, len(args))
+	for i, p := range args {
+		sig.params[i] = classifyParam(p, opts)
+		texts[i] = sig.params[i].text
+	}
+	fname := demangle.ASTToString(typed.Name, opts...)
+	if fname == "" {
+		return funcSig{}, false
+	}
+	sig.text = fname + "(" + strings.Join(texts, ", ") + ")"
+	return sig, true
 }
 
-type demangler struct {
-	s       string
-	i       int
-	subs    []string // substitution candidates, in order
-	targs   []string // template arguments of the function, for T_
-	lastTpl []string // template arguments most recently read
-}
-
-func (d *demangler) peek() byte {
-	if d.i < len(d.s) {
-		return d.s[d.i]
-	}
-	return 0
-}
-
-func (d *demangler) eat(prefix string) bool {
-	if strings.HasPrefix(d.s[d.i:], prefix) {
-		d.i += len(prefix)
-		return true
-	}
-	return false
-}
-
-// encoding ::= <name> <bare-function-type>
-func (d *demangler) encoding() (string, bool) {
-	name, isTemplate, ok := d.name()
-	if !ok {
-		return "", false
-	}
-	if isTemplate {
-		d.targs = d.lastTpl
-		// A template function's return type comes first.
-		if _, ok := d.typ(); !ok {
-			return "", false
-		}
-	}
-	var params []string
-	for d.i < len(d.s) {
-		t, ok := d.typ()
-		if !ok {
-			return "", false
-		}
-		params = append(params, t)
-	}
-	if len(params) == 0 {
-		return "", false // a function has at least one type: void for none
-	}
-	if len(params) == 1 && params[0] == "void" {
-		params = nil
-	}
-	return name + "(" + strings.Join(params, ", ") + ")", true
-}
-
-// name ::= <nested-name> | St <unqualified-name> | <unqualified-name> [<template-args>]
-func (d *demangler) name() (string, bool, bool) {
-	if d.eat("N") {
-		return d.nested()
-	}
-	prefix := ""
-	if d.eat("St") {
-		prefix = "std::"
-	}
-	n, ok := d.sourceName()
-	if !ok {
-		return "", false, false
-	}
-	n = prefix + n
-	if d.peek() == 'I' {
-		d.subs = append(d.subs, n)
-		args, ok := d.templateArgs()
-		if !ok {
-			return "", false, false
-		}
-		return n + args, true, true
-	}
-	return n, false, true
-}
-
-// nested-name ::= N [<CV-qualifiers>] <prefix components> E
-func (d *demangler) nested() (string, bool, bool) {
-	for d.peek() == 'r' || d.peek() == 'V' || d.peek() == 'K' {
-		d.i++ // qualifiers of a member function: kernels have none that matter
-	}
-	var cur string
-	isTemplate := false
-	first := true
-	for !d.eat("E") {
-		switch {
-		case d.peek() == 'I':
-			if first {
-				return "", false, false
-			}
-			args, ok := d.templateArgs()
-			if !ok {
-				return "", false, false
-			}
-			cur += args
-			isTemplate = true
-		case d.peek() == 'S':
-			if !first {
-				return "", false, false
-			}
-			s, ok := d.substitution()
-			if !ok {
-				return "", false, false
-			}
-			cur = s
-			first = false
-			continue // a substitution is not added again
-		default:
-			n, ok := d.sourceName()
-			if !ok {
-				return "", false, false
-			}
-			if !first {
-				cur += "::"
-			}
-			cur += n
-			isTemplate = false
-		}
-		first = false
-		if d.peek() != 'E' {
-			d.subs = append(d.subs, cur)
-		}
-	}
-	return cur, isTemplate, !first
-}
-
-// source-name ::= <length> <identifier>
-func (d *demangler) sourceName() (string, bool) {
-	j := d.i
-	for j < len(d.s) && d.s[j] >= '0' && d.s[j] <= '9' {
-		j++
-	}
-	if j == d.i {
-		return "", false
-	}
-	n, err := strconv.Atoi(d.s[d.i:j])
-	if err != nil || n <= 0 || j+n > len(d.s) {
-		return "", false
-	}
-	d.i = j + n
-	id := d.s[j:d.i]
-	if strings.HasPrefix(id, "_GLOBAL__N") {
-		return "(anonymous namespace)", true
-	}
-	return id, true
-}
-
-// template-args ::= I <template-arg>+ E
-func (d *demangler) templateArgs() (string, bool) {
-	if !d.eat("I") {
-		return "", false
-	}
-	var args []string
-	for !d.eat("E") {
-		if d.i >= len(d.s) {
-			return "", false
-		}
-		var a string
-		var ok bool
-		if d.peek() == 'L' {
-			a, ok = d.literal()
-		} else {
-			a, ok = d.typ()
-		}
-		if !ok {
-			return "", false
-		}
-		args = append(args, a)
-	}
-	d.lastTpl = args
-	s := "<" + strings.Join(args, ", ")
-	if strings.HasSuffix(s, ">") {
-		s += " "
-	}
-	return s + ">", true
-}
-
-// literal ::= L <type> <value number> E
-func (d *demangler) literal() (string, bool) {
-	d.i++ // L
-	if d.eat("_Z") {
-		return "", false // an external name: not read
-	}
-	b := d.peek()
-	t, ok := builtin(b)
-	if !ok {
-		return "", false
-	}
-	d.i++
-	neg := d.eat("n")
-	j := d.i
-	for j < len(d.s) && d.s[j] >= '0' && d.s[j] <= '9' {
-		j++
-	}
-	if j == d.i || j >= len(d.s) || d.s[j] != 'E' {
-		return "", false
-	}
-	v := d.s[d.i:j]
-	d.i = j + 1
-	if neg {
-		v = "-" + v
-	}
-	switch b {
-	case 'b':
-		if v == "0" {
-			return "false", true
-		}
-		return "true", true
-	case 'i':
-		return v, true
-	case 'j':
-		return v + "u", true
-	case 'l':
-		return v + "l", true
-	case 'm':
-		return v + "ul", true
-	case 'x':
-		return v + "ll", true
-	case 'y':
-		return v + "ull", true
-	}
-	return "(" + t + ")" + v, true
-}
-
-// builtin types by their code.
-func builtin(b byte) (string, bool) {
-	switch b {
-	case 'v':
-		return "void", true
-	case 'w':
-		return "wchar_t", true
-	case 'b':
-		return "bool", true
-	case 'c':
-		return "char", true
-	case 'a':
-		return "signed char", true
-	case 'h':
-		return "unsigned char", true
-	case 's':
-		return "short", true
-	case 't':
-		return "unsigned short", true
-	case 'i':
-		return "int", true
-	case 'j':
-		return "unsigned int", true
-	case 'l':
-		return "long", true
-	case 'm':
-		return "unsigned long", true
-	case 'x':
-		return "long long", true
-	case 'y':
-		return "unsigned long long", true
-	case 'n':
-		return "__int128", true
-	case 'o':
-		return "unsigned __int128", true
-	case 'f':
-		return "float", true
-	case 'd':
-		return "double", true
-	case 'e':
-		return "long double", true
-	case 'g':
-		return "__float128", true
-	case 'z':
-		return "...", true
-	}
-	return "", false
-}
-
-// typ reads one type.
-func (d *demangler) typ() (string, bool) {
-	b := d.peek()
-	if t, ok := builtin(b); ok {
-		d.i++
-		return t, true
-	}
-	switch b {
-	case 'D':
-		if d.eat("Dh") {
-			return "__half", true
-		}
-		if d.eat("Dn") {
-			return "decltype(nullptr)", true
-		}
-		if d.eat("DF16_") {
-			return "_Float16", true
-		}
-		return "", false
-	case 'P', 'R', 'O', 'K', 'V', 'r':
-		d.i++
-		inner, ok := d.typ()
-		if !ok {
-			return "", false
-		}
-		var t string
-		switch b {
-		case 'P':
-			t = inner + "*"
-		case 'R':
-			t = inner + "&"
-		case 'O':
-			t = inner + "&&"
-		case 'K':
-			t = inner + " const"
-		case 'V':
-			t = inner + " volatile"
-		case 'r':
-			t = inner + " restrict"
-		}
-		d.subs = append(d.subs, t)
-		return t, true
-	case 'T':
-		t, ok := d.templateParam()
-		if !ok {
-			return "", false
-		}
-		d.subs = append(d.subs, t)
-		return d.withTemplateArgs(t)
-	case 'S':
-		if strings.HasPrefix(d.s[d.i:], "St") {
-			d.i += 2
-			n, ok := d.sourceName()
-			if !ok {
-				return "", false
-			}
-			t := "std::" + n
-			d.subs = append(d.subs, t)
-			return d.withTemplateArgs(t)
-		}
-		t, ok := d.substitution()
-		if !ok {
-			return "", false
-		}
-		return d.withTemplateArgs(t)
-	case 'N':
-		d.i++
-		t, _, ok := d.nested()
-		if !ok {
-			return "", false
-		}
-		d.subs = append(d.subs, t)
-		return t, true
-	}
-	if b >= '1' && b <= '9' {
-		n, ok := d.sourceName()
-		if !ok {
-			return "", false
-		}
-		d.subs = append(d.subs, n)
-		return d.withTemplateArgs(n)
-	}
-	return "", false
-}
-
-// template-param ::= T_ | T <number> _
-func (d *demangler) templateParam() (string, bool) {
-	d.i++ // T
-	idx := 0
-	if !d.eat("_") {
-		j := d.i
-		for j < len(d.s) && d.s[j] >= '0' && d.s[j] <= '9' {
-			j++
-		}
-		if j == d.i || j >= len(d.s) || d.s[j] != '_' {
-			return "", false
-		}
-		n, err := strconv.Atoi(d.s[d.i:j])
-		if err != nil {
-			return "", false
-		}
-		idx = n + 1
-		d.i = j + 1
-	}
-	if idx >= len(d.targs) {
-		return "", false
-	}
-	return d.targs[idx], true
-}
-
-// substitution ::= S_ | S <seq-id> _ | Sa | Sb | Ss | Si | So | Sd
-func (d *demangler) substitution() (string, bool) {
-	d.i++ // S
-	abbrev := map[byte]string{
-		'a': "std::allocator", 'b': "std::basic_string", 's': "std::string",
-		'i': "std::istream", 'o': "std::ostream", 'd': "std::iostream",
-	}
-	if t, ok := abbrev[d.peek()]; ok {
-		d.i++
-		return t, true
-	}
-	idx := 0
-	if !d.eat("_") {
-		j := d.i
-		for j < len(d.s) && (d.s[j] >= '0' && d.s[j] <= '9' || d.s[j] >= 'A' && d.s[j] <= 'Z') {
-			j++
-		}
-		if j == d.i || j >= len(d.s) || d.s[j] != '_' {
-			return "", false
-		}
-		n, err := strconv.ParseInt(d.s[d.i:j], 36, 32)
-		if err != nil {
-			return "", false
-		}
-		idx = int(n) + 1
-		d.i = j + 1
-	}
-	if idx >= len(d.subs) {
-		return "", false
-	}
-	return d.subs[idx], true
+func isVoid(a demangle.AST) bool {
+	b, ok := a.(*demangle.BuiltinType)
+	return ok && b.Name == "void"
 }
 
 // normalize makes two spellings of one C++ name compare equal: single
@@ -535,19 +174,4 @@ func withoutTemplateArgs(s string) string {
 		}
 	}
 	return s
-}
-
-// withTemplateArgs appends the template arguments that may follow the type
-// or name t, and records the instantiation as a substitution candidate.
-func (d *demangler) withTemplateArgs(t string) (string, bool) {
-	if d.peek() != 'I' {
-		return t, true
-	}
-	args, ok := d.templateArgs()
-	if !ok {
-		return "", false
-	}
-	t += args
-	d.subs = append(d.subs, t)
-	return t, true
 }

@@ -1,9 +1,30 @@
 package cuda
 
 import (
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ianlancetaylor/demangle"
 )
+
+// plainReturn says whether a function's return type, if it has one,
+// prints before its name (not a pointer to a function or an array).
+func plainReturn(a demangle.AST) bool {
+	typed, ok := a.(*demangle.Typed)
+	if !ok {
+		return false
+	}
+	ft, ok := typed.Type.(*demangle.FunctionType)
+	if !ok {
+		return false
+	}
+	switch ft.Return.(type) {
+	case nil, *demangle.BuiltinType, *demangle.Name, *demangle.Qualified:
+		return true
+	}
+	return false
+}
 
 func TestDemangle(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
@@ -27,16 +48,73 @@ func TestDemangle(t *testing.T) {
 		{"_Z1g4pairIifEPS0_", "g(pair<int, float>, pair<int, float>*)"},
 		{"_Z1hSt6size_t", "h(std::size_t)"},
 		{"_ZN9__gnu_cxx1fEv", "__gnu_cxx::f()"},
-		{"_Z1kDh", "k(__half)"},
+		// Dh is the builtin half (not CUDA's class __half, "6__half"),
+		// which c++filt and the library print "half".
+		{"_Z1kDh", "k(half)"},
+		{"_Z1kPK6__half", "k(__half const*)"},
+		// What the hand-written demangler could not read.
+		{"_Z1fPFivE", "f(int (*)())"},
+		{"_ZN12_GLOBAL__N_11fEPrKf", "(anonymous namespace)::f(float const restrict*)"},
 	} {
 		got, ok := Demangle(c.in)
 		if !ok || got != c.want {
 			t.Errorf("Demangle(%q) = %q, %v; want %q", c.in, got, ok, c.want)
 		}
 	}
-	for _, in := range []string{"saxpy", "_Z", "_Z3", "_Z3abc", "_Z1fPFivE", "_Z5scaleIfEvPT_S9_y", "_Z1fT_", "_ZN3opsE"} {
+	for _, in := range []string{"saxpy", "_Z", "_Z3", "_Z3abc", "_Z5scaleIfEvPT_S9_y", "_ZN3ops6offsetE", "_Z1fT_", "_ZN3opsE"} {
 		if got, ok := Demangle(in); ok {
 			t.Errorf("Demangle(%q) = %q, want no result", in, got)
+		}
+	}
+}
+
+// The parameter types of a mangled name decide which arguments a launch
+// takes, and which pointers the kernel only reads.
+func TestDemangledParams(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		text     []string
+		readOnly []bool
+	}{
+		{"_Z3addPKfS0_Pf", []string{"float const*", "float const*", "float*"}, []bool{true, true, false}},
+		{"_Z5scaleIfEvPT_S0_y", []string{"float*", "float", "unsigned long long"}, []bool{false, false, false}},
+		{"_Z4stepv", []string{}, []bool{}},
+		{"_Z1f4Vecsi", []string{"Vecs", "int"}, []bool{false, false}},
+		{"_Z1fPKvPVKi", []string{"void const*", "int const volatile*"}, []bool{true, true}},
+	} {
+		sig, ok := demangleFunc(c.name)
+		if !ok {
+			t.Errorf("%s: not demangled", c.name)
+			continue
+		}
+		var text []string
+		var ro []bool
+		for _, p := range sig.params {
+			text = append(text, p.text)
+			ro = append(ro, p.readOnly)
+		}
+		if !slices.Equal(text, c.text) || !slices.Equal(ro, c.readOnly) {
+			t.Errorf("%s: types %q, read-only %v; want %q, %v", c.name, text, ro, c.text, c.readOnly)
+		}
+	}
+	// Which codes each kind of parameter takes.
+	sig, _ := demangleFunc("_Z1fPfiy4VecsPvDhPc")
+	for _, c := range []struct {
+		param int
+		code  uint8
+		want  bool
+	}{
+		{0, codeMem + uint8(classF32), true}, {0, codeMem + uint8(classI32), false}, {0, codeRaw, true},
+		{0, codeBuffer, true}, {0, uint8(classF32), false}, {0, uint8(classU64), false},
+		{1, uint8(classI32), true}, {1, uint8(classU32), false}, {1, uint8(classF32), false}, {1, codeMem + uint8(classI32), false},
+		{2, uint8(classU64), true}, {2, uint8(classI64), false},
+		{3, uint8(classOther), true}, {3, codeStruct, true}, {3, uint8(classI32), true}, {3, codeMem + uint8(classF32), false},
+		{4, codeMem + uint8(classF64), true}, {4, codeMem + uint8(classOther), true}, {4, uint8(classU64), false},
+		{5, uint8(classU16), true}, {5, uint8(classI16), false},
+		{6, codeMem + uint8(classI8), true}, {6, codeMem + uint8(classU8), true}, {6, codeMem + uint8(classI32), false},
+	} {
+		if got := sig.params[c.param].accept>>c.code&1 != 0; got != c.want {
+			t.Errorf("parameter %d (%s) takes %s: %v, want %v", c.param, sig.params[c.param].text, describeCode(c.code), got, c.want)
 		}
 	}
 }
@@ -64,6 +142,16 @@ func FuzzDemangle(f *testing.F) {
 		out, ok := Demangle(s)
 		if ok && out == "" {
 			t.Errorf("Demangle(%q) succeeded with an empty name", s)
+		}
+		if ok {
+			// Against the library: what Demangle gives is the library's
+			// text of the same name, less a return type in front.
+			full, err := demangle.ToString(s, demangle.NoClones, demangle.MaxLength(maxDemangled))
+			if err != nil {
+				t.Errorf("Demangle(%q) = %q, but the library fails: %v", s, out, err)
+			} else if a, _ := demangle.ToAST(s, demangle.NoClones); plainReturn(a) && !strings.HasSuffix(full, out) {
+				t.Errorf("Demangle(%q) = %q, the library %q", s, out, full)
+			}
 		}
 		if n := normalize(out); n != normalize(n) {
 			t.Errorf("normalize is not idempotent on %q: %q, then %q", out, n, normalize(n))

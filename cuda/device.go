@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"bytes"
+	"fmt"
 
 	"github.com/purecuda/purecuda/libcuda"
 )
@@ -62,6 +63,28 @@ func (d Device) ComputeCapability() (major, minor int, err error) {
 		return 0, 0, err
 	}
 	return major, minor, nil
+}
+
+// Arch is the device's real architecture as NVRTC and nvJitLink name it:
+// "sm_90" on an H100 or H200, for nvrtc.CUBIN and for the -arch of a
+// link. VirtualArch is the matching virtual one, for PTX.
+func (d Device) Arch() (string, error) {
+	major, minor, err := d.ComputeCapability()
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("sm_%d%d", major, minor), nil
+}
+
+// VirtualArch is the device's virtual architecture, "compute_90" on an
+// H100 or H200: nvrtc.Flags("-arch=compute_90") makes PTX that the
+// driver compiles for this device (and later ones) when it loads it.
+func (d Device) VirtualArch() (string, error) {
+	major, minor, err := d.ComputeCapability()
+	if err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("compute_%d%d", major, minor), nil
 }
 
 // TotalMemory is the device's memory in bytes (cuDeviceTotalMem).

@@ -2,6 +2,7 @@ package cuda_test
 
 import (
 	"errors"
+	"fmt"
 	gosync "sync"
 	"testing"
 
@@ -30,6 +31,16 @@ func TestDevicesReportNameCapabilityAndMemory(t *testing.T) {
 		testenv.Must(t, err)
 		if major < 5 || minor < 0 {
 			t.Errorf("device %d: compute capability %d.%d", i, major, minor)
+		}
+		arch, err := d.Arch()
+		testenv.Must(t, err)
+		varch, err := d.VirtualArch()
+		testenv.Must(t, err)
+		if want := fmt.Sprintf("sm_%d%d", major, minor); arch != want {
+			t.Errorf("device %d: Arch %q, want %q", i, arch, want)
+		}
+		if want := fmt.Sprintf("compute_%d%d", major, minor); varch != want {
+			t.Errorf("device %d: VirtualArch %q, want %q", i, varch, want)
 		}
 		mem, err := d.TotalMemory()
 		testenv.Must(t, err)

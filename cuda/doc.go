@@ -60,8 +60,16 @@
 // Stream.Launch takes the kernel's arguments as Arg values (Int32,
 // Float32, Value, Slice.Arg, Pinned.Arg, Buffer): their sizes are checked
 // against the parameters the driver reports (cuFuncGetParamInfo, CUDA
-// 12.4 and later), and a launch allocates nothing. Module.Func finds a
-// kernel by its extern "C" name, its mangled name or its C++ name.
+// 12.4 and later), and a launch allocates nothing. A C++ kernel's
+// arguments are also checked by type, against the parameter types its
+// mangled name carries: a Slice[float32] only for float* or const float*,
+// Int32 for int (not Uint32 nor Float32), Uint64 for unsigned long long
+// and size_t, a struct Value only for a parameter of class type; the error
+// names the parameter, its C++ type and the Go argument. An extern "C"
+// kernel's name carries no types: its arguments are checked by size only.
+// Module.Func finds a kernel by its extern "C" name, its mangled name or
+// its C++ name (demangled by github.com/ianlancetaylor/demangle), and
+// decides the check then, once.
 //
 // # Libraries built on package cuda
 //

@@ -3,3 +3,6 @@ package cuda
 // ResetDroppedLogs forgets which kinds of dropped values were logged, so
 // that a test can see the one warning of each kind again.
 func ResetDroppedLogs() { droppedKinds.Clear() }
+
+// ParamReadOnly is Func.paramReadOnly, for tests.
+func ParamReadOnly(f *Func, i int) bool { return f.paramReadOnly(i) }

@@ -71,7 +71,13 @@ func (p *Pinned[T]) Buffer() *hostmem.Buffer {
 // Arg passes the device address of the pinned memory to a kernel, which
 // reads and writes the host memory itself (zero copy); the launch is
 // recorded as a use of the buffer.
-func (p *Pinned[T]) Arg() Arg { return Buffer(p.Buffer()) }
+func (p *Pinned[T]) Arg() Arg {
+	a := Buffer(p.Buffer())
+	if a.err == nil {
+		a.code = codeMem + uint8(classOf(reflect.TypeFor[T]()))
+	}
+	return a
+}
 
 // Free unpins the memory once the GPU work that used it is done
 // (hostmem.Buffer.Free); Data stays valid. Later copies or launches with

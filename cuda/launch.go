@@ -60,6 +60,7 @@ type Arg struct {
 	words [2]uint64 // a value of up to 16 bytes; for memory, the byte offset in words[0]
 	big   []byte    // a value of more than 16 bytes
 	size  uint32    // bytes the kernel's parameter must have
+	code  uint8     // what Go value it is, for the type check (params.go)
 	mem   argMem    // memory whose device address is the argument
 	err   error     // why the argument cannot be passed
 }
@@ -78,27 +79,33 @@ type argMem interface {
 }
 
 // Int32 passes v as a 32-bit integer (C int).
-func Int32(v int32) Arg { return Arg{words: [2]uint64{uint64(uint32(v))}, size: 4} }
+func Int32(v int32) Arg {
+	return Arg{words: [2]uint64{uint64(uint32(v))}, size: 4, code: uint8(classI32)}
+}
 
 // Uint32 passes v as an unsigned 32-bit integer (C unsigned int).
-func Uint32(v uint32) Arg { return Arg{words: [2]uint64{uint64(v)}, size: 4} }
+func Uint32(v uint32) Arg { return Arg{words: [2]uint64{uint64(v)}, size: 4, code: uint8(classU32)} }
 
 // Int64 passes v as a 64-bit integer (C long long).
-func Int64(v int64) Arg { return Arg{words: [2]uint64{uint64(v)}, size: 8} }
+func Int64(v int64) Arg { return Arg{words: [2]uint64{uint64(v)}, size: 8, code: uint8(classI64)} }
 
 // Uint64 passes v as an unsigned 64-bit integer (C unsigned long long,
 // size_t).
-func Uint64(v uint64) Arg { return Arg{words: [2]uint64{v}, size: 8} }
+func Uint64(v uint64) Arg { return Arg{words: [2]uint64{v}, size: 8, code: uint8(classU64)} }
 
 // Float32 passes v as a float.
-func Float32(v float32) Arg { return Arg{words: [2]uint64{uint64(math.Float32bits(v))}, size: 4} }
+func Float32(v float32) Arg {
+	return Arg{words: [2]uint64{uint64(math.Float32bits(v))}, size: 4, code: uint8(classF32)}
+}
 
 // Float64 passes v as a double.
-func Float64(v float64) Arg { return Arg{words: [2]uint64{math.Float64bits(v)}, size: 8} }
+func Float64(v float64) Arg {
+	return Arg{words: [2]uint64{math.Float64bits(v)}, size: 8, code: uint8(classF64)}
+}
 
 // Ptr passes a raw device address, for memory that package cuda does not
 // manage; nothing checks that it is valid.
-func Ptr(p libcuda.Deviceptr) Arg { return Arg{words: [2]uint64{uint64(p)}, size: 8} }
+func Ptr(p libcuda.Deviceptr) Arg { return Arg{words: [2]uint64{uint64(p)}, size: 8, code: codeRaw} }
 
 // Value passes v by value: any type without Go pointers (numbers, arrays,
 // structs of them), whose layout must be the kernel parameter's (Go lays
@@ -110,7 +117,7 @@ func Value[T any](v T) Arg {
 	if err := checkElem(t); err != nil {
 		return Arg{err: err}
 	}
-	a := Arg{size: uint32(t.Size())}
+	a := Arg{size: uint32(t.Size()), code: uint8(classOf(t))}
 	if t.Size() <= unsafe.Sizeof(a.words) {
 		*(*T)(unsafe.Pointer(&a.words)) = v
 		return a
@@ -128,7 +135,7 @@ func Buffer(b *hostmem.Buffer) Arg {
 	if b == nil || b.Size() == 0 {
 		return Arg{err: fmt.Errorf("nil hostmem.Buffer: %w", ErrNil)}
 	}
-	return Arg{mem: bufferMem{b}, size: 8}
+	return Arg{mem: bufferMem{b}, size: 8, code: codeBuffer}
 }
 
 // bufferMem is a hostmem.Buffer as a kernel argument.
@@ -161,7 +168,7 @@ func (x Slice[T]) Arg() Arg {
 	if x.h == nil {
 		return Arg{err: fmt.Errorf("zero Slice: %w", ErrNil)}
 	}
-	return Arg{mem: x.h, words: [2]uint64{uint64(uintptr(x.off) * unsafe.Sizeof(*new(T)))}, size: 8}
+	return Arg{mem: x.h, words: [2]uint64{uint64(uintptr(x.off) * unsafe.Sizeof(*new(T)))}, size: 8, code: codeMem + uint8(x.h.class)}
 }
 
 func (h *allocHandle) acquire() error {
@@ -191,7 +198,8 @@ type kernelParams struct {
 
 // Launch runs kernel f on the stream with the given grid and block sizes
 // (cuLaunchKernel). The arguments are checked against the kernel's
-// parameters first (count and sizes; see Func). Memory passed by a Slice
+// parameters first: count and sizes, and for a C++ kernel the types its
+// mangled name gives (see the package doc). Memory passed by a Slice
 // or a hostmem.Buffer is recorded as used by the stream.
 //
 // Launch allocates nothing: write the arguments in the call,

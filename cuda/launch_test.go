@@ -4,6 +4,7 @@ import (
 	"errors"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/purecuda/purecuda/cuda"
@@ -181,20 +182,90 @@ func saxpyLaunch(tb testing.TB, f *fixture, n int) func() error {
 	}
 }
 
+// A launch allocates nothing, checked by size (extern "C" saxpy) or by
+// type (the C++ scale<float>).
 func TestLaunchAllocatesNothing(t *testing.T) {
 	f := newFixture(t)
-	launch := saxpyLaunch(t, f, 1024)
-	testenv.Must(t, launch()) // the first use records the stream
-	var err error
-	allocs := testing.AllocsPerRun(1000, func() {
-		if e := launch(); e != nil {
-			err = e
+	x := alloc(t, f.s, make([]float32, 1024))
+	scale := f.fn(t, "scale<float>")
+	for name, launch := range map[string]func() error{
+		"saxpy": saxpyLaunch(t, f, 1024),
+		"scale<float>": func() error {
+			return f.s.Launch(scale, cuda.Grid(4, 1, 1), cuda.Block(256, 1, 1), x.Arg(), cuda.Float32(1), cuda.Uint64(1024))
+		},
+	} {
+		testenv.Must(t, launch()) // the first use records the stream
+		var err error
+		allocs := testing.AllocsPerRun(1000, func() {
+			if e := launch(); e != nil {
+				err = e
+			}
+		})
+		testenv.Must(t, err)
+		sync(t, f.s)
+		if allocs != 0 {
+			t.Errorf("%s: a launch allocates %v times, want 0", name, allocs)
 		}
-	})
-	testenv.Must(t, err)
-	sync(t, f.s)
-	if allocs != 0 {
-		t.Errorf("a launch allocates %v times, want 0", allocs)
+	}
+}
+
+// A C++ kernel's arguments are checked against the parameter types of its
+// mangled name, not only their sizes; the error names the parameter, its
+// C++ type and the Go argument.
+func TestLaunchChecksTypesOfCPlusPlusKernels(t *testing.T) {
+	f := newFixture(t)
+	xf := alloc(t, f.s, []float32{1, 2})
+	xi := alloc(t, f.s, []int32{1, 2})
+	scale := f.fn(t, "scale<float>") // (float*, float, unsigned long long)
+	g, b := cuda.Grid(1, 1, 1), cuda.Block(32, 1, 1)
+	type pair struct{ A, B uint32 }
+	for _, c := range []struct {
+		name string
+		args []cuda.Arg
+		want string // in the error
+	}{
+		{"int32 memory for float*", []cuda.Arg{xi.Arg(), cuda.Float32(2), cuda.Uint64(2)}, "argument 0 is memory of int32 elements (Slice.Arg, Pinned.Arg), its parameter 0 is float*"},
+		{"Int32 for float", []cuda.Arg{xf.Arg(), cuda.Int32(2), cuda.Uint64(2)}, "argument 1 is a int32 (Int32 or Value), its parameter 1 is float"},
+		{"Uint32 for float", []cuda.Arg{xf.Arg(), cuda.Uint32(2), cuda.Uint64(2)}, "parameter 1 is float"},
+		{"Int64 for unsigned long long", []cuda.Arg{xf.Arg(), cuda.Float32(2), cuda.Int64(2)}, "argument 2 is a int64 (Int64 or Value), its parameter 2 is unsigned long long"},
+		{"Float64 for unsigned long long", []cuda.Arg{xf.Arg(), cuda.Float32(2), cuda.Float64(2)}, "parameter 2 is unsigned long long"},
+		{"a struct for float*", []cuda.Arg{cuda.Value(pair{}), cuda.Float32(2), cuda.Uint64(2)}, "argument 0 is a struct or array Value, its parameter 0 is float*"},
+		{"Uint64 for float*", []cuda.Arg{cuda.Uint64(uint64(xf.DevicePtr())), cuda.Float32(2), cuda.Uint64(2)}, "parameter 0 is float*"},
+	} {
+		err := f.s.Launch(scale, g, b, c.args...)
+		if !errors.Is(err, cuda.ErrArgs) || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want ErrArgs saying %q", c.name, err, c.want)
+		}
+	}
+	// What the types allow: a float32 Slice, Ptr or a float32 Value for
+	// the pointer and the float, Value[uint64] for the size.
+	testenv.Must(t, f.s.Launch(scale, g, b, xf.Arg(), cuda.Float32(2), cuda.Uint64(2)))
+	testenv.Must(t, f.s.Launch(scale, g, b, cuda.Ptr(xf.DevicePtr()), cuda.Value(float32(3)), cuda.Value(uint64(2))))
+	if got := read(t, f.s, xf); !slices.Equal(got, []float32{6, 12}) {
+		t.Errorf("got %v, want [6 12]", got)
+	}
+	// The int instance takes an int32 Slice and an Int32.
+	testenv.Must(t, f.s.Launch(f.fn(t, "scale<int>"), g, b, xi.Arg(), cuda.Int32(5), cuda.Uint64(2)))
+	if got := read(t, f.s, xi); !slices.Equal(got, []int32{5, 10}) {
+		t.Errorf("got %v, want [5 10]", got)
+	}
+}
+
+// An extern "C" kernel's name carries no types: its arguments are checked
+// by size alone, so a Uint32 passes for saxpy's int n.
+func TestLaunchChecksExternCKernelsBySize(t *testing.T) {
+	f := newFixture(t)
+	x := alloc(t, f.s, []float32{1, 2})
+	y := alloc(t, f.s, []float32{1, 1})
+	saxpy := f.fn(t, "saxpy")
+	testenv.Must(t, f.s.Launch(saxpy, cuda.Grid(1, 1, 1), cuda.Block(32, 1, 1), cuda.Uint32(2), cuda.Float32(2), x.Arg(), y.Arg()))
+	if got := read(t, f.s, y); !slices.Equal(got, []float32{3, 5}) {
+		t.Errorf("got %v, want [3 5]", got)
+	}
+	for i := range 4 {
+		if cuda.ParamReadOnly(saxpy, i) {
+			t.Errorf("saxpy's parameter %d counts as read-only: an extern \"C\" name says nothing of const", i)
+		}
 	}
 }
 

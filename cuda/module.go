@@ -243,6 +243,14 @@ func (m *Module) Func(name string) (*Func, error) {
 		return nil, fmt.Errorf("cuda: Module.Func(%q): %w", name, err)
 	}
 	f.params = params
+	if sig, ok := demangleFunc(entry); ok && (params == nil || len(sig.params) == len(params)) {
+		f.typed = sig.params
+		for i, p := range sig.params {
+			if p.readOnly && i < 64 {
+				f.readOnly |= 1 << i
+			}
+		}
+	}
 	return f, nil
 }
 
@@ -300,7 +308,20 @@ type Func struct {
 	name    string   // entry name
 	display string   // demangled, for errors
 	params  []uint32 // sizes in bytes; nil: unknown
+	typed   []cParam // the C++ parameter types; nil for an extern "C" kernel: checked by size only
+
+	// readOnly has bit i set when parameter i is a pointer to const (a
+	// C++ kernel's const float*, from its mangled name): the kernel only
+	// reads the memory passed there. It is 0 for extern "C" kernels,
+	// whose names say nothing: every pointer counts as written. It is
+	// set once, by Module.Func, and read without a lock (paramReadOnly).
+	readOnly uint64
 }
+
+// paramReadOnly says whether the kernel only reads through its parameter
+// i (a pointer to const in a C++ kernel's signature). False when it may
+// write, or when the kernel's name does not say (extern "C").
+func (f *Func) paramReadOnly(i int) bool { return i < 64 && f.readOnly>>i&1 != 0 }
 
 // Name is the kernel's entry name (mangled for a C++ kernel).
 func (f *Func) Name() string {
@@ -378,7 +399,10 @@ func (f *Func) check(args []Arg) error {
 		}
 	}
 	if f.params == nil {
-		return nil
+		if f.typed != nil && len(args) != len(f.typed) {
+			return fmt.Errorf("cuda: Launch %s: %d arguments for %d parameters: %w", f.display, len(args), len(f.typed), ErrArgs)
+		}
+		return f.checkTypes(args)
 	}
 	if len(args) != len(f.params) {
 		return fmt.Errorf("cuda: Launch %s: %d arguments for %d parameters: %w", f.display, len(args), len(f.params), ErrArgs)
@@ -386,6 +410,18 @@ func (f *Func) check(args []Arg) error {
 	for i := range args {
 		if args[i].size != f.params[i] {
 			return fmt.Errorf("cuda: Launch %s: argument %d has %d bytes, its parameter %d: %w", f.display, i, args[i].size, f.params[i], ErrArgs)
+		}
+	}
+	return f.checkTypes(args)
+}
+
+// checkTypes compares the arguments with a C++ kernel's parameter types,
+// one bit each (see params.go).
+func (f *Func) checkTypes(args []Arg) error {
+	for i := range f.typed {
+		if f.typed[i].accept>>args[i].code&1 == 0 {
+			return fmt.Errorf("cuda: Launch %s: argument %d is %s, its parameter %d is %s: %w",
+				f.display, i, describeCode(args[i].code), i, f.typed[i].text, ErrArgs)
 		}
 	}
 	return nil

@@ -38,6 +38,7 @@ type Slice[T any] struct {
 type allocHandle struct {
 	a       *alloc
 	cleanup runtime.Cleanup
+	class   class // of the elements, for launches' type check
 }
 
 // alloc is one device allocation.
@@ -92,7 +93,7 @@ func Alloc[T any](s *Stream, n int) (Slice[T], error) {
 	a := &alloc{ctx: st.ctx, ptr: p, bytes: bytes}
 	a.used = append(make([]*streamState, 0, 2), st)
 	a.last.Store(st)
-	h := &allocHandle{a: a}
+	h := &allocHandle{a: a, class: classOf(t)}
 	h.cleanup = runtime.AddCleanup(h, func(a *alloc) {
 		dropped("Slice", "Free")
 		if err := a.free(); err != nil && !errors.Is(err, ErrFreed) {

@@ -31,8 +31,9 @@ func Flags(flags ...string) Option {
 }
 
 // CUBIN makes Compile produce a cubin for one real architecture, such as
-// "sm_90" (nvrtcGetCUBIN) instead of PTX: it adds -arch=arch. Package
-// cuda can give the current device's.
+// "sm_90" (nvrtcGetCUBIN) instead of PTX: it adds -arch=arch. A device's
+// own is cuda.Device.Arch (and cuda.Device.VirtualArch the "compute_90"
+// that Flags("-arch=...") takes for PTX).
 func CUBIN(arch string) Option { return func(c *config) { c.arch = arch } }
 
 // Header supplies the source of a header the program includes by name,

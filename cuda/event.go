@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	gosync "sync"
 	"time"
@@ -24,13 +25,110 @@ type Event struct {
 type eventState struct {
 	ctx    *ctxState
 	raw    libcuda.Event
+	flags  libcuda.Event_flags
 	mu     gosync.RWMutex
 	closed bool
 }
 
+// EventOption configures an event that NewEvent makes.
+type EventOption func(*libcuda.Event_flags)
+
+// DisableTiming makes an event that cannot time work (Elapsed fails on
+// it) and costs less to record and wait for
+// (CU_EVENT_DISABLE_TIMING): the choice for events that only order
+// streams.
+func DisableTiming() EventOption {
+	return func(f *libcuda.Event_flags) { *f |= libcuda.CU_EVENT_DISABLE_TIMING }
+}
+
+// BlockingSync makes a host thread that synchronizes the event through
+// the driver sleep instead of spinning (CU_EVENT_BLOCKING_SYNC).
+// Event.Sync waits without burning a core either way (package sync).
+func BlockingSync() EventOption {
+	return func(f *libcuda.Event_flags) { *f |= libcuda.CU_EVENT_BLOCKING_SYNC }
+}
+
+// Interprocess makes an event that another process can open through the
+// driver's IPC calls (CU_EVENT_INTERPROCESS). The driver requires such an
+// event not to time work: Interprocess implies DisableTiming.
+func Interprocess() EventOption {
+	return func(f *libcuda.Event_flags) {
+		*f |= libcuda.CU_EVENT_INTERPROCESS | libcuda.CU_EVENT_DISABLE_TIMING
+	}
+}
+
+// NewEvent creates an event in the context, not yet recorded
+// (cuEventCreate): record it with Stream.RecordEvent, as often as needed.
+// Without options it can time work, as Stream.Record's events do. A Sync
+// or Query of an event never recorded finds it complete, as the driver
+// does.
+func NewEvent(ctx *Context, opts ...EventOption) (*Event, error) {
+	cst, err := ctx.hold("NewEvent")
+	if err != nil {
+		return nil, err
+	}
+	defer cst.drop()
+	var flags libcuda.Event_flags
+	for _, o := range opts {
+		if o != nil {
+			o(&flags)
+		}
+	}
+	var ev libcuda.Event
+	err = cst.do(func() error { return libcuda.EventCreate(&ev, uint32(flags)) })
+	if err != nil {
+		return nil, driverErr("cuEventCreate", err)
+	}
+	return newEvent(cst, ev, flags), nil
+}
+
+// newEvent wraps a created event; it holds the context.
+func newEvent(cst *ctxState, ev libcuda.Event, flags libcuda.Event_flags) *Event {
+	cst.ref()
+	es := &eventState{ctx: cst, raw: ev, flags: flags}
+	e := &Event{st: es}
+	e.cleanup = runtime.AddCleanup(e, func(es *eventState) {
+		dropped("Event", "Close")
+		if err := es.close(); err != nil {
+			logErr("destroying a dropped event", err)
+		}
+	}, es)
+	return e
+}
+
+// RecordEvent records e on the stream, after the work submitted so far
+// (cuEventRecord): e then completes when that work has finished, and
+// streams that Wait for e from now on wait for that work. A record
+// replaces the event's previous one; waits already submitted keep waiting
+// for what they waited for. e must belong to the stream's context.
+// RecordEvent allocates nothing, so one event can serve every iteration
+// of a loop.
+//
+// Inside a capture, the record belongs to the capture (see Record).
+func (s *Stream) RecordEvent(e *Event) error {
+	st, err := s.acquire("RecordEvent")
+	if err != nil {
+		return err
+	}
+	defer st.mu.RUnlock()
+	es, err := e.acquire("RecordEvent")
+	if err != nil {
+		return err
+	}
+	defer es.mu.RUnlock()
+	if es.ctx.cu != st.ctx.cu {
+		return errors.New("cuda: Stream.RecordEvent: the event and the stream belong to different contexts")
+	}
+	if err := st.ctx.do(func() error { return libcuda.EventRecord(es.raw, st.raw) }); err != nil {
+		return driverErr("cuEventRecord", err)
+	}
+	return nil
+}
+
 // Record creates an event and records it on the stream, after the work
 // submitted so far (cuEventCreate, cuEventRecord). It can time that work
-// (Elapsed).
+// (Elapsed). A loop that records an event every iteration can make one
+// with NewEvent and record it again with RecordEvent instead.
 //
 // An event recorded while the stream is being captured belongs to the
 // capture: do not Query or Sync it (see package sync).
@@ -56,16 +154,7 @@ func (s *Stream) Record() (*Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	st.ctx.ref()
-	es := &eventState{ctx: st.ctx, raw: ev}
-	e := &Event{st: es}
-	e.cleanup = runtime.AddCleanup(e, func(es *eventState) {
-		dropped("Event", "Close")
-		if err := es.close(); err != nil {
-			logErr("destroying a dropped event", err)
-		}
-	}, es)
-	return e, nil
+	return newEvent(st.ctx, ev, libcuda.CU_EVENT_DEFAULT), nil
 }
 
 // Wait makes the work submitted to the stream from now on wait until the
@@ -149,6 +238,9 @@ func Elapsed(a, b *Event) (time.Duration, error) {
 		return 0, err
 	}
 	defer bs.mu.RUnlock()
+	if (as.flags|bs.flags)&libcuda.CU_EVENT_DISABLE_TIMING != 0 {
+		return 0, errors.New("cuda: Elapsed: an event made with DisableTiming cannot time work")
+	}
 	var ms float32
 	if err := libcuda.EventElapsedTime(&ms, as.raw, bs.raw); err != nil {
 		return 0, driverErr("cuEventElapsedTime", err)

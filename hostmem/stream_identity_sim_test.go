@@ -59,8 +59,8 @@ func TestAReusedStreamHandleIsANewStream(t *testing.T) {
 			testenv.Must(t, libcuda.StreamDestroy(s))
 		}
 	})
-	// a's struct serves again once its worker has ended, which a loaded
-	// machine may delay: a moment between tries.
+	// a's handle serves the next stream at once (its worker may still run
+	// the old queue); the loop only guards against a change of that.
 	for range 10_000 {
 		testenv.Must(t, libcuda.StreamCreate(&b, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
 		if b == a {

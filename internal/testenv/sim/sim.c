@@ -863,6 +863,7 @@ struct CUstream_st {
     struct op *head, *tail; /* queued, not yet done */
     struct op *last;        /* newest op, done or not */
     int has_worker, destroyed;
+    struct CUstream_st **box;        /* with a worker: where it finds this stream (stream_detach) */
     unsigned long long id;           /* cuStreamGetId: never reused */
     struct CUstream_st *prev, *next; /* all_streams */
     /* capture state */
@@ -916,6 +917,8 @@ static CUstream stream_new(CUcontext ctx, unsigned flags, int prio, int kind) {
 /* Unlink a destroyed stream whose work is all done; its struct goes to the
  * free list, for a stream created later. */
 static void stream_retire(CUstream s) {
+    free(s->box);
+    s->box = NULL;
     if (s->prev) s->prev->next = s->next; else all_streams = s->next;
     if (s->next) s->next->prev = s->prev;
     s->prev = s->next = NULL;
@@ -926,23 +929,41 @@ static void stream_retire(CUstream s) {
     handle_free(&free_streams, s);
 }
 
+/* A destroyed stream with a worker gives its handle back at once, as the
+ * driver does even while its work is pending: its queue moves to a struct of
+ * its own, which only the worker (through box) and all_streams know, and
+ * its handle's struct goes to the free list for the next stream. mu held. */
+static void stream_detach(CUstream h) {
+    CUstream g = xcalloc(1, sizeof *g);
+    *g = *h;
+    if (g->prev) g->prev->next = g; else all_streams = g;
+    if (g->next) g->next->prev = g;
+    *g->box = g;
+    handle_free(&free_streams, h);
+}
+
+/* A stream's worker runs its queue; it finds the stream through box, since
+ * stream_detach may move it whenever mu is released. */
 static void *worker_main(void *arg) {
-    CUstream s = arg;
+    CUstream *box = arg, s;
     LOCK();
     for (;;) {
-        while (!s->head && !s->destroyed) wait_cv();
+        while (!(*box)->head && !(*box)->destroyed) wait_cv();
+        s = *box;
         if (!s->head) break;
         struct op *o = s->head;
         while (!deps_done(o)) wait_cv();
         /* An event record (T_NOP) does nothing: it completes with the lock
          * held, so that records queued behind one wait complete together,
          * as on the GPU, and no query sees them finish one by one. */
-        if (!s->ctx->sticky && o->t.kind != T_NOP) {
+        CUcontext ctx = (*box)->ctx;
+        if (!ctx->sticky && o->t.kind != T_NOP) {
             UNLOCK();
             CUresult r = run_task(&o->t);
             LOCK();
-            if (r && !s->ctx->sticky) { s->ctx->sticky = r; st.illegal_addresses++; }
+            if (r && !ctx->sticky) { ctx->sticky = r; st.illegal_addresses++; }
         }
+        s = *box;
         o->done = 1;
         o->t_done = now_ns();
         s->head = o->next;
@@ -951,7 +972,7 @@ static void *worker_main(void *arg) {
         op_unref(o); /* the queue's reference */
         wake_all();
     }
-    stream_retire(s);
+    stream_retire(*box);
     UNLOCK();
     return NULL;
 }
@@ -990,7 +1011,9 @@ static struct op *submit(CUstream s, const struct task *t, struct op *after) {
         pthread_attr_init(&at);
         pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
         pthread_attr_setstacksize(&at, 256 << 10);
-        if (pthread_create(&th, &at, worker_main, s) != 0) {
+        s->box = xcalloc(1, sizeof *s->box);
+        *s->box = s;
+        if (pthread_create(&th, &at, worker_main, s->box) != 0) {
             fputs("purecuda sim: cannot start a stream worker thread\n", stderr);
             abort();
         }
@@ -1225,10 +1248,11 @@ static CUresult enqueue(CUstream h, const struct task *t) {
             st.pageable_copies++;
         struct op *o = submit(s, t, NULL);
         if (t->kind == T_COPY && !reachable((uintptr_t)t->dst, copy_span(t, 1))) {
+            CUcontext c = s->ctx; /* s may be destroyed, its handle reused, meanwhile */
             op_ref(o);
             while (!o->done) wait_cv();
             op_unref(o);
-            r = s->ctx->sticky;
+            r = c->sticky;
         }
     }
     UNLOCK();
@@ -1608,7 +1632,8 @@ CUresult cuStreamDestroy_v2(CUstream h) {
         h->magic = 0;
         h->destroyed = 1;
         st.live_streams--;
-        if (!h->has_worker) stream_retire(h);
+        if (h->has_worker) stream_detach(h); /* its handle serves the next stream at once */
+        else stream_retire(h);
         wake_all();
     }
     UNLOCK();
@@ -1677,12 +1702,13 @@ CUresult cuStreamSynchronize(CUstream h) {
     CUresult r = stream_check_sync(h, &s);
     if (!r) {
         struct op *o = s->last;
+        CUcontext c = s->ctx; /* s may be destroyed, its handle reused, meanwhile */
         if (o) {
             op_ref(o);
             while (!o->done) wait_cv();
             op_unref(o);
         }
-        r = s->ctx->sticky;
+        r = c->sticky;
     }
     UNLOCK();
     return r;

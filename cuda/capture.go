@@ -18,12 +18,12 @@ import (
 // work.
 //
 // The stream cannot be closed during the capture (ErrCapturing).
-func (s *Stream) Capture(f func(s *Stream) error) (*graph.Graph, error) {
+func (s *Stream) Capture(f func(s *Stream) error) (*Graph, error) {
 	return s.CaptureMode(graph.DefaultMode, f)
 }
 
-// CaptureMode is Capture in the given capture mode (see package graph).
-func (s *Stream) CaptureMode(mode libcuda.StreamCaptureMode, f func(s *Stream) error) (*graph.Graph, error) {
+// CaptureMode is Capture in the given capture mode (see CaptureMode).
+func (s *Stream) CaptureMode(mode CaptureMode, f func(s *Stream) error) (*Graph, error) {
 	if f == nil {
 		return nil, errors.New("cuda: Stream.Capture: nil function")
 	}
@@ -39,7 +39,7 @@ func (s *Stream) CaptureMode(mode libcuda.StreamCaptureMode, f func(s *Stream) e
 
 // LaunchGraph launches an executable graph on the stream (graph.Exec's
 // Launch).
-func (s *Stream) LaunchGraph(e *graph.Exec) error {
+func (s *Stream) LaunchGraph(e *Exec) error {
 	if e == nil {
 		return errors.New("cuda: Stream.LaunchGraph: nil graph")
 	}
@@ -54,7 +54,7 @@ func (s *Stream) LaunchGraph(e *graph.Exec) error {
 // RunCached runs f through a graph.Cached on the stream: the first call
 // captures what f submits, and later calls update the cached executable
 // graph in place when they can and launch it (see graph.Cached).
-func (s *Stream) RunCached(c *graph.Cached, f func(s *Stream) error) error {
+func (s *Stream) RunCached(c *Cached, f func(s *Stream) error) error {
 	if c == nil || f == nil {
 		return errors.New("cuda: Stream.RunCached: nil cache or function")
 	}

@@ -81,8 +81,28 @@
 // a library makes on a stream (a handle) keeps the context with a
 // ContextHold. Half and BFloat16 are the 16-bit element types they share.
 //
+// # Graphs
+//
+// Stream.Capture records what a function submits into a Graph;
+// Graph.Instantiate makes an Exec, launched with Stream.LaunchGraph and
+// updated in place with Exec.Update; Stream.RunCached with a Cached
+// captures and updates each run. These are package graph's values under
+// package cuda's names, and CaptureMode's constants are the driver's
+// capture modes, so that a program needs no other import for them.
+//
 // # Errors
 //
-// Errors from the driver name the call and wrap libcuda.Result: use
-// errors.Is(err, libcuda.CUDA_ERROR_...) to test for one.
+// Errors from the driver name the call and wrap libcuda.Result. The common
+// ones have sentinels here (ErrOutOfMemory, ErrInvalidValue, ErrNotReady,
+// ErrCaptureInvalidated, ...): errors.Is(err, cuda.ErrOutOfMemory). Any
+// other is errors.Is(err, libcuda.CUDA_ERROR_...).
+//
+// # Other packages
+//
+// A program written against cuda (and nvrtc for run-time compilation)
+// needs no other purecuda import. The packages underneath stay for those
+// who want them: libcuda is the whole driver API; hostmem wraps Go memory
+// for the GPU (Pin and AllocPinned are its Go-shaped form here, and a
+// *hostmem.Buffer is a host side of copies as a *Pinned is); graph and
+// sync are what Capture and the waits are made of.
 package cuda

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+
+	"github.com/purecuda/purecuda/libcuda"
 )
 
 var (
@@ -35,6 +37,45 @@ var (
 	// ErrCapturing is matched by the error of Stream.Close while the
 	// stream is being captured.
 	ErrCapturing = errors.New("cuda: stream is being captured")
+)
+
+// The driver's errors that programs most often test for, matched with
+// errors.Is by the error of any call that the driver failed with them
+// (they are the libcuda.Result values themselves). None of them is sticky:
+// the context stays usable after them. The sticky ones, after which the
+// context is lost (an illegal address, a kernel's trap), are in the
+// package's diagnostics.
+var (
+	// ErrOutOfMemory: the device, or a memory pool, has not enough memory
+	// left (CUDA_ERROR_OUT_OF_MEMORY).
+	ErrOutOfMemory error = libcuda.CUDA_ERROR_OUT_OF_MEMORY
+	// ErrInvalidValue: the driver refused an argument
+	// (CUDA_ERROR_INVALID_VALUE).
+	ErrInvalidValue error = libcuda.CUDA_ERROR_INVALID_VALUE
+	// ErrNotReady: work queried is still running (CUDA_ERROR_NOT_READY);
+	// Stream.Query and Event.Query answer it as false instead.
+	ErrNotReady error = libcuda.CUDA_ERROR_NOT_READY
+	// ErrNotSupported: the device or driver does not support the operation
+	// (CUDA_ERROR_NOT_SUPPORTED).
+	ErrNotSupported error = libcuda.CUDA_ERROR_NOT_SUPPORTED
+	// ErrPeerAccessUnsupported: the two devices cannot access each other's
+	// memory (CUDA_ERROR_PEER_ACCESS_UNSUPPORTED).
+	ErrPeerAccessUnsupported error = libcuda.CUDA_ERROR_PEER_ACCESS_UNSUPPORTED
+	// ErrCaptureUnsupported: a call not allowed while a capture is open,
+	// which invalidated the capture (CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED).
+	ErrCaptureUnsupported error = libcuda.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+	// ErrCaptureInvalidated: the capture was invalidated by such a call
+	// and made no graph (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED); the error
+	// of Stream.Capture for it matches this.
+	ErrCaptureInvalidated error = libcuda.CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
+	// ErrCaptureIsolation: a capturing stream was made to wait for an
+	// event recorded outside its capture
+	// (CUDA_ERROR_STREAM_CAPTURE_ISOLATION).
+	ErrCaptureIsolation error = libcuda.CUDA_ERROR_STREAM_CAPTURE_ISOLATION
+	// ErrCaptureUnjoined: a stream that joined a capture (by waiting for
+	// an event recorded in it) was not joined back into the capturing
+	// stream before the capture ended (CUDA_ERROR_STREAM_CAPTURE_UNJOINED).
+	ErrCaptureUnjoined error = libcuda.CUDA_ERROR_STREAM_CAPTURE_UNJOINED
 )
 
 // driverErr names the driver call that failed; errors.Is matches err, and

@@ -9,6 +9,11 @@
 // background: it waits for what was submitted to every stream the buffer
 // was used on, then retires the registration.
 //
+// Programs written against package cuda use its Pin and AllocPinned, the
+// Go-shaped form of Wrap (a *cuda.Context instead of a libcuda.Context,
+// uses recorded by the copies and launches themselves); this package is
+// for those who call the driver through libcuda.
+//
 // # Waiting for the GPU
 //
 // Use records an event on the stream. One background goroutine, running

@@ -31,6 +31,9 @@
  *   - Device work that touches memory the device could not reach (not allocated,
  *     registered or pinned) is not run: the context gets the sticky error
  *     CUDA_ERROR_ILLEGAL_ADDRESS, as a GPU would report, and a line is printed.
+ *     From then on every call in that context but cuCtxGetCurrent returns it
+ *     (STICKY_POINT), cuDevicePrimaryCtxReset succeeds and the next
+ *     cuDevicePrimaryCtxRetain fails with it, as measured on the H200.
  *   - Kernels may run across adjacent registrations; the driver's copies and
  *     memsets may not: a host range over two is CUDA_ERROR_INVALID_VALUE, as
  *     on the H200 (see one_host_range).
@@ -305,6 +308,16 @@ static int take_fault(const char *name, CUresult *code) {
 #define FAIL_POINT(name) do { CUresult fc_; \
     if (__atomic_load_n(&faults_armed, __ATOMIC_ACQUIRE) && take_fault(name, &fc_)) return fc_; } while (0)
 
+/* Second statement of the entry points that work in the calling thread's
+ * current context: once device work of that context has faulted, they all
+ * return the fault's error, as on the H200 (DESIGN.md, driver facts); only
+ * cuCtxGetCurrent and the calls about devices, contexts as handles and the
+ * library itself still answer. (Calls given a stream or an event of a
+ * faulted context check its context on their own.) */
+#define STICKY_POINT() do { if (ts.depth) { \
+    CUresult sk_ = __atomic_load_n(&ts.stack[ts.depth - 1]->sticky, __ATOMIC_ACQUIRE); \
+    if (sk_) return sk_; } } while (0)
+
 /* ===================================================================
  * Threads: each OS thread has a context stack, a capture mode and its
  * per-thread default streams.
@@ -336,7 +349,8 @@ struct CUctx_st {
     int destroyed;
     unsigned flags;
     CUstream legacy;      /* the legacy default stream, made on first use */
-    CUresult sticky;      /* set when device work faulted */
+    CUresult sticky;      /* set when device work faulted; atomic, read without mu by STICKY_POINT */
+    int reset;            /* cuDevicePrimaryCtxReset was called after a fault */
     unsigned long long id; /* cuCtxGetId: new for each context, and each time a primary one becomes active */
 };
 static unsigned long long last_ctx_id;
@@ -961,7 +975,7 @@ static void *worker_main(void *arg) {
             UNLOCK();
             CUresult r = run_task(&o->t);
             LOCK();
-            if (r && !ctx->sticky) { ctx->sticky = r; st.illegal_addresses++; }
+            if (r && !ctx->sticky) { __atomic_store_n(&ctx->sticky, r, __ATOMIC_RELEASE); st.illegal_addresses++; }
         }
         s = *box;
         o->done = 1;
@@ -1396,10 +1410,15 @@ CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev) {
     if (!pctx) return CUDA_ERROR_INVALID_VALUE;
     LOCK();
     CUcontext c = &primary_ctx[dev];
-    if (c->retains++ == 0) {
-        c->sticky = 0;
-        c->id = __atomic_add_fetch(&last_ctx_id, 1, __ATOMIC_RELAXED);
+    /* After a fault, once the primary context was reset (or released by
+     * all), it cannot be made again: the device is lost to the process, as
+     * on the H200 (DESIGN.md, driver facts). */
+    if (c->sticky && (c->reset || c->retains == 0)) {
+        r = c->sticky;
+        UNLOCK();
+        return r;
     }
+    if (c->retains++ == 0) c->id = __atomic_add_fetch(&last_ctx_id, 1, __ATOMIC_RELAXED);
     *pctx = c;
     UNLOCK();
     return CUDA_SUCCESS;
@@ -1440,7 +1459,12 @@ CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) {
 
 CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
     FAIL_POINT("cuDevicePrimaryCtxReset");
-    return check_device(dev);
+    CUresult r = check_device(dev);
+    if (r) return r;
+    LOCK();
+    if (primary_ctx[dev].sticky) primary_ctx[dev].reset = 1; /* succeeds; the next retain fails (see cuDevicePrimaryCtxRetain) */
+    UNLOCK();
+    return CUDA_SUCCESS;
 }
 
 CUresult cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *params, unsigned int flags, CUdevice dev) {
@@ -1483,6 +1507,7 @@ CUresult cuCtxSetCurrent(CUcontext ctx) {
     FAIL_POINT("cuCtxSetCurrent");
     LOCK();
     CUresult r = ctx ? check_ctx_handle(ctx) : initialised ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
+    if (!r && ctx) r = ctx->sticky; /* a faulted context is made current no more */
     UNLOCK();
     if (r) return r;
     if (ctx && ts.depth == 0) ts.stack[ts.depth++] = ctx;
@@ -1531,6 +1556,7 @@ static CUresult ctx_get_device(CUdevice *device, CUcontext ctx) {
 }
 CUresult cuCtxGetId(CUcontext ctx, unsigned long long *id) {
     FAIL_POINT("cuCtxGetId");
+    STICKY_POINT();
     CUresult r;
     LOCK();
     if (!ctx) r = current_ctx(&ctx);
@@ -1544,10 +1570,12 @@ CUresult cuCtxGetId(CUcontext ctx, unsigned long long *id) {
 
 CUresult cuCtxGetDevice(CUdevice *device) {
     FAIL_POINT("cuCtxGetDevice");
+    STICKY_POINT();
     return ctx_get_device(device, NULL);
 }
 CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx) {
     FAIL_POINT("cuCtxGetDevice");
+    STICKY_POINT();
     return ctx_get_device(device, ctx);
 }
 
@@ -1567,11 +1595,13 @@ static CUresult ctx_synchronize(CUcontext ctx) {
 CUresult cuCtxSynchronize(void) {
     LOCK(); st.ctx_synchronize_calls++; UNLOCK();
     FAIL_POINT("cuCtxSynchronize");
+    STICKY_POINT();
     return ctx_synchronize(NULL);
 }
 CUresult cuCtxSynchronize_v2(CUcontext ctx) {
     LOCK(); st.ctx_synchronize_calls++; UNLOCK();
     FAIL_POINT("cuCtxSynchronize");
+    STICKY_POINT();
     return ctx_synchronize(ctx);
 }
 
@@ -1595,6 +1625,7 @@ static CUresult stream_create(CUstream *ph, unsigned int flags, int prio) {
 }
 CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest) {
     FAIL_POINT("cuCtxGetStreamPriorityRange");
+    STICKY_POINT();
     CUcontext c;
     LOCK();
     CUresult r = current_ctx(&c);
@@ -1606,15 +1637,18 @@ CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest) {
 }
 CUresult cuStreamCreate(CUstream *ph, unsigned int flags) {
     FAIL_POINT("cuStreamCreate");
+    STICKY_POINT();
     return stream_create(ph, flags, 0);
 }
 CUresult cuStreamCreateWithPriority(CUstream *ph, unsigned int flags, int priority) {
     FAIL_POINT("cuStreamCreateWithPriority");
+    STICKY_POINT();
     return stream_create(ph, flags, priority);
 }
 
 CUresult cuStreamDestroy_v2(CUstream h) {
     FAIL_POINT("cuStreamDestroy");
+    STICKY_POINT();
     CUresult r = CUDA_SUCCESS;
     LOCK();
     gate();
@@ -1658,6 +1692,7 @@ STREAM_GETTER(cuStreamGetPriority, int, prio)
 
 CUresult cuStreamGetId(CUstream h, unsigned long long *id) {
     FAIL_POINT("cuStreamGetId");
+    STICKY_POINT();
     CUstream s;
     LOCK();
     CUresult r = stream_of(h, &s);
@@ -1687,6 +1722,7 @@ static CUresult stream_check_sync(CUstream h, CUstream *out) {
 
 CUresult cuStreamQuery(CUstream h) {
     FAIL_POINT("cuStreamQuery");
+    STICKY_POINT();
     CUstream s;
     LOCK();
     CUresult r = stream_check_sync(h, &s);
@@ -1697,6 +1733,7 @@ CUresult cuStreamQuery(CUstream h) {
 
 CUresult cuStreamSynchronize(CUstream h) {
     FAIL_POINT("cuStreamSynchronize");
+    STICKY_POINT();
     CUstream s;
     LOCK();
     CUresult r = stream_check_sync(h, &s);
@@ -1716,6 +1753,7 @@ CUresult cuStreamSynchronize(CUstream h) {
 
 CUresult cuLaunchHostFunc(CUstream h, CUhostFn fn, void *user) {
     FAIL_POINT("cuLaunchHostFunc");
+    STICKY_POINT();
     if (!fn) return CUDA_ERROR_INVALID_VALUE;
     struct task t = { .kind = T_HOST, .fn = fn, .user = user };
     return enqueue(h, &t);
@@ -1732,18 +1770,22 @@ static CUresult mem_op(CUstream h, CUdeviceptr addr, uint64_t value, unsigned fl
 }
 CUresult cuStreamWaitValue32_v2(CUstream h, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
     FAIL_POINT("cuStreamWaitValue32");
+    STICKY_POINT();
     return mem_op(h, addr, value, flags, T_WAIT, 4);
 }
 CUresult cuStreamWaitValue64_v2(CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
     FAIL_POINT("cuStreamWaitValue64");
+    STICKY_POINT();
     return mem_op(h, addr, value, flags, T_WAIT, 8);
 }
 CUresult cuStreamWriteValue32_v2(CUstream h, CUdeviceptr addr, cuuint32_t value, unsigned int flags) {
     FAIL_POINT("cuStreamWriteValue32");
+    STICKY_POINT();
     return mem_op(h, addr, value, flags, T_WRITE, 4);
 }
 CUresult cuStreamWriteValue64_v2(CUstream h, CUdeviceptr addr, cuuint64_t value, unsigned int flags) {
     FAIL_POINT("cuStreamWriteValue64");
+    STICKY_POINT();
     return mem_op(h, addr, value, flags, T_WRITE, 8);
 }
 
@@ -1766,6 +1808,7 @@ struct CUevent_st {
 
 CUresult cuEventCreate(CUevent *ph, unsigned int flags) {
     FAIL_POINT("cuEventCreate");
+    STICKY_POINT();
     CUcontext c;
     if (!ph || flags > 7 || ((flags & CU_EVENT_INTERPROCESS) && !(flags & CU_EVENT_DISABLE_TIMING)))
         return CUDA_ERROR_INVALID_VALUE;
@@ -1787,6 +1830,7 @@ CUresult cuEventCreate(CUevent *ph, unsigned int flags) {
 
 CUresult cuEventDestroy_v2(CUevent e) {
     FAIL_POINT("cuEventDestroy");
+    STICKY_POINT();
     CUresult r = CUDA_SUCCESS;
     LOCK();
     gate();
@@ -1839,10 +1883,12 @@ static CUresult event_record(CUevent e, CUstream h, unsigned flags) {
 }
 CUresult cuEventRecord(CUevent e, CUstream h) {
     FAIL_POINT("cuEventRecord");
+    STICKY_POINT();
     return event_record(e, h, 0);
 }
 CUresult cuEventRecordWithFlags(CUevent e, CUstream h, unsigned int flags) {
     FAIL_POINT("cuEventRecordWithFlags");
+    STICKY_POINT();
     return event_record(e, h, flags);
 }
 
@@ -1863,6 +1909,7 @@ static CUresult event_check_sync(CUevent e) {
 
 CUresult cuEventQuery(CUevent e) {
     FAIL_POINT("cuEventQuery");
+    STICKY_POINT();
     LOCK();
     st.event_queries++;
     CUresult r = event_check_sync(e);
@@ -1874,6 +1921,7 @@ CUresult cuEventQuery(CUevent e) {
 
 CUresult cuEventSynchronize(CUevent e) {
     FAIL_POINT("cuEventSynchronize");
+    STICKY_POINT();
     LOCK();
     CUresult r = event_check_sync(e);
     if (!r && e->rec) {
@@ -1902,15 +1950,18 @@ static CUresult event_elapsed(float *ms, CUevent a, CUevent b) {
 }
 CUresult cuEventElapsedTime(float *ms, CUevent a, CUevent b) {
     FAIL_POINT("cuEventElapsedTime");
+    STICKY_POINT();
     return event_elapsed(ms, a, b);
 }
 CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b) {
     FAIL_POINT("cuEventElapsedTime");
+    STICKY_POINT();
     return event_elapsed(ms, a, b);
 }
 
 CUresult cuStreamWaitEvent(CUstream h, CUevent e, unsigned int flags) {
     FAIL_POINT("cuStreamWaitEvent");
+    STICKY_POINT();
     CUstream s;
     int capturing;
     LOCK();
@@ -1977,6 +2028,7 @@ CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode) {
 
 CUresult cuStreamBeginCapture_v2(CUstream h, CUstreamCaptureMode mode) {
     FAIL_POINT("cuStreamBeginCapture");
+    STICKY_POINT();
     CUstream s;
     if (mode < 0 || mode > CU_STREAM_CAPTURE_MODE_RELAXED) return CUDA_ERROR_INVALID_VALUE;
     LOCK();
@@ -2003,6 +2055,7 @@ CUresult cuStreamBeginCapture_v2(CUstream h, CUstreamCaptureMode mode) {
 
 CUresult cuStreamEndCapture(CUstream h, CUgraph *phGraph) {
     FAIL_POINT("cuStreamEndCapture");
+    STICKY_POINT();
     CUstream s;
     if (!phGraph) return CUDA_ERROR_INVALID_VALUE;
     LOCK();
@@ -2038,6 +2091,7 @@ static CUstreamCaptureStatus capture_status(CUstream s) {
 
 CUresult cuStreamIsCapturing(CUstream h, CUstreamCaptureStatus *status) {
     FAIL_POINT("cuStreamIsCapturing");
+    STICKY_POINT();
     CUstream s;
     LOCK();
     CUresult r = stream_of(h, &s);
@@ -2051,6 +2105,7 @@ CUresult cuStreamIsCapturing(CUstream h, CUstreamCaptureStatus *status) {
 CUresult cuStreamGetCaptureInfo_v3(CUstream h, CUstreamCaptureStatus *status, cuuint64_t *id, CUgraph *graph,
                                    const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *ndeps) {
     FAIL_POINT("cuStreamGetCaptureInfo");
+    STICKY_POINT();
     CUstream s;
     LOCK();
     CUresult r = stream_of(h, &s);
@@ -2080,6 +2135,7 @@ CUresult cuStreamGetCaptureInfo_v3(CUstream h, CUstreamCaptureStatus *status, cu
 
 CUresult cuMemGetInfo_v2(size_t *free_bytes, size_t *total) {
     FAIL_POINT("cuMemGetInfo");
+    STICKY_POINT();
     CUcontext c;
     LOCK();
     CUresult r = current_ctx(&c);
@@ -2105,6 +2161,7 @@ static size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
 
 CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size) {
     FAIL_POINT("cuMemAlloc");
+    STICKY_POINT();
     CUcontext c;
     LOCK();
     CUresult r = unsafe_prologue(&c);
@@ -2137,6 +2194,7 @@ static CUresult free_range(CUcontext c, uintptr_t p, int kind) {
 
 CUresult cuMemFree_v2(CUdeviceptr dptr) {
     FAIL_POINT("cuMemFree");
+    STICKY_POINT();
     CUcontext c;
     LOCK();
     CUresult r = unsafe_prologue(&c);
@@ -2150,6 +2208,7 @@ CUresult cuMemFree_v2(CUdeviceptr dptr) {
  * free, with no device-wide fence. Neither call is potentially unsafe. */
 CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream h) {
     FAIL_POINT("cuMemAllocAsync");
+    STICKY_POINT();
     CUstream s;
     LOCK();
     CUresult r = stream_of(h, &s);
@@ -2168,6 +2227,7 @@ CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream h) {
 }
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream h) {
     FAIL_POINT("cuMemFreeAsync");
+    STICKY_POINT();
     LOCK();
     CUresult r = initialised ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
     if (!r && (!dptr || !range_at((uintptr_t)dptr, MEM_DEVICE))) r = CUDA_ERROR_INVALID_VALUE;
@@ -2207,15 +2267,18 @@ static CUresult host_alloc(void **pp, size_t size, unsigned flags) {
 }
 CUresult cuMemHostAlloc(void **pp, size_t size, unsigned int flags) {
     FAIL_POINT("cuMemHostAlloc");
+    STICKY_POINT();
     return host_alloc(pp, size, flags);
 }
 CUresult cuMemAllocHost_v2(void **pp, size_t size) {
     FAIL_POINT("cuMemAllocHost");
+    STICKY_POINT();
     return host_alloc(pp, size, 0);
 }
 
 CUresult cuMemFreeHost(void *p) {
     FAIL_POINT("cuMemFreeHost");
+    STICKY_POINT();
     CUcontext c;
     LOCK();
     CUresult r = unsafe_prologue(&c);
@@ -2252,17 +2315,20 @@ static void count_call(long long *counter) {
 CUresult cuMemHostRegister_v2(void *p, size_t size, unsigned int flags) {
     count_call(&st.register_calls);
     FAIL_POINT("cuMemHostRegister");
+    STICKY_POINT();
     return host_register(p, size, flags);
 }
 CUresult cuMemHostRegister(void *p, size_t size, unsigned int flags) { /* the 4.0 ABI; same behaviour here */
     count_call(&st.register_calls);
     FAIL_POINT("cuMemHostRegister");
+    STICKY_POINT();
     return host_register(p, size, flags);
 }
 
 CUresult cuMemHostUnregister(void *p) {
     count_call(&st.unregister_calls);
     FAIL_POINT("cuMemHostUnregister");
+    STICKY_POINT();
     CUcontext c;
     LOCK();
     CUresult r = unsafe_prologue(&c);
@@ -2294,6 +2360,7 @@ static struct range *host_range(void *p) {
 
 CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int flags) {
     FAIL_POINT("cuMemHostGetDevicePointer");
+    STICKY_POINT();
     CUcontext c;
     LOCK();
     CUresult r = current_ctx(&c);
@@ -2305,6 +2372,7 @@ CUresult cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int 
 
 CUresult cuMemHostGetFlags(unsigned int *pflags, void *p) {
     FAIL_POINT("cuMemHostGetFlags");
+    STICKY_POINT();
     CUcontext c;
     LOCK();
     CUresult r = current_ctx(&c);
@@ -2319,6 +2387,7 @@ CUresult cuMemHostGetFlags(unsigned int *pflags, void *p) {
 
 CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attr, CUdeviceptr ptr) {
     FAIL_POINT("cuPointerGetAttribute");
+    STICKY_POINT();
     CUresult r = CUDA_SUCCESS;
     LOCK();
     struct range *rg = range_containing((uintptr_t)ptr);
@@ -2355,41 +2424,49 @@ static struct task set_task(CUdeviceptr dst, unsigned value, size_t n, unsigned 
 
 CUresult cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t n) {
     FAIL_POINT("cuMemcpy");
+    STICKY_POINT();
     struct task t = copy_task(dst, src, n, 0, 0);
     return run_sync(&t);
 }
 CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n) {
     FAIL_POINT("cuMemcpyHtoD");
+    STICKY_POINT();
     struct task t = copy_task(dst, (uintptr_t)src, n, 1, 0);
     return run_sync(&t);
 }
 CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n) {
     FAIL_POINT("cuMemcpyDtoH");
+    STICKY_POINT();
     struct task t = copy_task((uintptr_t)dst, src, n, 0, 1);
     return run_sync(&t);
 }
 CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n) {
     FAIL_POINT("cuMemcpyDtoD");
+    STICKY_POINT();
     struct task t = copy_task(dst, src, n, 1, 1);
     return run_sync(&t);
 }
 CUresult cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h) {
     FAIL_POINT("cuMemcpyAsync");
+    STICKY_POINT();
     struct task t = copy_task(dst, src, n, 0, 0);
     return enqueue(h, &t);
 }
 CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream h) {
     FAIL_POINT("cuMemcpyHtoDAsync");
+    STICKY_POINT();
     struct task t = copy_task(dst, (uintptr_t)src, n, 1, 0);
     return enqueue(h, &t);
 }
 CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream h) {
     FAIL_POINT("cuMemcpyDtoHAsync");
+    STICKY_POINT();
     struct task t = copy_task((uintptr_t)dst, src, n, 0, 1);
     return enqueue(h, &t);
 }
 CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream h) {
     FAIL_POINT("cuMemcpyDtoDAsync");
+    STICKY_POINT();
     struct task t = copy_task(dst, src, n, 1, 1);
     return enqueue(h, &t);
 }
@@ -2402,6 +2479,7 @@ static CUresult peer_contexts(CUcontext a, CUcontext b) {
 }
 CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n) {
     FAIL_POINT("cuMemcpyPeer");
+    STICKY_POINT();
     CUresult r = peer_contexts(dctx, sctx);
     if (r) return r;
     struct task t = copy_task(dst, src, n, 1, 1);
@@ -2409,6 +2487,7 @@ CUresult cuMemcpyPeer(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontex
 }
 CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dctx, CUdeviceptr src, CUcontext sctx, size_t n, CUstream h) {
     FAIL_POINT("cuMemcpyPeerAsync");
+    STICKY_POINT();
     CUresult r = peer_contexts(dctx, sctx);
     if (r) return r;
     struct task t = copy_task(dst, src, n, 1, 1);
@@ -2503,28 +2582,33 @@ CUresult cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *c, CUstream h) {
 
 CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t n) {
     FAIL_POINT("cuMemsetD8");
+    STICKY_POINT();
     struct task t = set_task(dst, value, n, 1);
     return run_sync(&t);
 }
 CUresult cuMemsetD32_v2(CUdeviceptr dst, unsigned int value, size_t n) {
     FAIL_POINT("cuMemsetD32");
+    STICKY_POINT();
     if (dst % 4) return CUDA_ERROR_INVALID_VALUE;
     struct task t = set_task(dst, value, n, 4);
     return run_sync(&t);
 }
 CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t n, CUstream h) {
     FAIL_POINT("cuMemsetD8Async");
+    STICKY_POINT();
     struct task t = set_task(dst, value, n, 1);
     return enqueue(h, &t);
 }
 CUresult cuMemsetD16Async(CUdeviceptr dst, unsigned short value, size_t n, CUstream h) {
     FAIL_POINT("cuMemsetD16Async");
+    STICKY_POINT();
     if (dst % 2) return CUDA_ERROR_INVALID_VALUE;
     struct task t = set_task(dst, value, n, 2);
     return enqueue(h, &t);
 }
 CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t n, CUstream h) {
     FAIL_POINT("cuMemsetD32Async");
+    STICKY_POINT();
     if (dst % 4) return CUDA_ERROR_INVALID_VALUE;
     struct task t = set_task(dst, value, n, 4);
     return enqueue(h, &t);
@@ -2575,16 +2659,19 @@ static CUresult module_load(CUmodule *pm, const void *image) {
 }
 CUresult cuModuleLoadData(CUmodule *pm, const void *image) {
     FAIL_POINT("cuModuleLoadData");
+    STICKY_POINT();
     return module_load(pm, image);
 }
 CUresult cuModuleLoadDataEx(CUmodule *pm, const void *image, unsigned int nopts, CUjit_option *opts, void **vals) {
     FAIL_POINT("cuModuleLoadDataEx");
+    STICKY_POINT();
     (void)nopts; (void)opts; (void)vals;
     return module_load(pm, image);
 }
 
 CUresult cuModuleUnload(CUmodule m) {
     FAIL_POINT("cuModuleUnload");
+    STICKY_POINT();
     CUresult r = CUDA_SUCCESS;
     LOCK();
     gate();
@@ -2602,6 +2689,7 @@ CUresult cuModuleUnload(CUmodule m) {
 
 CUresult cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name) {
     FAIL_POINT("cuModuleGetFunction");
+    STICKY_POINT();
     CUresult r = CUDA_ERROR_NOT_FOUND;
     LOCK();
     gate();
@@ -2619,6 +2707,7 @@ CUresult cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name) {
 
 CUresult cuModuleGetFunctionCount(unsigned int *count, CUmodule m) {
     FAIL_POINT("cuModuleGetFunctionCount");
+    STICKY_POINT();
     CUresult r = CUDA_SUCCESS;
     LOCK();
     if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
@@ -2634,6 +2723,7 @@ CUresult cuModuleGetFunctionCount(unsigned int *count, CUmodule m) {
 
 CUresult cuModuleEnumerateFunctions(CUfunction *fns, unsigned int n, CUmodule m) {
     FAIL_POINT("cuModuleEnumerateFunctions");
+    STICKY_POINT();
     CUresult r = CUDA_SUCCESS;
     LOCK();
     if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
@@ -2653,6 +2743,7 @@ CUresult cuModuleEnumerateFunctions(CUfunction *fns, unsigned int n, CUmodule m)
 
 CUresult cuFuncGetName(const char **name, CUfunction f) {
     FAIL_POINT("cuFuncGetName");
+    STICKY_POINT();
     CUresult r = CUDA_SUCCESS;
     LOCK();
     if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
@@ -2667,6 +2758,7 @@ CUresult cuFuncGetName(const char **name, CUfunction f) {
  * attributes read 0. */
 CUresult cuFuncGetAttribute(int *v, int attrib, CUfunction f) {
     FAIL_POINT("cuFuncGetAttribute");
+    STICKY_POINT();
     CUresult r = CUDA_SUCCESS;
     LOCK();
     if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
@@ -2681,6 +2773,7 @@ CUresult cuFuncGetAttribute(int *v, int attrib, CUfunction f) {
  * at the next multiple of its size (all are 4 or 8 bytes). */
 CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *size) {
     FAIL_POINT("cuFuncGetParamInfo");
+    STICKY_POINT();
     CUresult r = CUDA_SUCCESS;
     LOCK();
     if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
@@ -2736,12 +2829,14 @@ static CUresult launch(CUfunction f, const unsigned dim[6], CUstream h, void **p
 CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
                         unsigned int by, unsigned int bz, unsigned int shmem, CUstream h, void **params, void **extra) {
     FAIL_POINT("cuLaunchKernel");
+    STICKY_POINT();
     (void)shmem;
     const unsigned dim[6] = { gx, gy, gz, bx, by, bz };
     return launch(f, dim, h, params, extra);
 }
 CUresult cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra) {
     FAIL_POINT("cuLaunchKernelEx");
+    STICKY_POINT();
     if (!cfg) return CUDA_ERROR_INVALID_VALUE;
     const unsigned dim[6] = { cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ,
                               cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ };
@@ -2754,6 +2849,7 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f, void **params
 
 CUresult cuGraphCreate(CUgraph *pg, unsigned int flags) {
     FAIL_POINT("cuGraphCreate");
+    STICKY_POINT();
     if (!pg || flags) return CUDA_ERROR_INVALID_VALUE;
     LOCK();
     CUresult r = initialised ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
@@ -2764,6 +2860,7 @@ CUresult cuGraphCreate(CUgraph *pg, unsigned int flags) {
 
 CUresult cuGraphDestroy(CUgraph g) {
     FAIL_POINT("cuGraphDestroy");
+    STICKY_POINT();
     LOCK();
     CUresult r = !initialised ? CUDA_ERROR_NOT_INITIALIZED
                : !g || g->magic != MAGIC_GRAPH ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
@@ -2774,6 +2871,7 @@ CUresult cuGraphDestroy(CUgraph g) {
 
 CUresult cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *num) {
     FAIL_POINT("cuGraphGetNodes");
+    STICKY_POINT();
     LOCK();
     CUresult r = !initialised ? CUDA_ERROR_NOT_INITIALIZED
                : !g || g->magic != MAGIC_GRAPH || !num ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
@@ -2789,6 +2887,7 @@ CUresult cuGraphGetNodes(CUgraph g, CUgraphNode *nodes, size_t *num) {
 
 CUresult cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType *type) {
     FAIL_POINT("cuGraphNodeGetType");
+    STICKY_POINT();
     if (!node || !type) return CUDA_ERROR_INVALID_VALUE;
     LOCK();
     *type = node->type;
@@ -2798,6 +2897,7 @@ CUresult cuGraphNodeGetType(CUgraphNode node, CUgraphNodeType *type) {
 
 CUresult cuGraphInstantiateWithFlags(CUgraphExec *px, CUgraph g, unsigned long long flags) {
     FAIL_POINT("cuGraphInstantiateWithFlags");
+    STICKY_POINT();
     CUcontext c;
     (void)flags;
     LOCK();
@@ -2818,6 +2918,7 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec *px, CUgraph g, unsigned long l
 
 CUresult cuGraphExecDestroy(CUgraphExec x) {
     FAIL_POINT("cuGraphExecDestroy");
+    STICKY_POINT();
     LOCK();
     gate();
     CUresult r = !initialised ? CUDA_ERROR_NOT_INITIALIZED
@@ -2837,6 +2938,7 @@ CUresult cuGraphExecDestroy(CUgraphExec x) {
 
 CUresult cuGraphUpload(CUgraphExec x, CUstream h) {
     FAIL_POINT("cuGraphUpload");
+    STICKY_POINT();
     CUstream s;
     LOCK();
     gate();
@@ -2848,6 +2950,7 @@ CUresult cuGraphUpload(CUgraphExec x, CUstream h) {
 
 CUresult cuGraphLaunch(CUgraphExec x, CUstream h) {
     FAIL_POINT("cuGraphLaunch");
+    STICKY_POINT();
     CUstream s;
     int capturing;
     LOCK();
@@ -2878,6 +2981,7 @@ CUresult cuGraphLaunch(CUgraphExec x, CUstream h) {
  * kernels included, apply to later launches. */
 CUresult cuGraphExecUpdate_v2(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultInfo *info) {
     FAIL_POINT("cuGraphExecUpdate");
+    STICKY_POINT();
     LOCK();
     CUresult r = !initialised ? CUDA_ERROR_NOT_INITIALIZED
                : !x || x->magic != MAGIC_EXEC || !g || g->magic != MAGIC_GRAPH || !info ? CUDA_ERROR_INVALID_VALUE

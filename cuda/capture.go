@@ -17,7 +17,9 @@ import (
 // while a graph that uses them runs, only ordered after the streams'
 // work.
 //
-// The stream cannot be closed during the capture (ErrCapturing).
+// The stream cannot be closed during the capture (ErrCapturing), nor can
+// another stream that joined it; the driver says which streams are being
+// captured (cuStreamIsCapturing).
 func (s *Stream) Capture(f func(s *Stream) error) (*Graph, error) {
 	return s.CaptureMode(graph.DefaultMode, f)
 }
@@ -31,9 +33,9 @@ func (s *Stream) CaptureMode(mode CaptureMode, f func(s *Stream) error) (*Graph,
 	if err != nil {
 		return nil, err
 	}
-	st.capturing.Add(1)
+	st.inCapture.Add(1) // under the read lock: a Close after it sees it
 	st.mu.RUnlock()
-	defer st.capturing.Add(-1)
+	defer st.inCapture.Add(-1)
 	return graph.Capture(st.raw, mode, func(libcuda.Stream) error { return f(s) })
 }
 
@@ -62,8 +64,8 @@ func (s *Stream) RunCached(c *Cached, f func(s *Stream) error) error {
 	if err != nil {
 		return err
 	}
-	st.capturing.Add(1)
+	st.inCapture.Add(1) // under the read lock: a Close after it sees it
 	st.mu.RUnlock()
-	defer st.capturing.Add(-1)
+	defer st.inCapture.Add(-1)
 	return st.ctx.do(func() error { return c.Run(st.raw, func(libcuda.Stream) error { return f(s) }) })
 }

@@ -264,14 +264,16 @@ func (st *ctxState) leave(prev libcuda.Context) error {
 	return err
 }
 
-// do runs f between enter and leave.
-func (st *ctxState) do(f func() error) error {
+// do runs f between enter and leave. leave is deferred: a panic in f (a
+// user's function, in RunCached) still restores the thread's context and
+// unlocks the thread before it goes on up.
+func (st *ctxState) do(f func() error) (err error) {
 	prev, err := st.enter()
 	if err != nil {
 		return err
 	}
-	err = f()
-	return errors.Join(err, st.leave(prev))
+	defer func() { err = errors.Join(err, st.leave(prev)) }()
+	return f()
 }
 
 // dropped logs, once for each kind of value, that a value was collected

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	gosync "sync"
 	"unsafe"
 
@@ -29,7 +30,8 @@ var hostFuncs struct {
 
 type hostEntry struct {
 	f    func()
-	keep bool // captured: runs at every launch of the graph
+	keep bool         // captured: runs at every launch of the graph
+	st   *streamState // submitted outside a capture: where a failure is reported
 }
 
 // hostTrampoline is the one function the driver calls for every host
@@ -45,14 +47,105 @@ func hostTrampoline(user uintptr) uintptr {
 		slog.Error("cuda: the driver called a host function that is not in the table")
 		return 0
 	}
-	defer func() {
-		// A panic must not unwind into the driver's thread.
-		if r := recover(); r != nil {
-			slog.Error("cuda: a host function panicked", "panic", fmt.Sprint(r))
+	if err := runHostFunc(e.f); err != nil {
+		if e.st != nil {
+			e.st.hostFailed(err)
+		} else {
+			logErr("a host function of a graph failed", err)
 		}
-	}()
-	e.f()
+	}
 	return 0
+}
+
+// runHostFunc runs f on a goroutine of its own and waits for it. The
+// thread that calls the trampoline is the driver's, not the Go runtime's:
+// a runtime.Goexit there (t.Fatal in a test) ends the process, and a panic
+// must not unwind into the driver. On a goroutine, both end that goroutine
+// only, and come back here as an error.
+func runHostFunc(f func()) error {
+	done := make(chan error, 1)
+	go func() {
+		returned := false
+		defer func() {
+			if returned {
+				done <- nil
+				return
+			}
+			if r := recover(); r != nil {
+				done <- &HostFuncError{Panic: r, Stack: debug.Stack()}
+				return
+			}
+			done <- &HostFuncError{Goexit: true} // the goroutine ends after this
+		}()
+		f()
+		returned = true
+	}()
+	return <-done
+}
+
+// HostFuncError is the error of a host function that panicked or called
+// runtime.Goexit (as t.Fatal does). It matches ErrHostFunc.
+type HostFuncError struct {
+	Panic  any    // the value the function panicked with
+	Goexit bool   // the function called runtime.Goexit
+	Stack  []byte // the goroutine's stack at the panic
+}
+
+func (e *HostFuncError) Error() string {
+	if e.Goexit {
+		return "cuda: a host function called runtime.Goexit"
+	}
+	return fmt.Sprintf("cuda: a host function panicked: %v", e.Panic)
+}
+
+// Is makes errors.Is(err, ErrHostFunc) hold.
+func (e *HostFuncError) Is(target error) bool { return target == ErrHostFunc }
+
+// hostFailed keeps the first failure of a host function of the stream for
+// its next Sync; a later one, or one after the stream was closed, is
+// logged. It never takes st.mu: a Sync that holds it may be waiting for
+// the very host function that calls this.
+func (st *streamState) hostFailed(err error) {
+	st.hostMu.Lock()
+	kept := !st.hostClosed && st.hostErr == nil
+	if kept {
+		st.hostErr = err
+	}
+	st.hostMu.Unlock()
+	if !kept {
+		logHostErr(err)
+	}
+}
+
+// takeHostErr returns the failure kept for Sync, and forgets it.
+func (st *streamState) takeHostErr() error {
+	st.hostMu.Lock()
+	defer st.hostMu.Unlock()
+	err := st.hostErr
+	st.hostErr = nil
+	return err
+}
+
+// closeHostErr marks the stream closed for failures of its host
+// functions: they are logged from now on, and so is one that no Sync
+// reported.
+func (st *streamState) closeHostErr() {
+	st.hostMu.Lock()
+	err := st.hostErr
+	st.hostErr, st.hostClosed = nil, true
+	st.hostMu.Unlock()
+	if err != nil {
+		logHostErr(err)
+	}
+}
+
+func logHostErr(err error) {
+	var he *HostFuncError
+	if errors.As(err, &he) && he.Stack != nil {
+		slog.Error("cuda: a host function failed and no Stream.Sync reported it", "err", err, "stack", string(he.Stack))
+		return
+	}
+	logErr("a host function failed and no Stream.Sync reported it", err)
 }
 
 // HostFuncsPending is the number of host functions submitted whose entry
@@ -64,12 +157,19 @@ func HostFuncsPending() int {
 	return len(hostFuncs.table)
 }
 
-// HostFunc makes f run on a driver thread once the work submitted to the
-// stream so far has finished; the stream's later work waits for it to
-// return (cuLaunchHostFunc). f must not call the CUDA driver (through
-// package cuda or otherwise) and should be short; a panic in f is
-// recovered and logged. Inside a Capture, f becomes a node of the graph
-// and runs at each of its launches.
+// HostFunc makes f run once the work submitted to the stream so far has
+// finished; the stream's later work waits for it to return
+// (cuLaunchHostFunc). f runs on a goroutine of its own, which a driver
+// thread waits for. f must not call the CUDA driver (through package cuda
+// or otherwise) and should be short. Inside a Capture, f becomes a node of
+// the graph and runs at each of its launches.
+//
+// A panic in f, or a runtime.Goexit (t.Fatal in a test), ends f's
+// goroutine only: the stream goes on, and the stream's next Sync returns
+// the failure (a *HostFuncError matching ErrHostFunc), once. A failure
+// that no Sync can report is logged at level Error instead: the second of
+// them before a Sync, one after the stream's Close, and one of a host
+// function captured into a graph.
 //
 // Any number of host functions can be submitted over the program's life:
 // they share one callback.
@@ -91,6 +191,9 @@ func (s *Stream) HostFunc(f func()) error {
 		return fmt.Errorf("cuda: Stream.HostFunc: cuStreamIsCapturing: %w", err)
 	}
 	e := &hostEntry{f: f, keep: capturing}
+	if !capturing {
+		e.st = st
+	}
 	key := uintptr(unsafe.Pointer(e))
 	hostFuncs.mu.Lock()
 	hostFuncs.table[key] = e

@@ -11,6 +11,7 @@ import (
 
 	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
 )
 
 // Slice is typed device memory: n elements of T, allocated in stream order
@@ -80,7 +81,10 @@ func Alloc[T any](s *Stream, n int) (Slice[T], error) {
 	if n == 0 {
 		return Slice[T]{h: &allocHandle{a: &alloc{ctx: st.ctx}}}, nil
 	}
-	if st.capturing.Load() > 0 {
+	switch c, err := st.capturing(); {
+	case err != nil:
+		return Slice[T]{}, fmt.Errorf("cuda: Alloc: %w", err)
+	case c:
 		return Slice[T]{}, fmt.Errorf("cuda: Alloc on a stream being captured: allocate before the capture: %w", ErrCapturing)
 	}
 	bytes := uintptr(n) * size
@@ -151,8 +155,9 @@ func (x Slice[T]) DevicePtr() libcuda.Deviceptr {
 // Free frees the allocation, ordered after the work of every stream that
 // used it (cuMemFreeAsync on one of them, after cuStreamWaitEvent on the
 // others): Free does not wait. While one of those streams is being
-// captured (Capture), the free waits for the captures to end
-// (graph.Postpone). A graph that uses the Slice must not be launched after
+// captured (by Capture, or in a capture it joined by waiting for an
+// event recorded in it, as the driver reports), the free waits for the
+// captures to end (graph.Postpone). A graph that uses the Slice must not be launched after
 // Free. It must be called on the Slice that Alloc
 // returned (or one covering all of it); freeing a part is an error. A
 // second Free is an error matching ErrFreed.
@@ -231,20 +236,56 @@ func (a *alloc) free() error {
 	used := a.used
 	a.used = nil
 	a.usemu.Unlock()
-	for _, u := range used {
-		if u.capturing.Load() > 0 {
-			// An event recorded on a capturing stream, or a free submitted
-			// to it, would go into the graph: free once the captures
-			// have ended.
-			graph.Postpone(func() {
-				if err := a.freeNow(used); err != nil {
-					logErr("freeing a Slice after a capture", err)
-				}
-			})
-			return nil
-		}
+	switch c, err := anyCapturing(used); {
+	case err != nil:
+		// Unknown: freeing now could put the free into a graph.
+		return fmt.Errorf("cuda: Slice.Free (the memory is kept): %w", err)
+	case c:
+		// An event recorded on a capturing stream, or a free submitted to
+		// it, would go into the graph: free once the captures have ended.
+		a.postponeFree(used)
+		return nil
 	}
 	return a.freeNow(used)
+}
+
+// postponeFree frees the memory once the captures through package graph
+// have ended. A stream still captured then is captured outside package
+// graph, whose end cannot be awaited: the memory is kept, and logged.
+func (a *alloc) postponeFree(used []*streamState) {
+	graph.Postpone(func() {
+		c, err := anyCapturing(used)
+		switch {
+		case err == nil && c && sync.CapturesInProgress() > 0:
+			a.postponeFree(used) // a capture began meanwhile
+			return
+		case err == nil && c:
+			err = errors.New("a stream that used it is captured outside package graph; the memory is kept")
+		case err == nil:
+			err = a.freeNow(used)
+		}
+		if err != nil {
+			logErr("freeing a Slice after a capture", err)
+		}
+	})
+}
+
+// anyCapturing says whether one of the open streams in used is being
+// captured, as the driver says (a closed stream is not asked: its handle
+// may be another stream's by now).
+func anyCapturing(used []*streamState) (bool, error) {
+	for _, u := range used {
+		u.mu.RLock()
+		c, err := false, error(nil)
+		if !u.closed {
+			c, err = u.capturing()
+		}
+		u.mu.RUnlock()
+		if err != nil || c {
+			return c, err
+		}
+	}
+	return false, nil
 }
 
 // freeNow frees the memory after the work of the streams in used.

@@ -30,10 +30,18 @@ type streamState struct {
 	ctx *ctxState
 	raw libcuda.Stream
 
-	mu        gosync.RWMutex // held for reading by calls that use raw; for writing by Close
-	closed    bool
-	final     libcuda.Event // recorded at Close: the end of the stream's work
-	capturing atomic.Int32  // captures through Capture in progress
+	mu     gosync.RWMutex // held for reading by calls that use raw; for writing by Close
+	closed bool
+	final  libcuda.Event // recorded at Close: the end of the stream's work
+	// Capture and RunCached calls in progress on this value. It keeps
+	// Close from destroying the stream before the capture begins or after
+	// it ends; whether the stream is being captured is the driver's to
+	// say (see capturing).
+	inCapture atomic.Int32
+
+	hostMu     gosync.Mutex // guards hostErr and hostClosed; the trampoline takes it, never mu
+	hostErr    error        // a host function's failure, for the next Sync
+	hostClosed bool         // Close has run: failures are logged
 }
 
 // StreamOption sets up a new stream.
@@ -80,7 +88,9 @@ func (c *Context) NewStream(opts ...StreamOption) (*Stream, error) {
 	s := &Stream{st: st}
 	s.cleanup = runtime.AddCleanup(s, func(st *streamState) {
 		dropped("Stream", "Close")
-		st.close()
+		if err := st.close(); err != nil {
+			logErr("closing a dropped Stream", err)
+		}
 	}, st)
 	return s, nil
 }
@@ -115,14 +125,21 @@ func (s *Stream) acquire(op string) (*streamState, error) {
 
 // Sync waits until the work submitted to the stream so far has finished
 // (package sync's Stream: it spins briefly, then sleeps on a helper
-// thread; ctx cancels the wait, not the work).
+// thread; ctx cancels the wait, not the work). After a host function of
+// the stream panicked or called runtime.Goexit, the next Sync that waits
+// to the end returns that failure (ErrHostFunc; see HostFunc).
 func (s *Stream) Sync(ctx context.Context) error {
 	st, err := s.acquire("Sync")
 	if err != nil {
 		return err
 	}
 	defer st.mu.RUnlock()
-	return st.syncLocked(ctx)
+	if err := st.syncLocked(ctx); err != nil {
+		return err
+	}
+	// The wait covers every host function submitted before it: one that
+	// failed has stored its failure by now.
+	return st.takeHostErr()
 }
 
 // syncLocked waits for the stream; st.mu is held for reading.
@@ -133,30 +150,63 @@ func (st *streamState) syncLocked(ctx context.Context) error {
 // Close destroys the stream (cuStreamDestroy). Work already submitted
 // still runs; memory used on the stream is freed after it. Closing twice
 // is an error matching ErrClosed, and so is closing a stream that is being
-// captured (ErrCapturing).
+// captured (ErrCapturing), by a capture begun on it or one it joined by
+// waiting for an event of a captured stream.
+//
+// A Close that fails (a driver call it makes fails) leaves the stream
+// open and usable, with its work and the memory used on it as they were:
+// close it again later, or let the garbage collector do it.
 func (s *Stream) Close() error {
 	if s == nil || s.st == nil {
 		return nilErr("Stream", "Close")
 	}
-	st := s.st
-	if st.capturing.Load() > 0 {
-		return errors.Join(closedErr("Stream", "Close"), ErrCapturing)
+	err := s.st.close()
+	if s.st.isClosed() {
+		// Only now: a Close refused (a capture) or failed leaves the
+		// stream to its cleanup if it is dropped later.
+		s.cleanup.Stop()
 	}
-	s.cleanup.Stop()
-	return st.close()
+	return err
 }
 
-// close records the stream's final event and destroys the stream.
+// isClosed says whether Close has destroyed the stream.
+func (st *streamState) isClosed() bool {
+	st.mu.RLock()
+	defer st.mu.RUnlock()
+	return st.closed
+}
+
+// capturing asks the driver whether the stream is being captured
+// (cuStreamIsCapturing, allowed in every capture mode): by a capture begun
+// on it, or by one it joined by waiting for an event recorded in it. st.mu
+// is held and the stream is open.
+func (st *streamState) capturing() (bool, error) {
+	c, err := sync.Capturing(st.raw)
+	if err != nil {
+		return false, fmt.Errorf("cuda: %w", err)
+	}
+	return c, nil
+}
+
+// close records the stream's final event and destroys the stream. When
+// any of it fails, the stream stays open as it was: it is marked closed
+// only once the event that marks the end of its work is recorded and the
+// stream destroyed.
 func (st *streamState) close() error {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.closed {
 		return closedErr("Stream", "Close")
 	}
-	if st.capturing.Load() > 0 {
-		return ErrCapturing
+	if st.inCapture.Load() > 0 {
+		return errors.Join(closedErr("Stream", "Close"), ErrCapturing)
 	}
-	st.closed = true
+	switch c, err := st.capturing(); {
+	case err != nil:
+		return fmt.Errorf("cuda: Stream.Close: %w", err)
+	case c:
+		return errors.Join(closedErr("Stream", "Close"), ErrCapturing)
+	}
 	var ev libcuda.Event
 	err := st.ctx.do(func() error {
 		// The final event lets a later Free of memory used here wait for
@@ -165,22 +215,32 @@ func (st *streamState) close() error {
 			ev = 0
 			return driverErr("cuEventCreate", err)
 		}
-		if err := libcuda.EventRecord(ev, st.raw); err != nil {
-			return driverErr("cuEventRecord", err)
+		err := libcuda.EventRecord(ev, st.raw)
+		if err != nil {
+			err = driverErr("cuEventRecord", err)
+		} else if err = libcuda.StreamDestroy(st.raw); err != nil {
+			err = driverErr("cuStreamDestroy", err)
 		}
-		if err := libcuda.StreamDestroy(st.raw); err != nil {
-			return driverErr("cuStreamDestroy", err)
+		if err != nil {
+			// The stream stays open; the event is of no use.
+			if derr := libcuda.EventDestroy(ev); derr != nil {
+				err = errors.Join(err, driverErr("cuEventDestroy", derr))
+			}
+			ev = 0
 		}
-		return nil
+		return err
 	})
-	st.final = ev
-	if ev != 0 {
-		// The event lives as long as something may wait for it: until the
-		// state is unreachable. It keeps the context until then.
-		runtime.AddCleanup(st, destroyEvent, eventRef{ctx: st.ctx, ev: ev})
-	} else {
-		st.ctx.unref()
+	if ev == 0 {
+		return fmt.Errorf("cuda: Stream.Close (the stream stays open): %w", err)
 	}
+	st.closed = true
+	st.final = ev
+	st.closeHostErr()
+	// The event lives as long as something may wait for it: until the
+	// state is unreachable. It keeps the context until then.
+	runtime.AddCleanup(st, destroyEvent, eventRef{ctx: st.ctx, ev: ev})
+	// err may be the failure to restore the thread's context: the stream
+	// is destroyed all the same.
 	return err
 }
 
@@ -212,8 +272,18 @@ func (s *Stream) Query() (bool, error) {
 		return false, err
 	}
 	defer st.mu.RUnlock()
-	if st.capturing.Load() > 0 {
+	// The driver is asked only while captures are in progress (Query
+	// is polled): a stream that joined one is captured too.
+	if st.inCapture.Load() > 0 {
 		return false, fmt.Errorf("cuda: Stream.Query: %w", ErrCapturing)
+	}
+	if sync.CapturesInProgress() > 0 {
+		switch c, err := st.capturing(); {
+		case err != nil:
+			return false, fmt.Errorf("cuda: Stream.Query: %w", err)
+		case c:
+			return false, fmt.Errorf("cuda: Stream.Query: %w", ErrCapturing)
+		}
 	}
 	q := func() error { return libcuda.StreamQuery(st.raw) }
 	ran, err := sync.IfNoCapture(q)

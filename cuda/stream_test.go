@@ -3,6 +3,7 @@ package cuda_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"strings"
 	gosync "sync"
@@ -133,7 +134,7 @@ func TestHostFuncsRunInOrder(t *testing.T) {
 // callback limit (2000) run, and leave nothing in the table.
 func TestManyHostFuncs(t *testing.T) {
 	f := newFixture(t)
-	n := 1_000_000
+	n := 200_000 // 100 times the callback limit
 	if testing.Short() || raceEnabled {
 		n = 50_000 // still 25 times the callback limit
 	}
@@ -157,16 +158,103 @@ func TestManyHostFuncs(t *testing.T) {
 	}
 }
 
-func TestHostFuncPanicIsLoggedNotFatal(t *testing.T) {
+// A host function that panics or calls runtime.Goexit (as t.Fatal does)
+// ends its own goroutine only: the process and the stream go on, and the
+// stream's next Sync returns the failure, once, without logging it.
+func TestHostFuncPanicOrGoexitIsReportedBySync(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		f    func()
+		want func(*cuda.HostFuncError) bool
+	}{
+		{"panic", func() { panic("boom") }, func(e *cuda.HostFuncError) bool {
+			return !e.Goexit && e.Panic == "boom" && strings.Contains(string(e.Stack), "panic")
+		}},
+		{"Goexit", runtime.Goexit, func(e *cuda.HostFuncError) bool { return e.Goexit && e.Panic == nil }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			testenv.NoErrorsLogged(t)
+			f := newFixture(t)
+			var after atomic.Bool
+			testenv.Must(t, f.s.HostFunc(c.f))
+			testenv.Must(t, f.s.HostFunc(func() { after.Store(true) }))
+			ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
+			defer cancel()
+			err := f.s.Sync(ctx)
+			var he *cuda.HostFuncError
+			if !errors.Is(err, cuda.ErrHostFunc) || !errors.As(err, &he) || !c.want(he) {
+				t.Fatalf("Sync after the host function: %v (%+v), want its %s", err, he, c.name)
+			}
+			if !after.Load() {
+				t.Error("the host function after the failed one did not run")
+			}
+			sync(t, f.s) // reported once
+			x := alloc(t, f.s, []int32{1, 2})
+			if got := read(t, f.s, x); !slices.Equal(got, []int32{1, 2}) {
+				t.Errorf("the stream after the failure: %v", got)
+			}
+		})
+	}
+}
+
+// Failures that no Sync can report are logged: a second one before a
+// Sync, and one after the stream was closed.
+func TestHostFuncFailuresNoSyncReportsAreLogged(t *testing.T) {
 	f := newFixture(t)
 	log := testenv.CaptureErrors(t)
-	testenv.Must(t, f.s.HostFunc(func() { panic("boom") }))
+	s := newStream(t, f.ctx)
+	testenv.Must(t, s.HostFunc(func() { panic("first") }))
+	testenv.Must(t, s.HostFunc(func() { panic("second") }))
+	if err := s.Sync(t.Context()); err == nil || !strings.Contains(err.Error(), "first") {
+		t.Errorf("Sync: %v, want the first panic", err)
+	}
 	ran := make(chan struct{})
-	testenv.Must(t, f.s.HostFunc(func() { close(ran) }))
-	testenv.Recv(t, ran, "the host function after the one that panicked")
-	msgs := log.Messages()
-	if len(msgs) != 1 || !strings.Contains(msgs[0], "boom") {
-		t.Errorf("logged %q, want the panic", msgs)
+	testenv.Must(t, s.HostFunc(func() { defer close(ran); panic("third") }))
+	testenv.Must(t, s.Close())
+	testenv.Recv(t, ran, "the host function after Close")
+	testenv.Eventually(t, "the logs", func() bool { return len(log.Messages()) >= 2 })
+	msgs := strings.Join(log.Messages(), "\n")
+	if len(log.Messages()) != 2 || !strings.Contains(msgs, "second") || !strings.Contains(msgs, "third") {
+		t.Errorf("logged %q, want the second and the third panic", log.Messages())
+	}
+}
+
+// A function of RunCached that panics leaves the calling thread as it
+// found it: its own context current again.
+func TestRunCachedPanicRestoresTheThread(t *testing.T) {
+	f := newFixture(t)
+	var other libcuda.Context
+	testenv.Must(t, f.ctx.Do(func() error {
+		if err := libcuda.CtxCreate(&other, nil, 0, f.ctx.Device().Raw()); err != nil {
+			return err
+		}
+		var popped libcuda.Context
+		return libcuda.CtxPopCurrent(&popped)
+	}))
+	t.Cleanup(func() { testenv.Must(t, libcuda.CtxDestroy(other)) })
+	c := graph.NewCached(graph.DefaultMode)
+	defer c.Close()
+	th := testenv.NewOSThread(t, other)
+	th.Do(func() {
+		func() {
+			defer func() {
+				if r := recover(); r != "boom" {
+					t.Errorf("recovered %v, want the function's panic", r)
+				}
+			}()
+			_ = f.s.RunCached(c, func(*cuda.Stream) error { panic("boom") })
+		}()
+		var cur libcuda.Context
+		testenv.Must(t, libcuda.CtxGetCurrent(&cur))
+		if cur != other {
+			t.Errorf("after the panic the thread has %#x current, want its own %#x", cur, other)
+		}
+		testenv.Must(t, libcuda.CtxSetCurrent(0)) // before other is destroyed
+	})
+	// The stream is no longer captured.
+	x := alloc(t, f.s, []int32{5})
+	if got := read(t, f.s, x); got[0] != 5 {
+		t.Errorf("the stream after the panic: %v", got)
 	}
 }
 

@@ -185,3 +185,78 @@ func TestStreamDroppedAfterARefusedCloseIsDestroyed(t *testing.T) {
 		})
 	}
 }
+
+// Copies and memsets on a stream record it on the Slices they use, as
+// launches do: a Free waits for them on that stream, whichever stream
+// allocated the memory.
+func TestFreeWaitsForCopiesAndMemsets(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		op   func(t *testing.T, s *cuda.Stream, x, other cuda.Slice[int32]) error
+	}{
+		{"Copy into it", func(t *testing.T, s *cuda.Stream, x, other cuda.Slice[int32]) error { return cuda.Copy(s, x, other) }},
+		{"Copy from it", func(t *testing.T, s *cuda.Stream, x, other cuda.Slice[int32]) error { return cuda.Copy(s, other, x) }},
+		{"Copy within it", func(t *testing.T, s *cuda.Stream, x, _ cuda.Slice[int32]) error {
+			lo, _ := x.Slice(0, 512)
+			hi, _ := x.Slice(512, 1024)
+			return cuda.Copy(s, lo, hi)
+		}},
+		{"Memset", func(t *testing.T, s *cuda.Stream, x, _ cuda.Slice[int32]) error { return cuda.Memset(s, x, 7) }},
+		{"Zero", func(t *testing.T, s *cuda.Stream, x, _ cuda.Slice[int32]) error { return cuda.Zero(s, x) }},
+		{"CopyToDevice pageable", func(t *testing.T, s *cuda.Stream, x, _ cuda.Slice[int32]) error {
+			return cuda.CopyToDevice(s, x, make([]int32, 1024))
+		}},
+		{"CopyToDevice pinned", func(t *testing.T, s *cuda.Stream, x, _ cuda.Slice[int32]) error {
+			return cuda.CopyToDevice(s, x, pinned(t, 1024))
+		}},
+		{"CopyToHost pinned", func(t *testing.T, s *cuda.Stream, x, _ cuda.Slice[int32]) error {
+			return cuda.CopyToHost(s, pinned(t, 1024), x)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			testenv.OnPrimary(t, 0)
+			testenv.NoErrorsLogged(t)
+			f := newFixture(t)
+			gate := testenv.NewGate(t)
+			home := newStream(t, f.ctx, cuda.NonBlocking())
+			user := newStream(t, f.ctx, cuda.NonBlocking())
+			other := alloc(t, home, make([]int32, 1024))
+			testenv.Must(t, f.ctx.Sync(t.Context()))
+			illegal := testenv.SimStat(t, "illegal_addresses")
+			base := testenv.SimStat(t, "live_allocations")
+			x, err := cuda.Alloc[int32](home, 1024)
+			testenv.Must(t, err)
+			testenv.Must(t, cuda.Memset(home, x, 1))
+			sync(t, home)
+			gate.Hold(t, user.Raw())
+			testenv.Must(t, c.op(t, user, x, other))
+			testenv.Must(t, x.Free())
+			// A free not ordered after the held stream would run at once
+			// on the idle home stream: give it a moment to show.
+			for deadline := time.Now().Add(30 * time.Millisecond); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+				if n := testenv.SimStat(t, "live_allocations"); n != base+1 {
+					t.Fatalf("%d live allocations while the stream that used the Slice is held, want %d", n, base+1)
+				}
+			}
+			gate.Open()
+			testenv.Eventually(t, "the free", func() bool { return testenv.SimStat(t, "live_allocations") == base })
+			if n := testenv.SimStat(t, "illegal_addresses"); n != illegal {
+				t.Errorf("%d illegal addresses", n-illegal)
+			}
+		})
+	}
+}
+
+// pinned is pinned host memory of n int32s, freed when the test ends.
+func pinned(t *testing.T, n int) *cuda.Pinned[int32] {
+	t.Helper()
+	devs, err := cuda.Devices()
+	testenv.Must(t, err)
+	ctx, err := devs[0].Context()
+	testenv.Must(t, err)
+	defer ctx.Close()
+	p, err := cuda.AllocPinned[int32](ctx, n)
+	testenv.Must(t, err)
+	t.Cleanup(func() { testenv.Must(t, p.Free()) })
+	return p
+}

@@ -19,7 +19,7 @@ func mustSym(t *testing.T, lib library, name string) uintptr {
 
 func TestCallPassesEveryArgumentWord(t *testing.T) {
 	fn := mustSym(t, abiLibrary(t), "abi_args")
-	for n := 0; n <= 19; n++ {
+	for n := 0; n < maxArgWords; n++ {
 		var f struct {
 			frame
 			a [maxArgWords]uintptr

@@ -12,8 +12,8 @@
 #define F_R 8
 #define F_N 16
 #define F_A 24
-// floatFrame.x follows the MaxArgWords (20) argument words.
-#define F_X (F_A+20*8)
+// floatFrame.x follows the MaxArgWords (28) argument words.
+#define F_X (F_A+28*8)
 
 #ifdef GOOS_windows
 #define NREG 4
@@ -23,10 +23,10 @@
 #define SHADOW 0
 #endif
 
-// Stack arguments (at most 16 words), the Windows home area, and a slot
+// Stack arguments (at most 24 words), the Windows home area, and a slot
 // that keeps the block's address across the call.
-#define LOCALS (SHADOW+16*8+16)
-#define SAVED (SHADOW+16*8)
+#define LOCALS (SHADOW+24*8+16)
+#define SAVED (SHADOW+24*8)
 
 GLOBL ·trampolineABI0(SB), NOPTR|RODATA, $8
 DATA ·trampolineABI0(SB)/8, $trampoline<>(SB)

@@ -11,12 +11,12 @@
 #define F_R 8
 #define F_N 16
 #define F_A 24
-#define F_X (F_A+20*8)
+#define F_X (F_A+28*8)
 
-// 16 stack words, FP and LR, the block's address and padding.
-#define LOCALS (16*8+32)
-#define SAVEFP (16*8)
-#define SAVED (16*8+16)
+// 24 stack words, FP and LR, the block's address and padding.
+#define LOCALS (24*8+32)
+#define SAVEFP (24*8)
+#define SAVED (24*8+16)
 
 GLOBL ·trampolineABI0(SB), NOPTR|RODATA, $8
 DATA ·trampolineABI0(SB)/8, $trampoline<>(SB)

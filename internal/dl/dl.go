@@ -31,9 +31,10 @@ type Frame struct {
 }
 
 // MaxArgWords is the most arguments a call can pass: 8 in registers (on
-// arm64; fewer elsewhere) and up to 16 on the C stack, which the
-// trampolines reserve.
-const MaxArgWords = 20
+// arm64; 6 on System V AMD64, 4 on Windows x64) and up to 24 on the C
+// stack, which the trampolines reserve. cuBLAS's widest entry point
+// (cublasGemmStridedBatchedEx_64) takes 23.
+const MaxArgWords = 28
 
 // floatFrame is the argument block of CallFloat: the integer-class words,
 // then the eight floating-point argument registers.

@@ -5,16 +5,12 @@
 #include <stdint.h>
 
 // abi_args returns 0 when argument i equals 0x1000 + i for every i < n,
-// else 1 + the first index that differs. Twenty arguments: the first eight
-// travel in registers on arm64, six on System V AMD64 and four on Windows
-// x64; the rest on the stack.
-int abi_args(int n, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5,
-             uint64_t a6, uint64_t a7, uint64_t a8, uint64_t a9, uint64_t a10,
-             uint64_t a11, uint64_t a12, uint64_t a13, uint64_t a14, uint64_t a15,
-             uint64_t a16, uint64_t a17, uint64_t a18, uint64_t a19) {
-	uint64_t a[19] = {a1, a2, a3, a4, a5, a6, a7, a8, a9, a10,
-	                  a11, a12, a13, a14, a15, a16, a17, a18, a19};
-	for (int i = 0; i < n && i < 19; i++) {
+// else 1 + the first index that differs. Twenty-eight arguments (dl's
+// MaxArgWords): the first eight travel in registers on arm64, six on
+// System V AMD64 and four on Windows x64; the rest on the stack.
+int abi_args(int n, uint64_t a1, uint64_t a2, uint64_t a3, uint64_t a4, uint64_t a5, uint64_t a6, uint64_t a7, uint64_t a8, uint64_t a9, uint64_t a10, uint64_t a11, uint64_t a12, uint64_t a13, uint64_t a14, uint64_t a15, uint64_t a16, uint64_t a17, uint64_t a18, uint64_t a19, uint64_t a20, uint64_t a21, uint64_t a22, uint64_t a23, uint64_t a24, uint64_t a25, uint64_t a26, uint64_t a27) {
+	uint64_t a[27] = {a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, a14, a15, a16, a17, a18, a19, a20, a21, a22, a23, a24, a25, a26, a27};
+	for (int i = 0; i < n && i < 27; i++) {
 		if (a[i] != 0x1000u + (uint64_t)(i + 1)) return i + 1;
 	}
 	return 0;

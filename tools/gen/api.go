@@ -60,7 +60,7 @@ func (g *gen) apiFile() string {
 		fmt.Fprintf(&b, "&proc%s,\n", n)
 	}
 	b.WriteString("}\n")
-	return imports(b.String()) + b.String()
+	return g.imports(b.String()) + b.String()
 }
 
 // wrapper writes the Go function for f. It reports whether f passes a
@@ -89,6 +89,9 @@ func (g *gen) wrapper(b *strings.Builder, f *function) (big bool) {
 		args = append(args, a)
 		sig = append(sig, a.name+" "+a.goType)
 	}
+	if len(args) > maxArgWords {
+		g.failf("%s: %s takes %d arguments; the call path passes at most %d", f.pos, f.symbol, len(args), maxArgWords)
+	}
 	if floats && pointers {
 		g.failf("%s: %s takes floating-point and pointer arguments", f.pos, f.symbol)
 	}
@@ -104,6 +107,9 @@ func (g *gen) wrapper(b *strings.Builder, f *function) (big bool) {
 		t := g.typeName(f.ret)
 		fmt.Fprintf(b, "//\n// It returns what %s returns; its error is only that of resolving %s.\n", f.symbol, f.symbol)
 		results, zero = "("+t+", error)", "nil, "
+		if f.ret.kind != kPointer {
+			zero = "0, "
+		}
 		ret = func(r string) string { return fmt.Sprintf("return *(*%s)(unsafe.Pointer(&%s)), nil\n", t, r) }
 	}
 	if f.deprecated {
@@ -154,6 +160,10 @@ func bits(m uint32) string {
 
 // sysvRegs is the number of integer argument registers of System V AMD64.
 const sysvRegs = 6
+
+// maxArgWords is internal/dl's MaxArgWords: the most argument words a
+// call passes.
+const maxArgWords = 28
 
 // minWords is the number of argument words the trampoline always reads.
 const minWords = 8

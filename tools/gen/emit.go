@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"go/format"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -53,23 +55,14 @@ package %[1]s
 func generate(h *header) (files generated, c counts, err error) {
 	defer catch(&err)
 	l := h.lib
-	g := &gen{
-		h:         h,
-		lib:       l,
-		recNames:  map[*record]string{},
-		enumNames: map[*enumDef]string{},
-		scalars:   map[string]string{},
-		promoted:  map[string]bool{},
-		fields:    map[*field]string{},
-		funcNames: map[*function]string{},
-		abi:       map[*function]abiInfo{},
-		idents:    map[string]string{},
-	}
+	g := newGen(h)
 	g.names()
 	texts := map[string]string{
-		"zapi.go":   g.apiFile(),
 		"ztypes.go": g.typesFile(),
 		"zconst.go": g.constFile(),
+	}
+	if len(l.files) > 0 { // a library with entry points, not types alone
+		texts["zapi.go"] = g.apiFile()
 	}
 	if l.layout {
 		texts["zlayout_test.go"] = g.layoutFile()
@@ -93,6 +86,21 @@ func generate(h *header) (files generated, c counts, err error) {
 	return files, g.counts, nil
 }
 
+func newGen(h *header) *gen {
+	return &gen{
+		h:         h,
+		lib:       h.lib,
+		recNames:  map[*record]string{},
+		enumNames: map[*enumDef]string{},
+		scalars:   map[string]string{},
+		promoted:  map[string]bool{},
+		fields:    map[*field]string{},
+		funcNames: map[*function]string{},
+		abi:       map[*function]abiInfo{},
+		idents:    map[string]string{},
+	}
+}
+
 func (g *gen) failf(format string, args ...any) {
 	panic(parseError{fmt.Errorf(format, args...)})
 }
@@ -108,17 +116,29 @@ func (g *gen) typesFile() string {
 			g.typedef(&b, d.typedef)
 		}
 	}
-	return imports(b.String()) + b.String()
+	return g.imports(b.String()) + b.String()
 }
 
-// imports gives the import declaration a file body needs.
-func imports(body string) string {
+// imports gives the import declaration a file body needs: the standard
+// packages it uses, and those of the library's imports.
+func (g *gen) imports(body string) string {
 	var pkgs []string
 	for _, p := range []string{"math", "runtime", "strconv", "unsafe"} {
 		if strings.Contains(body, p+".") {
 			pkgs = append(pkgs, strconv.Quote(p))
 		}
 	}
+	var own []string
+	for name, path := range g.lib.imports {
+		if regexp.MustCompile(`\b` + name + `\.`).MatchString(body) {
+			own = append(own, strconv.Quote(path))
+		}
+	}
+	sort.Strings(own)
+	if len(own) > 0 && len(pkgs) > 0 {
+		pkgs = append(pkgs, "")
+	}
+	pkgs = append(pkgs, own...)
 	switch len(pkgs) {
 	case 0:
 		return ""
@@ -222,6 +242,12 @@ func (g *gen) scalarType(td *typedefDef) string {
 		return "uintptr"
 	case t.kind == kPointer && t.elem.kind == kRecord && !t.elem.rec.defined:
 		return "uintptr" // a handle: pointer to an opaque struct
+	case t.kind == kPointer:
+		if e, err := resolve(g.h, t.elem); err == nil && e.kind == kRecord {
+			// A handle to a semi-opaque struct (cublasLtMatrixLayout_t),
+			// which the library allocates or the caller lays out.
+			return "uintptr"
+		}
 	}
 	g.failf("%s: unsupported typedef %s", td.pos, td.name)
 	return ""
@@ -259,14 +285,15 @@ func (g *gen) constFile() string {
 	if consts.Len() > 0 {
 		fmt.Fprintf(&b, "// Constants from the #define lines of %s.\nconst (\n%s)\n", g.lib.header(), consts.String())
 	}
-	return imports(b.String()) + b.String()
+	return g.imports(b.String()) + b.String()
 }
 
-// resultEnum is the enum of the library's status type (CUresult), or nil.
+// resultEnum is the enum of the library's status type (CUresult), or nil
+// when it has none or another package declares it.
 func (g *gen) resultEnum() *enumDef {
 	td := g.h.typedefs[g.lib.result]
-	if td == nil {
-		return nil
+	if _, foreign := g.h.foreign[g.lib.result]; td == nil || foreign {
+		return nil // cuBLASLt's: package cublas has the values
 	}
 	t, err := resolve(g.h, td.typ)
 	if err != nil || t.kind != kEnum {

@@ -99,7 +99,7 @@ func (g *gen) layoutFile() string {
 		}
 	}
 	b.WriteString("}\n")
-	return imports(b.String()) + b.String()
+	return g.imports(b.String()) + b.String()
 }
 
 // cExpr is a C type expression for a record that has a name in Go.

@@ -26,6 +26,29 @@ type library struct {
 	// rename gives the Go name of an entry point whose mechanical name
 	// the package's hand-written API uses for something friendlier.
 	rename map[string]string
+	// uses lists the packages of the table whose types this library's
+	// headers use (cuBLAS uses library_types.h's cudaDataType): their
+	// headers are read first, their declarations are not written again,
+	// and their types are spelled as that package names them
+	// (libtypes.DataType). A package must come after those it uses.
+	uses []string
+	// prelude declares, in C, the types the headers take from headers
+	// the generator does not read (driver_types.h's cudaStream_t,
+	// cuda_fp16.h's __half); extern gives the Go type of each.
+	prelude string
+	extern  map[string]string
+	// imports are the Go packages that extern's and uses' types name,
+	// by package name.
+	imports map[string]string
+	// v2Names binds C's _v2 entry points under their base names, as
+	// cublas_v2.h's #defines do (cublasSgemm_v2 -> Sgemm), and the 64-bit
+	// index variants with a 64 suffix (cublasSgemm_v2_64 -> Sgemm64).
+	v2Names bool
+	// skip lists entry points left unbound.
+	skip map[string]bool
+	// intResults lets entry points return an integer instead of the status
+	// (cuBLAS's size_t cublasGetCudartVersion); elsewhere that is refused.
+	intResults bool
 }
 
 // libraries drives the generator: one entry per generated package.
@@ -49,6 +72,70 @@ var libraries = []*library{
 		funcPrefix: "nvrtc",
 		rename:     map[string]string{"nvrtcVersion": "GetVersion"},
 	},
+	{
+		// The types of library_types.h that cuBLAS, cuBLASLt and the other
+		// math libraries share; no library file of its own.
+		pkg:        "libtypes",
+		headers:    []string{"library_types.h"},
+		typePrefix: regexp.MustCompile(`^(?:cuda)?([a-zA-Z].*)$`),
+	},
+	{
+		pkg:        "cublas",
+		headers:    []string{"cublas_api.h", "cublas_v2.h"},
+		files:      []string{"libcublas.so.13", "cublas64_13.dll"},
+		result:     "cublasStatus_t",
+		typePrefix: regexp.MustCompile(`^cublas([A-Z].*?)(?:_t)?$`),
+		funcPrefix: "cublas",
+		uses:       []string{"libtypes"},
+		prelude:    cudaPrelude,
+		extern:     cudaExtern,
+		imports:    cudaImports,
+		v2Names:    true,
+		skip:       map[string]bool{"cublasXerbla": true},
+		intResults: true,
+	},
+	{
+		pkg:        "cublaslt",
+		headers:    []string{"cublasLt.h"},
+		files:      []string{"libcublasLt.so.13", "cublasLt64_13.dll"},
+		result:     "cublasStatus_t",
+		typePrefix: regexp.MustCompile(`^cublasLt([A-Z].*?)(?:_t)?$`),
+		funcPrefix: "cublasLt",
+		uses:       []string{"libtypes", "cublas"},
+		prelude:    "typedef struct _IO_FILE FILE;",
+		extern:     map[string]string{"FILE": "byte"},
+		imports:    cudaImports,
+		intResults: true,
+	},
+}
+
+// cudaPrelude declares what cublas_api.h takes from driver_types.h,
+// cuComplex.h, cuda_fp16.h and cuda_bf16.h, with the C layouts; cudaExtern
+// gives their Go types: the driver's own stream handle, Go's complex
+// types, and package cuda's 16-bit element types.
+const cudaPrelude = `
+typedef struct CUstream_st *cudaStream_t;
+typedef struct float2 { float x; float y; } cuFloatComplex;
+typedef struct double2 { double x; double y; } cuDoubleComplex;
+typedef cuFloatComplex cuComplex;
+typedef struct __half_s { unsigned short x; } __half;
+typedef struct __nv_bfloat16_s { unsigned short x; } __nv_bfloat16;
+`
+
+var cudaExtern = map[string]string{
+	"cudaStream_t":    "libcuda.Stream",
+	"cuFloatComplex":  "complex64",
+	"cuDoubleComplex": "complex128",
+	"cuComplex":       "complex64",
+	"__half":          "cuda.Half",
+	"__nv_bfloat16":   "cuda.BFloat16",
+}
+
+var cudaImports = map[string]string{
+	"cuda":     "github.com/purecuda/purecuda/cuda",
+	"libcuda":  "github.com/purecuda/purecuda/libcuda",
+	"libtypes": "github.com/purecuda/purecuda/libtypes",
+	"cublas":   "github.com/purecuda/purecuda/cublas",
 }
 
 // libraryNamed finds a library of the table by its package name.
@@ -80,6 +167,12 @@ func (l *library) funcName(symbol string) string {
 		return n
 	}
 	name := strings.TrimPrefix(symbol, l.funcPrefix)
+	if l.v2Names {
+		name = strings.Replace(name, "_v2", "", 1)
+		if n, ok := strings.CutSuffix(name, "_64"); ok {
+			name = n + "64"
+		}
+	}
 	if name == "" { // the symbol is the prefix alone, as "cu"
 		name = symbol
 	}

@@ -61,7 +61,7 @@ func TestLibraryNames(t *testing.T) {
 			t.Errorf("%s: funcName(%s) = %s, want %s", c.l.pkg, c.symbol, got, c.want)
 		}
 	}
-	if _, err := libraryNamed("cublas"); err == nil || !strings.Contains(err.Error(), "libcuda, nvrtc") {
+	if _, err := libraryNamed("cufft"); err == nil || !strings.Contains(err.Error(), "libcuda, nvrtc") {
 		t.Errorf("an unknown library: %v", err)
 	}
 }
@@ -241,5 +241,60 @@ func TestCheckCoversEveryLibrary(t *testing.T) {
 	}
 	if err := checkFiles(dir, files); err == nil || !strings.Contains(err.Error(), "go generate ./nvrtc") {
 		t.Errorf("checkFiles = %v, want an error naming go generate ./nvrtc", err)
+	}
+}
+
+// cuBLAS's row: the _v2 entry points under their base names and the _64
+// ones with a 64 suffix; library_types.h's types spelled as package
+// libtypes names them and not declared again; the prelude's types as
+// their Go types; size_t results; T x[] parameters; static inline
+// functions and skipped entry points left out.
+func TestCublasRowBindsV2NamesAndSharedTypes(t *testing.T) {
+	files := fixtureOf(t, "cublas")
+	api, types := string(files["zapi.go"]), string(files["ztypes.go"])
+	for _, want := range []string{
+		"func Create(handle *Handle) error {",
+
+		"func Sgemm(handle Handle, transa Operation, m int32, alpha *float32, A *float32, lda int32) error {",
+		"func Sgemm64(handle Handle, transa Operation, m int64, alpha *float32, A *float32, lda int64) error {",
+
+		"func GetCudartVersion() (uint64, error) {",
+		"return 0, _err",
+		"func SetStream(handle Handle, streamId libcuda.Stream) error {",
+		"func HgemmBatched(handle Handle, Aarray **cuda.Half, z *complex64, Atype libtypes.DataType) error {",
+		`"github.com/purecuda/purecuda/libtypes"`,
+	} {
+		if !strings.Contains(api, want) {
+			t.Errorf("zapi.go lacks %q", want)
+		}
+	}
+	for _, re := range []string{`procCreate\s+= proc\{symbol: "cublasCreate_v2"\}`, `procSgemm64\s+= proc\{symbol: "cublasSgemm_v2_64"\}`} {
+		if !regexp.MustCompile(re).MatchString(api) {
+			t.Errorf("zapi.go lacks %s", re)
+		}
+	}
+	for _, absent := range []string{"Xerbla", "Helper", "CUDA_R_32F"} {
+		if strings.Contains(api, absent) || strings.Contains(types, absent) {
+			t.Errorf("%s is bound", absent)
+		}
+	}
+	if !strings.Contains(types, "type DataType = libtypes.DataType") {
+		t.Errorf("ztypes.go does not alias cublasDataType_t to libtypes.DataType:\n%s", types)
+	}
+	lt := fixtureOf(t, "cublaslt")
+	ltAPI, ltTypes := string(lt["zapi.go"]), string(lt["ztypes.go"])
+	for _, want := range []string{
+		"func MatrixLayoutCreate(matLayout *MatrixLayout, type_ libtypes.DataType, op cublas.Operation) error {",
+		"func GetVersion() (uint64, error) {",
+	} {
+		if !strings.Contains(ltAPI, want) {
+			t.Errorf("cublaslt's zapi.go lacks %q", want)
+		}
+	}
+	if !strings.Contains(ltTypes, "type MatrixLayout uintptr") || strings.Contains(ltTypes, "type Status") {
+		t.Errorf("cublaslt's ztypes.go:\n%s", ltTypes)
+	}
+	if _, ok := lt["zconst.go"]; ok && strings.Contains(string(lt["zconst.go"]), "resultValues") {
+		t.Error("cublaslt declares cublas's status values again")
 	}
 }

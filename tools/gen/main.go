@@ -3,12 +3,22 @@
 // each library, which headers declare it, which library files it is, and
 // which Go package binds it:
 //
-//	libcuda  cuda.h, cudaTypedefs.h  libcuda.so.1, nvcuda.dll
-//	nvrtc    nvrtc.h                 libnvrtc.so.13, nvrtc64_130_0.dll
+//	libcuda   cuda.h, cudaTypedefs.h     libcuda.so.1, nvcuda.dll
+//	nvrtc     nvrtc.h                    libnvrtc.so.13, nvrtc64_130_0.dll
+//	libtypes  library_types.h            (types only, shared by the next two)
+//	cublas    cublas_api.h, cublas_v2.h  libcublas.so.13, cublas64_13.dll
+//	cublaslt  cublasLt.h                 libcublasLt.so.13, cublasLt64_13.dll
+//
+// A library may use the types of those before it (cublas uses libtypes's,
+// cublaslt those of libtypes and cublas): their headers are read first,
+// and their types are spelled with the other package's names. Types from
+// headers the generator does not read (driver_types.h's cudaStream_t,
+// cuda_fp16.h's __half) come from a row's prelude, with their Go types
+// (libcuda.Stream, cuda.Half).
 //
 // Each package gets
 //
-//	zapi.go          one wrapper per entry point and its proc
+//	zapi.go          one wrapper per entry point and its proc (not for libtypes)
 //	ztypes.go        handles, scalar typedefs, structs, unions, function pointers
 //	zconst.go        enums with String methods, #define constants
 //	zlayout_test.go  (libcuda) the table TestLayoutMatchesC checks against the C compiler
@@ -44,8 +54,8 @@ import (
 )
 
 func main() {
-	include := flag.String("include", defaultInclude(), "`dir`ectory holding the CUDA headers (cuda.h, cudaTypedefs.h, nvrtc.h)")
-	lib := flag.String("lib", "", "generate only this `package` (libcuda, nvrtc); all when empty")
+	include := flag.String("include", defaultInclude(), "`dir`ectory holding the CUDA headers (cuda.h, cudaTypedefs.h, nvrtc.h, ...)")
+	lib := flag.String("lib", "", "generate only this `package` (libcuda, nvrtc, ...); all when empty")
 	check := flag.Bool("check", false, "only check that the files on disk are up to date")
 	verbose := flag.Bool("v", false, "print what was generated")
 	flag.Parse()
@@ -123,9 +133,17 @@ func readHeaders(include string) (*header, error) { return readLibrary(include, 
 
 // readLibrary preprocesses and parses the headers of l in order (for
 // libcuda cuda.h, then cudaTypedefs.h), and reads the CUDA version from
-// cuda.h.
+// cuda.h. The headers of the libraries l uses, and l's prelude, are read
+// first: their types are known, spelled as their packages name them, and
+// not declared again.
 func readLibrary(include string, l *library) (*header, error) {
 	pp := newPreprocessor()
+	h := newHeader()
+	h.lib = l
+	if err := readForeign(include, l, pp, h); err != nil {
+		return nil, err
+	}
+	pp.out = nil
 	var first string
 	for i, name := range l.headers {
 		path := filepath.Join(include, name)
@@ -140,10 +158,8 @@ func readLibrary(include string, l *library) (*header, error) {
 			return nil, err
 		}
 	}
-	h := newHeader()
-	h.lib = l
 	h.defines = pp.defines
-	p := &parser{toks: pp.out, h: h, types: first, result: l.result}
+	p := &parser{toks: pp.out, h: h, types: first, result: l.result, skip: l.skip}
 	if err := p.parse(); err != nil {
 		return nil, err
 	}
@@ -160,6 +176,97 @@ func readLibrary(include string, l *library) (*header, error) {
 	}
 	return h, nil
 }
+
+// readForeign reads into h the types of the libraries l uses and of l's
+// prelude, and names each as l's Go code spells it (h.foreign). It leaves
+// h without declarations and functions of its own.
+func readForeign(include string, l *library, pp *preprocessor, h *header) error {
+	if len(l.uses) == 0 && l.prelude == "" {
+		return nil
+	}
+	for _, name := range l.uses {
+		u, err := libraryNamed(name)
+		if err != nil {
+			return err
+		}
+		uh, err := readLibrary(include, u)
+		if err != nil {
+			return fmt.Errorf("%s uses %s: %w", l.pkg, name, err)
+		}
+		names, err := exportedTypes(uh)
+		if err != nil {
+			return fmt.Errorf("%s uses %s: %w", l.pkg, name, err)
+		}
+		for c, goName := range names {
+			if _, ok := h.foreign[c]; !ok {
+				h.foreign[c] = goName
+			}
+		}
+		if err := pp.run("prelude of "+u.pkg, u.prelude, false); err != nil {
+			return err
+		}
+		for _, hdr := range u.headers {
+			src, err := readHeader(include, hdr)
+			if err != nil {
+				return err
+			}
+			if err := pp.run(filepath.Join(include, hdr), src, false); err != nil {
+				return err
+			}
+		}
+	}
+	prelude := "prelude of " + l.pkg
+	if err := pp.run(prelude, l.prelude, false); err != nil {
+		return err
+	}
+	// Parsed as one file; only the types are kept.
+	for i := range pp.out {
+		pp.out[i].pos.file = prelude
+	}
+	p := &parser{toks: pp.out, h: h, types: prelude, result: "", foreign: true}
+	if err := p.parse(); err != nil {
+		return err
+	}
+	for name := range h.typedefs {
+		if _, ok := h.foreign[name]; ok {
+			continue
+		}
+		goType, ok := l.extern[name]
+		if !ok {
+			return fmt.Errorf("%s: the prelude's type %s has no Go type in extern", l.pkg, name)
+		}
+		h.foreign[name] = goType
+	}
+	h.decls, h.funcs, h.funcBy = nil, nil, map[string]*function{}
+	return nil
+}
+
+// exportedTypes names every typedef of h as a package importing h's
+// package spells it: libtypes.DataType, uint32 for a <stdint.h>-style
+// name, what h itself takes from elsewhere as it is.
+func exportedTypes(h *header) (names map[string]string, err error) {
+	defer catch(&err)
+	g := newGen(h)
+	g.names()
+	names = map[string]string{}
+	for name := range h.typedefs {
+		if f, ok := h.foreign[name]; ok {
+			names[name] = f
+			continue
+		}
+		goName := g.typeName(&ctype{kind: kNamed, name: name})
+		if _, builtin := goBuiltins[goName]; !builtin {
+			goName = h.lib.pkg + "." + goName
+		}
+		names[name] = goName
+	}
+	return names, nil
+}
+
+// goBuiltins are Go's predeclared types a C type can become.
+var goBuiltins = map[string]bool{"byte": true, "int8": true, "uint8": true, "int16": true, "uint16": true,
+	"int32": true, "uint32": true, "int64": true, "uint64": true, "float32": true, "float64": true,
+	"uintptr": true, "complex64": true, "complex128": true}
 
 // readHeader reads one header of the include folder.
 func readHeader(include, name string) (string, error) {

@@ -226,6 +226,9 @@ func (g *gen) typeName(t *ctype) string {
 		}
 		return b.goType
 	case kNamed:
+		if f, ok := g.h.foreign[t.name]; ok {
+			return f
+		}
 		td := g.h.typedefs[t.name]
 		if g.transparent(td) {
 			return builtins[td.typ.name].goType

@@ -151,6 +151,9 @@ type header struct {
 	funcBy    map[string]*function
 	pfns      map[string]*typedefDef // PFN_* typedefs of cudaTypedefs.h
 	defines   []define
+	// foreign gives the Go spelling of the typedefs that other packages
+	// declare (libtypes.DataType) or that Go has (complex64), by C name.
+	foreign map[string]string
 }
 
 func newHeader() *header {
@@ -162,6 +165,7 @@ func newHeader() *header {
 		constEnum: map[string]*enumDef{},
 		funcBy:    map[string]*function{},
 		pfns:      map[string]*typedefDef{},
+		foreign:   map[string]string{},
 	}
 }
 
@@ -174,6 +178,11 @@ type parser struct {
 	inline *record // the record whose body the last declSpecs parsed
 	types  string  // the file whose declarations define types and functions
 	result string  // the status type functions return, "CUresult"
+	// foreign: the declarations are another package's; functions are
+	// passed over, only the types matter.
+	foreign  bool
+	skip     map[string]bool // functions passed over
+	inParams bool            // reading a parameter list
 }
 
 // parseError carries a parse failure through panic to the entry points.
@@ -249,6 +258,10 @@ func (p *parser) parse() (err error) {
 		if p.accept(";") {
 			continue
 		}
+		if p.accept("static") {
+			p.skipInline()
+			continue
+		}
 		deprecated := p.attributes()
 		start := p.i
 		other := p.peek().pos.file != p.types
@@ -273,9 +286,30 @@ func (p *parser) parse() (err error) {
 		if t.kind != kFunc || name == "" {
 			p.fail("unsupported declaration of %q", name)
 		}
+		if p.foreign || p.skip[name] {
+			continue
+		}
 		p.function(name, t, deprecated, cjoin(p.toks[start:end])+";")
 	}
 	return nil
+}
+
+// skipInline passes over a static (inline) function after its keyword:
+// code of the header itself, not an entry point of the library.
+func (p *parser) skipInline() {
+	for !p.accept("{") {
+		if p.next().text == ";" {
+			p.fail("static declaration without a body")
+		}
+	}
+	for depth := 1; depth > 0; {
+		switch p.next().text {
+		case "{":
+			depth++
+		case "}":
+			depth--
+		}
+	}
 }
 
 // attributes skips __attribute__((...)) lists and reports whether one
@@ -301,7 +335,9 @@ func (p *parser) attributes() (deprecated bool) {
 func (p *parser) function(name string, t *ctype, deprecated bool, proto string) {
 	var ret *ctype
 	if r := t.elem; r.kind != kNamed || r.name != p.result {
-		if r.kind != kPointer {
+		b, err := resolve(p.h, r)
+		integer := p.h.lib != nil && p.h.lib.intResults && err == nil && b.kind == kBuiltin && b.name != "void" && !builtins[b.name].float
+		if r.kind != kPointer && !integer {
 			p.fail("%s returns something other than %s or a pointer", name, p.result)
 		}
 		ret = r
@@ -631,7 +667,11 @@ func (p *parser) suffixes(base *ctype) *ctype {
 	switch {
 	case p.accept("["):
 		if p.accept("]") {
-			p.fail("array without a size")
+			if !p.inParams {
+				p.fail("array without a size")
+			}
+			// A parameter T x[]: a pointer, as params makes every array.
+			return &ctype{kind: kArray, len: 0, elem: p.suffixes(base)}
 		}
 		n := p.constExpr()
 		p.expect("]")
@@ -651,6 +691,9 @@ func (p *parser) params() []param {
 		return nil
 	}
 	var ps []param
+	outer := p.inParams
+	p.inParams = true
+	defer func() { p.inParams = outer }()
 	for {
 		if p.peek().text == "..." {
 			p.fail("variadic functions are not supported")

@@ -1,0 +1,3 @@
+package cublas
+
+//go:generate go run ../tools/gen -lib cublas

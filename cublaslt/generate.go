@@ -1,0 +1,3 @@
+package cublaslt
+
+//go:generate go run ../tools/gen -lib cublaslt

@@ -1,0 +1,6 @@
+//go:build !linux && !windows
+
+package cublaslt
+
+// libraryNames: NVIDIA ships no cuBLASLt for this system.
+var libraryNames = []string{"libcublasLt"}

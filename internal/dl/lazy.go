@@ -1,0 +1,99 @@
+package dl
+
+import (
+	"sync"
+	"sync/atomic"
+)
+
+// Lazy is a library that a package opens on first use (its first call, or
+// an explicit Load): packages nvrtc, cublas and cublaslt each keep one.
+type Lazy[T any] struct {
+	open   func() (*T, error)
+	mu     sync.Mutex
+	v      atomic.Pointer[T]
+	err    error // the last failure of a lazy load; guarded by mu
+	symMu  sync.Mutex
+	symErr map[string]error // entry points that failed to resolve; guarded by symMu
+}
+
+// NewLazy returns a Lazy that opens its library with open.
+func NewLazy[T any](open func() (*T, error)) *Lazy[T] { return &Lazy[T]{open: open} }
+
+// Load opens the library unless it is open, trying again after a failure.
+func (l *Lazy[T]) Load() (*T, error) {
+	if v := l.v.Load(); v != nil {
+		return v, nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.loadLocked()
+}
+
+// Get returns the open library, opening it on first use. A failure is
+// remembered, so that calls without a library stay cheap; Load tries again.
+func (l *Lazy[T]) Get() (*T, error) {
+	if v := l.v.Load(); v != nil {
+		return v, nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err != nil {
+		return nil, l.err
+	}
+	return l.loadLocked()
+}
+
+func (l *Lazy[T]) loadLocked() (*T, error) {
+	if v := l.v.Load(); v != nil {
+		return v, nil
+	}
+	v, err := l.open()
+	if err != nil {
+		l.err = err
+		return nil, err
+	}
+	l.err = nil
+	l.v.Store(v)
+	return v, nil
+}
+
+// Loaded is the open library, or nil.
+func (l *Lazy[T]) Loaded() *T { return l.v.Load() }
+
+// SetFailure makes the next Get fail with err until a Load succeeds, as
+// a failed lazy load does (for tests of the calls without a library).
+func (l *Lazy[T]) SetFailure(err error) {
+	l.mu.Lock()
+	l.err = err
+	l.mu.Unlock()
+}
+
+// Resolve returns the address of an entry point, storing it in *addr
+// (atomically) on the first success, so that the caller's fast path is one
+// atomic load. lib finds the symbol; missing makes the error for a symbol
+// the library lacks, which is remembered.
+func (l *Lazy[T]) Resolve(addr *uintptr, symbol string, lib func(*T) Library, missing func(*T) error) (uintptr, error) {
+	v, err := l.Get()
+	if err != nil {
+		return 0, err
+	}
+	l.symMu.Lock()
+	defer l.symMu.Unlock()
+	if a := atomic.LoadUintptr(addr); a != 0 {
+		return a, nil
+	}
+	if err := l.symErr[symbol]; err != nil {
+		return 0, err
+	}
+	a, ok := lib(v).Sym(symbol)
+	if !ok {
+		err := missing(v)
+		if l.symErr == nil {
+			l.symErr = map[string]error{}
+		}
+		l.symErr[symbol] = err
+		return 0, err
+	}
+	atomic.StoreUintptr(addr, a)
+	return a, nil
+}

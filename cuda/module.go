@@ -356,34 +356,12 @@ func (f *Func) Params() ([]int, bool) {
 // CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK or
 // CU_FUNC_ATTRIBUTE_NUM_REGS.
 func (f *Func) Attribute(a libcuda.Function_attribute) (int, error) {
-	if f == nil || f.mod == nil || f.mod.st == nil {
-		return 0, nilErr("Func", "Attribute")
-	}
-	ms := f.mod.st
-	if !ms.mu.TryRLock() { // a Close
-		return 0, closedErr("Func", "Attribute")
-	}
-	defer ms.mu.RUnlock()
-	if ms.closed {
-		return 0, closedErr("Func", "Attribute")
-	}
 	var v int32
-	err := ms.ctx.do(func() error {
-		err := libcuda.FuncGetAttribute(&v, a, f.raw)
-		if errors.Is(err, libcuda.CUDA_ERROR_FUNCTION_NOT_LOADED) {
-			// Lazy loading (CUDA_MODULE_LOADING=LAZY, the default since
-			// CUDA 12.2) leaves a function unloaded until its first
-			// launch; the driver answers attribute queries only for a
-			// loaded one.
-			if lerr := libcuda.FuncLoad(f.raw); lerr != nil {
-				return fmt.Errorf("cuFuncLoad: %w", lerr)
-			}
-			err = libcuda.FuncGetAttribute(&v, a, f.raw)
-		}
-		return err
+	err := f.do("Attribute", "cuFuncGetAttribute("+a.String()+")", func() error {
+		return libcuda.FuncGetAttribute(&v, a, f.raw)
 	})
 	if err != nil {
-		return 0, driverErr("cuFuncGetAttribute("+a.String()+")", err)
+		return 0, err
 	}
 	return int(v), nil
 }

@@ -112,7 +112,19 @@ typedef int CUdriverProcAddressQueryResult;
 typedef int CUgraphExecUpdateResult;
 typedef int CUgraphNodeType;
 typedef void (*CUhostFn)(void *userData);
-typedef struct CUlaunchAttribute_st CUlaunchAttribute;
+/* CUlaunchAttribute: an id, padding, and a 64-byte union of values (the
+ * members the simulator reads). */
+typedef struct CUlaunchAttribute_st {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        int i;
+        unsigned u;
+        struct { unsigned x, y, z; } clusterDim;
+        struct { void *event; int flags; int triggerAtBlockStart; } programmaticEvent;
+    } value;
+} CUlaunchAttribute;
 typedef struct CUctxCreateParams_st CUctxCreateParams;
 typedef struct CUlaunchConfig_st {
     unsigned int gridDimX, gridDimY, gridDimZ;
@@ -180,6 +192,7 @@ enum {
     CUDA_ERROR_CAPTURED_EVENT = 907,
     CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD = 908,
     CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE = 910,
+    CUDA_ERROR_INVALID_CLUSTER_SIZE = 912,
     CUDA_ERROR_UNKNOWN = 999,
 };
 enum { CU_STREAM_DEFAULT = 0, CU_STREAM_NON_BLOCKING = 1 };
@@ -542,10 +555,11 @@ enum { K_ADD_ONE, K_FILL, K_SUM, K_SPIN, K_SAXPY, K_SCALE_F32, K_SCALE_I32, K_OF
  * sits in the parameter buffer from them (the C ABI's alignment). */
 static const struct kernel_def {
     const char *name; int nargs; unsigned char size[6];
+    int static_smem; /* bytes of __shared__ the kernel declares */
 } kernels[K_COUNT] = {
     [K_ADD_ONE] = { "add_one_i32", 2, { 8, 8 } },  /* (int *data, u64 n) */
     [K_FILL] = { "fill_i32", 3, { 8, 8, 4 } },     /* (int *data, u64 n, int value) */
-    [K_SUM] = { "sum_i64", 4, { 8, 8, 8, 8 } },    /* (const i64 *in, u64 n, i64 *out, u64 spin_ns) */
+    [K_SUM] = { "sum_i64", 4, { 8, 8, 8, 8 }, 8192 }, /* (const i64 *in, u64 n, i64 *out, u64 spin_ns); long long part[1024] */
     [K_SPIN] = { "spin", 1, { 8 } },               /* (u64 ns) */
     [K_SAXPY] = { "saxpy", 4, { 4, 4, 8, 8 } },    /* (int n, float a, const float *x, float *y) */
     /* C++ kernels (mangled names): template <T> scale(T *data, T k, u64 n) for float and int, and
@@ -1393,6 +1407,9 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) 
         { 81, 233472 },     /* MAX_SHARED_MEMORY_PER_MULTIPROCESSOR */
         { 95, 1 },          /* COOPERATIVE_LAUNCH */
         { 97, 232448 },     /* MAX_SHARED_MEMORY_PER_BLOCK_OPTIN */
+        { 82, 65536 },      /* MAX_REGISTERS_PER_MULTIPROCESSOR */
+        { 106, 32 },        /* MAX_BLOCKS_PER_MULTIPROCESSOR */
+        { 111, 1024 },      /* RESERVED_SHARED_MEMORY_PER_BLOCK */
         { 120, 1 },         /* CLUSTER_LAUNCH */
     };
     CUresult r = check_device(dev);
@@ -2624,7 +2641,11 @@ CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t n, CUstrea
  * when a module's struct serves again after an unload, a function of the
  * new module gets the handle of one of the old, whatever its kernel, as
  * the driver reuses handles. */
-struct CUfunc_st { unsigned magic; int kernel; };
+struct CUfunc_st {
+    unsigned magic; int kernel;
+    int attr[16]; /* CU_FUNC_ATTRIBUTE_* 8..15 as cuFuncSetAttribute left them (func_init) */
+};
+static struct CUfunc_st func_init(int k);
 struct CUmod_st { unsigned magic; struct CUfunc_st funcs[K_COUNT]; };
 
 static CUresult module_load(CUmodule *pm, const void *image) {
@@ -2648,7 +2669,7 @@ static CUresult module_load(CUmodule *pm, const void *image) {
                 if (strlen(kernels[k].name) == len && strncmp(p, kernels[k].name, len) == 0) {
                     int nf = 0, dup = 0;
                     for (; nf < K_COUNT && m->funcs[nf].magic; nf++) dup |= m->funcs[nf].kernel == k;
-                    if (!dup && nf < K_COUNT) m->funcs[nf] = (struct CUfunc_st){ MAGIC_FUNC, k };
+                    if (!dup && nf < K_COUNT) m->funcs[nf] = func_init(k);
                 }
         }
         *pm = m;
@@ -2754,8 +2775,23 @@ CUresult cuFuncGetName(const char **name, CUfunction f) {
     return r;
 }
 
-/* Every test kernel takes blocks of up to 1024 threads; the other
- * attributes read 0. */
+/* Function attributes and occupancy, an H200's rules reduced to what the
+ * test kernels need: every test kernel takes blocks of up to 1024 threads
+ * and uses no registers that limit it; its static shared memory is its
+ * row's; dynamic shared memory is limited to 48 KiB less the static until
+ * cuFuncSetAttribute raises MAX_DYNAMIC_SHARED_SIZE_BYTES, at most to the
+ * opt-in limit (227 KiB) less the static. A multiprocessor holds 2048
+ * threads, 32 blocks and 228 KiB of shared memory, of which each block
+ * also takes 1 KiB reserved. Attributes 0-7 and 10 read-only. */
+enum { SM_THREADS = 2048, SM_BLOCKS = 32, SM_SMEM = 233472, SMEM_OPTIN = 232448, SMEM_RESERVED = 1024, SMS = 132 };
+
+static struct CUfunc_st func_init(int k) {
+    struct CUfunc_st f = { .magic = MAGIC_FUNC, .kernel = k };
+    f.attr[8] = 49152 - kernels[k].static_smem; /* MAX_DYNAMIC_SHARED_SIZE_BYTES */
+    f.attr[9] = -1;                              /* PREFERRED_SHARED_MEMORY_CARVEOUT: no preference */
+    return f;
+}
+
 CUresult cuFuncGetAttribute(int *v, int attrib, CUfunction f) {
     FAIL_POINT("cuFuncGetAttribute");
     STICKY_POINT();
@@ -2763,10 +2799,131 @@ CUresult cuFuncGetAttribute(int *v, int attrib, CUfunction f) {
     LOCK();
     if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
     else if (!f || f->magic != MAGIC_FUNC) r = CUDA_ERROR_INVALID_HANDLE;
-    else if (!v || attrib < 0 || attrib > 16) r = CUDA_ERROR_INVALID_VALUE;
-    else *v = attrib == 0 ? 1024 : 0; /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK */
+    else if (!v || attrib < 0 || attrib > 15) r = CUDA_ERROR_INVALID_VALUE;
+    else switch (attrib) {
+        case 0: *v = 1024; break;                                  /* MAX_THREADS_PER_BLOCK */
+        case 1: *v = kernels[f->kernel].static_smem; break;        /* SHARED_SIZE_BYTES */
+        case 5: case 6: *v = 90; break;                            /* PTX_VERSION, BINARY_VERSION */
+        default: *v = attrib >= 8 ? f->attr[attrib] : 0; break;
+        }
     UNLOCK();
     return r;
+}
+
+CUresult cuFuncSetAttribute(CUfunction f, int attrib, int value) {
+    FAIL_POINT("cuFuncSetAttribute");
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (!f || f->magic != MAGIC_FUNC) r = CUDA_ERROR_INVALID_HANDLE;
+    else {
+        int ok;
+        switch (attrib) {
+        case 8: ok = value >= 0 && value <= SMEM_OPTIN - kernels[f->kernel].static_smem; break;
+        case 9: ok = value >= -1 && value <= 100; break;
+        case 11: case 12: case 13: ok = value >= 0 && value <= 16; break;
+        case 14: ok = value == 0 || value == 1; break;
+        case 15: ok = value >= 0 && value <= 2; break;
+        default: ok = 0; break; /* read-only or unknown */
+        }
+        if (!ok) r = CUDA_ERROR_INVALID_VALUE;
+        else f->attr[attrib] = value;
+    }
+    UNLOCK();
+    return r;
+}
+
+/* Blocks of bs threads with dyn bytes of dynamic shared memory that fit
+ * on one multiprocessor. mu held. */
+static int blocks_per_sm(const struct CUfunc_st *f, int bs, size_t dyn) {
+    if (bs > 1024 || dyn > (size_t)f->attr[8]) return 0;
+    int threads = (bs + 31) / 32 * 32;
+    int n = SM_THREADS / threads;
+    if (n > SM_BLOCKS) n = SM_BLOCKS;
+    size_t smem = dyn + (size_t)kernels[f->kernel].static_smem + SMEM_RESERVED;
+    if ((size_t)n * smem > SM_SMEM) n = (int)(SM_SMEM / smem);
+    return n;
+}
+
+static CUresult occupancy(int *n, CUfunction f, int bs, size_t dyn) {
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (!f || f->magic != MAGIC_FUNC) r = CUDA_ERROR_INVALID_HANDLE;
+    else if (!n || bs <= 0) r = CUDA_ERROR_INVALID_VALUE;
+    else *n = blocks_per_sm(f, bs, dyn);
+    UNLOCK();
+    return r;
+}
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *n, CUfunction f, int bs, size_t dyn) {
+    FAIL_POINT("cuOccupancyMaxActiveBlocksPerMultiprocessor");
+    return occupancy(n, f, bs, dyn);
+}
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, CUfunction f, int bs, size_t dyn, unsigned flags) {
+    FAIL_POINT("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
+    if (flags > 1) return CUDA_ERROR_INVALID_VALUE;
+    return occupancy(n, f, bs, dyn);
+}
+
+/* The block size with the most resident threads: each size from the
+ * limit down, a warp at a time, the first best kept (as the CUDA
+ * runtime's cudaOccupancyMaxPotentialBlockSize does). */
+typedef size_t (*CUoccupancyB2DSize)(int blockSize);
+static CUresult potential_block_size(int *grid, int *block, CUfunction f, CUoccupancyB2DSize b2d, size_t dyn, int limit) {
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (!f || f->magic != MAGIC_FUNC) r = CUDA_ERROR_INVALID_HANDLE;
+    else if (!grid || !block || limit < 0) r = CUDA_ERROR_INVALID_VALUE;
+    UNLOCK();
+    if (r) return r;
+    if (limit == 0 || limit > 1024) limit = 1024;
+    int best = 0, best_n = 0, best_threads = 0;
+    for (int t = (limit + 31) / 32 * 32; t > 0; t -= 32) {
+        int bs = t < limit ? t : limit;
+        size_t d = b2d ? b2d(bs) : dyn; /* the callback runs without mu */
+        LOCK();
+        int n = blocks_per_sm(f, bs, d);
+        UNLOCK();
+        if (n * bs > best_threads) { best = bs; best_n = n; best_threads = n * bs; }
+        if (best_threads == SM_THREADS) break;
+    }
+    *grid = best_n * SMS;
+    *block = best;
+    return CUDA_SUCCESS;
+}
+CUresult cuOccupancyMaxPotentialBlockSize(int *grid, int *block, CUfunction f, CUoccupancyB2DSize b2d, size_t dyn, int limit) {
+    FAIL_POINT("cuOccupancyMaxPotentialBlockSize");
+    return potential_block_size(grid, block, f, b2d, dyn, limit);
+}
+CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int *grid, int *block, CUfunction f, CUoccupancyB2DSize b2d, size_t dyn,
+                                                   int limit, unsigned flags) {
+    FAIL_POINT("cuOccupancyMaxPotentialBlockSizeWithFlags");
+    if (flags > 1) return CUDA_ERROR_INVALID_VALUE;
+    return potential_block_size(grid, block, f, b2d, dyn, limit);
+}
+
+/* Clusters: a cluster's blocks share a GPC; the simulator counts every
+ * multiprocessor's blocks and divides by the cluster size. */
+CUresult cuOccupancyMaxActiveClusters(int *n, CUfunction f, const CUlaunchConfig *cfg) {
+    FAIL_POINT("cuOccupancyMaxActiveClusters");
+    if (!n || !cfg) return CUDA_ERROR_INVALID_VALUE;
+    unsigned cx = 1, cy = 1, cz = 1;
+    for (unsigned i = 0; i < cfg->numAttrs; i++)
+        if (cfg->attrs[i].id == 4) { /* CLUSTER_DIMENSION */
+            cx = cfg->attrs[i].value.clusterDim.x; cy = cfg->attrs[i].value.clusterDim.y; cz = cfg->attrs[i].value.clusterDim.z;
+        }
+    unsigned size = cx * cy * cz;
+    if (!size) return CUDA_ERROR_INVALID_VALUE;
+    int per = 0;
+    CUresult r = occupancy(&per, f, (int)(cfg->blockDimX * cfg->blockDimY * cfg->blockDimZ), cfg->sharedMemBytes);
+    if (r) return r;
+    LOCK();
+    int portable = size <= 8 || (size <= 16 && f->attr[14]);
+    UNLOCK();
+    if (!portable) return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    *n = (int)((unsigned)(per * SMS) / size);
+    return CUDA_SUCCESS;
 }
 
 /* The parameters of a test kernel, from its row of kernels[]: each starts
@@ -2797,14 +2954,14 @@ CUresult cuFuncGetParamInfo(CUfunction f, size_t index, size_t *offset, size_t *
     return r;
 }
 
-static CUresult launch(CUfunction f, const unsigned dim[6], CUstream h, void **params, void **extra) {
+static CUresult launch(CUfunction f, const unsigned dim[6], unsigned shmem, CUstream h, void **params, void **extra) {
     struct task t = { .kind = T_KERNEL };
     LOCK();
     CUresult r = CUDA_SUCCESS;
     if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
     else if (!f || f->magic != MAGIC_FUNC) r = CUDA_ERROR_INVALID_HANDLE;
     else if (!dim[0] || !dim[1] || !dim[2] || !dim[3] || !dim[4] || !dim[5] ||
-             (uint64_t)dim[3] * dim[4] * dim[5] > 1024)
+             (uint64_t)dim[3] * dim[4] * dim[5] > 1024 || shmem > (unsigned)f->attr[8])
         r = CUDA_ERROR_INVALID_VALUE;
     else if (!params && extra) r = CUDA_ERROR_NOT_SUPPORTED;
     else if (!params) r = CUDA_ERROR_INVALID_VALUE;
@@ -2830,9 +2987,8 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
                         unsigned int by, unsigned int bz, unsigned int shmem, CUstream h, void **params, void **extra) {
     FAIL_POINT("cuLaunchKernel");
     STICKY_POINT();
-    (void)shmem;
     const unsigned dim[6] = { gx, gy, gz, bx, by, bz };
-    return launch(f, dim, h, params, extra);
+    return launch(f, dim, shmem, h, params, extra);
 }
 CUresult cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra) {
     FAIL_POINT("cuLaunchKernelEx");
@@ -2840,7 +2996,7 @@ CUresult cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f, void **params
     if (!cfg) return CUDA_ERROR_INVALID_VALUE;
     const unsigned dim[6] = { cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ,
                               cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ };
-    return launch(f, dim, cfg->hStream, params, extra);
+    return launch(f, dim, cfg->sharedMemBytes, cfg->hStream, params, extra);
 }
 
 /* ===================================================================
@@ -3172,6 +3328,12 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuFuncGetName", 12030, 0, cuFuncGetName),
     SYM("cuFuncGetAttribute", 2020, 0, cuFuncGetAttribute),
     SYM("cuFuncGetParamInfo", 12040, 0, cuFuncGetParamInfo),
+    SYM("cuFuncSetAttribute", 9000, 0, cuFuncSetAttribute),
+    SYM("cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050, 0, cuOccupancyMaxActiveBlocksPerMultiprocessor),
+    SYM("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", 7000, 0, cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags),
+    SYM("cuOccupancyMaxPotentialBlockSize", 6050, 0, cuOccupancyMaxPotentialBlockSize),
+    SYM("cuOccupancyMaxPotentialBlockSizeWithFlags", 7000, 0, cuOccupancyMaxPotentialBlockSizeWithFlags),
+    SYM("cuOccupancyMaxActiveClusters", 11070, 0, cuOccupancyMaxActiveClusters),
     SYM("cuLaunchKernel", 4000, 7000, cuLaunchKernel),
     SYM("cuLaunchKernelEx", 11060, 11060, cuLaunchKernelEx),
     SYM("cuGraphCreate", 10000, 0, cuGraphCreate),

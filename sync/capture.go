@@ -117,6 +117,16 @@ func guardedQuery[T target](t T, limit int32) error {
 	return Relaxed(func() error { return t.query(true) })
 }
 
+// lastOut wakes the captures waiting to start when n, the registry's word
+// after a call left, counts no call in flight: leave for the quick queries
+// (Stream, quickEventQuery), which subtract their unit themselves when a
+// capture is admitted.
+func lastOut(n uint64) {
+	if n&inflightMask == 0 {
+		wakeCaptures()
+	}
+}
+
 // procs is GOMAXPROCS as a wait last read it. Reading GOMAXPROCS takes the
 // scheduler's lock, so the first query of a wait (for work that has
 // finished, the only one) is limited by the value that an earlier wait

@@ -13,9 +13,18 @@
 // queries all such targets in rounds (one query a target, however many
 // waits are on it), backs off while none finishes and wakes each waiter by
 // its channel, so that the cost of many waits does not grow with a timer
-// for each. Cancelling the
-// context.Context returns ctx.Err() at once and leaves the GPU work alone.
-// Policy sets the budgets and the Blocking and Polling modes.
+// for each.
+//
+// Only a few waits spin and yield on their own goroutines at once: a
+// quarter of GOMAXPROCS, at least one and at most four (the spin slots).
+// A wait that finds every slot taken joins the shared poller at once, and
+// the poller runs its rounds back to back, without sleeping, for as long
+// as such a wait would have spun and yielded: one goroutine spins for all
+// of them. So a lone wait wakes as quickly as a spinning one, and a
+// thousand waits cost about what one thread querying them all costs, not
+// a core each. Cancelling the context.Context returns ctx.Err() at once
+// and leaves the GPU work alone. Policy sets the budgets and the Blocking
+// and Polling modes.
 //
 // # Capture
 //

@@ -14,3 +14,18 @@ func PollerRunning() bool {
 // MaxCaptures is the most captures admitted at once: the largest count of
 // their field in the registry's word.
 const MaxCaptures = maxCaptures
+
+// PollerSleeps returns the shared poller's sleeps between rounds since
+// the program started.
+func PollerSleeps() int64 { return pollerSleeps.Load() }
+
+// SpinSlots returns the number of spin slots for the GOMAXPROCS that the
+// waits read last.
+func SpinSlots() int { return int(spinSlots(procs.Load())) }
+
+// SpinningPeak returns the most waits seen in spin slots at once since
+// the last ResetSpinningPeak.
+func SpinningPeak() int { return int(spinningPeak.Load()) }
+
+// ResetSpinningPeak sets the peak to the waits in spin slots now.
+func ResetSpinningPeak() { spinningPeak.Store(spinning.Load()) }

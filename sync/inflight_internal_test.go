@@ -96,7 +96,7 @@ func TestQueryInFlightHoldsBackACapture(t *testing.T) {
 // for that query to return, and no query follows.
 func TestCancelWaitsForThePollersQuery(t *testing.T) {
 	h := newHeldTarget(t, "polled")
-	w := shared.add(h, time.Millisecond)
+	w := shared.add(h, time.Millisecond, time.Time{})
 	if check := testenv.Recv(t, h.entered, "the poller's query"); check {
 		t.Fatal("the poller's query with no capture in progress checked its stream")
 	}
@@ -144,7 +144,7 @@ func TestCancelWaitsForThePollersQuery(t *testing.T) {
 func TestCancelAsThePollerFinishesTheWait(t *testing.T) {
 	testenv.Eventually(t, "no polled wait", func() bool { return polledWaits.Load() == 0 && !PollerRunning() })
 	h := newHeldTarget(t, "finishing")
-	w := shared.add(h, time.Millisecond)
+	w := shared.add(h, time.Millisecond, time.Time{})
 	testenv.Recv(t, h.entered, "the poller's query")
 	cancelled := testenv.Go(w.cancel)
 	notYet(t, cancelled, "cancel returned while the poller queried the wait's target")

@@ -19,14 +19,20 @@ import (
 // many waits are on it.
 //
 // After a round in which some target finished, the poller goes on at once
-// (it yields first, so that the waiters it woke run). After a round in
-// which none did, it sleeps, from pollMinSleep doubling while nothing
+// (it yields first, so that the waiters it woke run). So it does, yielding
+// between rounds, while a wait that joined it without spinning of its own
+// (every spin slot taken: see wait) is within its Spin and Yield budgets:
+// the poller spins for all such waits together, one goroutine instead of
+// one each, with a wake-up as quick as a lone spinning wait's for as long
+// as its round is short. After a round in which nothing finished, past
+// those budgets, it sleeps, from pollMinSleep doubling while nothing
 // finishes, up to pollMaxSleep or the smallest Policy.MaxSleep of its
-// waits; and never less than that round took (up to pollMaxRoundSleep),
-// so that while nothing finishes it uses at most about half a core
-// whatever the number of targets. Being one goroutine, it never uses more
-// than one. It runs only while waits are
-// outstanding: it starts with the first and ends when none is left.
+// waits, whatever the round took: a wake-up comes at most that sleep and
+// one round after the work ends, which is what one thread querying every
+// target round-robin gives, plus the sleep. Being one goroutine, it never
+// uses more than one core; with many targets (a round much longer than
+// its sleep) it uses nearly one. It runs only while waits are outstanding:
+// it starts with the first and ends when none is left.
 //
 // Its queries are guardedQuery's: counted in flight for StartCapture, and
 // made in relaxed mode while a capture is in progress. A target being
@@ -39,11 +45,6 @@ const pollMaxSleep = 100 * time.Microsecond
 // pollMinSleep is the poller's first sleep after a round in which some
 // target finished.
 const pollMinSleep = time.Microsecond
-
-// pollMaxRoundSleep caps the sleep that a long round asks for (at least
-// as long as it took): a round that took long because the poller was
-// descheduled must not hold back the next one for as long again.
-const pollMaxRoundSleep = time.Millisecond
 
 // The states of a polled wait. The poller claims a wait (idle → querying)
 // before each query of its target and gives it back (querying → idle)
@@ -61,6 +62,10 @@ type pollWait struct {
 	state    atomic.Int32
 	done     chan error // buffered: the poller never blocks on it
 	maxSleep time.Duration
+	// fresh is when the wait's own spinning would have ended, for a wait
+	// that joined without spinning; zero for others. Until then the
+	// poller does not sleep.
+	fresh time.Time
 }
 
 type pollEntry struct {
@@ -86,12 +91,14 @@ var (
 	polledWaits   atomic.Int64 // waits added and not ended (done or cancelled)
 	pollerRounds  atomic.Int64 // rounds since the program started
 	pollerQueries atomic.Int64 // queries the poller made since the program started
+	pollerSleeps  atomic.Int64 // sleeps between rounds since the program started
 )
 
 // add puts a wait on t with the given longest sleep on the poller, and
-// starts the poller when it is not running.
-func (p *poller) add(t target, maxSleep time.Duration) *pollWait {
-	w := &pollWait{done: make(chan error, 1), maxSleep: maxSleep}
+// starts the poller when it is not running; until fresh (zero for none)
+// the poller runs its rounds back to back.
+func (p *poller) add(t target, maxSleep time.Duration, fresh time.Time) *pollWait {
+	w := &pollWait{done: make(chan error, 1), maxSleep: maxSleep, fresh: fresh}
 	polledWaits.Add(1)
 	p.mu.Lock()
 	p.pending = append(p.pending, pollEntry{t, w})
@@ -128,9 +135,13 @@ func (p *poller) run() {
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	var sleep time.Duration
+	var fresh time.Time // the latest fresh of the waits added
 	for {
 		p.mu.Lock()
 		for _, e := range p.pending {
+			if e.w.fresh.After(fresh) {
+				fresh = e.w.fresh
+			}
 			g := groups[e.t]
 			if g == nil {
 				g = &pollGroup{t: e.t}
@@ -149,20 +160,21 @@ func (p *poller) run() {
 		}
 		p.mu.Unlock()
 
-		start := time.Now()
 		var progress bool
 		limit := pollMaxSleep
 		list, progress, limit = round(list, groups, limit)
-		if progress {
-			// More targets are likely to finish soon after: query again
-			// once the waiters woken have had their turn.
+		if progress || (!fresh.IsZero() && time.Now().Before(fresh)) {
+			// More targets are likely to finish soon after, or a wait
+			// is in its spinning budget: query again once the waiters
+			// woken (and other goroutines) have had their turn.
 			sleep = 0
 			runtime.Gosched()
 			continue
 		}
-		took := time.Since(start)
+		fresh = time.Time{}
 		sleep = min(max(2*sleep, pollMinSleep), limit)
-		timer.Reset(max(sleep, min(took, pollMaxRoundSleep)))
+		pollerSleeps.Add(1)
+		timer.Reset(sleep)
 		<-timer.C
 	}
 }

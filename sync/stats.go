@@ -14,8 +14,13 @@ type Stats struct {
 	// HelperThreads are the helper threads alive, idle ones included.
 	HelperThreads int
 	// PolledWaits are the waits on the shared poller: past their own
-	// spinning, with no helper thread.
+	// spinning, with no helper thread, or without spinning of their own
+	// when every spin slot was taken.
 	PolledWaits int
+	// SpinningWaits are the waits spinning or yielding on their own
+	// goroutine now, each in a spin slot: at most a quarter of
+	// GOMAXPROCS (at least one, at most four).
+	SpinningWaits int
 	// Captures are the registered captures in progress.
 	Captures int
 	// Postponed are the functions queued by Postpone that have not started.
@@ -35,6 +40,7 @@ func ReadStats() Stats {
 	s.BlockingHelpers = helpers.blocking
 	helpers.mu.Unlock()
 	s.PolledWaits = int(polledWaits.Load())
+	s.SpinningWaits = int(spinning.Load())
 	s.Captures = CapturesInProgress()
 	s.CaptureWakeups = captureWakeups.Load()
 	reg.mu.Lock()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/purecuda/purecuda/libcuda"
@@ -54,7 +55,7 @@ type Policy struct {
 	// Auto and Blocking mode while every helper thread is busy (default
 	// 1ms). Those waits share one poller, which sleeps at most 100µs
 	// between its rounds, or the smallest MaxSleep of its waits when that
-	// is less, but at least as long as its last round took.
+	// is less.
 	MaxSleep time.Duration
 }
 
@@ -95,12 +96,11 @@ func EventDone(e libcuda.Event) (bool, error) {
 	if e == 0 {
 		return false, errors.New("sync: query of a nil event")
 	}
-	t := eventTarget(e)
-	err := guardedQuery(t, 0)
-	if errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+	err := quickEventQuery(e, noLimit)
+	if err == libcuda.CUDA_ERROR_NOT_READY {
 		return false, nil
 	}
-	return err == nil, wrap(t, err)
+	return err == nil, wrap(eventTarget(e), err)
 }
 
 // Context waits until all work in context cu has finished.
@@ -125,6 +125,7 @@ func (p Policy) Stream(ctx context.Context, cu libcuda.Context, s libcuda.Stream
 	if err := p.check(ctx); err != nil {
 		return err
 	}
+	t := streamTarget{cu: cu, s: s}
 	switch s {
 	case libcuda.CU_STREAM_PER_THREAD:
 		return p.perThread(ctx)
@@ -132,8 +133,28 @@ func (p Policy) Stream(ctx context.Context, cu libcuda.Context, s libcuda.Stream
 		if cu == 0 {
 			return errors.New("sync: waiting on the legacy stream needs its context")
 		}
+		return wait(p, ctx, t, guardedQuery(t, queryLimit()))
 	}
-	return wait(p, ctx, streamTarget{cu: cu, s: s})
+	// The path of a finished wait, written out: one query between the
+	// two additions of the registry's word, no call through an interface
+	// or a generic dictionary (issue 29).
+	err := errSlow
+	if n := enter(queryUnit); n < captureUnit && n&queryMask <= uint64(procs.Load()) {
+		err = libcuda.StreamQuery(s)
+	}
+	if n := state.Add(^(queryUnit - 1)); n >= captureUnit { // leave(queryUnit)
+		lastOut(n)
+	}
+	switch err {
+	case nil:
+		return nil
+	case errSlow: // a capture is admitted, or the queries are at their limit
+		err = guardedQuery(t, queryLimit())
+	case libcuda.CUDA_ERROR_NOT_READY:
+	default:
+		err = named("cuStreamQuery", err)
+	}
+	return wait(p, ctx, t, err)
 }
 
 // Event waits with p until e has completed.
@@ -144,7 +165,41 @@ func (p Policy) Event(ctx context.Context, e libcuda.Event) error {
 	if e == 0 {
 		return errors.New("sync: wait on a nil event")
 	}
-	return wait(p, ctx, eventTarget(e))
+	err := quickEventQuery(e, uint64(procs.Load()))
+	if err == nil {
+		return nil
+	}
+	return wait(p, ctx, eventTarget(e), err)
+}
+
+// errSlow is the quick queries' answer when the query must go the general
+// way (guardedQuery): a capture is admitted, or the queries in flight are
+// at their limit. It never leaves the package.
+var errSlow = errors.New("sync: query by the general path")
+
+// quickEventQuery is guardedQuery of event e with the given limit (the
+// most queries in flight; noLimit for none), written out for the path of
+// a finished wait: one query between the two additions of the registry's
+// word, no call through an interface or a generic dictionary (issue 29).
+// Its errors name the driver call.
+func quickEventQuery(e libcuda.Event, limit uint64) error {
+	err := errSlow
+	if n := enter(queryUnit); n < captureUnit && n&queryMask <= limit {
+		err = libcuda.EventQuery(e)
+	}
+	if n := state.Add(^(queryUnit - 1)); n >= captureUnit { // leave(queryUnit)
+		lastOut(n)
+	}
+	switch err {
+	case nil, libcuda.CUDA_ERROR_NOT_READY:
+		return err
+	case errSlow:
+		if limit == noLimit {
+			return guardedQuery(eventTarget(e), 0)
+		}
+		return guardedQuery(eventTarget(e), int32(limit))
+	}
+	return named("cuEventQuery", err)
 }
 
 // Context waits until all work in cu has finished, on a helper thread.
@@ -187,15 +242,25 @@ type target interface {
 	String() string
 }
 
-// wait is the common path of Stream and Event. It is generic so that the
-// path of a finished wait converts nothing to an interface: it allocates
-// nothing.
-func wait[T target](p Policy, ctx context.Context, t T) error {
-	err := guardedQuery(t, queryLimit())
-	if err == nil {
+// noLimit is a limit of queries in flight that the count never reaches.
+const noLimit = ^uint64(0)
+
+// wait is the common path of Stream and Event, past the first query,
+// whose result is first (the guardedQuery of t, its errors naming the
+// driver call). It is generic so that a wait converts nothing to an
+// interface until it is handed over.
+//
+// A wait that the first query does not end spins and yields only in one
+// of the spin slots (spinSlots): at most a few waits spin at once,
+// whatever the number of waiters, and the others join the shared poller
+// at once, which queries its newcomers back to back for their Spin budget
+// and between yields for their Yield budget (see poller): one goroutine
+// spins for all of them instead of each for itself (issue 29).
+func wait[T target](p Policy, ctx context.Context, t T, first error) error {
+	switch err := first; {
+	case err == nil:
 		return nil
-	}
-	if err != errBusy && !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+	case err != errBusy && !isNotReady(err):
 		return wrap(t, err)
 	}
 	if p.Mode == Blocking {
@@ -203,9 +268,30 @@ func wait[T target](p Policy, ctx context.Context, t T) error {
 	}
 	limit := readQueryLimit()
 	p = p.withDefaults()
+	if !takeSpinSlot(limit) {
+		return polledFresh(p, ctx, t)
+	}
+	err := spin(p, ctx, t, limit)
+	giveSpinSlot()
+	if err != errHandOver {
+		return err
+	}
+	if p.Mode == Auto {
+		return onHelper(p, ctx, t)
+	}
+	return polled(p, ctx, t)
+}
+
+// errHandOver is spin's answer when the wait goes on elsewhere: its
+// budgets are spent, or as many queries as can run are in flight.
+var errHandOver = errors.New("sync: the wait is handed over")
+
+// spin queries t back to back for p.Spin, then between runtime.Gosched
+// calls for p.Yield, and returns nil when t has finished, its error, ctx's
+// error, or errHandOver.
+func spin[T target](p Policy, ctx context.Context, t T, limit int32) error {
 	cancelled := ctx.Done()
 	start := time.Now()
-spin:
 	for {
 		select {
 		case <-cancelled:
@@ -214,7 +300,7 @@ spin:
 		}
 		since := time.Since(start)
 		if since > p.Spin+p.Yield {
-			break
+			return errHandOver
 		}
 		if since > p.Spin {
 			runtime.Gosched()
@@ -223,16 +309,43 @@ spin:
 		case err == errBusy:
 			// As many goroutines as can run are querying already: more
 			// spinning would only take their CPU. Hand the wait over.
-			break spin
-		case !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY):
+			return errHandOver
+		case !isNotReady(err):
 			return wrap(t, err)
 		}
 	}
-	if p.Mode == Auto {
-		return onHelper(p, ctx, t)
-	}
-	return polled(p, ctx, t)
 }
+
+// spinning counts the waits spinning or yielding on their own goroutine
+// (in a spin slot) now. At most spinSlots(GOMAXPROCS) of them do at once,
+// so that the CPU spent spinning does not grow with the number of
+// waiters: a lone wait still spins, for the quickest wake-up, and the
+// others spin together on the shared poller.
+var spinning atomic.Int32
+
+// spinSlots is the number of spin slots for GOMAXPROCS procs: a quarter
+// of them, at least one and at most four.
+func spinSlots(procs int32) int32 { return min(max(procs/4, 1), 4) }
+
+// spinningPeak is the most waits seen in spin slots at once (tests read
+// and reset it).
+var spinningPeak atomic.Int32
+
+// takeSpinSlot takes a spin slot, if one is free.
+func takeSpinSlot(procs int32) bool {
+	if n := spinning.Add(1); n <= spinSlots(procs) {
+		for {
+			peak := spinningPeak.Load()
+			if n <= peak || spinningPeak.CompareAndSwap(peak, n) {
+				return true
+			}
+		}
+	}
+	spinning.Add(-1)
+	return false
+}
+
+func giveSpinSlot() { spinning.Add(-1) }
 
 // sleepPoll queries with sleeps of growing length between, until t is
 // finished: for the per-thread stream, which only its own thread can
@@ -263,7 +376,22 @@ func polled[T target](p Policy, ctx context.Context, t T) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	w := shared.add(t, p.withDefaults().MaxSleep)
+	return onPoller(ctx, t, shared.add(t, p.withDefaults().MaxSleep, time.Time{}))
+}
+
+// polledFresh is polled for a wait that has not spun: the poller runs its
+// rounds back to back, yielding between them, for p.Spin+p.Yield from now
+// (as long as the wait would have spun and yielded in a spin slot of its
+// own) before it backs off; p has its defaults.
+func polledFresh[T target](p Policy, ctx context.Context, t T) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return onPoller(ctx, t, shared.add(t, p.MaxSleep, time.Now().Add(p.Spin+p.Yield)))
+}
+
+// onPoller waits for w, a wait on t on the shared poller, or for ctx.
+func onPoller[T target](ctx context.Context, t T, w *pollWait) error {
 	select {
 	case err := <-w.done:
 		return wrap(t, err)

@@ -65,6 +65,11 @@ type EmulationDescOpaque struct {
 //	typedef cublasLtEmulationDescOpaque_t *cublasLtEmulationDesc_t;
 type EmulationDesc uintptr
 
+// NumericalImplFlags is C's cublasLtNumericalImplFlags_t:
+//
+//	typedef uint64_t cublasLtNumericalImplFlags_t;
+type NumericalImplFlags uint64
+
 // MatmulHeuristicResult is C's cublasLtMatmulHeuristicResult_t (struct): 96 bytes, aligned to 8.
 type MatmulHeuristicResult struct {
 	Algo          MatmulAlgo

@@ -21,6 +21,8 @@ type gen struct {
 	funcNames map[*function]string  // Go name of every function
 	abi       map[*function]abiInfo // cuGetProcAddress name and version
 	idents    map[string]string     // package-level Go names -> what declared them
+	funcWords map[string]bool       // the Go names functions may take, for goName
+	usesLong  bool                  // CLong or CULong appear: write zlong_*.go
 	counts    counts
 }
 
@@ -38,6 +40,16 @@ func (c counts) String() string {
 type abiInfo struct {
 	base    string
 	version int
+}
+
+// longFiles define the Go types of C's plain long, whose size differs
+// between LP64 (Linux, 8 bytes) and LLP64 (Windows, 4 bytes), for the
+// packages whose header uses it.
+var longFiles = map[string]struct{ constraint, text string }{
+	"zlong_windows.go": {"windows", "// CLong is C's long on Windows (LLP64): 4 bytes.\ntype CLong int32\n\n" +
+		"// CULong is C's unsigned long on Windows (LLP64): 4 bytes.\ntype CULong uint32\n"},
+	"zlong_other.go": {"!windows", "// CLong is C's long on LP64 systems (Linux): 8 bytes.\ntype CLong int64\n\n" +
+		"// CULong is C's unsigned long on LP64 systems (Linux): 8 bytes.\ntype CULong uint64\n"},
 }
 
 // generated is the text of the generated files, by file name.
@@ -67,9 +79,20 @@ func generate(h *header) (files generated, c counts, err error) {
 	if l.layout {
 		texts["zlayout_test.go"] = g.layoutFile()
 	}
+	constraints := map[string]string{}
+	if g.usesLong {
+		for name, f := range longFiles {
+			texts[name] = f.text
+			constraints[name] = f.constraint
+		}
+	}
 	files = generated{}
 	for name, text := range texts {
-		src, err := format.Source([]byte(fmt.Sprintf(fileHeader, l.pkg, l.header(), h.version) + text))
+		head := fmt.Sprintf(fileHeader, l.pkg, l.header(), h.version)
+		if c := constraints[name]; c != "" {
+			head = strings.Replace(head, "\npackage ", "\n//go:build "+c+"\n\npackage ", 1)
+		}
+		src, err := format.Source([]byte(head + text))
 		if err != nil {
 			return nil, c, fmt.Errorf("%s: %v", name, err)
 		}
@@ -277,9 +300,10 @@ func (g *gen) constFile() string {
 	var consts strings.Builder
 	for _, d := range g.h.defines {
 		if typ, val, ok := g.defineValue(d); ok {
-			g.declare(d.name, "#define")
+			name := exported(d.name) // nvmlEventTypeClock is NvmlEventTypeClock
+			g.declare(name, "#define "+d.name)
 			g.counts.defines++
-			fmt.Fprintf(&consts, "%s %s = %s\n", d.name, typ, val)
+			fmt.Fprintf(&consts, "%s %s = %s\n", name, typ, val)
 		}
 	}
 	if consts.Len() > 0 {
@@ -359,20 +383,46 @@ func (g *gen) enum(b *strings.Builder, e *enumDef) {
 
 // defineValue gives the Go type (possibly empty) and value of a #define,
 // or ok=false for the macros that are not constants: empty ones (include
-// guards, CUDAAPI), reserved names (__CUDA_DEPRECATED) and function
-// renames (cuMemAlloc: the function prefix and an upper-case letter).
+// guards, CUDAAPI), reserved names (__CUDA_DEPRECATED), renames of
+// functions and types (one identifier that is not an enumerator:
+// cuMemAlloc is cuMemAlloc_v2, nvmlEccBitType_t is nvmlMemoryErrorType_t)
+// and bit ranges written high:low (NVML_VGPU_VIRTUALIZATION_CAP_MIGRATION 0:0).
+// A string is a Go string constant.
 func (g *gen) defineValue(d define) (typ, val string, ok bool) {
-	toks := d.expanded
-	rest, renamed := strings.CutPrefix(d.name, g.lib.funcPrefix)
-	renamed = renamed && rest != "" && 'A' <= rest[0] && rest[0] <= 'Z'
+	typ, val, ok, err := g.defineTokens(d, d.expanded)
+	if err != nil && d.late != nil {
+		// The body names a macro defined after it (nvml.h's
+		// nvmlClocksEventReasonAll): its value where it is used, after
+		// the header, is what the macros say at the header's end.
+		typ, val, ok, err = g.defineTokens(d, d.late)
+	}
+	if err != nil {
+		g.failf("%s: #define %s: %v", d.pos, d.name, err)
+	}
+	return typ, val, ok
+}
+
+// defineTokens is defineValue for one expansion of d's body.
+func (g *gen) defineTokens(d define, toks []token) (typ, val string, ok bool, err error) {
+	_, enumerator := g.h.consts[toks0(toks)]
+	renamed := len(toks) == 1 && toks[0].kind == tIdent && !enumerator
 	if len(d.body) == 0 || strings.HasPrefix(d.name, "__") || renamed {
-		return "", "", false
+		return "", "", false, nil
 	}
 	for len(toks) > 2 && toks[0].text == "(" && closing(toks, 0) == len(toks)-1 {
 		toks = toks[1 : len(toks)-1]
 	}
+	if len(toks) == 3 && toks[0].kind == tNumber && toks[1].text == ":" && toks[2].kind == tNumber {
+		return "", "", false, nil // a high:low bit range (nvml.h's bit-field macros), not a C value
+	}
+	if len(toks) == 1 && toks[0].kind == tString {
+		// A string: a Go string constant, where C and Go spell it alike.
+		if s := toks[0].text; s[0] == '"' && !strings.ContainsAny(s, "\\'") {
+			return "", s, true, nil
+		}
+		return "", "", false, fmt.Errorf("unsupported string %s", toks[0].text)
+	}
 	p := &parser{toks: toks, h: g.h}
-	var err error
 	func() {
 		defer catch(&err)
 		if len(toks) > 1 && toks[0].text == "(" && p.isTypeStart(toks[1]) {
@@ -397,10 +447,15 @@ func (g *gen) defineValue(d define) (typ, val string, ok bool) {
 			val = strconv.FormatInt(v, 10)
 		}
 	}()
-	if err != nil {
-		g.failf("%s: #define %s: %v", d.pos, d.name, err)
+	return typ, val, err == nil, err
+}
+
+// toks0 is the text of the first token, or "".
+func toks0(toks []token) string {
+	if len(toks) == 0 {
+		return ""
 	}
-	return typ, val, true
+	return toks[0].text
 }
 
 // closing returns the index of the ")" that closes toks[open].

@@ -416,7 +416,7 @@ func TestRefusals(t *testing.T) {
 	const prelude = "#define CUDA_VERSION 13000\ntypedef enum cudaError_enum { CUDA_SUCCESS = 0 } CUresult;\n"
 	for _, c := range []struct{ name, cuda, typedefs, want string }{
 		{"bit-field", "typedef struct { unsigned int a : 3; } CUbits;", "", "bit-field a is not supported"},
-		{"plain long", "typedef long CUlong;", "", "plain long"},
+		{"plain long that changes a layout", "typedef struct { long a; int b; } CUlongs;", "", "(plain long)"},
 		{"no PFN", "CUresult cuFoo(int a);", "", "cuFoo has no PFN_cuFoo_v* typedef"},
 		{"PFN mismatch", "CUresult cuFoo(int a);", "typedef CUresult (*PFN_cuFoo_v1000)(int a, int b);",
 			"no PFN typedef matches cuFoo (1 parameters): PFN_cuFoo_v1000 (2 parameters)"},

@@ -7,8 +7,13 @@ import (
 
 // The layout rules are those of every target: 64-bit pointers, natural
 // alignment, 4-byte enums. linux/amd64, linux/arm64 and windows/amd64 agree
-// on them for everything the header declares, because the header uses no
-// plain long (refused by the parser) and no bit-fields (refused too).
+// on them for everything the headers declare but plain long, which is 8
+// bytes on LP64 (Linux) and 4 on LLP64 (Windows): a record is laid out in
+// both models and refused if the two differ (nvml.h's nvmlValue_t holds an
+// unsigned long beside 8-byte members, the same either way), and long
+// itself is spelled in Go by the package's CLong and CULong, which the
+// generator defines per system (zlong_*.go). Bit-fields are refused by the
+// parser.
 
 // ptrSize is the size and alignment of a pointer.
 const ptrSize = 8
@@ -28,8 +33,39 @@ func resolve(h *header, t *ctype) (*ctype, error) {
 	return t, nil
 }
 
-// sizeAlign returns the C size and alignment of t.
+// dataModel is the size of plain long: 8 on LP64, 4 on LLP64.
+type dataModel int64
+
+const (
+	lp64  dataModel = 8
+	llp64 dataModel = 4
+)
+
+// sizeAlign returns the C size and alignment of t on LP64, which is also
+// that on LLP64 for every record (layoutRecord checks it).
 func sizeAlign(h *header, t *ctype) (size, align int64, err error) {
+	return sizeAlignIn(h, t, lp64)
+}
+
+// sizeAlignBoth is sizeAlign for a type that must have one size on every
+// target: it fails if LP64 and LLP64 differ.
+func sizeAlignBoth(h *header, t *ctype) (size, align int64, err error) {
+	size, align, err = sizeAlignIn(h, t, lp64)
+	if err != nil {
+		return 0, 0, err
+	}
+	s4, a4, err := sizeAlignIn(h, t, llp64)
+	if err != nil {
+		return 0, 0, err
+	}
+	if s4 != size || a4 != align {
+		return 0, 0, fmt.Errorf("its size depends on plain long (%d bytes on LP64, %d on LLP64)", size, s4)
+	}
+	return size, align, nil
+}
+
+// sizeAlignIn returns the C size and alignment of t in data model m.
+func sizeAlignIn(h *header, t *ctype, m dataModel) (size, align int64, err error) {
 	if t, err = resolve(h, t); err != nil {
 		return 0, 0, err
 	}
@@ -39,13 +75,16 @@ func sizeAlign(h *header, t *ctype) (size, align int64, err error) {
 		if b.size == 0 {
 			return 0, 0, fmt.Errorf("void has no size")
 		}
+		if b.long {
+			return int64(m), int64(m), nil
+		}
 		return b.size, b.size, nil
 	case kPointer:
 		return ptrSize, ptrSize, nil
 	case kEnum:
 		return 4, 4, nil
 	case kArray:
-		size, align, err = sizeAlign(h, t.elem)
+		size, align, err = sizeAlignIn(h, t.elem, m)
 		return size * t.len, align, err
 	case kRecord:
 		if !t.rec.defined {
@@ -59,30 +98,54 @@ func sizeAlign(h *header, t *ctype) (size, align int64, err error) {
 // layoutRecord sets the offsets of r's fields and r's size and alignment.
 // The parser lays a record out as it closes it, so that sizeof works in
 // later declarations; its member types are complete by then, as C requires.
+// It fails if the layout on LLP64 differs from that on LP64.
 func layoutRecord(h *header, r *record) error {
-	var off int64
-	r.size, r.align = 0, 1
-	for _, f := range r.fields {
-		size, align, err := sizeAlign(h, f.typ)
-		if err != nil {
-			return fmt.Errorf("member %s: %v", f.name, err)
-		}
-		align = max(align, f.alignas)
-		if r.union {
-			f.offset = 0
-			r.size = max(r.size, size)
-		} else {
-			f.offset = alignUp(off, align)
-			off = f.offset + size
-			r.size = off
-		}
-		r.align = max(r.align, align)
-	}
 	if len(r.fields) == 0 {
 		return fmt.Errorf("empty struct or union")
 	}
-	r.size = alignUp(r.size, r.align)
+	size, align, offsets, err := layoutIn(h, r, lp64)
+	if err != nil {
+		return err
+	}
+	size4, align4, offsets4, err := layoutIn(h, r, llp64)
+	if err != nil {
+		return err
+	}
+	for i, f := range r.fields {
+		if offsets4[i] != offsets[i] {
+			return fmt.Errorf("member %s is at offset %d on LP64 and %d on LLP64 (plain long)", f.name, offsets[i], offsets4[i])
+		}
+		f.offset = offsets[i]
+	}
+	if size4 != size || align4 != align {
+		return fmt.Errorf("%d bytes aligned to %d on LP64, %d aligned to %d on LLP64 (plain long)", size, align, size4, align4)
+	}
+	r.size, r.align = size, align
 	return nil
+}
+
+// layoutIn lays r out in data model m.
+func layoutIn(h *header, r *record, m dataModel) (size, align int64, offsets []int64, err error) {
+	var off int64
+	align = 1
+	for _, f := range r.fields {
+		fsize, falign, err := sizeAlignIn(h, f.typ, m)
+		if err != nil {
+			return 0, 0, nil, fmt.Errorf("member %s: %v", f.name, err)
+		}
+		falign = max(falign, f.alignas)
+		if r.union {
+			offsets = append(offsets, 0)
+			size = max(size, fsize)
+		} else {
+			o := alignUp(off, falign)
+			offsets = append(offsets, o)
+			off = o + fsize
+			size = off
+		}
+		align = max(align, falign)
+	}
+	return alignUp(size, align), align, offsets, nil
 }
 
 func alignUp(n, a int64) int64 { return (n + a - 1) / a * a }
@@ -114,15 +177,31 @@ func (g *gen) cExpr(r *record) string {
 		return "struct " + r.tag
 	}
 	// Nested without a name: reach it through the nearest named ancestor.
-	path := r.member
+	path := memberPath(r)
 	a := r.parent
 	for len(a.typedefs) == 0 && a.tag == "" {
 		if a.member != "" {
-			path = a.member + "." + path
+			path = memberPath(a) + "." + path
 		}
 		a = a.parent
 	}
 	return fmt.Sprintf("__typeof__(((%s *)0)->%s)", g.cExpr(a), path)
+}
+
+// memberPath names nested record r as a member of its parent, with [0]
+// for each array dimension of that member (nvml.h's
+// nvmlGpuDynamicPstatesInfo_t declares utilization[8] of a struct).
+func memberPath(r *record) string {
+	path := r.member
+	for _, f := range r.parent.fields {
+		if f.name != r.member {
+			continue
+		}
+		for t := f.typ; t.kind == kArray; t = t.elem {
+			path += "[0]"
+		}
+	}
+	return path
 }
 
 // layoutEntry writes the table entries of r and of its nested named

@@ -73,6 +73,17 @@ var libraries = []*library{
 		rename:     map[string]string{"nvrtcVersion": "GetVersion"},
 	},
 	{
+		pkg:        "nvml",
+		headers:    []string{"nvml.h"},
+		files:      []string{"libnvidia-ml.so.1", "nvml.dll"},
+		result:     "nvmlReturn_t",
+		typePrefix: regexp.MustCompile(`^nvml([A-Z].*?)(?:_t)?$`),
+		funcPrefix: "nvml",
+		layout:     true,
+		// Init and Shutdown are the package's reference-counted pair.
+		rename: map[string]string{"nvmlInit": "RawInit", "nvmlInitWithFlags": "RawInitWithFlags", "nvmlShutdown": "RawShutdown"},
+	},
+	{
 		// The types of library_types.h that cuBLAS, cuBLASLt and the other
 		// math libraries share; no library file of its own.
 		pkg:        "libtypes",

@@ -5,6 +5,7 @@
 //
 //	libcuda   cuda.h, cudaTypedefs.h     libcuda.so.1, nvcuda.dll
 //	nvrtc     nvrtc.h                    libnvrtc.so.13, nvrtc64_130_0.dll
+//	nvml      nvml.h                     libnvidia-ml.so.1, nvml.dll
 //	libtypes  library_types.h            (types only, shared by the next two)
 //	cublas    cublas_api.h, cublas_v2.h  libcublas.so.13, cublas64_13.dll
 //	cublaslt  cublasLt.h                 libcublasLt.so.13, cublasLt64_13.dll
@@ -21,7 +22,8 @@
 //	zapi.go          one wrapper per entry point and its proc (not for libtypes)
 //	ztypes.go        handles, scalar typedefs, structs, unions, function pointers
 //	zconst.go        enums with String methods, #define constants
-//	zlayout_test.go  (libcuda) the table TestLayoutMatchesC checks against the C compiler
+//	zlayout_test.go  (libcuda, nvml) the table TestLayoutMatchesC checks against the C compiler
+//	zlong_*.go       (nvml) CLong and CULong, C's long on Windows and elsewhere
 //
 // Usage:
 //
@@ -30,7 +32,7 @@
 // DIR holds the headers; it defaults to $CUDA_PATH/include, else
 // /usr/local/cuda/include. The CUDA version in the generated files' first
 // lines is cuda.h's CUDA_VERSION. -lib limits the run to one package
-// (libcuda, nvrtc); without it every package of the table is generated.
+// (libcuda, nvrtc, nvml); without it every package of the table is generated.
 // The files go to the package's folder under the module root, found by
 // walking up from the working directory to go.mod. With -check nothing is
 // written: gen fails, naming the files, if the files on disk differ from

@@ -14,6 +14,18 @@ func exported(c string) string {
 	return c
 }
 
+// goName is the Go name of a C type name (library.goName), but for a
+// name whose _t the library drops and that a function's Go name already
+// takes: it keeps its _t (nvml.h's struct nvmlGpmMetricsGet_t is
+// GpmMetricsGet_t beside the function nvmlGpmMetricsGet).
+func (g *gen) goName(c string) string {
+	name := g.lib.goName(c)
+	if g.funcWords[name] && strings.HasSuffix(c, "_t") && !strings.HasSuffix(name, "_t") {
+		return name + "_t"
+	}
+	return name
+}
+
 // declare records a package-level Go name and fails on a collision.
 func (g *gen) declare(name, what string) {
 	if prev, ok := g.idents[name]; ok {
@@ -25,6 +37,11 @@ func (g *gen) declare(name, what string) {
 // names chooses the Go names of types, fields and functions, checks
 // that no two collide and finds each function's ABI version.
 func (g *gen) names() {
+	g.funcWords = map[string]bool{}
+	for _, f := range g.h.funcs {
+		g.funcWords[g.lib.funcName(baseName(f.symbol))] = true
+		g.funcWords[g.lib.funcName(f.symbol)] = true
+	}
 	g.nameTypes()
 	g.declareTypes()
 	g.nameFunctions()
@@ -37,11 +54,11 @@ func (g *gen) nameTypes() {
 		case d.rec != nil:
 			g.nameRecord(d.rec, "")
 		case d.enum != nil && len(d.enum.typedefs) > 0:
-			g.enumNames[d.enum] = g.lib.goName(g.definedName(d.enum.typedefs[0]))
+			g.enumNames[d.enum] = g.goName(g.definedName(d.enum.typedefs[0]))
 		case d.enum != nil && d.enum.tag != "":
-			g.enumNames[d.enum] = g.lib.goName(d.enum.tag)
+			g.enumNames[d.enum] = g.goName(d.enum.tag)
 		case d.typedef != nil && g.isScalar(d.typedef):
-			g.scalars[d.typedef.name] = g.lib.goName(g.definedName(d.typedef.name))
+			g.scalars[d.typedef.name] = g.goName(g.definedName(d.typedef.name))
 		}
 	}
 }
@@ -74,7 +91,7 @@ func (g *gen) declareTypes() {
 // alias, both (CUdevice_v1: type Device int32 and its alias Device_v1) or
 // nothing (cuuint32_t is uint32; CUfoo named a type defined earlier).
 func (g *gen) typedefDecl(td *typedefDef) (def, alias string) {
-	name := g.lib.goName(td.name)
+	name := g.goName(td.name)
 	switch {
 	case g.transparent(td) || g.promoted[td.name]:
 	case g.isScalar(td):
@@ -138,9 +155,10 @@ func (g *gen) definedName(first string) string {
 }
 
 // transparent reports whether td is a <stdint.h>-style name (cuuint32_t)
-// that Go spells with its builtin type.
+// that Go spells with its builtin type. A name with the library's type
+// prefix is not (nvml.h's nvmlAffinityScope_t is AffinityScope).
 func (g *gen) transparent(td *typedefDef) bool {
-	return strings.HasSuffix(td.name, "_t") && td.typ.kind == kBuiltin
+	return strings.HasSuffix(td.name, "_t") && td.typ.kind == kBuiltin && !g.lib.typePrefix.MatchString(td.name)
 }
 
 // isScalar reports whether td defines a Go type of its own that is not a
@@ -166,9 +184,9 @@ func (g *gen) nameRecord(r *record, name string) {
 	}
 	switch {
 	case len(r.typedefs) > 0:
-		name = g.lib.goName(g.definedName(r.typedefs[0]))
+		name = g.goName(g.definedName(r.typedefs[0]))
 	case r.tag != "":
-		name = g.lib.goName(r.tag)
+		name = g.goName(r.tag)
 	}
 	g.recNames[r] = name
 	used := map[string]bool{}
@@ -224,6 +242,7 @@ func (g *gen) typeName(t *ctype) string {
 		if b.goType == "" {
 			g.failf("void used as a value type")
 		}
+		g.usesLong = g.usesLong || b.long
 		return b.goType
 	case kNamed:
 		if f, ok := g.h.foreign[t.name]; ok {
@@ -233,7 +252,7 @@ func (g *gen) typeName(t *ctype) string {
 		if g.transparent(td) {
 			return builtins[td.typ.name].goType
 		}
-		return g.lib.goName(t.name)
+		return g.goName(t.name)
 	case kPointer:
 		r, err := resolve(g.h, t.elem)
 		switch {

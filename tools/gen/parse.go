@@ -38,28 +38,31 @@ type builtin struct {
 	size   int64
 	goType string
 	float  bool
+	long   bool // plain long: size is LP64's, 4 on LLP64
 }
 
 // builtins maps the canonical spelling of C's arithmetic types, and the
 // <stddef.h> and <stdint.h> names the header uses, to their Go types.
 var builtins = map[string]builtin{
-	"void":               {0, "", false},
-	"char":               {1, "byte", false},
-	"signed char":        {1, "int8", false},
-	"unsigned char":      {1, "uint8", false},
-	"short":              {2, "int16", false},
-	"unsigned short":     {2, "uint16", false},
-	"int":                {4, "int32", false},
-	"unsigned int":       {4, "uint32", false},
-	"long long":          {8, "int64", false},
-	"unsigned long long": {8, "uint64", false},
-	"float":              {4, "float32", true},
-	"double":             {8, "float64", true},
-	"size_t":             {8, "uint64", false},
-	"int32_t":            {4, "int32", false},
-	"uint32_t":           {4, "uint32", false},
-	"int64_t":            {8, "int64", false},
-	"uint64_t":           {8, "uint64", false},
+	"void":               {0, "", false, false},
+	"char":               {1, "byte", false, false},
+	"signed char":        {1, "int8", false, false},
+	"unsigned char":      {1, "uint8", false, false},
+	"short":              {2, "int16", false, false},
+	"unsigned short":     {2, "uint16", false, false},
+	"int":                {4, "int32", false, false},
+	"unsigned int":       {4, "uint32", false, false},
+	"long":               {size: 8, goType: "CLong", long: true},
+	"unsigned long":      {size: 8, goType: "CULong", long: true},
+	"long long":          {8, "int64", false, false},
+	"unsigned long long": {8, "uint64", false, false},
+	"float":              {4, "float32", true, false},
+	"double":             {8, "float64", true, false},
+	"size_t":             {8, "uint64", false, false},
+	"int32_t":            {4, "int32", false, false},
+	"uint32_t":           {4, "uint32", false, false},
+	"int64_t":            {8, "int64", false, false},
+	"uint64_t":           {8, "uint64", false, false},
 }
 
 // typeWords are the keywords that spell arithmetic types.
@@ -468,7 +471,7 @@ loop:
 }
 
 // arithmetic gives the canonical spelling of an arithmetic type. Plain
-// long is refused: it is 8 bytes on LP64 and 4 on LLP64 (Windows).
+// long is 8 bytes on LP64 and 4 on LLP64 (Windows): see layout.go.
 func (p *parser) arithmetic(words []string) string {
 	n := map[string]int{}
 	for _, w := range words {
@@ -479,8 +482,8 @@ func (p *parser) arithmetic(words []string) string {
 		sign = "unsigned "
 	}
 	switch {
-	case n["long"] == 1 || n["long"] > 2:
-		p.fail("plain long (4 bytes on Windows, 8 elsewhere) is not supported")
+	case n["long"] > 2:
+		p.fail("unsupported type %q", strings.Join(words, " "))
 	case n["void"]+n["float"]+n["double"] > 0:
 		if len(words) != 1 {
 			p.fail("unsupported type %q", strings.Join(words, " "))
@@ -495,6 +498,8 @@ func (p *parser) arithmetic(words []string) string {
 		return sign + "short"
 	case n["long"] == 2:
 		return sign + "long long"
+	case n["long"] == 1:
+		return sign + "long"
 	}
 	return sign + "int"
 }
@@ -828,7 +833,7 @@ func (p *parser) unary() int64 {
 		}
 		ty := p.typeName()
 		p.expect(")")
-		size, _, err := sizeAlign(p.h, ty)
+		size, _, err := sizeAlignBoth(p.h, ty)
 		if err != nil {
 			p.fail("%v", err)
 		}

@@ -29,6 +29,7 @@ type define struct {
 	name     string
 	body     []token // as written
 	expanded []token // body with macros expanded at the point of definition
+	late     []token // body expanded with the macros at the end of its file; nil if that failed
 	pos      pos
 }
 
@@ -67,6 +68,7 @@ func (pp *preprocessor) run(file, src string, record bool) error {
 	var (
 		stack []cond
 		text  []token // active code not yet expanded
+		first = len(pp.defines)
 	)
 	active := func() bool { return len(stack) == 0 || stack[len(stack)-1].active }
 	flush := func() error {
@@ -132,7 +134,16 @@ func (pp *preprocessor) run(file, src string, record bool) error {
 	if len(stack) > 0 {
 		return fmt.Errorf("%s: missing #endif", file)
 	}
-	return flush()
+	if err := flush(); err != nil {
+		return err
+	}
+	for i := first; i < len(pp.defines); i++ {
+		d := &pp.defines[i]
+		if _, still := pp.macros[d.name]; still {
+			d.late, _ = pp.expand(d.body, map[string]bool{d.name: true})
+		}
+	}
+	return nil
 }
 
 // directive handles #define, #undef, #error and the directives that do
@@ -161,11 +172,13 @@ func (pp *preprocessor) directive(name string, args []token, at pos, record bool
 		}
 		pp.macros[args[0].text] = m
 		if record && !m.funcLike {
-			exp, err := pp.expand(m.body, nil)
+			// The macro's own name is not expanded again in its body, as
+			// in C (cuMemPrefetchAsync is __CUDA_API_PTSZ(cuMemPrefetchAsync)).
+			exp, err := pp.expand(m.body, map[string]bool{args[0].text: true})
 			if err != nil {
 				return err
 			}
-			pp.defines = append(pp.defines, define{args[0].text, m.body, exp, at})
+			pp.defines = append(pp.defines, define{name: args[0].text, body: m.body, expanded: exp, pos: at})
 		}
 	case "undef":
 		if len(args) != 1 {

@@ -1,0 +1,3 @@
+package nvml
+
+//go:generate go run ../tools/gen -lib nvml

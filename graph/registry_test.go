@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/internal/testenv"
@@ -90,39 +89,47 @@ func TestEndCaptureFailureEndsTheRegistration(t *testing.T) {
 	}
 }
 
-// A capture that starts while a context synchronize blocks waits for it by
-// blocking, not by spinning: it is woken only when the call ends.
-func TestCaptureStartBlocksBehindAContextWaitWithoutSpinning(t *testing.T) {
+// A capture that starts while a context wait's cuCtxSynchronize blocks on
+// a busy stream waits for it without spinning, and only until the call is
+// inside the driver (sync's entry bound): it begins, and ends valid, while
+// the call is still blocked, which the call then survives.
+func TestCaptureStartWaitsForAContextWaitOnlyUntilItIsInTheDriver(t *testing.T) {
 	cu := testenv.OnPrimary(t, 0)
+	dev := deviceMemory(t)
 	busy := testenv.NewStream(t)
+	s := testenv.NewStream(t)
 	gate := testenv.NewGate(t)
 	gate.Hold(t, busy)
-	s := testenv.NewStream(t)
-	dev := deviceMemory(t)
-	waited := make(chan error, 1)
-	go func() { waited <- sync.Context(context.Background(), cu) }()
-	testenv.Eventually(t, "the context synchronize in flight", func() bool { return sync.ReadStats().BlockingHelpers == 1 })
-	captured := make(chan error, 1)
-	go func() {
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
+	defer cancel()
+	waited := testenv.WaitAsync(func() error { return sync.Context(ctx, cu) })
+	testenv.Eventually(t, "the context synchronize in flight", func() bool {
+		st := sync.ReadStats()
+		return st.ContextSyncs == 1 && st.BlockingHelpers == 1
+	})
+	invalidated := testenv.SimStat(t, "captures_invalidated")
+	before := sync.ReadStats()
+	captured := testenv.WaitAsync(func() error {
 		g, err := graph.Capture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, memset(dev))
 		if err == nil {
 			err = g.Destroy()
 		}
-		captured <- err
-	}()
-	testenv.Eventually(t, "the capture admitted", func() bool { return sync.ReadStats().Captures == 1 })
-	w0 := sync.ReadStats().CaptureWakeups
-	time.Sleep(20 * time.Millisecond) // room for a spinning start to spin; nothing is timed
-	if w := sync.ReadStats().CaptureWakeups; w != w0 {
-		t.Fatalf("the waiting capture start woke %d times while the call was in flight", w-w0)
+		return err
+	})
+	if err := testenv.Recv(t, captured, "the capture, while the context wait blocks"); err != nil {
+		t.Fatalf("capture beside a blocked context wait: %v", err)
 	}
-	if n := testenv.SimStat(t, "active_captures"); n != 0 {
-		t.Fatalf("a capture began while cuCtxSynchronize was in flight")
+	testenv.StillWaiting(t, "the context wait", waited)
+	after := sync.ReadStats()
+	if n := after.CapturesBesideContextSyncs - before.CapturesBesideContextSyncs; n != 1 {
+		t.Errorf("%d captures admitted beside the context synchronize, want 1", n)
+	}
+	if w := after.CaptureWakeups - before.CaptureWakeups; w > 3 {
+		t.Errorf("the capture start woke %d times while it waited for the call's entry bound", w)
 	}
 	gate.Open()
-	testenv.Must(t, testenv.Recv(t, waited, "the context wait"))
-	testenv.Must(t, testenv.Recv(t, captured, "the capture"))
-	if w := sync.ReadStats().CaptureWakeups - w0; w > 2 {
-		t.Fatalf("the capture start woke %d times for one call", w)
+	testenv.Finished(t, "the context wait", waited)
+	if n := testenv.SimStat(t, "captures_invalidated") - invalidated; n != 0 {
+		t.Fatalf("%d captures invalidated", n)
 	}
 }

@@ -19,7 +19,9 @@ import (
 //
 // cuCtxSynchronize is refused during any capture, so while captures are
 // in progress the wait is postponed (sync.Postpone) until the last one
-// ends: a notification, never a timer.
+// ends: a notification, never a timer. A capture that starts while the
+// wait runs waits for it only until the call is inside the driver (see
+// sync's Contexts), however long the context's work takes.
 type ctxGroup struct {
 	waiting   []*state // covered by the wait in progress
 	next      []*state // waiting for the next wait

@@ -79,7 +79,8 @@
 // that cannot be tracked to a stream (no Use at all, or the legacy or
 // per-thread stream while captures are in progress) need a wait for the
 // whole context, which no capture allows: it is postponed (sync.Postpone)
-// until the captures have ended. The releases of one context share one such
+// until the captures have ended, and a capture that starts while it runs
+// begins beside it once the wait is inside the driver (see package sync). The releases of one context share one such
 // wait, however many need it. While a use records its event on
 // the legacy or per-thread stream, no capture begins (sync.IfNoCapture).
 // Captures begun directly through the driver cannot be seen.

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"runtime"
 	"testing"
-	"time"
 
 	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/hostmem"
@@ -42,15 +41,14 @@ func memset(dev libcuda.Deviceptr) func(libcuda.Stream) error {
 }
 
 // Free of a buffer never used on a stream, while a stream is busy, makes
-// the release wait for the whole context; captures started meanwhile
-// block behind that synchronize (they do not spin), and begin, valid,
-// once it has returned; the release then ends.
+// the release wait for the whole context; captures on other streams begin
+// and end meanwhile, valid, beside that wait's cuCtxSynchronize blocked in
+// the driver, and the release ends once the busy stream is let go.
 func TestFreeNeverUsedWhileBusyLetsCapturesRun(t *testing.T) {
 	testenv.NoErrorsLogged(t)
 	cu := testenv.OnPrimary(t, 0)
+	dev := deviceMemory(t)
 	busy := testenv.NewStream(t)
-	gate := testenv.NewGate(t)
-	gate.Hold(t, busy)
 	const captures = 4
 	// One stream per capture: two captures of one stream at once would
 	// refuse each other (CUDA_ERROR_ILLEGAL_STATE), whatever hostmem does.
@@ -58,11 +56,17 @@ func TestFreeNeverUsedWhileBusyLetsCapturesRun(t *testing.T) {
 	for i := range streams {
 		streams[i] = testenv.NewStream(t)
 	}
-	dev := deviceMemory(t)
+	gate := testenv.NewGate(t)
+	gate.Hold(t, busy)
 	b, err := hostmem.Wrap(cu, make([]byte, 4096))
 	testenv.Must(t, err)
 	testenv.Must(t, b.Free())
-	testenv.Eventually(t, "the context wait in flight", func() bool { return sync.ReadStats().BlockingHelpers == 1 })
+	testenv.Eventually(t, "the context wait in flight", func() bool {
+		st := sync.ReadStats()
+		return st.ContextSyncs == 1 && st.BlockingHelpers == 1
+	})
+	invalidated := testenv.SimStat(t, "captures_invalidated")
+	before := sync.ReadStats()
 	done := make(chan error, captures)
 	for _, s := range streams {
 		go func() {
@@ -73,20 +77,27 @@ func TestFreeNeverUsedWhileBusyLetsCapturesRun(t *testing.T) {
 			done <- err
 		}()
 	}
-	testenv.Eventually(t, "a capture waiting to begin", func() bool { return sync.ReadStats().Captures >= 1 })
-	w0 := sync.ReadStats().CaptureWakeups
-	time.Sleep(10 * time.Millisecond) // room to spin; nothing is timed
-	if w := sync.ReadStats().CaptureWakeups; w != w0 {
-		t.Fatalf("captures waiting for the context synchronize woke %d times", w-w0)
-	}
-	gate.Open()
 	for range captures {
-		if err := testenv.Recv(t, done, "a capture"); err != nil {
-			t.Fatalf("capture after the release's context wait: %v", err)
+		if err := testenv.Recv(t, done, "a capture beside the release's context wait"); err != nil {
+			t.Fatalf("capture beside the release's context wait: %v", err)
 		}
 	}
+	after := sync.ReadStats()
+	if after.ContextSyncs != 1 {
+		t.Fatalf("%d context synchronizes in flight after the captures, want the release's 1 (the busy stream is held)", after.ContextSyncs)
+	}
+	if n := after.CapturesBesideContextSyncs - before.CapturesBesideContextSyncs; n != captures {
+		t.Errorf("%d captures admitted beside the context synchronize, want %d", n, captures)
+	}
+	if w := after.CaptureWakeups - before.CaptureWakeups; w > 4*captures {
+		t.Errorf("%d capture starts woke %d times while waiting for the call's entry bound", captures, w)
+	}
+	if p := hostmem.ReadStats().Pending; p != 1 {
+		t.Fatalf("%d releases pending while the busy stream is held, want 1", p)
+	}
+	gate.Open()
 	waitReleases(t)
-	if n := testenv.SimStat(t, "captures_invalidated"); n != 0 {
+	if n := testenv.SimStat(t, "captures_invalidated") - invalidated; n != 0 {
 		t.Fatalf("%d captures invalidated", n)
 	}
 	drainOnly(t)

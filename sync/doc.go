@@ -37,7 +37,8 @@
 // EnterCapture). This registry is the only one: graph and hostmem read it,
 // and the work postponed until captures end (Postpone) is queued in it and
 // started by the end of the last capture. A capture start waits, blocked
-// on a condition, for the unsafe calls in flight to end. While
+// on a condition, for the unsafe calls in flight to end (for a context
+// wait's only until it is in the driver: see Contexts). While
 // none is in progress a query is made as it is; while any is, queries run
 // on a locked OS thread in relaxed capture mode and the caller's mode is
 // restored after. Waiting on a stream that is being captured, or on a
@@ -82,8 +83,27 @@
 // A whole context can only be waited for with cuCtxSynchronize, which
 // blocks, so Context always waits on a helper thread, whatever the mode.
 // Whether that thread sleeps or spins is set by the context's scheduling
-// flags (CU_CTX_SCHED_BLOCKING_SYNC sleeps). While it runs, captures wait to
-// begin: cuCtxSynchronize invalidates a capture in every mode.
+// flags (CU_CTX_SCHED_BLOCKING_SYNC sleeps). cuCtxSynchronize is refused,
+// and invalidates the context's captures, when it reaches the driver while
+// a capture is in progress, in every capture mode; once inside the driver,
+// blocked on unfinished work, it harms no capture begun after it on
+// another thread (measured on an H200, driver 580). So Context calls it
+// only while no registered capture is in progress (else it returns an
+// ErrCapturing error, without a driver call), and a capture that starts
+// while the call is in flight waits for it only as long as the call takes
+// to reach the driver, with a wide margin (10ms from the call's admission),
+// and then begins beside it: a capture never waits longer than that behind
+// a context wait, however long the context's work runs. ReadStats counts
+// the calls in flight and the captures admitted beside them.
+//
+// What remains is a risk this package cannot remove, since Go cannot see
+// the moment the call passes the driver's check: a helper thread that is
+// descheduled for longer than the bound between its admission and that
+// check, or a driver that holds the call behind a lock for as long (a
+// device-wide fence of another thread's cuMemHostUnregister or cuMemFree,
+// say), lets a capture begin first. The call is then refused, the capture
+// invalidated (its end says so), the wait returns an ErrCapturing error,
+// and ReadStats counts it in ContextSyncsRefused.
 //
 // # Cancellation
 //

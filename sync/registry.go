@@ -3,6 +3,7 @@ package sync
 import (
 	gosync "sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/purecuda/purecuda/libcuda"
 )
@@ -11,7 +12,7 @@ import (
 // Package graph registers every capture it makes, hostmem reads it, and
 // this package's waits consult it before each potentially unsafe call.
 //
-// It has three parts, all guarded by reg.mu except the word (state) that
+// It has four parts, all guarded by reg.mu except the word (state) that
 // the hot path reads:
 //
 //   - state packs three counts into one 64-bit word: the captures admitted
@@ -19,7 +20,7 @@ import (
 //     potentially unsafe driver calls made in the caller's own mode, in
 //     flight, in two kinds: quick queries, whose number also bounds the
 //     threads that waiters hold (guardedQuery), and longer calls
-//     (IfNoCapture, cuCtxSynchronize) that the bound must not count. A call
+//     (IfNoCapture) that the bound must not count. A call
 //     adds its unit and reads, in the value that the same addition
 //     returns, whether a capture is admitted; StartCapture adds its unit
 //     and then waits, on a condition, until both in-flight counts are
@@ -28,6 +29,11 @@ import (
 //     admitted capture, and a call pays one atomic addition to enter and
 //     one to leave. A capture start blocks instead of spinning while calls
 //     are in flight; the last call to leave signals the condition.
+//   - syncs are the cuCtxSynchronize calls in flight (Context's), each
+//     with the moment it was admitted; see ctxsync.go. They are admitted
+//     and counted under reg.mu, as StartCapture counts a capture, so one
+//     of the two always sees the other. A capture start waits for each
+//     of them only until it has been in flight for ctxSyncEntry.
 //   - byID finds a begun capture by the driver's capture id (or by the
 //     stream it began on), with the value its maker attached.
 //   - the queue of postponed work, which runs on one goroutine while no
@@ -50,8 +56,8 @@ var (
 //     shared poller and EventDone and per-thread queries, each inside a
 //     driver call on an OS thread of its own (the runtime stops the
 //     program at 10,000 threads unless told otherwise).
-//   - Longer calls (2^20-1): IfNoCapture's functions and cuCtxSynchronize
-//     on a helper, again each on a thread of its own in this package and
+//   - Longer calls (2^20-1): IfNoCapture's functions, again each on a
+//     thread of its own in this package and
 //     in graph and hostmem (a user's IfNoCapture function could block
 //     in Go instead). Past the field, the carry reads as a capture
 //     admitted until the call leaves: IfNoCapture declines and queries go
@@ -78,6 +84,11 @@ var reg = struct {
 	runner   bool        // the goroutine that runs the queue is started
 	queue    []func()
 	byID     map[uint64]*CaptureEntry
+	syncs    []*ctxSync  // cuCtxSynchronize calls in flight, oldest first
+	timer    *time.Timer // wakes captures waiting for a sync's entry bound
+	// syncWaiters are the StartCapture calls waiting for the entry bound
+	// of a cuCtxSynchronize in flight.
+	syncWaiters int
 }{byID: map[uint64]*CaptureEntry{}}
 
 func init() { reg.cond.L = &reg.mu }
@@ -99,9 +110,12 @@ type CaptureEntry struct {
 // returns its entry; call End once the capture has ended, whether it
 // succeeded or not (End also when the capture never began). It returns
 // when no postponed function is running and no driver call that this
-// package made outside relaxed mode is in flight: it blocks (it never
-// spins) until then, so begin the capture after it returns. It also
-// waits while 2^20-1 captures are registered already, until one ends.
+// package made outside relaxed mode is in flight, except a context wait's
+// cuCtxSynchronize that has been in flight for ctxSyncEntry already (it is
+// inside the driver, where it harms no capture begun after it): it blocks
+// (it never spins) until then, so begin the capture after it returns. It
+// also waits while 2^20-1 captures are registered already, until one
+// ends.
 func StartCapture() *CaptureEntry {
 	reg.mu.Lock()
 	reg.entering++
@@ -110,9 +124,24 @@ func StartCapture() *CaptureEntry {
 	}
 	reg.entering--
 	state.Add(captureUnit)
-	for state.Load()&inflightMask != 0 {
+	for {
+		if state.Load()&inflightMask != 0 {
+			reg.cond.Wait()
+			captureWakeups.Add(1)
+			continue
+		}
+		d := syncEntryLeftLocked(time.Now())
+		if d <= 0 {
+			break
+		}
+		armSyncTimerLocked(d)
+		reg.syncWaiters++
 		reg.cond.Wait()
+		reg.syncWaiters--
 		captureWakeups.Add(1)
+	}
+	if len(reg.syncs) > 0 {
+		capturesPastSyncs.Add(1)
 	}
 	reg.mu.Unlock()
 	return &CaptureEntry{admitted: true}

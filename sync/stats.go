@@ -27,9 +27,22 @@ type Stats struct {
 	Postponed int
 	// CaptureWakeups counts the times, since the program started, that a
 	// capture start waiting for driver calls in flight was woken: it
-	// blocks between, so this grows with the calls that end, not with
-	// time.
+	// blocks between, so this grows with the calls that end (and once for
+	// each context wait's entry bound), not with time.
 	CaptureWakeups int64
+	// ContextSyncs are the context waits' cuCtxSynchronize calls in
+	// flight.
+	ContextSyncs int
+	// CapturesBesideContextSyncs counts the captures admitted, since the
+	// program started, while a context wait's cuCtxSynchronize was in
+	// flight (past its entry bound: see the package documentation).
+	CapturesBesideContextSyncs int64
+	// ContextSyncsRefused counts the context waits' cuCtxSynchronize calls
+	// that the driver refused, since the program started, because a
+	// capture was in progress when they reached it: each most likely
+	// invalidated that capture (see Contexts in the package
+	// documentation).
+	ContextSyncsRefused int64
 }
 
 // ReadStats returns the current counts.
@@ -43,8 +56,11 @@ func ReadStats() Stats {
 	s.SpinningWaits = int(spinning.Load())
 	s.Captures = CapturesInProgress()
 	s.CaptureWakeups = captureWakeups.Load()
+	s.CapturesBesideContextSyncs = capturesPastSyncs.Load()
+	s.ContextSyncsRefused = syncsRefused.Load()
 	reg.mu.Lock()
 	s.Postponed = len(reg.queue)
+	s.ContextSyncs = len(reg.syncs)
 	reg.mu.Unlock()
 	return s
 }

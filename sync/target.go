@@ -111,18 +111,28 @@ func (t contextTarget) String() string { return fmt.Sprintf("context %#x", uintp
 // query is never used for a context: cuCtxSynchronize cannot poll.
 func (t contextTarget) query(bool) error { return libcuda.CUDA_ERROR_NOT_READY }
 
-// block synchronizes the context. It counts as in flight meanwhile:
-// cuCtxSynchronize is refused during any capture, even in relaxed mode, so
-// StartCapture waits for it.
+// block synchronizes the context. cuCtxSynchronize is refused during any
+// capture, even in relaxed mode, so it is made only when admitSync admits
+// it, and counts as in flight from then until it returns: a capture start
+// waits for it until it is inside the driver (see ctxsync.go).
 func (t contextTarget) block() error {
-	if !fast() {
-		return &captureError{what: t.String(), err: fmt.Errorf("%d captures in progress", CapturesInProgress())}
-	}
-	defer done()
 	if err := libcuda.CtxSetCurrent(libcuda.Context(t)); err != nil {
 		return fmt.Errorf("cuCtxSetCurrent: %w", err)
 	}
+	c, ok := admitSync()
+	if !ok {
+		return &captureError{what: t.String(), err: fmt.Errorf("%d captures in progress", CapturesInProgress())}
+	}
+	defer c.done()
+	if hook := syncHook.Load(); hook != nil {
+		(*hook)()
+	}
 	if err := libcuda.CtxSynchronize(); err != nil {
+		if errors.Is(err, libcuda.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED) {
+			// A capture began before the call passed the driver's check:
+			// the call took longer than ctxSyncEntry to get there.
+			syncsRefused.Add(1)
+		}
 		return fmt.Errorf("cuCtxSynchronize: %w", err)
 	}
 	return nil

@@ -36,7 +36,8 @@ func (s *Stream) CaptureMode(mode CaptureMode, f func(s *Stream) error) (*Graph,
 	st.inCapture.Add(1) // under the read lock: a Close after it sees it
 	st.mu.RUnlock()
 	defer st.inCapture.Add(-1)
-	return graph.Capture(st.raw, mode, func(libcuda.Stream) error { return f(s) })
+	g, err := graph.Capture(st.raw, mode, func(libcuda.Stream) error { return f(s) })
+	return g, st.ctx.check(err)
 }
 
 // LaunchGraph launches an executable graph on the stream (graph.Exec's
@@ -50,7 +51,10 @@ func (s *Stream) LaunchGraph(e *Exec) error {
 		return err
 	}
 	defer st.mu.RUnlock()
-	return st.ctx.do(func() error { return e.Launch(st.raw) })
+	if err := st.ctx.do(func() error { return e.Launch(st.raw) }); err != nil {
+		return err
+	}
+	return st.debugGraph()
 }
 
 // RunCached runs f through a graph.Cached on the stream: the first call
@@ -67,5 +71,8 @@ func (s *Stream) RunCached(c *Cached, f func(s *Stream) error) error {
 	st.inCapture.Add(1) // under the read lock: a Close after it sees it
 	st.mu.RUnlock()
 	defer st.inCapture.Add(-1)
-	return st.ctx.do(func() error { return c.Run(st.raw, func(libcuda.Stream) error { return f(s) }) })
+	if err := st.ctx.do(func() error { return c.Run(st.raw, func(libcuda.Stream) error { return f(s) }) }); err != nil {
+		return err
+	}
+	return st.debugGraph()
 }

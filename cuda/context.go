@@ -47,6 +47,7 @@ type Context struct {
 // point back to the Context, so that a dropped Context can be collected.
 type ctxState struct {
 	dev    Device
+	dv     *devState // the device's, shared by its Contexts: lost or not, the launch history
 	cu     libcuda.Context
 	refs   atomic.Int64 // the Context itself (until Close) and each open value made from it
 	closed atomic.Bool  // Close was called on the Context
@@ -55,15 +56,27 @@ type ctxState struct {
 // Context retains the device's primary context (cuDevicePrimaryCtxRetain)
 // and returns it. Each call retains it once more; each Context is closed
 // on its own.
+//
+// On a device whose context was lost in this process (ErrContextLost) it
+// returns the first failure at once: the device cannot be used again
+// until the process restarts.
 func (d Device) Context() (*Context, error) {
 	if err := libcuda.Init(0); err != nil {
 		return nil, driverErr("cuInit", err)
 	}
+	dv := stateOf(d)
+	if l := dv.lost.Load(); l != nil {
+		return nil, l
+	}
 	var cu libcuda.Context
 	if err := libcuda.DevicePrimaryCtxRetain(&cu, d.dev); err != nil {
-		return nil, driverErr("cuDevicePrimaryCtxRetain", err)
+		err = driverErr("cuDevicePrimaryCtxRetain", err)
+		if errors.Is(err, ErrContextLost) {
+			return nil, dv.lose(nil, err, nil)
+		}
+		return nil, err
 	}
-	st := &ctxState{dev: d, cu: cu}
+	st := &ctxState{dev: d, dv: dv, cu: cu}
 	st.refs.Store(1)
 	c := &Context{st: st}
 	c.cleanup = runtime.AddCleanup(c, func(st *ctxState) {
@@ -125,6 +138,9 @@ func (c *Context) hold(op string) (*ctxState, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := st.lostErr(); err != nil {
+		return nil, err
+	}
 	if !st.tryRef() {
 		return nil, closedErr("Context", op)
 	}
@@ -155,7 +171,15 @@ func (c *Context) Sync(ctx context.Context) error {
 		return err
 	}
 	defer st.drop()
-	return sync.Context(ctx, st.cu)
+	if err := st.lostErr(); err != nil {
+		return err
+	}
+	n := st.dv.launches.Load()
+	if err := sync.Context(ctx, st.cu); err != nil {
+		return st.check(err)
+	}
+	st.dv.noteSynced(n)
+	return nil
 }
 
 // StreamPriorities is the range of stream priorities the context allows
@@ -234,15 +258,18 @@ func (st *ctxState) unref() error {
 // leave undoes it (see Context, # Threads). Between them the thread's
 // context is st's.
 func (st *ctxState) enter() (prev libcuda.Context, err error) {
+	if err := st.lostErr(); err != nil {
+		return 0, err
+	}
 	runtime.LockOSThread()
 	if err := libcuda.CtxGetCurrent(&prev); err != nil {
 		runtime.UnlockOSThread()
-		return 0, driverErr("cuCtxGetCurrent", err)
+		return 0, st.check(driverErr("cuCtxGetCurrent", err))
 	}
 	if prev != st.cu {
 		if err := libcuda.CtxSetCurrent(st.cu); err != nil {
 			runtime.UnlockOSThread()
-			return 0, driverErr("cuCtxSetCurrent", err)
+			return 0, st.check(driverErr("cuCtxSetCurrent", err))
 		}
 	}
 	return prev, nil
@@ -272,7 +299,12 @@ func (st *ctxState) do(f func() error) (err error) {
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, st.leave(prev)) }()
+	defer func() {
+		if lerr := st.leave(prev); lerr != nil {
+			err = errors.Join(err, lerr)
+		}
+		err = st.check(err)
+	}()
 	return f()
 }
 

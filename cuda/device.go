@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 
 	"github.com/purecuda/purecuda/libcuda"
@@ -16,6 +17,11 @@ type Device struct {
 // Devices initialises the driver (cuInit) and returns its devices, in the
 // driver's order. It is an error when the driver library cannot be loaded;
 // a machine without devices gives an empty list or the driver's error.
+//
+// When the context of a device was lost in this process (ErrContextLost),
+// Devices returns the whole list together with that device's *LostError
+// (joined, one for each such device): the process must be restarted to
+// use it again; the other devices work as before.
 func Devices() ([]Device, error) {
 	if err := libcuda.Init(0); err != nil {
 		return nil, driverErr("cuInit", err)
@@ -32,7 +38,13 @@ func Devices() ([]Device, error) {
 		}
 		devs = append(devs, Device{ordinal: int(i), dev: d})
 	}
-	return devs, nil
+	var lost []error
+	for _, d := range devs {
+		if err := lostOf(d); err != nil {
+			lost = append(lost, err)
+		}
+	}
+	return devs, errors.Join(lost...)
 }
 
 // Ordinal is the device's index in Devices.

@@ -84,7 +84,14 @@ var (
 
 // driverErr names the driver call that failed; errors.Is matches err, and
 // so the libcuda.Result it wraps.
+//
+// A *LostError (the context is lost, see ErrContextLost) comes back as it
+// is: the first call that met it names it.
 func driverErr(call string, err error) error {
+	if l, ok := err.(*LostError); ok {
+		l.name(call)
+		return l
+	}
 	return fmt.Errorf("cuda: %s: %w", call, err)
 }
 

@@ -192,6 +192,10 @@ func (e *Event) acquire(op string) (*eventState, error) {
 		es.mu.RUnlock()
 		return nil, closedErr("Event", op)
 	}
+	if err := es.ctx.lostErr(); err != nil {
+		es.mu.RUnlock()
+		return nil, err
+	}
 	return es, nil
 }
 
@@ -211,7 +215,8 @@ func (e *Event) Query() (bool, error) {
 		return false, err
 	}
 	defer es.mu.RUnlock()
-	return sync.EventDone(es.raw)
+	done, err := sync.EventDone(es.raw)
+	return done, es.ctx.check(err)
 }
 
 // Sync waits until the event has completed (package sync's Event; ctx
@@ -222,7 +227,7 @@ func (e *Event) Sync(ctx context.Context) error {
 		return err
 	}
 	defer es.mu.RUnlock()
-	return sync.Event(ctx, es.raw)
+	return es.ctx.check(sync.Event(ctx, es.raw))
 }
 
 // Elapsed is the GPU time between two completed events, a recorded before

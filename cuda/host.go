@@ -44,7 +44,7 @@ func Pin[T any](ctx *Context, s []T) (*Pinned[T], error) {
 	}
 	b, err := hostmem.Wrap(cst.cu, s)
 	if err != nil {
-		return nil, fmt.Errorf("cuda: Pin: %w", err)
+		return nil, cst.check(fmt.Errorf("cuda: Pin: %w", err))
 	}
 	return &Pinned[T]{buf: b, data: s}, nil
 }

@@ -51,6 +51,8 @@ type Config struct {
 	// of this shape (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION; compute
 	// capability 9.0 and later). Grid must be a multiple of it.
 	Cluster Dim3
+
+	pc uintptr // the caller's return address (callerPC), for the launch history
 }
 
 // Arg is one argument of a kernel launch, made by Int32, Float32, Value,
@@ -208,13 +210,23 @@ type kernelParams struct {
 //		cuda.Int32(int32(n)), cuda.Float32(2), x.Arg(), y.Arg())
 //
 // or keep a []Arg and change its elements between launches.
+//
+// Each launch is written into its device's launch history (kernel, shape,
+// stream, the caller's file:line), which a *LostError reports when a
+// kernel faults (see ErrContextLost); in debug mode (SetDebug) the launch
+// waits for its kernel.
+//
+//go:noinline
 func (s *Stream) Launch(f *Func, grid, block Dim3, args ...Arg) error {
-	return s.launch(f, &Config{Grid: grid, Block: block}, args)
+	return s.launch(f, &Config{Grid: grid, Block: block, pc: callerPC()}, args)
 }
 
 // LaunchWith is Launch with dynamic shared memory and the launch options
 // of Config; with Cooperative or Cluster set it uses cuLaunchKernelEx.
+//
+//go:noinline
 func (s *Stream) LaunchWith(f *Func, c Config, args ...Arg) error {
+	c.pc = callerPC()
 	return s.launch(f, &c, args)
 }
 
@@ -306,17 +318,25 @@ func (st *streamState) launchArgs(f *Func, c *Config, args []Arg) (err error) {
 	if len(args) > 0 {
 		params = &kp.ptrs[0]
 	}
+	d := [6]uint32{gx, gy, gz, bx, by, bz}
 	if c.Cooperative || c.Cluster != (Dim3{}) || st.raw <= libcuda.CU_STREAM_PER_THREAD {
-		launched, err = st.launchCurrent(f, c, [6]uint32{gx, gy, gz, bx, by, bz}, params)
-		return err
+		launched, err = st.launchCurrent(f, c, d, params)
+	} else {
+		// A launch on a stream of its own runs in the stream's context
+		// whatever context the calling thread has (DESIGN.md, driver
+		// facts; checked by tests' TestConformanceLaunchRunsInTheStreamsContext):
+		// no cuCtxGetCurrent, no cuCtxSetCurrent, no locked thread.
+		err = libcuda.LaunchKernel(f.raw, gx, gy, gz, bx, by, bz, uint32(c.SharedMem), st.raw, params, nil)
+		if launched = err == nil; !launched {
+			err = fmt.Errorf("cuda: cuLaunchKernel %s: %w", f.name, err)
+		}
 	}
-	// A launch on a stream of its own runs in the stream's context whatever
-	// context the calling thread has (DESIGN.md, driver facts; checked by
-	// tests' TestConformanceLaunchRunsInTheStreamsContext): no
-	// cuCtxGetCurrent, no cuCtxSetCurrent, no locked thread.
-	err = libcuda.LaunchKernel(f.raw, gx, gy, gz, bx, by, bz, uint32(c.SharedMem), st.raw, params, nil)
-	if launched = err == nil; !launched {
-		err = fmt.Errorf("cuda: cuLaunchKernel %s: %w", f.name, err)
+	if !launched {
+		return st.ctx.check(err)
+	}
+	n := st.ctx.dv.record(f, st, &d, c.pc)
+	if debugMode.Load() != int32(DebugOff) && err == nil {
+		err = st.debugWait(f, n, &d, c.pc, args, &kp)
 	}
 	return err
 }

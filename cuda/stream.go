@@ -39,9 +39,10 @@ type streamState struct {
 	// say (see capturing).
 	inCapture atomic.Int32
 
-	hostMu     gosync.Mutex // guards hostErr and hostClosed; the trampoline takes it, never mu
-	hostErr    error        // a host function's failure, for the next Sync
-	hostClosed bool         // Close has run: failures are logged
+	hostMu     gosync.Mutex  // guards hostErr and hostClosed; the trampoline takes it, never mu
+	hostErr    error         // a host function's failure, for the next Sync
+	hostClosed bool          // Close has run: failures are logged
+	waited     atomic.Uint64 // the device's launches up to this number are done on this stream (a wait returned)
 }
 
 // StreamOption sets up a new stream.
@@ -120,6 +121,10 @@ func (s *Stream) acquire(op string) (*streamState, error) {
 		st.mu.RUnlock()
 		return nil, closedErr("Stream", op)
 	}
+	if err := st.ctx.lostErr(); err != nil {
+		st.mu.RUnlock()
+		return nil, err
+	}
 	return st, nil
 }
 
@@ -144,7 +149,12 @@ func (s *Stream) Sync(ctx context.Context) error {
 
 // syncLocked waits for the stream; st.mu is held for reading.
 func (st *streamState) syncLocked(ctx context.Context) error {
-	return sync.Stream(ctx, st.ctx.cu, st.raw)
+	n := st.ctx.dv.launches.Load()
+	if err := sync.Stream(ctx, st.ctx.cu, st.raw); err != nil {
+		return st.ctx.checkOn(st, err)
+	}
+	st.noteWaited(n)
+	return nil
 }
 
 // Close destroys the stream (cuStreamDestroy). Work already submitted

@@ -1,0 +1,111 @@
+package cuda
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync/atomic"
+
+	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
+)
+
+// Debug is a debugging mode of package cuda, set by SetDebug or by the
+// environment variable PURECUDA_DEBUG when the program starts.
+type Debug int32
+
+const (
+	// DebugOff is the default: launches return once submitted.
+	DebugOff Debug = iota
+	// DebugSync (PURECUDA_DEBUG=sync) makes every launch wait for its
+	// kernel to finish, so that a kernel fault is reported by the launch
+	// that caused it: its error is a *LostError with Exact set and that
+	// one launch (kernel, shape, stream, its arguments' memory and values,
+	// the caller's file:line). It is slow: each launch costs a wait for
+	// the GPU, and streams no longer overlap with the host. A launch into
+	// a stream being captured is not waited for (the wait would break the
+	// capture); Stream.LaunchGraph and Stream.RunCached wait for the
+	// graph's launch instead.
+	DebugSync
+)
+
+var debugMode atomic.Int32
+
+func init() {
+	if os.Getenv("PURECUDA_DEBUG") == "sync" {
+		debugMode.Store(int32(DebugSync))
+	}
+}
+
+// SetDebug sets the debugging mode for the launches that start after it,
+// and returns the mode before. Off, it costs a launch one atomic load.
+func SetDebug(d Debug) (previous Debug) { return Debug(debugMode.Swap(int32(d))) }
+
+// debugWait waits, in DebugSync mode, for the launch numbered n that
+// launchArgs just submitted, unless the stream is being captured. A fault
+// is reported against that launch: the error names it exactly.
+func (st *streamState) debugWait(f *Func, n uint64, d *[6]uint32, pc uintptr, args []Arg, kp *kernelParams) error {
+	var status libcuda.StreamCaptureStatus
+	if err := libcuda.StreamIsCapturing(st.raw, &status); err != nil {
+		return st.ctx.check(driverErr("cuStreamIsCapturing (debug mode)", err))
+	}
+	if status != libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
+		return nil
+	}
+	err := sync.Stream(context.Background(), st.ctx.cu, st.raw)
+	if err == nil {
+		st.noteWaited(n)
+		return nil
+	}
+	if st.ctx.dv.lost.Load() != nil || !errors.Is(err, ErrContextLost) {
+		return st.ctx.checkOn(st, fmt.Errorf("cuda: waiting for launch #%d of %s (debug mode): %w", n, f.name, err))
+	}
+	info := LaunchInfo{Number: n, Kernel: f.name, Grid: dim3([3]uint32{d[0], d[1], d[2]}), Block: dim3([3]uint32{d[3], d[4], d[5]}), Stream: st.raw, PC: pc}
+	info.Args = describeArgs(args, kp)
+	return st.ctx.dv.lose(st, fmt.Errorf("sync.Stream after the launch (debug mode): %w", err), &info)
+}
+
+// describeArgs says what each argument of a launch passed: memory by its
+// device address and extent, values by size and bits.
+func describeArgs(args []Arg, kp *kernelParams) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		switch m := a.mem.(type) {
+		case *allocHandle:
+			out[i] = fmt.Sprintf("Slice at %#x: byte %d of an allocation of %d bytes at %#x", kp.addrs[i], a.words[0], m.a.bytes, uint64(m.a.ptr))
+		case bufferMem:
+			out[i] = fmt.Sprintf("hostmem.Buffer at %#x, %d bytes", kp.addrs[i], m.b.Size())
+		case nil:
+			if a.big != nil {
+				out[i] = fmt.Sprintf("%d-byte value", len(a.big))
+			} else {
+				out[i] = fmt.Sprintf("%d-byte value %#x", a.size, a.words[0])
+			}
+		default:
+			out[i] = fmt.Sprintf("memory at %#x", kp.addrs[i])
+		}
+	}
+	return out
+}
+
+// debugGraph waits, in DebugSync mode, for a graph just launched on the
+// stream, unless the stream is being captured.
+func (st *streamState) debugGraph() error {
+	if debugMode.Load() == int32(DebugOff) {
+		return nil
+	}
+	var status libcuda.StreamCaptureStatus
+	if err := libcuda.StreamIsCapturing(st.raw, &status); err != nil {
+		return st.ctx.check(driverErr("cuStreamIsCapturing (debug mode)", err))
+	}
+	if status != libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
+		return nil
+	}
+	n := st.ctx.dv.launches.Load()
+	if err := sync.Stream(context.Background(), st.ctx.cu, st.raw); err != nil {
+		return st.ctx.checkOn(st, fmt.Errorf("cuda: waiting for the graph launched on the stream (debug mode): %w", err))
+	}
+	st.noteWaited(n)
+	return nil
+}

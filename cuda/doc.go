@@ -97,6 +97,17 @@
 // ErrCaptureInvalidated, ...): errors.Is(err, cuda.ErrOutOfMemory). Any
 // other is errors.Is(err, libcuda.CUDA_ERROR_...).
 //
+// A kernel fault (an illegal address, a trap, a failed assert) loses the
+// context, and the device with it, for the rest of the process: the
+// driver reports it at some later call, maybe on another stream, and
+// fails every call after. Package cuda turns the first report into a
+// *LostError (matching ErrContextLost) that lists the launches that may
+// have faulted, from each device's history of its last launches (kernel,
+// shape, stream, the caller's file:line), and returns that same error at
+// once from every later call on the device. PURECUDA_DEBUG=sync (or
+// SetDebug(DebugSync)) makes each launch wait for its kernel, so that the
+// fault is reported by exactly the launch that caused it; it is slow.
+//
 // # Other packages
 //
 // A program written against cuda (and nvrtc for run-time compilation)

@@ -34,7 +34,10 @@ type Host[T any] interface {
 }
 
 // hostSide is the address and size of a copy's host side, and the buffer
-// to record the use on (nil for pageable memory).
+// to record the use on (nil for pageable memory). hostOf holds the buffer
+// (hostmem's Buffer.Hold) from before the copy is submitted until after
+// its Use, so that a Free racing the submission waits for the copy too:
+// the caller ends the hold (Unhold) after the Use.
 type hostSide struct {
 	p     unsafe.Pointer
 	bytes uintptr
@@ -52,7 +55,7 @@ func hostOf[T any, H Host[T]](h H) (hostSide, error) {
 		if v == nil || v.buf == nil {
 			return hostSide{}, fmt.Errorf("nil *Pinned: %w", ErrNil)
 		}
-		if v.buf.DevicePtr() == 0 {
+		if _, err := v.buf.Hold(); err != nil {
 			return hostSide{}, ErrFreed
 		}
 		return hostSide{p: unsafe.Pointer(unsafe.SliceData(v.data)), bytes: uintptr(len(v.data)) * unsafe.Sizeof(*new(T)), buf: v.buf}, nil
@@ -61,7 +64,7 @@ func hostOf[T any, H Host[T]](h H) (hostSide, error) {
 		if v == nil || v.Size() == 0 {
 			return hostSide{}, fmt.Errorf("nil *hostmem.Buffer: %w", ErrNil)
 		}
-		if v.DevicePtr() == 0 {
+		if _, err := v.Hold(); err != nil {
 			return hostSide{}, ErrFreed
 		}
 		return hostSide{p: v.Pointer(), bytes: uintptr(v.Size()), buf: v}, nil
@@ -110,6 +113,9 @@ func copyHost[T any, H Host[T]](s *Stream, op string, x Slice[T], h H, toDevice 
 	hs, err := hostOf[T](h)
 	if err != nil {
 		return fmt.Errorf("cuda: %s: host side: %w", op, err)
+	}
+	if hs.buf != nil {
+		defer hs.buf.Unhold() // after the Use below
 	}
 	ds, err := acquireSlice(x)
 	if err != nil {

@@ -143,8 +143,11 @@ func Buffer(b *hostmem.Buffer) Arg {
 // bufferMem is a hostmem.Buffer as a kernel argument.
 type bufferMem struct{ b *hostmem.Buffer }
 
+// acquire holds the buffer (hostmem's Buffer.Hold) until done has
+// recorded the launch's use: a Free racing the launch then waits for the
+// kernel too.
 func (m bufferMem) acquire() error {
-	if m.b.DevicePtr() == 0 {
+	if _, err := m.b.Hold(); err != nil {
 		return ErrFreed
 	}
 	return nil
@@ -155,6 +158,7 @@ func (m bufferMem) addr(off uintptr) libcuda.Deviceptr {
 }
 
 func (m bufferMem) done(st *streamState, launched bool) error {
+	defer m.b.Unhold()
 	if !launched {
 		return nil
 	}

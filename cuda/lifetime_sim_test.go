@@ -11,6 +11,7 @@ import (
 
 	"github.com/purecuda/purecuda/cuda"
 	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/hostmem"
 	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 )
@@ -259,4 +260,74 @@ func pinned(t *testing.T, n int) *cuda.Pinned[int32] {
 	testenv.Must(t, err)
 	t.Cleanup(func() { testenv.Must(t, p.Free()) })
 	return p
+}
+
+// A Free of pinned memory that races a copy or launch being submitted
+// with it waits for that work: the submission holds the buffer until its
+// use is recorded. The submission is held inside the driver's enqueue by
+// a device-wide fence (cuMemFree while another stream is busy), the Free
+// runs meanwhile, and the work then queues behind a second gate.
+func TestFreeRacingASubmissionWaitsForIt(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		op   func(add *cuda.Func, s *cuda.Stream, x cuda.Slice[int32], p *cuda.Pinned[int32]) error
+	}{
+		{"CopyToDevice", func(_ *cuda.Func, s *cuda.Stream, x cuda.Slice[int32], p *cuda.Pinned[int32]) error {
+			return cuda.CopyToDevice(s, x, p)
+		}},
+		{"CopyToHost of its Buffer", func(_ *cuda.Func, s *cuda.Stream, x cuda.Slice[int32], p *cuda.Pinned[int32]) error {
+			return cuda.CopyToHost(s, p.Buffer(), x)
+		}},
+		{"Launch", func(add *cuda.Func, s *cuda.Stream, _ cuda.Slice[int32], p *cuda.Pinned[int32]) error {
+			return s.Launch(add, cuda.Grid(4, 1, 1), cuda.Block(256, 1, 1), p.Arg(), cuda.Uint64(1024))
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cu := testenv.OnPrimary(t, 0)
+			testenv.NoErrorsLogged(t)
+			f := newFixture(t)
+			fence, hold := testenv.NewGate(t), testenv.NewGate(t)
+			busy := newStream(t, f.ctx, cuda.NonBlocking())
+			s := newStream(t, f.ctx, cuda.NonBlocking())
+			x := alloc(t, s, make([]int32, 1024))
+			p, err := cuda.AllocPinned[int32](f.ctx, 1024)
+			testenv.Must(t, err)
+			// An earlier use, done: the release must not stop at it.
+			testenv.Must(t, cuda.CopyToHost(f.s, p, x))
+			sync(t, f.s)
+			testenv.Must(t, hostmem.Wait(t.Context()))
+			illegal := testenv.SimStat(t, "illegal_addresses")
+
+			fence.Hold(t, busy.Raw())
+			var d libcuda.Deviceptr
+			testenv.Must(t, libcuda.MemAlloc(&d, 64))
+			fences := testenv.SimStat(t, "fences")
+			freed := testenv.WaitAsync(func() error {
+				runtime.LockOSThread()
+				defer runtime.UnlockOSThread()
+				if err := libcuda.CtxSetCurrent(cu); err != nil {
+					return err
+				}
+				return libcuda.MemFree(d) // waits for busy; holds submissions meanwhile
+			})
+			testenv.WaitStat(t, "the fence to begin", "fences", fences)
+			hold.Hold(t, s.Raw()) // after the fence began: the fence does not wait for it
+			fenced := testenv.SimStat(t, "fenced_calls")
+			add := f.fn(t, "add_one_i32")
+			submitted := testenv.WaitAsync(func() error { return c.op(add, s, x, p) })
+			testenv.WaitStat(t, "the submission to wait at the fence", "fenced_calls", fenced)
+			testenv.Must(t, p.Free())
+			fence.Open()
+			testenv.Finished(t, "the fence", freed)
+			testenv.Finished(t, "the submission", submitted)
+
+			released := testenv.WaitAsync(func() error { return hostmem.Wait(t.Context()) })
+			testenv.StillWaiting(t, "the release of the pinned memory", released)
+			hold.Open()
+			testenv.Finished(t, "the release", released)
+			if n := testenv.SimStat(t, "illegal_addresses"); n != illegal {
+				t.Errorf("%d illegal addresses", n-illegal)
+			}
+		})
+	}
 }

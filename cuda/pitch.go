@@ -193,6 +193,9 @@ func copyHost2D[T any, H Host[T]](s *Stream, op string, p Pitched[T], h H, toDev
 	if err != nil {
 		return fmt.Errorf("cuda: %s: host side: %w", op, err)
 	}
+	if hs.buf != nil {
+		defer hs.buf.Unhold() // after the Use below
+	}
 	ds, err := acquireSlice(p.x)
 	if err != nil {
 		return fmt.Errorf("cuda: %s: device side: %w", op, err)

@@ -62,6 +62,7 @@ type stateFields struct {
 	leased  bool   // a use was leased to a graph
 	release func() // drops a lease's references (see lease); made at the first
 	freed   bool
+	holds   int   // Holds in progress: a Free's hand-over waits for the last (hold.go)
 	phase   phase // wrapped, in use, freed; then the owner's (see phase)
 	waiting int   // uses the owner waits for; the owner's
 	broken  bool  // a use's event failed: the release failed; the owner's
@@ -232,14 +233,16 @@ func (st *state) reuse() {
 	statePool.Put(st)
 }
 
-// lock locks b's state and reports whether it is still b's and not freed;
-// it stays locked either way.
+// lock locks b's state and reports whether it is still b's and not freed
+// (or freed while a Hold is in progress: see Hold); it stays locked either
+// way.
 func (b *Buffer) lock() (live bool) {
 	b.st.mu.Lock()
-	return b.st.gen == b.gen && !b.st.freed
+	return b.st.gen == b.gen && (!b.st.freed || b.st.holds > 0)
 }
 
-// DevicePtr is the address of the buffer for the GPU, or 0 after Free.
+// DevicePtr is the address of the buffer for the GPU, or 0 after Free
+// (once no Hold is in progress).
 func (b *Buffer) DevicePtr() libcuda.Deviceptr {
 	defer b.st.mu.Unlock()
 	if !b.lock() {

@@ -64,20 +64,30 @@ func startLocked() bool {
 	return true
 }
 
-// handOver gives the owner a freed state.
+// handOver gives the owner a freed state; counted says whether it counts
+// as pending already (see countPending).
 //
 // A running owner that polls uses anyway takes it at its next tick: a
 // wake-up per Free would make it query far more often behind a busy
 // stream. One that sleeps for want of uses to poll is woken.
-func handOver(st *state) {
+func handOver(st *state, counted bool) {
 	inbox.mu.Lock()
 	inbox.freed = append(inbox.freed, st)
-	inbox.pending++
+	if !counted {
+		inbox.pending++
+	}
 	wakeIt := !startLocked() && inbox.sleeping
 	inbox.mu.Unlock()
 	if wakeIt {
 		poke()
 	}
+}
+
+// countPending counts a release as pending before its hand-over.
+func countPending() {
+	inbox.mu.Lock()
+	inbox.pending++
+	inbox.mu.Unlock()
 }
 
 // post runs f on the inbox, locked, and wakes the owner.

@@ -18,12 +18,26 @@ func (st *state) free(gen uint64) {
 	}
 	st.freed = true
 	move(&st.phase, phaseFreed)
+	if st.holds > 0 {
+		// A submission holds the buffer: its Use is still to come, and
+		// the last Unhold hands the release over (hold.go). Counted as
+		// pending from now on, so that a Wait or Drain waits for it.
+		st.mu.Unlock()
+		countPending()
+		return
+	}
+	st.readyLocked()
+	st.mu.Unlock()
+	handOver(st, false)
+}
+
+// readyLocked prepares the release of a freed buffer, whose holds have
+// ended, for the owner; st.mu is held.
+func (st *state) readyLocked() {
 	if len(st.uses) == 0 && !st.leased {
 		// Never used on a stream: work hostmem does not know of may use it.
 		st.unknown = true
 	}
-	st.mu.Unlock()
-	handOver(st)
 }
 
 // fail ends a release that could not be completed, logged once: the

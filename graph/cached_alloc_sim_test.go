@@ -13,10 +13,11 @@ import (
 	"github.com/purecuda/purecuda/libcuda"
 )
 
-// Cached.Run of an unchanged capture allocates at most twice a run, and
-// nothing per kernel (issue 17): no Graph for a graph that Run destroys,
-// one capture record per Cached, leases made only when something is
-// leased. The kernels are launched through cuLaunchKernel with arguments
+// Cached.Run of an unchanged capture allocates nothing (issue 29; issue
+// 17 brought it to one a run, and nothing per kernel): no Graph for a
+// graph that Run destroys, one capture record per Cached with its
+// registration in package sync reused (sync.StartCaptureWith), leases
+// made only when something is leased and pooled. The kernels are launched through cuLaunchKernel with arguments
 // made once, so that the allocations counted are Run's. The same holds
 // when each capture leases (the lease function made once), the run before
 // having finished by the time of the update.
@@ -70,8 +71,12 @@ func TestCachedRunAllocations(t *testing.T) {
 		allocs := testing.AllocsPerRun(runs, run)
 		testenv.Must(t, err)
 		t.Logf("%s: %v allocations a run", name, allocs)
-		if allocs > 2 {
-			t.Errorf("%s: %v allocations a Cached.Run of %d kernels, want at most 2", name, allocs, kernels)
+		want := 0.0
+		if raceDetector { // sync.Pool drops some of the leases it is given
+			want = 1
+		}
+		if allocs > want {
+			t.Errorf("%s: %v allocations a Cached.Run of %d kernels, want at most %v", name, allocs, kernels, want)
 		}
 		if got, want := c.Stats(), (graph.CacheStats{Runs: runs + 3, Updates: runs + 2, Instantiations: 1}); got != want {
 			t.Errorf("%s: Stats() = %+v, want %+v", name, got, want)

@@ -106,7 +106,7 @@ func endCapture(s libcuda.Stream) error {
 // runCapture runs the capture on the locked thread, s's context current,
 // with c as its record.
 func runCapture(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(libcuda.Stream) error, c *capture) (libcuda.Graph, *leases, error) {
-	entry := sync.StartCapture()
+	entry := sync.StartCaptureWith(&c.entry)
 	if err := libcuda.StreamBeginCapture(s, mode); err != nil {
 		entry.End()
 		return 0, nil, fmt.Errorf("graph: cannot begin capturing %s in %s: cuStreamBeginCapture: %w%s", streamName(s), modeName(mode), err, beginHint(err))

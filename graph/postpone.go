@@ -17,6 +17,9 @@ type capture struct {
 	id     uint64  // the driver's capture id
 	live   bool    // begun and not ended: leases are taken
 	leases *leases // made at the first lease
+	// entry is the capture's registration in package sync, reused by
+	// each capture of a Cached (sync.StartCaptureWith): none allocates.
+	entry sync.CaptureEntry
 }
 
 // begin makes c the record of the capture with id id.

@@ -16,7 +16,8 @@ import (
 // run (issue 17): the lease's function is made once per buffer, the
 // leases are reused, and the update that finds the run before finished
 // keeps its tracking event and releases its lease in place. A run
-// allocates at most twice either way.
+// allocates nothing either way (issue 29; one before, the registration
+// in package sync).
 func TestUseInsideACaptureAllocatesNothing(t *testing.T) {
 	testenv.NoErrorsLogged(t)
 	cu := testenv.OnPrimary(t, 0)
@@ -54,8 +55,12 @@ func TestUseInsideACaptureAllocatesNothing(t *testing.T) {
 	}
 	with, without := allocs(true), allocs(false)
 	t.Logf("allocations a run: %v with the Use, %v without", with, without)
-	if with > without || with > 2 {
-		t.Errorf("a Cached.Run whose capture Use()s the buffer: %v allocations, %v without the Use; want no more, and at most 2", with, without)
+	want := 0.0
+	if raceDetector { // sync.Pool drops some of the leases it is given
+		want = 1
+	}
+	if with > without || with > want {
+		t.Errorf("a Cached.Run whose capture Use()s the buffer: %v allocations, %v without the Use; want no more, and at most %v", with, without, want)
 	}
 	testenv.Must(t, b.Free())
 	memtest.Drain(t)

@@ -116,7 +116,23 @@ type CaptureEntry struct {
 // (it never spins) until then, so begin the capture after it returns. It
 // also waits while 2^20-1 captures are registered already, until one
 // ends.
-func StartCapture() *CaptureEntry {
+func StartCapture() *CaptureEntry { return StartCaptureWith(new(CaptureEntry)) }
+
+// StartCaptureWith is StartCapture for a caller that makes its captures
+// one after another and reuses one entry for them, so that a capture
+// allocates nothing here (package graph's Cached): it starts the
+// registration of a capture in e and returns e. An entry still in
+// progress (Started and not Ended) is ended first.
+func StartCaptureWith(e *CaptureEntry) *CaptureEntry {
+	e.End()
+	*e = CaptureEntry{}
+	e.start()
+	e.admitted = true
+	return e
+}
+
+// start waits, as StartCapture says, and counts a capture admitted.
+func (*CaptureEntry) start() {
 	reg.mu.Lock()
 	reg.entering++
 	for reg.running || CapturesInProgress() >= maxCaptures {
@@ -144,7 +160,6 @@ func StartCapture() *CaptureEntry {
 		capturesPastSyncs.Add(1)
 	}
 	reg.mu.Unlock()
-	return &CaptureEntry{admitted: true}
 }
 
 // Begun makes the capture findable by LookupCapture under the driver's

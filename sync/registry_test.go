@@ -115,3 +115,50 @@ func TestCapturesPastTheFieldWaitForOneToEnd(t *testing.T) {
 	}
 	t.Logf("%d captures admitted at once", sync.MaxCaptures)
 }
+
+// One entry serves captures one after another (StartCaptureWith): each
+// counts once while in progress, is findable under its own id only, and an
+// entry started again while in progress is ended first, so the count does
+// not drift.
+func TestStartCaptureWithReusesTheEntry(t *testing.T) {
+	if n := sync.CapturesInProgress(); n != 0 {
+		t.Fatalf("%d captures in progress before the test", n)
+	}
+	var e sync.CaptureEntry
+	for i := range uint64(3) {
+		if got := sync.StartCaptureWith(&e); got != &e {
+			t.Fatalf("StartCaptureWith returned %p, not the entry given (%p)", got, &e)
+		}
+		if n := sync.CapturesInProgress(); n != 1 {
+			t.Fatalf("capture %d: %d in progress, want 1", i, n)
+		}
+		e.Begun(100+i, 0x100, i)
+		if v, ok := sync.LookupCapture(100+i, 0); !ok || v != i {
+			t.Fatalf("capture %d: LookupCapture = %v, %v", i, v, ok)
+		}
+		if i > 0 {
+			if v, ok := sync.LookupCapture(100+i-1, 0x999); ok {
+				t.Fatalf("capture %d: the previous capture's id still finds %v", i, v)
+			}
+		}
+		if i < 2 {
+			e.End()
+			if n := sync.CapturesInProgress(); n != 0 {
+				t.Fatalf("capture %d ended: %d in progress", i, n)
+			}
+		}
+	}
+	// Started again while in progress: the last capture is ended first.
+	sync.StartCaptureWith(&e)
+	if n := sync.CapturesInProgress(); n != 1 {
+		t.Fatalf("an entry started again while in progress: %d captures in progress, want 1", n)
+	}
+	if _, ok := sync.LookupCapture(102, 0x999); ok {
+		t.Fatal("the capture ended by the new start is still findable")
+	}
+	e.End()
+	e.End()
+	if n := sync.CapturesInProgress(); n != 0 {
+		t.Fatalf("after the last End: %d captures in progress", n)
+	}
+}

@@ -1,0 +1,7 @@
+//go:build race
+
+package graph_test
+
+// raceDetector is true in a build with the race detector, which makes
+// sync.Pool drop some of what it is given.
+const raceDetector = true

@@ -106,14 +106,14 @@ func TestDevicesTellWhatTheSimulatorHolds(t *testing.T) {
 			t.Errorf("device %d: Name() = %q, %v", i, name, err)
 		}
 		uuid, err := d.UUID()
-		if want := "GPU-5ce1a0b2-0000-4000-8000-00000000000" + string(rune('0'+i)); err != nil || uuid != want {
+		if want := "GPU-5e1a7ed0-4820-4c0d-9a3b-11223344550" + string(rune('0'+i)); err != nil || uuid != want {
 			t.Errorf("device %d: UUID() = %q, %v; want %s", i, uuid, err, want)
 		}
 		if s, err := d.Serial(); err != nil || len(s) != 13 {
 			t.Errorf("device %d: Serial() = %q, %v", i, s, err)
 		}
 		pci, err := d.PCI()
-		if err != nil || pci.Bus != uint32(0x17+0x20*i) || pci.BusID != []string{"00000000:17:00.0", "00000000:37:00.0"}[i] || pci.DeviceID != 0x233510DE {
+		if err != nil || pci.Bus != uint32(0x19+0x10*i) || pci.BusID != []string{"00000000:19:00.0", "00000000:29:00.0"}[i] || pci.DeviceID != 0x233510DE {
 			t.Errorf("device %d: PCI() = %+v, %v", i, pci, err)
 		}
 		if idx, err := d.Index(); err != nil || idx != i {

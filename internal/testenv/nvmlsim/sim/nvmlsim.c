@@ -13,8 +13,8 @@
  *   - Two H200-like devices. Their UUIDs and PCI bus ids are those the
  *     driver simulator (sim.c: cuDeviceGetUuid_v2, cuDeviceGetPCIBusId)
  *     reports for the same ordinals, so that the two can be matched as on
- *     a real machine: device i is GPU-5ce1a0b2-0000-4000-8000-00000000000i
- *     at 0000:(0x17 + 0x20 i):00.0.
+ *     a real machine: device i is GPU-5e1a7ed0-4820-4c0d-9a3b-1122334455ii
+ *     (ii its index in two hexadecimal digits) at 0000:(0x19 + 0x10 i):00.0.
  *   - nvmlInit_v2/nvmlInitWithFlags count, nvmlShutdown counts down; every
  *     other call but nvmlErrorString returns NVML_ERROR_UNINITIALIZED while
  *     the count is 0, as NVML does.
@@ -176,12 +176,12 @@ static nvmlReturn_t put(char *buf, unsigned n, const char *s) {
 
 static void uuid_of(nvmlDevice_t d, char *out, size_t n) {
     if (d->mig < 0)
-        snprintf(out, n, "GPU-5ce1a0b2-0000-4000-8000-%012x", d->index);
+        snprintf(out, n, "GPU-5e1a7ed0-4820-4c0d-9a3b-1122334455%02x", d->index);
     else
-        snprintf(out, n, "MIG-5ce1a0b2-0000-4000-9000-%08x%04x", d->index, d->mig);
+        snprintf(out, n, "MIG-5e1a7ed0-4820-4c0d-9a3b-%08x%04x", d->index, d->mig);
 }
 
-static unsigned bus_of(int index) { return 0x17u + 0x20u * (unsigned)index; }
+static unsigned bus_of(int index) { return 0x19u + 0x10u * (unsigned)index; }
 
 /* ==== initialization ==== */
 

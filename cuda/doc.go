@@ -71,6 +71,11 @@
 // its C++ name (demangled by github.com/ianlancetaylor/demangle), and
 // decides the check then, once.
 //
+// A struct that holds device pointers goes by value as Struct(fields...),
+// laid out as C lays it out; its Slices are uses of their memory as
+// arguments of their own are. A module's __device__ and __constant__
+// variables are Slices too (Global), filled and read with the copies.
+//
 // # Libraries built on package cuda
 //
 // Packages that bind other libraries on these types (cublas, cublaslt)

@@ -63,6 +63,7 @@ type Arg struct {
 	big   []byte    // a value of more than 16 bytes
 	size  uint32    // bytes the kernel's parameter must have
 	code  uint8     // what Go value it is, for the type check (params.go)
+	align uint8     // a Value's or Struct's C alignment, for Struct; 0: its size
 	mem   argMem    // memory whose device address is the argument
 	err   error     // why the argument cannot be passed
 }
@@ -119,7 +120,7 @@ func Value[T any](v T) Arg {
 	if err := checkElem(t); err != nil {
 		return Arg{err: err}
 	}
-	a := Arg{size: uint32(t.Size()), code: uint8(classOf(t))}
+	a := Arg{size: uint32(t.Size()), code: uint8(classOf(t)), align: uint8(t.Align())}
 	if t.Size() <= unsafe.Sizeof(a.words) {
 		*(*T)(unsafe.Pointer(&a.words)) = v
 		return a
@@ -198,8 +199,10 @@ const maxArgs = 64
 // are, in the caller's []Arg. The driver copies the values before the
 // launch call returns.
 type kernelParams struct {
-	ptrs  [maxArgs]unsafe.Pointer
-	addrs [maxArgs]uint64
+	ptrs     [maxArgs]unsafe.Pointer
+	addrs    [maxArgs]uint64
+	structs  [maxStructBytes / 8]uint64 // the launch's Structs, laid out (structMem.lay)
+	nstructs int                        // words of structs used
 }
 
 // Launch runs kernel f on the stream with the given grid and block sizes
@@ -308,6 +311,14 @@ func (st *streamState) launchArgs(f *Func, c *Config, args []Arg) (err error) {
 				}
 				owner[i] = true
 				held = i + 1
+			}
+			if a.code == codeStruct {
+				p, err := a.mem.(*structMem).lay(&kp)
+				if err != nil {
+					return fmt.Errorf("cuda: Launch %s: argument %d: %w", f.name, i, err)
+				}
+				kp.ptrs[i] = p
+				break
 			}
 			kp.addrs[i] = uint64(a.mem.addr(uintptr(a.words[0])))
 			kp.ptrs[i] = unsafe.Pointer(&kp.addrs[i])

@@ -27,6 +27,9 @@ type moduleState struct {
 	mu     gosync.RWMutex // held for reading by launches, for writing by Close
 	closed bool
 	funcs  []funcName // nil when the driver cannot list a module's functions
+
+	gmu     gosync.Mutex      // guards globals
+	globals map[string]*alloc // the variables Global gave out, by name
 }
 
 // funcName is one function of a module, by its entry name (mangled for
@@ -422,6 +425,7 @@ func (ms *moduleState) close() error {
 		return closedErr("Module", "Close")
 	}
 	ms.closed = true
+	ms.closeGlobals()
 	err := ms.ctx.do(func() error { return libcuda.ModuleUnload(ms.raw) })
 	if err != nil {
 		err = driverErr("cuModuleUnload", err)

@@ -48,8 +48,9 @@ type alloc struct {
 	ptr   libcuda.Deviceptr
 	bytes uintptr
 
-	mu    gosync.RWMutex // held for reading by uses in progress, for writing by Free
-	freed bool
+	mu     gosync.RWMutex // held for reading by uses in progress, for writing by Free
+	freed  bool
+	global bool // a module's variable (Global): Module.Close ends it, not Free
 
 	last  atomic.Pointer[streamState] // the stream of the latest use: the common case records nothing
 	usemu gosync.Mutex
@@ -166,6 +167,9 @@ func (x Slice[T]) Free() error {
 		return fmt.Errorf("cuda: Slice.Free: %w", ErrNil)
 	}
 	a := x.h.a
+	if a.global {
+		return errors.New("cuda: Slice.Free of a module's variable (Global): it lives until Module.Close")
+	}
 	if uintptr(x.off) != 0 || uintptr(x.n)*unsafe.Sizeof(*new(T)) != a.bytes {
 		return fmt.Errorf("cuda: Slice.Free of a part [%d:%d] of an allocation: free the Slice that Alloc returned", x.off, x.off+x.n)
 	}

@@ -88,3 +88,33 @@ __global__ void offset(int *data, int k, unsigned long long n) {
 		data[i] += k;
 }
 } // namespace ops
+
+// The kernels below are in typed.ptx, written by hand in PTX for them
+// (there is no nvcc on the development machines). Each handles one
+// element a thread.
+
+// axpy: y[i] = a*x[i] + y[i]. x is const: a launch only reads it.
+__global__ void axpy(float a, const float *x, float *y, int n) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) y[i] = a * x[i] + y[i];
+}
+
+// A struct of device pointers, passed by value.
+struct Vecs {
+	const float *a, *b;
+	float *c;
+	int n;
+};
+__global__ void add_vecs(Vecs v) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < v.n) v.c[i] = v.a[i] + v.b[i];
+}
+
+// Module globals: a __constant__ float that add_bias adds, and a
+// __device__ array no kernel uses (for Module.Global's copies).
+__constant__ float bias;
+__device__ float table[16];
+extern "C" __global__ void add_bias(float *x, int n) {
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < n) x[i] += bias;
+}

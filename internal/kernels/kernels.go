@@ -12,3 +12,12 @@ import _ "embed"
 //
 //go:embed kernels.ptx
 var PTX []byte
+
+// TypedPTX is the kernels at the end of kernels.cu, written by hand in PTX
+// (compute capability 7.5 and later): the C++ kernels axpy(float, const
+// float*, float*, int) and add_vecs(Vecs), a struct of three pointers and
+// an int by value, and the extern "C" add_bias(float*, int), which adds
+// the __constant__ float bias; the __device__ array table holds 16 floats.
+//
+//go:embed typed.ptx
+var TypedPTX []byte

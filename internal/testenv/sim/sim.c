@@ -550,7 +550,8 @@ static size_t rdevice_used(struct rnode *t, int dev) {
  * the grid size is not used.
  * =================================================================== */
 
-enum { K_ADD_ONE, K_FILL, K_SUM, K_SPIN, K_SAXPY, K_SCALE_F32, K_SCALE_I32, K_OFFSET_F32, K_OFFSET_I32, K_JACOBI, K_COUNT };
+enum { K_ADD_ONE, K_FILL, K_SUM, K_SPIN, K_SAXPY, K_SCALE_F32, K_SCALE_I32, K_OFFSET_F32, K_OFFSET_I32, K_JACOBI,
+       K_AXPY, K_ADD_VECS, K_ADD_BIAS, K_COUNT };
 /* size: each parameter's bytes; cuFuncGetParamInfo works out where each
  * sits in the parameter buffer from them (the C ABI's alignment). */
 static const struct kernel_def {
@@ -570,6 +571,12 @@ static const struct kernel_def {
     [K_OFFSET_I32] = { "_ZN3ops6offsetEPiiy", 3, { 8, 4, 8 } },
     /* internal/benchrows/jacobi.ll: (const float *A, const double *b, const double *x, double *x_new, double *residual, u64 n) */
     [K_JACOBI] = { "jacobi_f64", 6, { 8, 8, 8, 8, 8, 8 } },
+    /* internal/kernels/typed.ptx: axpy(float a, const float *x, float *y, int n); add_vecs(Vecs), a struct
+     * { const float *a, *b; float *c; int n; } of 32 bytes by value; add_bias(float *x, int n) adds the
+     * module's __constant__ float "bias" (its address goes in arg[5]) */
+    [K_AXPY] = { "_Z4axpyfPKfPfi", 4, { 4, 8, 8, 4 } },
+    [K_ADD_VECS] = { "_Z8add_vecs4Vecs", 1, { 32 } },
+    [K_ADD_BIAS] = { "add_bias", 2, { 8, 4 } },
 };
 
 /* ===================================================================
@@ -626,6 +633,20 @@ static int task_reachable(const struct task *t) {
         }
         case K_SCALE_F32: case K_SCALE_I32: case K_OFFSET_F32: case K_OFFSET_I32:
             return reachable(a0, t->arg[2] * 4);
+        case K_AXPY: {
+            int32_t n = (int32_t)(uint32_t)t->arg[3];
+            size_t len = n > 0 ? (size_t)n * 4 : 0;
+            return reachable((uintptr_t)t->arg[1], len) && reachable((uintptr_t)t->arg[2], len);
+        }
+        case K_ADD_VECS: {
+            int32_t n = (int32_t)(uint32_t)t->arg[3];
+            size_t len = n > 0 ? (size_t)n * 4 : 0;
+            return reachable(a0, len) && reachable((uintptr_t)t->arg[1], len) && reachable(a2, len);
+        }
+        case K_ADD_BIAS: {
+            int32_t n = (int32_t)(uint32_t)t->arg[1];
+            return reachable(a0, n > 0 ? (size_t)n * 4 : 0) && reachable((uintptr_t)t->arg[5], 4);
+        }
         case K_JACOBI: {
             uint64_t n = t->arg[5];
             return reachable(a0, n * n * 4) && reachable((uintptr_t)t->arg[1], n * 8) && reachable(a2, n * 8) &&
@@ -712,6 +733,24 @@ static CUresult run_task(const struct task *t) {
             const float *x = (const float *)(uintptr_t)t->arg[2];
             float *y = (float *)(uintptr_t)t->arg[3];
             for (int32_t i = 0; i < len; i++) y[i] = a * x[i] + y[i];
+        } else if (t->kernel == K_AXPY || t->kernel == K_ADD_VECS || t->kernel == K_ADD_BIAS) {
+            float a, bias;
+            uint32_t bits = (uint32_t)t->arg[0];
+            memcpy(&a, &bits, 4);
+            int32_t len = (int32_t)(uint32_t)t->arg[t->kernel == K_ADD_BIAS ? 1 : 3];
+            if (t->kernel == K_AXPY) {
+                const float *x = (const float *)(uintptr_t)t->arg[1];
+                float *y = (float *)(uintptr_t)t->arg[2];
+                for (int32_t i = 0; i < len; i++) y[i] = a * x[i] + y[i];
+            } else if (t->kernel == K_ADD_VECS) {
+                const float *va = (const float *)(uintptr_t)t->arg[0], *vb = (const float *)(uintptr_t)t->arg[1];
+                float *vc = (float *)(uintptr_t)t->arg[2];
+                for (int32_t i = 0; i < len; i++) vc[i] = va[i] + vb[i];
+            } else {
+                float *x = (float *)(uintptr_t)t->arg[0];
+                memcpy(&bias, (const void *)(uintptr_t)t->arg[5], 4);
+                for (int32_t i = 0; i < len; i++) x[i] += bias;
+            }
         } else if (t->kernel == K_JACOBI) {
             const float *A = (const float *)(uintptr_t)t->arg[0];
             const double *b = (const double *)(uintptr_t)t->arg[1], *x = (const double *)(uintptr_t)t->arg[2];
@@ -2643,10 +2682,62 @@ CUresult cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t n, CUstrea
  * the driver reuses handles. */
 struct CUfunc_st {
     unsigned magic; int kernel;
+    struct CUmod_st *mod;
     int attr[16]; /* CU_FUNC_ATTRIBUTE_* 8..15 as cuFuncSetAttribute left them (func_init) */
 };
 static struct CUfunc_st func_init(int k);
-struct CUmod_st { unsigned magic; struct CUfunc_st funcs[K_COUNT]; };
+/* A module's globals: the .global and .const variables its PTX declares,
+ * each in device memory of its own, freed at unload. */
+enum { MAX_GLOBALS = 8 };
+struct global { char name[64]; size_t size; void *p; };
+struct CUmod_st {
+    unsigned magic; struct CUfunc_st funcs[K_COUNT];
+    struct global globals[MAX_GLOBALS]; int nglobals;
+};
+
+/* Read the variables a PTX image declares: ".visible .const .align 4 .f32 bias;",
+ * ".global .align 4 .b8 table[64];" (a state space, then type and name, an
+ * array length maybe). mu held. */
+static void module_globals(CUmodule m, const char *image, CUcontext c) {
+    for (const char *p = image; *p && m->nglobals < MAX_GLOBALS; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : p + strlen(p)) {
+        const char *line = p, *end = strchr(p, ';'), *nl = strchr(p, '\n');
+        while (*line == ' ' || *line == '\t') line++;
+        if (strncmp(line, ".visible ", 9) == 0) line += 9;
+        if (strncmp(line, ".global ", 8) != 0 && strncmp(line, ".const ", 7) != 0) continue;
+        if (!end || (nl && nl < end)) continue;
+        /* The last word before ';' is the name; the word before it the type. */
+        const char *q = end;
+        while (q > line && q[-1] != ' ' && q[-1] != '\t') q--;
+        const char *t = q - 1;
+        while (t > line && (t[-1] != ' ' && t[-1] != '\t')) t--;
+        size_t elem = strncmp(t, ".b8", 3) == 0 || strncmp(t, ".u8", 3) == 0 || strncmp(t, ".s8", 3) == 0 ? 1
+                    : strncmp(t + 2, "16", 2) == 0 ? 2 : strncmp(t + 2, "64", 2) == 0 ? 8 : 4;
+        size_t nlen = strcspn(q, "[;"), count = 1;
+        if (q[nlen] == '[') count = strtoull(q + nlen + 1, NULL, 10);
+        struct global *g = &m->globals[m->nglobals];
+        if (nlen == 0 || nlen >= sizeof g->name || count == 0) continue;
+        memcpy(g->name, q, nlen);
+        g->name[nlen] = 0;
+        g->size = elem * count;
+        g->p = aligned_alloc(256, round_up(g->size, 256));
+        memset(g->p, 0, g->size);
+        range_add((uintptr_t)g->p, g->size, MEM_DEVICE, 0, c);
+        m->nglobals++;
+    }
+}
+static void module_free_globals(CUmodule m) { /* mu held */
+    for (int i = 0; i < m->nglobals; i++) {
+        struct range *rg = range_at((uintptr_t)m->globals[i].p, MEM_DEVICE);
+        if (rg) range_remove(rg);
+        aligned_free(m->globals[i].p);
+    }
+    m->nglobals = 0;
+}
+static const struct global *module_global(CUmodule m, const char *name) {
+    for (int i = 0; i < m->nglobals; i++)
+        if (strcmp(m->globals[i].name, name) == 0) return &m->globals[i];
+    return NULL;
+}
 
 static CUresult module_load(CUmodule *pm, const void *image) {
     CUcontext c;
@@ -2669,9 +2760,13 @@ static CUresult module_load(CUmodule *pm, const void *image) {
                 if (strlen(kernels[k].name) == len && strncmp(p, kernels[k].name, len) == 0) {
                     int nf = 0, dup = 0;
                     for (; nf < K_COUNT && m->funcs[nf].magic; nf++) dup |= m->funcs[nf].kernel == k;
-                    if (!dup && nf < K_COUNT) m->funcs[nf] = func_init(k);
+                    if (!dup && nf < K_COUNT) {
+                        m->funcs[nf] = func_init(k);
+                        m->funcs[nf].mod = m;
+                    }
                 }
         }
+        if (!binary) module_globals(m, image, c);
         *pm = m;
         st.live_modules++;
     }
@@ -2701,6 +2796,7 @@ CUresult cuModuleUnload(CUmodule m) {
     else {
         m->magic = 0;
         for (int k = 0; k < K_COUNT; k++) m->funcs[k].magic = 0;
+        module_free_globals(m);
         st.live_modules--;
         handle_free(&free_modules, m);
     }
@@ -2722,6 +2818,27 @@ CUresult cuModuleGetFunction(CUfunction *pf, CUmodule m, const char *name) {
             *pf = &m->funcs[k];
             r = CUDA_SUCCESS;
         }
+    UNLOCK();
+    return r;
+}
+
+/* A global's device address and size; CUDA_ERROR_NOT_FOUND for a name the
+ * module does not declare. Either result pointer may be NULL. */
+CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule m, const char *name) {
+    FAIL_POINT("cuModuleGetGlobal");
+    CUresult r = CUDA_ERROR_NOT_FOUND;
+    LOCK();
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (!m || m->magic != MAGIC_MODULE) r = CUDA_ERROR_INVALID_HANDLE;
+    else if (!name) r = CUDA_ERROR_INVALID_VALUE;
+    else {
+        const struct global *g = module_global(m, name);
+        if (g) {
+            if (dptr) *dptr = (CUdeviceptr)(uintptr_t)g->p;
+            if (bytes) *bytes = g->size;
+            r = CUDA_SUCCESS;
+        }
+    }
     UNLOCK();
     return r;
 }
@@ -2977,6 +3094,10 @@ static CUresult launch(CUfunction f, const unsigned dim[6], unsigned shmem, CUst
         if (!r) {
             t.kernel = f->kernel;
             for (int i = 0; i < k->nargs; i++) memcpy(&t.arg[i], params[i], k->size[i]);
+            if (f->kernel == K_ADD_BIAS) {
+                const struct global *g = f->mod ? module_global(f->mod, "bias") : NULL;
+                t.arg[5] = g ? (uint64_t)(uintptr_t)g->p : 0;
+            }
             st.kernel_launches++;
         }
     }
@@ -3329,6 +3450,7 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuFuncGetAttribute", 2020, 0, cuFuncGetAttribute),
     SYM("cuFuncGetParamInfo", 12040, 0, cuFuncGetParamInfo),
     SYM("cuFuncSetAttribute", 9000, 0, cuFuncSetAttribute),
+    SYM("cuModuleGetGlobal", 3020, 0, cuModuleGetGlobal_v2),
     SYM("cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050, 0, cuOccupancyMaxActiveBlocksPerMultiprocessor),
     SYM("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", 7000, 0, cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags),
     SYM("cuOccupancyMaxPotentialBlockSize", 6050, 0, cuOccupancyMaxPotentialBlockSize),

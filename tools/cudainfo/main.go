@@ -1,7 +1,9 @@
 // Command cudainfo prints what the CUDA driver offers through purecuda: the
 // driver library and version, how many of the binding's entry points it
 // provides, every device with the attributes that matter for wrapping host
-// memory, and a short self-check (a copy round trip and one kernel).
+// memory and, beside the driver's view, what NVML tells of it (memory used,
+// temperature, power, clocks, MIG mode, processes; the device found by its
+// UUID), and a short self-check (a copy round trip and one kernel).
 //
 //	go run ./tools/cudainfo
 //
@@ -61,6 +63,8 @@ func run() error {
 	if err := libcuda.DeviceGetCount(&n); err != nil {
 		return err
 	}
+	startNVML()
+	defer stopNVML()
 	fmt.Printf("devices  %d\n", n)
 	for i := range n {
 		if err := device(i); err != nil {
@@ -131,6 +135,7 @@ func device(i int32) error {
 		}
 		fmt.Printf("  %-34s %s\n", a.name, yes)
 	}
+	nvmlView(dev)
 	return nil
 }
 

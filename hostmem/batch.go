@@ -112,6 +112,6 @@ func checkBudget() {
 
 // logKept logs, once per registration, that its memory stays pinned.
 func logKept(r *registration, err error) {
-	slog.Error("hostmem: releasing host memory failed; it stays pinned for good",
-		"addr", fmt.Sprintf("%#x", r.start), "size", r.size(), "err", err)
+	logFailure(r.ctx, err, "hostmem: releasing host memory failed; it stays pinned for good",
+		"addr", fmt.Sprintf("%#x", r.start), "size", r.size())
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
@@ -107,8 +106,8 @@ func (o *owner) contextDone(r ctxResult) {
 		for _, st := range sts {
 			bytes += st.size
 		}
-		slog.Error("hostmem: waiting for the context failed; the memory of its releases stays pinned for good",
-			"context", fmt.Sprintf("%#x", uintptr(r.ctx)), "releases", len(sts), "bytes", bytes, "err", r.err)
+		logFailure(r.ctx, r.err, "hostmem: waiting for the context failed; the memory of its releases stays pinned for good",
+			"context", fmt.Sprintf("%#x", uintptr(r.ctx)), "releases", len(sts), "bytes", bytes)
 		for _, st := range sts {
 			o.keep(st)
 		}

@@ -97,7 +97,11 @@
 // outlive the releases of the buffers wrapped in it: destroyed earlier, the
 // release fails, is logged, and the memory stays pinned; a registration
 // made in a context destroyed since is never used again for a wrap (it is
-// kept pinned, logged once).
+// kept pinned, logged once). In a context that a kernel fault has lost
+// (libcuda.ErrContextLost) no query can tell when the GPU is done: the
+// releases and unregisters fail, their memory stays registered and pinned
+// for good, one error is logged for the context, and Wait and Drain
+// return.
 //
 // # The release
 //

@@ -2,10 +2,14 @@ package hostmem
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
+	gosync "sync"
 	"time"
+
+	"github.com/purecuda/purecuda/libcuda"
 )
 
 // free marks the buffer of generation gen freed and hands its release to
@@ -47,9 +51,29 @@ func (st *state) readyLocked() {
 func (o *owner) fail(st *state, err error) {
 	// Logged before the release ends: a Wait that returns after it finds
 	// the failure logged.
-	slog.Error("hostmem: release failed; the memory stays pinned for good",
-		"addr", fmt.Sprintf("%#x", uintptr(st.p)), "size", st.size, "err", err)
+	logFailure(st.ctx, err, "hostmem: release failed; the memory stays pinned for good",
+		"addr", fmt.Sprintf("%#x", uintptr(st.p)), "size", st.size)
 	o.keep(st)
+}
+
+// lostLogged holds the contexts whose loss was logged.
+var lostLogged gosync.Map // libcuda.Context -> struct{}
+
+// logFailure logs a failure that keeps memory pinned for good, with args
+// and err. In a lost context (err matches libcuda.ErrContextLost: a kernel
+// fault), where every release and unregister fails alike, only the first
+// failure of that context is logged, saying so. (A context created, lost
+// and destroyed gives its handle to a later context, whose loss is then not
+// logged again: a lost primary context cannot be made again.)
+func logFailure(ctx libcuda.Context, err error, msg string, args ...any) {
+	if errors.Is(err, libcuda.ErrContextLost) {
+		if _, dup := lostLogged.LoadOrStore(ctx, struct{}{}); dup {
+			return
+		}
+		msg = "hostmem: the context is lost (a kernel fault, see libcuda.ErrContextLost): the memory of its releases and registrations stays pinned for good (logged once for the context)"
+		args = append(args, "context", fmt.Sprintf("%#x", uintptr(ctx)))
+	}
+	slog.Error(msg, append(args, "err", err)...)
 }
 
 // keep ends a failed release without logging it: the caller logs the

@@ -16,7 +16,7 @@ import (
 func TestCaptureRecordRefusesLeasesOfAnotherCapture(t *testing.T) {
 	const active, invalidated = libcuda.CU_STREAM_CAPTURE_STATUS_ACTIVE, libcuda.CU_STREAM_CAPTURE_STATUS_INVALIDATED
 	var released [4]int
-	fn := func(i int) func() { return func() { released[i]++ } }
+	fn := func(i int) leaseFn { return leaseFn{f: func() { released[i]++ }} }
 	var c capture
 	if c.lease(0, active, fn(0)) {
 		t.Fatal("a record never begun took a lease")

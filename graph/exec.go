@@ -184,6 +184,12 @@ func (e *Exec) updateRaw(raw libcuda.Graph, l *leases) (inPlace bool, done *leas
 // (retire) and a new event tracks the new launches.
 func (st *execState) update(raw libcuda.Graph, l *leases) (inPlace bool, done *leases, err error) {
 	held := l.held()
+	// The new leases hold what the old ones do: the old are released at
+	// the update whether or not the launches before it have finished,
+	// since last, recorded after each launch, tracks those launches for
+	// the new leases too (an executable graph's launches run one after
+	// another).
+	transfer := held && st.hold != nil && !st.untracked && st.hold.sameCounted(l)
 	var info libcuda.GraphExecUpdateResultInfo
 	var ev libcuda.Event
 	updated, finished := false, false
@@ -196,8 +202,9 @@ func (st *execState) update(raw libcuda.Graph, l *leases) (inPlace bool, done *l
 			return nil
 		}
 		// Without a hold no launch has recorded last since it was found
-		// complete: it still is.
-		finished = st.last != 0 && (st.hold == nil || libcuda.EventQuery(st.last) == nil)
+		// complete: it still is. New leases that stand for the old ones
+		// (LeaseCounted) need no query: the old go now either way.
+		finished = st.last != 0 && (st.hold == nil || transfer || libcuda.EventQuery(st.last) == nil)
 		if held && !finished {
 			return newEvent(&ev)
 		}

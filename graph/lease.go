@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	gosync "sync"
+	"unsafe"
 
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
@@ -27,7 +28,21 @@ import (
 // s may be the stream the capture began on or a stream that joined it
 // through an event. Lease may be called from any goroutine; for
 // CU_STREAM_PER_THREAD it must be called on the capturing thread.
-func Lease(s libcuda.Stream, release func()) (ok bool) {
+func Lease(s libcuda.Stream, release func()) (ok bool) { return lease(s, release, false) }
+
+// LeaseCounted is Lease for a release function that gives back one
+// reference of something that each lease references once (as hostmem's
+// registrations are): when the capture that updates an executable graph
+// in place (Exec.Update, Cached.Run) leased the same functions, the same
+// func values in the same order and each through LeaseCounted, as the
+// capture of the graph it replaces, the earlier leases are released at
+// the update, before the launches made before it have finished, since the
+// later ones keep the same things referenced past them. An update then
+// makes no driver call of its own for the leases (a loop of Cached runs
+// that Use the same memory), whether or not those launches have finished.
+func LeaseCounted(s libcuda.Stream, release func()) (ok bool) { return lease(s, release, true) }
+
+func lease(s libcuda.Stream, release func(), counted bool) (ok bool) {
 	if release == nil || InProgress() == 0 {
 		return false
 	}
@@ -42,7 +57,7 @@ func Lease(s libcuda.Stream, release func()) (ok bool) {
 	if !ok || c == nil {
 		return false
 	}
-	return c.lease(id, status, release)
+	return c.lease(id, status, leaseFn{release, counted})
 }
 
 // leases are the release functions attached to one capture. The graph
@@ -56,8 +71,43 @@ func Lease(s libcuda.Stream, release func()) (ok bool) {
 type leases struct {
 	mu   gosync.Mutex
 	refs int
-	fns  []func()
+	fns  []leaseFn
 }
+
+// leaseFn is one release function and whether it was leased through
+// LeaseCounted.
+type leaseFn struct {
+	f       func()
+	counted bool
+}
+
+// sameCounted reports whether l and m (neither nil, each referenced by
+// the caller, their captures ended) lease the same functions, each
+// through LeaseCounted: then m may stand for l (see LeaseCounted). A func
+// value is a pointer to its code and captured variables: the same
+// pointer is the same function.
+func (l *leases) sameCounted(m *leases) bool {
+	a, b := l.list(), m.list()
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !a[i].counted || !b[i].counted || funcPtr(a[i].f) != funcPtr(b[i].f) {
+			return false
+		}
+	}
+	return true
+}
+
+// list returns l's functions; they do not change once its capture has
+// ended, until its last reference is gone.
+func (l *leases) list() []leaseFn {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.fns
+}
+
+func funcPtr(f func()) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe.Pointer(&f)) }
 
 var leasePool = gosync.Pool{New: func() any { return new(leases) }}
 
@@ -68,7 +118,7 @@ func newLeases() *leases {
 	return l
 }
 
-func (l *leases) add(f func()) {
+func (l *leases) add(f leaseFn) {
 	l.mu.Lock()
 	l.fns = append(l.fns, f)
 	l.mu.Unlock()
@@ -128,8 +178,8 @@ func (l *leases) drop() (last bool) {
 // one refers to l any more.
 func (l *leases) release() {
 	for i, f := range l.fns {
-		l.fns[i] = nil
-		f()
+		l.fns[i] = leaseFn{}
+		f.f()
 	}
 	l.fns = l.fns[:0]
 	leasePool.Put(l)

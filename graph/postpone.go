@@ -42,7 +42,7 @@ func (c *capture) end() *leases {
 // lease attaches release to the capture, if it is still the one with id
 // id (the driver may not tell the id of an invalidated capture, whose
 // record was found by its stream) and has not ended.
-func (c *capture) lease(id uint64, status libcuda.StreamCaptureStatus, release func()) bool {
+func (c *capture) lease(id uint64, status libcuda.StreamCaptureStatus, release leaseFn) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.live || (c.id != id && status != libcuda.CU_STREAM_CAPTURE_STATUS_INVALIDATED) {

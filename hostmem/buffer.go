@@ -418,7 +418,10 @@ func (st *state) lease(s libcuda.Stream, keep bool) bool {
 		r.refs++
 	}
 	reg.mu.Unlock()
-	if graph.Lease(s, st.release) {
+	// Each lease takes its own references and its release drops them: a
+	// later capture's lease of the same buffer may stand for this one
+	// (graph.LeaseCounted).
+	if graph.LeaseCounted(s, st.release) {
 		st.leased = true
 		st.inUse()
 		return true

@@ -72,10 +72,13 @@
 // another goroutine's capture. A use on a stream that is being captured
 // through package graph attaches a lease to the capture: the memory stays
 // until the graph and every executable graph made from it are gone, or
-// updated with another graph, and their launches have finished (in a loop
-// of graph.Cached runs that waits for each, the next run's update releases
-// it). A buffer makes its lease function once, so a Use inside a capture
-// allocates nothing; its only driver call is graph.Lease's query. Uses
+// updated with another graph, and their launches have finished. A buffer
+// makes its lease function once and leases it with graph.LeaseCounted: in
+// a loop of graph.Cached runs whose captures Use the same buffers, the
+// next run's lease stands for the one before, which the update releases
+// at once, without a query of the launches. So a Use inside a capture
+// allocates nothing, and its only driver call is graph.LeaseCounted's
+// query of the stream. Uses
 // that cannot be tracked to a stream (no Use at all, or the legacy or
 // per-thread stream while captures are in progress) need a wait for the
 // whole context, which no capture allows: it is postponed (sync.Postpone)

@@ -3,6 +3,7 @@
 package hostmem_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/purecuda/purecuda/graph"
@@ -48,9 +49,18 @@ func TestUseInsideACaptureAllocatesNothing(t *testing.T) {
 		}
 		run()
 		run()
+		queries := testenv.SimStat(t, "event_queries")
 		n := testing.AllocsPerRun(100, run)
 		testenv.Must(t, err)
+		// The lease of each capture stands for the one before
+		// (graph.LeaseCounted): no update queries the launches' event.
+		if q := testenv.SimStat(t, "event_queries") - queries; q != 0 {
+			t.Errorf("use %v: %d event queries in 101 runs; want none", use, q)
+		}
 		testenv.Must(t, c.Close())
+		// The Close's wait for the last launch (an event query) ends
+		// before the next count starts.
+		testenv.Must(t, graph.Drain(context.Background()))
 		return n
 	}
 	with, without := allocs(true), allocs(false)

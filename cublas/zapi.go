@@ -11613,11 +11613,11 @@ func SgemmEx64(handle Handle, transa Operation, transb Operation, m int64, n int
 	return procSgemmEx64.result(_f.r)
 }
 
-// GemmEx calls cublasGemmEx.
+// RawGemmEx calls cublasGemmEx.
 //
 //	cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const void *alpha, const void *A, cudaDataType Atype, int lda, const void *B, cudaDataType Btype, int ldb, const void *beta, void *C, cudaDataType Ctype, int ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo);
-func GemmEx(handle Handle, transa Operation, transb Operation, m int32, n int32, k int32, alpha unsafe.Pointer, A unsafe.Pointer, Atype libtypes.DataType, lda int32, B unsafe.Pointer, Btype libtypes.DataType, ldb int32, beta unsafe.Pointer, C unsafe.Pointer, Ctype libtypes.DataType, ldc int32, computeType ComputeType, algo GemmAlgo) error {
-	_fn, _err := procGemmEx.fn()
+func RawGemmEx(handle Handle, transa Operation, transb Operation, m int32, n int32, k int32, alpha unsafe.Pointer, A unsafe.Pointer, Atype libtypes.DataType, lda int32, B unsafe.Pointer, Btype libtypes.DataType, ldb int32, beta unsafe.Pointer, C unsafe.Pointer, Ctype libtypes.DataType, ldc int32, computeType ComputeType, algo GemmAlgo) error {
+	_fn, _err := procRawGemmEx.fn()
 	if _err != nil {
 		return _err
 	}
@@ -11664,14 +11664,14 @@ func GemmEx(handle Handle, transa Operation, transb Operation, m int32, n int32,
 	_f.a17 = uintptr(computeType)
 	_f.a18 = uintptr(algo)
 	call(&_f.frame)
-	return procGemmEx.result(_f.r)
+	return procRawGemmEx.result(_f.r)
 }
 
-// GemmEx64 calls cublasGemmEx_64.
+// RawGemmEx64 calls cublasGemmEx_64.
 //
 //	cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const void *alpha, const void *A, cudaDataType Atype, int64_t lda, const void *B, cudaDataType Btype, int64_t ldb, const void *beta, void *C, cudaDataType Ctype, int64_t ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo);
-func GemmEx64(handle Handle, transa Operation, transb Operation, m int64, n int64, k int64, alpha unsafe.Pointer, A unsafe.Pointer, Atype libtypes.DataType, lda int64, B unsafe.Pointer, Btype libtypes.DataType, ldb int64, beta unsafe.Pointer, C unsafe.Pointer, Ctype libtypes.DataType, ldc int64, computeType ComputeType, algo GemmAlgo) error {
-	_fn, _err := procGemmEx64.fn()
+func RawGemmEx64(handle Handle, transa Operation, transb Operation, m int64, n int64, k int64, alpha unsafe.Pointer, A unsafe.Pointer, Atype libtypes.DataType, lda int64, B unsafe.Pointer, Btype libtypes.DataType, ldb int64, beta unsafe.Pointer, C unsafe.Pointer, Ctype libtypes.DataType, ldc int64, computeType ComputeType, algo GemmAlgo) error {
+	_fn, _err := procRawGemmEx64.fn()
 	if _err != nil {
 		return _err
 	}
@@ -11718,7 +11718,7 @@ func GemmEx64(handle Handle, transa Operation, transb Operation, m int64, n int6
 	_f.a17 = uintptr(computeType)
 	_f.a18 = uintptr(algo)
 	call(&_f.frame)
-	return procGemmEx64.result(_f.r)
+	return procRawGemmEx64.result(_f.r)
 }
 
 // CgemmEx calls cublasCgemmEx.
@@ -15777,11 +15777,11 @@ func ZgemmStridedBatched64(handle Handle, transa Operation, transb Operation, m 
 	return procZgemmStridedBatched64.result(_f.r)
 }
 
-// GemmBatchedEx calls cublasGemmBatchedEx.
+// RawGemmBatchedEx calls cublasGemmBatchedEx.
 //
 //	cublasStatus_t cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const void *alpha, const void * const Aarray[], cudaDataType Atype, int lda, const void * const Barray[], cudaDataType Btype, int ldb, const void *beta, void * const Carray[], cudaDataType Ctype, int ldc, int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo);
-func GemmBatchedEx(handle Handle, transa Operation, transb Operation, m int32, n int32, k int32, alpha unsafe.Pointer, Aarray *unsafe.Pointer, Atype libtypes.DataType, lda int32, Barray *unsafe.Pointer, Btype libtypes.DataType, ldb int32, beta unsafe.Pointer, Carray *unsafe.Pointer, Ctype libtypes.DataType, ldc int32, batchCount int32, computeType ComputeType, algo GemmAlgo) error {
-	_fn, _err := procGemmBatchedEx.fn()
+func RawGemmBatchedEx(handle Handle, transa Operation, transb Operation, m int32, n int32, k int32, alpha unsafe.Pointer, Aarray *unsafe.Pointer, Atype libtypes.DataType, lda int32, Barray *unsafe.Pointer, Btype libtypes.DataType, ldb int32, beta unsafe.Pointer, Carray *unsafe.Pointer, Ctype libtypes.DataType, ldc int32, batchCount int32, computeType ComputeType, algo GemmAlgo) error {
+	_fn, _err := procRawGemmBatchedEx.fn()
 	if _err != nil {
 		return _err
 	}
@@ -15830,14 +15830,14 @@ func GemmBatchedEx(handle Handle, transa Operation, transb Operation, m int32, n
 	_f.a18 = uintptr(computeType)
 	_f.a19 = uintptr(algo)
 	call(&_f.frame)
-	return procGemmBatchedEx.result(_f.r)
+	return procRawGemmBatchedEx.result(_f.r)
 }
 
-// GemmBatchedEx64 calls cublasGemmBatchedEx_64.
+// RawGemmBatchedEx64 calls cublasGemmBatchedEx_64.
 //
 //	cublasStatus_t cublasGemmBatchedEx_64(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const void *alpha, const void * const Aarray[], cudaDataType Atype, int64_t lda, const void * const Barray[], cudaDataType Btype, int64_t ldb, const void *beta, void * const Carray[], cudaDataType Ctype, int64_t ldc, int64_t batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo);
-func GemmBatchedEx64(handle Handle, transa Operation, transb Operation, m int64, n int64, k int64, alpha unsafe.Pointer, Aarray *unsafe.Pointer, Atype libtypes.DataType, lda int64, Barray *unsafe.Pointer, Btype libtypes.DataType, ldb int64, beta unsafe.Pointer, Carray *unsafe.Pointer, Ctype libtypes.DataType, ldc int64, batchCount int64, computeType ComputeType, algo GemmAlgo) error {
-	_fn, _err := procGemmBatchedEx64.fn()
+func RawGemmBatchedEx64(handle Handle, transa Operation, transb Operation, m int64, n int64, k int64, alpha unsafe.Pointer, Aarray *unsafe.Pointer, Atype libtypes.DataType, lda int64, Barray *unsafe.Pointer, Btype libtypes.DataType, ldb int64, beta unsafe.Pointer, Carray *unsafe.Pointer, Ctype libtypes.DataType, ldc int64, batchCount int64, computeType ComputeType, algo GemmAlgo) error {
+	_fn, _err := procRawGemmBatchedEx64.fn()
 	if _err != nil {
 		return _err
 	}
@@ -15886,7 +15886,7 @@ func GemmBatchedEx64(handle Handle, transa Operation, transb Operation, m int64,
 	_f.a18 = uintptr(computeType)
 	_f.a19 = uintptr(algo)
 	call(&_f.frame)
-	return procGemmBatchedEx64.result(_f.r)
+	return procRawGemmBatchedEx64.result(_f.r)
 }
 
 // GemmStridedBatchedEx calls cublasGemmStridedBatchedEx.
@@ -18618,10 +18618,6 @@ var (
 	procDzasum64                                      = proc{symbol: "cublasDzasum_v2_64"}
 	procDznrm2                                        = proc{symbol: "cublasDznrm2_v2"}
 	procDznrm264                                      = proc{symbol: "cublasDznrm2_v2_64"}
-	procGemmBatchedEx                                 = proc{symbol: "cublasGemmBatchedEx"}
-	procGemmBatchedEx64                               = proc{symbol: "cublasGemmBatchedEx_64"}
-	procGemmEx                                        = proc{symbol: "cublasGemmEx"}
-	procGemmEx64                                      = proc{symbol: "cublasGemmEx_64"}
 	procGemmGroupedBatchedEx                          = proc{symbol: "cublasGemmGroupedBatchedEx"}
 	procGemmGroupedBatchedEx64                        = proc{symbol: "cublasGemmGroupedBatchedEx_64"}
 	procGemmStridedBatchedEx                          = proc{symbol: "cublasGemmStridedBatchedEx"}
@@ -18674,6 +18670,10 @@ var (
 	procLoggerConfigure                               = proc{symbol: "cublasLoggerConfigure"}
 	procNrm2Ex                                        = proc{symbol: "cublasNrm2Ex"}
 	procNrm2Ex64                                      = proc{symbol: "cublasNrm2Ex_64"}
+	procRawGemmBatchedEx                              = proc{symbol: "cublasGemmBatchedEx"}
+	procRawGemmBatchedEx64                            = proc{symbol: "cublasGemmBatchedEx_64"}
+	procRawGemmEx                                     = proc{symbol: "cublasGemmEx"}
+	procRawGemmEx64                                   = proc{symbol: "cublasGemmEx_64"}
 	procRotEx                                         = proc{symbol: "cublasRotEx"}
 	procRotEx64                                       = proc{symbol: "cublasRotEx_64"}
 	procRotgEx                                        = proc{symbol: "cublasRotgEx"}
@@ -19138,10 +19138,6 @@ var procs = [...]*proc{
 	&procDzasum64,
 	&procDznrm2,
 	&procDznrm264,
-	&procGemmBatchedEx,
-	&procGemmBatchedEx64,
-	&procGemmEx,
-	&procGemmEx64,
 	&procGemmGroupedBatchedEx,
 	&procGemmGroupedBatchedEx64,
 	&procGemmStridedBatchedEx,
@@ -19194,6 +19190,10 @@ var procs = [...]*proc{
 	&procLoggerConfigure,
 	&procNrm2Ex,
 	&procNrm2Ex64,
+	&procRawGemmBatchedEx,
+	&procRawGemmBatchedEx64,
+	&procRawGemmEx,
+	&procRawGemmEx64,
 	&procRotEx,
 	&procRotEx64,
 	&procRotgEx,

@@ -31,7 +31,14 @@ func buildSimulator() (string, error) {
 		base = os.TempDir()
 	}
 	dir := filepath.Join(base, "purecuda", "sim-"+hex.EncodeToString(sum[:8]))
-	so := filepath.Join(dir, "libcudasim.so")
+	return buildCached(cc, dir, "libcudasim.so", "sim.c", simSource)
+}
+
+// buildCached compiles the C source src (named cname) into the shared
+// library lib in dir, unless it is there already, with args after the
+// source: into a temporary folder first, then renamed into place.
+func buildCached(cc, dir, lib, cname string, src []byte, args ...string) (string, error) {
+	so := filepath.Join(dir, lib)
 	if _, err := os.Stat(so); err == nil {
 		return so, nil
 	}
@@ -43,13 +50,14 @@ func buildSimulator() (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	c := filepath.Join(tmp, "sim.c")
-	if err := os.WriteFile(c, simSource, 0o644); err != nil {
+	c := filepath.Join(tmp, cname)
+	if err := os.WriteFile(c, src, 0o644); err != nil {
 		return "", err
 	}
-	out := filepath.Join(tmp, "libcudasim.so")
-	if msg, err := exec.Command(cc, "-O2", "-g", "-shared", "-fPIC", "-pthread", "-o", out, c).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building the simulator with %s: %v\n%s", cc, err, msg)
+	out := filepath.Join(tmp, lib)
+	cmd := append([]string{"-O2", "-g", "-shared", "-fPIC", "-pthread", "-o", out, c}, args...)
+	if msg, err := exec.Command(cc, cmd...).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building %s with %s: %v\n%s", cname, cc, err, msg)
 	}
 	if err := os.Rename(out, so); err != nil {
 		return "", err

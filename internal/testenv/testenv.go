@@ -31,8 +31,16 @@ const Timeout = 10 * time.Second
 const EnvRequireSim = "PURECUDA_REQUIRE_SIM"
 
 // Main loads the simulator or the driver, runs the tests and exits.
-func Main(m *testing.M) {
-	if err := setup(); err != nil {
+func Main(m *testing.M) { mainWith(m, nil) }
+
+// mainWith is Main with more set up (more, if not nil) after the driver
+// or simulator, failing as the simulator's build does.
+func mainWith(m *testing.M, more func() error) {
+	err := setup()
+	if err == nil && more != nil {
+		err = more()
+	}
+	if err != nil {
 		switch {
 		case OnGPU:
 			fmt.Fprintf(os.Stderr, "-tags gpu needs the CUDA driver: %v\n", err)

@@ -103,6 +103,9 @@ var libraries = []*library{
 		imports:    cudaImports,
 		v2Names:    true,
 		skip:       map[string]bool{"cublasXerbla": true},
+		// The typed GemmEx and GemmBatchedEx take these names.
+		rename: map[string]string{"cublasGemmEx": "RawGemmEx", "cublasGemmEx_64": "RawGemmEx64",
+			"cublasGemmBatchedEx": "RawGemmBatchedEx", "cublasGemmBatchedEx_64": "RawGemmBatchedEx64"},
 		intResults: true,
 	},
 	{

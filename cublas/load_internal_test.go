@@ -1,0 +1,114 @@
+package cublas
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// env is a fake environment for open and the search.
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+// The search follows $CUDA_PATH, conda and pip's nvidia/cu13/lib and
+// nvidia/cublas/lib, after the names through the loader.
+func TestSearchPlacesFollowToolkitCondaAndPip(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the Linux search")
+	}
+	dir := t.TempDir()
+	venv := filepath.Join(dir, "venv")
+	cu13 := filepath.Join(venv, "lib", "python3.12", "site-packages", "nvidia", "cu13", "lib")
+	old := filepath.Join(venv, "lib", "python3.12", "site-packages", "nvidia", "cublas", "lib")
+	cudaLib := filepath.Join(dir, "cuda", "lib64")
+	conda := filepath.Join(dir, "conda")
+	for _, d := range []string{cu13, old, cudaLib, filepath.Join(conda, "lib")} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	places := search.Places(env(map[string]string{"VIRTUAL_ENV": venv, "CUDA_PATH": filepath.Join(dir, "cuda"), "CONDA_PREFIX": conda}))
+	want := []string{"libcublas.so.13", cudaLib, filepath.Join(conda, "lib"), cu13, old}
+	at := -1
+	for _, w := range want {
+		i := slices.Index(places, w)
+		if i <= at {
+			t.Fatalf("%s missing or out of order in %q", w, places)
+		}
+		at = i
+	}
+}
+
+// No library anywhere: the error is ErrNoLibrary, names every place tried
+// and the variable.
+func TestLoadErrorNamesEveryPlaceAndTheVariable(t *testing.T) {
+	dir := t.TempDir()
+	_, err := open(env(map[string]string{"CUDA_PATH": dir, "HOME": dir}))
+	if runtime.GOOS == "linux" {
+		if err := os.MkdirAll(filepath.Join(dir, "lib64"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		_, err = open(env(map[string]string{"CUDA_PATH": dir, "HOME": dir}))
+	}
+	var le *LoadError
+	if !errors.As(err, &le) || !errors.Is(err, ErrNoLibrary) {
+		t.Fatalf("got %v, want a LoadError matching ErrNoLibrary", err)
+	}
+	msg := err.Error()
+	for _, want := range append([]string{EnvLibrary, libraryNames[0]}, filepath.Join(dir, "lib64")) {
+		if runtime.GOOS != "linux" && strings.Contains(want, "lib64") {
+			continue
+		}
+		if !strings.Contains(msg, want) {
+			t.Errorf("the error does not name %s:\n%s", want, msg)
+		}
+	}
+}
+
+// A path in the variable is the only place tried; a library there that
+// is not cuBLAS is refused.
+func TestTheVariableIsTheOnlyPlaceTried(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "libcublas.so.13")
+	_, err := open(env(map[string]string{EnvLibrary: bad}))
+	var le *LoadError
+	if !errors.As(err, &le) || !le.FromEnv || len(le.Tried) != 1 || le.Tried[0].Path != bad {
+		t.Fatalf("got %v; want a LoadError from %s that tried only %s", err, EnvLibrary, bad)
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	_, err = open(env(map[string]string{EnvLibrary: "libc.so.6"}))
+	if err == nil || !strings.Contains(err.Error(), "no cublasCreate_v2") {
+		t.Errorf("libc taken as cuBLAS: %v", err)
+	}
+}
+
+// An entry point the loaded library lacks (the stand-in has no Cgemm) is
+// a SymbolError from that function alone.
+func TestMissingEntryPointIsASymbolError(t *testing.T) {
+	if err := Load(); err != nil {
+		t.Fatal(err)
+	}
+	err := Cgemm(0, 0, 0, 0, 0, 0, nil, nil, 0, nil, 0, nil, nil, 0)
+	var se *SymbolError
+	if !errors.As(err, &se) || !errors.Is(err, ErrSymbol) || se.Symbol != "cublasCgemm_v2" || !strings.Contains(err.Error(), "cublasCgemm_v2") {
+		t.Fatalf("got %v, want a SymbolError for cublasCgemm_v2", err)
+	}
+	if lib, ok := Loaded(); !ok || lib.Version < 130000 {
+		t.Errorf("Loaded: %+v, %v", lib, ok)
+	}
+}
+
+// Status is an error with the C name, and errors.Is compares it.
+func TestStatusIsAnError(t *testing.T) {
+	var err error = CUBLAS_STATUS_INVALID_VALUE
+	if !errors.Is(err, CUBLAS_STATUS_INVALID_VALUE) || !strings.HasPrefix(err.Error(), "CUBLAS_STATUS_INVALID_VALUE (7)") {
+		t.Errorf("%v", err)
+	}
+	if CUBLAS_STATUS_SUCCESS.Err() != nil || CUBLAS_STATUS_NOT_SUPPORTED.Err() != CUBLAS_STATUS_NOT_SUPPORTED {
+		t.Error("Err")
+	}
+}

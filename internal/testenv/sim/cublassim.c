@@ -1,0 +1,599 @@
+/*
+ * cublassim.c: a CPU stand-in for the parts of cuBLAS and cuBLASLt that
+ * purecuda's packages cublas and cublaslt call, for their tests without a
+ * GPU. It is a test fixture, not a BLAS: it implements what the tests use,
+ * with cuBLAS's status codes and argument rules.
+ *
+ * Build (internal/testenv/blas_linux.go does it), linked with the driver
+ * simulator so that it shares that simulator's state:
+ *
+ *     cc -O2 -shared -fPIC -pthread -o libcublassim.so cublassim.c /path/libcudasim.so
+ *
+ * What it models
+ *   - Handles (cublasCreate_v2/Destroy_v2, cublasLtCreate/Destroy) with a
+ *     stream, a workspace, a math mode and a pointer mode. A destroyed
+ *     handle is marked dead and reported as CUBLAS_STATUS_NOT_INITIALIZED.
+ *   - The simulator's device memory is host memory (see sim.c), so the
+ *     work reads and writes device pointers directly. It runs in stream
+ *     order, as a host function (cuLaunchHostFunc) on the handle's stream,
+ *     and so it is captured into graphs like any other work; a call made
+ *     during a capture keeps its task for the graph's launches.
+ *   - Sgemm/Dgemm (and _64), Sgemm/DgemmStridedBatched, GemmEx with
+ *     CUDA_R_32F data, Saxpy/Daxpy, Sdot/Ddot (result on the host, after
+ *     a stream synchronisation, or on the device), computed in double.
+ *   - cuBLASLt: descriptors, layouts, preferences, one heuristic answer,
+ *     and cublasLtMatmul for CUDA_R_32F with the bias, ReLU and GELU
+ *     epilogues.
+ *
+ * Test hooks: int cublassim_live(void *handle): 1 while a handle is live;
+ * long long cublassim_stat(const char *name): "live_handles",
+ * "creates", "destroys", "calls" (work submitted), "heuristics"
+ * (cublasLtMatmulAlgoGetHeuristic calls), "set_workspace", "set_stream";
+ * -1 if unknown.
+ */
+#define _GNU_SOURCE
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int CUresult;
+typedef struct CUstream_st *CUstream;
+typedef void (*CUhostFn)(void *userData);
+CUresult cuLaunchHostFunc(CUstream h, CUhostFn fn, void *user);
+CUresult cuStreamSynchronize(CUstream h);
+CUresult cuStreamIsCapturing(CUstream h, int *status);
+
+typedef enum {
+    CUBLAS_STATUS_SUCCESS = 0,
+    CUBLAS_STATUS_NOT_INITIALIZED = 1,
+    CUBLAS_STATUS_ALLOC_FAILED = 3,
+    CUBLAS_STATUS_INVALID_VALUE = 7,
+    CUBLAS_STATUS_EXECUTION_FAILED = 13,
+    CUBLAS_STATUS_INTERNAL_ERROR = 14,
+    CUBLAS_STATUS_NOT_SUPPORTED = 15,
+} cublasStatus_t;
+
+enum { OP_N = 0, OP_T = 1, OP_C = 2 };
+enum { R_32F = 0, R_64F = 1 };
+enum { HANDLE_MAGIC = 0x426c6173, LT_MAGIC = 0x4c744c74, DEAD = 0 };
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static long long st_live, st_creates, st_destroys, st_calls, st_heuristics, st_set_workspace, st_set_stream;
+
+struct handle {
+    int magic;
+    CUstream stream;
+    void *workspace;
+    size_t workspace_size;
+    int math_mode;
+    int pointer_mode; /* 0 host, 1 device */
+};
+
+long long cublassim_stat(const char *name) {
+    long long v = -1;
+    pthread_mutex_lock(&mu);
+    if (!strcmp(name, "live_handles")) v = st_live;
+    else if (!strcmp(name, "creates")) v = st_creates;
+    else if (!strcmp(name, "destroys")) v = st_destroys;
+    else if (!strcmp(name, "calls")) v = st_calls;
+    else if (!strcmp(name, "heuristics")) v = st_heuristics;
+    else if (!strcmp(name, "set_workspace")) v = st_set_workspace;
+    else if (!strcmp(name, "set_stream")) v = st_set_stream;
+    pthread_mutex_unlock(&mu);
+    return v;
+}
+
+static int live(struct handle *h, int magic) { return h && h->magic == magic; }
+
+/* ----- cuBLAS: handles ----- */
+
+cublasStatus_t cublasCreate_v2(struct handle **out) {
+    if (!out) return CUBLAS_STATUS_INVALID_VALUE;
+    struct handle *h = calloc(1, sizeof *h);
+    if (!h) return CUBLAS_STATUS_ALLOC_FAILED;
+    h->magic = HANDLE_MAGIC;
+    pthread_mutex_lock(&mu);
+    st_live++;
+    st_creates++;
+    pthread_mutex_unlock(&mu);
+    *out = h;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasDestroy_v2(struct handle *h) {
+    if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    h->magic = DEAD; /* never freed: a stale handle reads as dead */
+    pthread_mutex_lock(&mu);
+    st_live--;
+    st_destroys++;
+    pthread_mutex_unlock(&mu);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasGetProperty(int type, int *value) {
+    static const int v[3] = {13, 1, 0};
+    if (!value || type < 0 || type > 2) return CUBLAS_STATUS_INVALID_VALUE;
+    *value = v[type];
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+const char *cublasGetStatusString(cublasStatus_t s) {
+    switch (s) {
+    case CUBLAS_STATUS_SUCCESS: return "the operation completed successfully";
+    case CUBLAS_STATUS_NOT_INITIALIZED: return "the library was not initialized";
+    case CUBLAS_STATUS_INVALID_VALUE: return "an invalid numeric value was used as an argument";
+    case CUBLAS_STATUS_NOT_SUPPORTED: return "the functionality requested is not supported";
+    default: return "unknown error";
+    }
+}
+
+cublasStatus_t cublasSetStream_v2(struct handle *h, CUstream s) {
+    if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    h->stream = s;
+    /* As cuBLAS does: a new stream drops the workspace set before. */
+    h->workspace = NULL;
+    h->workspace_size = 0;
+    pthread_mutex_lock(&mu);
+    st_set_stream++;
+    pthread_mutex_unlock(&mu);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasGetStream_v2(struct handle *h, CUstream *s) {
+    if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!s) return CUBLAS_STATUS_INVALID_VALUE;
+    *s = h->stream;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetWorkspace_v2(struct handle *h, void *ws, size_t size) {
+    if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (size > 0 && !ws) return CUBLAS_STATUS_INVALID_VALUE;
+    if ((uintptr_t)ws % 256) return CUBLAS_STATUS_INVALID_VALUE;
+    h->workspace = ws;
+    h->workspace_size = size;
+    pthread_mutex_lock(&mu);
+    st_set_workspace++;
+    pthread_mutex_unlock(&mu);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* cublassim_live says whether h is a live cuBLAS or cuBLASLt handle
+ * (handles are never freed, so any handle once made can be asked). */
+int cublassim_live(void *h) {
+    if (!h) return 0;
+    int magic = *(int *)h;
+    return magic == HANDLE_MAGIC || magic == LT_MAGIC;
+}
+
+/* cublassim_workspace reports a handle's workspace, for the tests. */
+size_t cublassim_workspace(struct handle *h, void **ws) {
+    if (!live(h, HANDLE_MAGIC)) return (size_t)-1;
+    *ws = h->workspace;
+    return h->workspace_size;
+}
+
+cublasStatus_t cublasSetMathMode(struct handle *h, int mode) {
+    if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if ((mode & 0xf) > 3) return CUBLAS_STATUS_INVALID_VALUE;
+    h->math_mode = mode;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasGetMathMode(struct handle *h, int *mode) {
+    if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!mode) return CUBLAS_STATUS_INVALID_VALUE;
+    *mode = h->math_mode;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSetPointerMode_v2(struct handle *h, int mode) {
+    if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (mode != 0 && mode != 1) return CUBLAS_STATUS_INVALID_VALUE;
+    h->pointer_mode = mode;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasGetPointerMode_v2(struct handle *h, int *mode) {
+    if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!mode) return CUBLAS_STATUS_INVALID_VALUE;
+    *mode = h->pointer_mode;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* ----- work in stream order ----- */
+
+enum { W_GEMM, W_AXPY, W_DOT, W_LT };
+
+struct work {
+    int kind, dbl; /* dbl: double elements, else float */
+    int ta, tb;
+    int64_t m, n, k, lda, ldb, ldc, batch, sa, sb, sc, inc_x, inc_y;
+    double alpha, beta;
+    const void *a, *b;
+    void *c;
+    double *host_result; /* W_DOT with host pointer mode */
+    void *dev_result;    /* W_DOT with device pointer mode */
+    int keep;            /* captured: the graph runs it again */
+    /* W_LT */
+    int epilogue;
+    const float *bias;
+    const float *lt_c;
+    float *lt_d;
+};
+
+static double get(const void *p, int dbl, int64_t i) { return dbl ? ((const double *)p)[i] : ((const float *)p)[i]; }
+static void put(void *p, int dbl, int64_t i, double v) {
+    if (dbl) ((double *)p)[i] = v;
+    else ((float *)p)[i] = (float)v;
+}
+
+/* elem is op(X)[r][c] of a column-major X with leading dimension ld. */
+static int64_t elem(int op, int64_t r, int64_t c, int64_t ld) { return op == OP_N ? r + c * ld : c + r * ld; }
+
+static void run_gemm(struct work *w) {
+    for (int64_t b = 0; b < w->batch; b++) {
+        const char *A = (const char *)w->a + b * w->sa * (w->dbl ? 8 : 4);
+        const char *B = (const char *)w->b + b * w->sb * (w->dbl ? 8 : 4);
+        char *C = (char *)w->c + b * w->sc * (w->dbl ? 8 : 4);
+        for (int64_t j = 0; j < w->n; j++) {
+            for (int64_t i = 0; i < w->m; i++) {
+                double s = 0;
+                for (int64_t p = 0; p < w->k; p++)
+                    s += get(A, w->dbl, elem(w->ta, i, p, w->lda)) * get(B, w->dbl, elem(w->tb, p, j, w->ldb));
+                double old = w->beta == 0 ? 0 : get(C, w->dbl, i + j * w->ldc);
+                put(C, w->dbl, i + j * w->ldc, w->alpha * s + w->beta * old);
+            }
+        }
+    }
+}
+
+static int64_t at(int64_t i, int64_t n, int64_t inc) { return inc >= 0 ? i * inc : (n - 1 - i) * -inc; }
+
+static double gelu(double x) { return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
+
+static void run_lt(struct work *w) {
+    for (int64_t j = 0; j < w->n; j++) {
+        for (int64_t i = 0; i < w->m; i++) {
+            double s = 0;
+            for (int64_t p = 0; p < w->k; p++)
+                s += ((const float *)w->a)[elem(w->ta, i, p, w->lda)] * ((const float *)w->b)[elem(w->tb, p, j, w->ldb)];
+            double v = w->alpha * s + (w->beta == 0 ? 0 : w->beta * w->lt_c[i + j * w->ldc]);
+            if (w->bias) v += w->bias[i];
+            if (w->epilogue & 2) v = v > 0 ? v : 0;  /* RELU */
+            if (w->epilogue & 32) v = gelu(v);       /* GELU */
+            w->lt_d[i + j * w->ldc] = (float)v;
+        }
+    }
+}
+
+static void run(void *p) {
+    struct work *w = p;
+    switch (w->kind) {
+    case W_GEMM:
+        run_gemm(w);
+        break;
+    case W_AXPY:
+        for (int64_t i = 0; i < w->n; i++) {
+            int64_t ix = at(i, w->n, w->inc_x), iy = at(i, w->n, w->inc_y);
+            put(w->c, w->dbl, iy, w->alpha * get(w->a, w->dbl, ix) + get(w->c, w->dbl, iy));
+        }
+        break;
+    case W_DOT: {
+        double s = 0;
+        for (int64_t i = 0; i < w->n; i++)
+            s += get(w->a, w->dbl, at(i, w->n, w->inc_x)) * get(w->b, w->dbl, at(i, w->n, w->inc_y));
+        if (w->host_result) *w->host_result = s;
+        if (w->dev_result) put(w->dev_result, w->dbl, 0, s);
+        break;
+    }
+    case W_LT:
+        run_lt(w);
+        break;
+    }
+    if (!w->keep) free(w);
+}
+
+/* submit queues w on the stream; a call during a capture keeps w. */
+static cublasStatus_t submit(CUstream s, struct work *w) {
+    int status = 0;
+    if (s && cuStreamIsCapturing(s, &status) == 0 && status != 0) w->keep = 1;
+    pthread_mutex_lock(&mu);
+    st_calls++;
+    pthread_mutex_unlock(&mu);
+    if (cuLaunchHostFunc(s, run, w) != 0) {
+        free(w);
+        return CUBLAS_STATUS_EXECUTION_FAILED;
+    }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+static double scalar(struct handle *h, const void *p, int dbl) {
+    /* Device pointer mode reads the value when the work runs on a GPU;
+     * here device memory is host memory and it is read now. */
+    (void)h;
+    return get(p, dbl, 0);
+}
+
+/* ----- Level 3 ----- */
+
+static cublasStatus_t gemm(struct handle *h, int dbl, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                           const void *alpha, const void *A, int64_t lda, int64_t sa, const void *B, int64_t ldb,
+                           int64_t sb, const void *beta, void *C, int64_t ldc, int64_t sc, int64_t batch) {
+    if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (ta < 0 || ta > 2 || tb < 0 || tb > 2 || m < 0 || n < 0 || k < 0 || batch < 0) return CUBLAS_STATUS_INVALID_VALUE;
+    int64_t ra = ta == OP_N ? m : k, rb = tb == OP_N ? k : n;
+    if (lda < (ra > 1 ? ra : 1) || ldb < (rb > 1 ? rb : 1) || ldc < (m > 1 ? m : 1)) return CUBLAS_STATUS_INVALID_VALUE;
+    if (!alpha || !beta) return CUBLAS_STATUS_INVALID_VALUE;
+    if (m == 0 || n == 0 || batch == 0) return CUBLAS_STATUS_SUCCESS;
+    struct work *w = calloc(1, sizeof *w);
+    if (!w) return CUBLAS_STATUS_ALLOC_FAILED;
+    *w = (struct work){.kind = W_GEMM, .dbl = dbl, .ta = ta, .tb = tb, .m = m, .n = n, .k = k,
+                       .lda = lda, .ldb = ldb, .ldc = ldc, .sa = sa, .sb = sb, .sc = sc, .batch = batch,
+                       .alpha = scalar(h, alpha, dbl), .beta = scalar(h, beta, dbl), .a = A, .b = B, .c = C};
+    return submit(h->stream, w);
+}
+
+cublasStatus_t cublasSgemm_v2(struct handle *h, int ta, int tb, int m, int n, int k, const float *alpha,
+                              const float *A, int lda, const float *B, int ldb, const float *beta, float *C, int ldc) {
+    return gemm(h, 0, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
+}
+cublasStatus_t cublasDgemm_v2(struct handle *h, int ta, int tb, int m, int n, int k, const double *alpha,
+                              const double *A, int lda, const double *B, int ldb, const double *beta, double *C, int ldc) {
+    return gemm(h, 1, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
+}
+cublasStatus_t cublasSgemm_v2_64(struct handle *h, int ta, int tb, int64_t m, int64_t n, int64_t k, const float *alpha,
+                                 const float *A, int64_t lda, const float *B, int64_t ldb, const float *beta, float *C,
+                                 int64_t ldc) {
+    return gemm(h, 0, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
+}
+cublasStatus_t cublasDgemm_v2_64(struct handle *h, int ta, int tb, int64_t m, int64_t n, int64_t k, const double *alpha,
+                                 const double *A, int64_t lda, const double *B, int64_t ldb, const double *beta,
+                                 double *C, int64_t ldc) {
+    return gemm(h, 1, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
+}
+cublasStatus_t cublasSgemmStridedBatched(struct handle *h, int ta, int tb, int m, int n, int k, const float *alpha,
+                                         const float *A, int lda, long long sa, const float *B, int ldb, long long sb,
+                                         const float *beta, float *C, int ldc, long long sc, int batch) {
+    return gemm(h, 0, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
+}
+cublasStatus_t cublasDgemmStridedBatched(struct handle *h, int ta, int tb, int m, int n, int k, const double *alpha,
+                                         const double *A, int lda, long long sa, const double *B, int ldb, long long sb,
+                                         const double *beta, double *C, int ldc, long long sc, int batch) {
+    return gemm(h, 1, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
+}
+
+/* GemmEx for CUDA_R_32F data with a 32F compute type (68, 74, 75, 77). */
+cublasStatus_t cublasGemmEx(struct handle *h, int ta, int tb, int m, int n, int k, const void *alpha, const void *A,
+                            int at, int lda, const void *B, int bt, int ldb, const void *beta, void *C, int ct, int ldc,
+                            int compute, int algo) {
+    (void)algo;
+    if (at != R_32F || bt != R_32F || ct != R_32F) return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (compute != 68 && compute != 74 && compute != 75 && compute != 77) return CUBLAS_STATUS_NOT_SUPPORTED;
+    return gemm(h, 0, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
+}
+
+/* ----- Level 1 ----- */
+
+static cublasStatus_t axpy(struct handle *h, int dbl, int64_t n, const void *alpha, const void *x, int64_t incx,
+                           void *y, int64_t incy) {
+    if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!alpha) return CUBLAS_STATUS_INVALID_VALUE;
+    if (n <= 0) return CUBLAS_STATUS_SUCCESS;
+    struct work *w = calloc(1, sizeof *w);
+    if (!w) return CUBLAS_STATUS_ALLOC_FAILED;
+    *w = (struct work){.kind = W_AXPY, .dbl = dbl, .n = n, .alpha = scalar(h, alpha, dbl), .a = x, .inc_x = incx,
+                       .c = y, .inc_y = incy};
+    return submit(h->stream, w);
+}
+
+cublasStatus_t cublasSaxpy_v2(struct handle *h, int n, const float *alpha, const float *x, int incx, float *y, int incy) {
+    return axpy(h, 0, n, alpha, x, incx, y, incy);
+}
+cublasStatus_t cublasDaxpy_v2(struct handle *h, int n, const double *alpha, const double *x, int incx, double *y,
+                              int incy) {
+    return axpy(h, 1, n, alpha, x, incx, y, incy);
+}
+
+static cublasStatus_t dot(struct handle *h, int dbl, int64_t n, const void *x, int64_t incx, const void *y,
+                          int64_t incy, void *result) {
+    if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!result) return CUBLAS_STATUS_INVALID_VALUE;
+    struct work *w = calloc(1, sizeof *w);
+    if (!w) return CUBLAS_STATUS_ALLOC_FAILED;
+    double s = 0;
+    *w = (struct work){.kind = W_DOT, .dbl = dbl, .n = n > 0 ? n : 0, .a = x, .inc_x = incx, .b = y, .inc_y = incy};
+    if (h->pointer_mode == 0) {
+        w->host_result = &s;
+        int status = 0;
+        if (h->stream && cuStreamIsCapturing(h->stream, &status) == 0 && status != 0) {
+            free(w);
+            return CUBLAS_STATUS_NOT_SUPPORTED; /* a host result cannot be captured */
+        }
+    } else {
+        w->dev_result = result;
+    }
+    cublasStatus_t st = submit(h->stream, w);
+    if (st != CUBLAS_STATUS_SUCCESS || h->pointer_mode != 0) return st;
+    if (cuStreamSynchronize(h->stream) != 0) return CUBLAS_STATUS_EXECUTION_FAILED;
+    put(result, dbl, 0, s);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasSdot_v2(struct handle *h, int n, const float *x, int incx, const float *y, int incy, float *r) {
+    return dot(h, 0, n, x, incx, y, incy, r);
+}
+cublasStatus_t cublasDdot_v2(struct handle *h, int n, const double *x, int incx, const double *y, int incy, double *r) {
+    return dot(h, 1, n, x, incx, y, incy, r);
+}
+
+/* ----- cuBLASLt ----- */
+
+struct lt {
+    int magic;
+};
+
+struct desc { /* cublasLtMatmulDesc: compute type, scale type, attributes */
+    int compute, scale, ta, tb, epilogue;
+    const float *bias;
+};
+
+struct layout {
+    int type;
+    uint64_t rows, cols;
+    int64_t ld;
+};
+
+struct pref {
+    uint64_t max_workspace;
+};
+
+typedef struct { uint64_t data[8]; } cublasLtMatmulAlgo_t;
+typedef struct {
+    cublasLtMatmulAlgo_t algo;
+    size_t workspaceSize;
+    cublasStatus_t state;
+    float wavesCount;
+    int reserved[4];
+} cublasLtMatmulHeuristicResult_t;
+
+cublasStatus_t cublasLtCreate(struct lt **out) {
+    if (!out) return CUBLAS_STATUS_INVALID_VALUE;
+    struct lt *l = calloc(1, sizeof *l);
+    if (!l) return CUBLAS_STATUS_ALLOC_FAILED;
+    l->magic = LT_MAGIC;
+    pthread_mutex_lock(&mu);
+    st_live++;
+    st_creates++;
+    pthread_mutex_unlock(&mu);
+    *out = l;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtDestroy(struct lt *l) {
+    if (!l || l->magic != LT_MAGIC) return CUBLAS_STATUS_NOT_INITIALIZED;
+    l->magic = DEAD;
+    pthread_mutex_lock(&mu);
+    st_live--;
+    st_destroys++;
+    pthread_mutex_unlock(&mu);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+size_t cublasLtGetVersion(void) { return 130100; }
+
+cublasStatus_t cublasLtMatmulDescCreate(struct desc **out, int compute, int scale) {
+    if (!out) return CUBLAS_STATUS_INVALID_VALUE;
+    struct desc *d = calloc(1, sizeof *d);
+    if (!d) return CUBLAS_STATUS_ALLOC_FAILED;
+    d->compute = compute;
+    d->scale = scale;
+    d->epilogue = 1; /* CUBLASLT_EPILOGUE_DEFAULT */
+    *out = d;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulDescDestroy(struct desc *d) {
+    free(d);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* Attributes: 3 TRANSA, 4 TRANSB, 7 EPILOGUE, 8 BIAS_POINTER. */
+cublasStatus_t cublasLtMatmulDescSetAttribute(struct desc *d, int attr, const void *buf, size_t size) {
+    if (!d || !buf) return CUBLAS_STATUS_INVALID_VALUE;
+    switch (attr) {
+    case 3: case 4: case 7:
+        if (size != 4) return CUBLAS_STATUS_INVALID_VALUE;
+        if (attr == 3) d->ta = *(const int *)buf;
+        if (attr == 4) d->tb = *(const int *)buf;
+        if (attr == 7) d->epilogue = *(const int *)buf;
+        return CUBLAS_STATUS_SUCCESS;
+    case 8:
+        if (size != sizeof(void *)) return CUBLAS_STATUS_INVALID_VALUE;
+        d->bias = *(const float *const *)buf;
+        return CUBLAS_STATUS_SUCCESS;
+    }
+    return CUBLAS_STATUS_SUCCESS; /* other attributes: accepted, unused */
+}
+
+cublasStatus_t cublasLtMatrixLayoutCreate(struct layout **out, int type, uint64_t rows, uint64_t cols, int64_t ld) {
+    if (!out) return CUBLAS_STATUS_INVALID_VALUE;
+    struct layout *l = calloc(1, sizeof *l);
+    if (!l) return CUBLAS_STATUS_ALLOC_FAILED;
+    *l = (struct layout){type, rows, cols, ld};
+    *out = l;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatrixLayoutDestroy(struct layout *l) {
+    free(l);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulPreferenceCreate(struct pref **out) {
+    if (!out) return CUBLAS_STATUS_INVALID_VALUE;
+    *out = calloc(1, sizeof **out);
+    return *out ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_ALLOC_FAILED;
+}
+
+cublasStatus_t cublasLtMatmulPreferenceDestroy(struct pref *p) {
+    free(p);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* Attribute 1: CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES (uint64). */
+cublasStatus_t cublasLtMatmulPreferenceSetAttribute(struct pref *p, int attr, const void *buf, size_t size) {
+    if (!p || !buf) return CUBLAS_STATUS_INVALID_VALUE;
+    if (attr == 1) {
+        if (size != 8) return CUBLAS_STATUS_INVALID_VALUE;
+        p->max_workspace = *(const uint64_t *)buf;
+    }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+static int shape_ok(struct desc *d, struct layout *a, struct layout *b, struct layout *c, struct layout *dd) {
+    uint64_t m = c->rows, n = c->cols;
+    uint64_t am = d->ta == OP_N ? a->rows : a->cols, ak = d->ta == OP_N ? a->cols : a->rows;
+    uint64_t bk = d->tb == OP_N ? b->rows : b->cols, bn = d->tb == OP_N ? b->cols : b->rows;
+    return am == m && bn == n && ak == bk && dd->rows == m && dd->cols == n && a->type == R_32F &&
+           b->type == R_32F && c->type == R_32F && dd->type == R_32F && c->ld == dd->ld;
+}
+
+cublasStatus_t cublasLtMatmulAlgoGetHeuristic(struct lt *l, struct desc *d, struct layout *a, struct layout *b,
+                                              struct layout *c, struct layout *dd, struct pref *p, int requested,
+                                              cublasLtMatmulHeuristicResult_t *results, int *returned) {
+    if (!l || l->magic != LT_MAGIC) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!d || !a || !b || !c || !dd || !p || !results || !returned || requested < 1) return CUBLAS_STATUS_INVALID_VALUE;
+    pthread_mutex_lock(&mu);
+    st_heuristics++;
+    pthread_mutex_unlock(&mu);
+    *returned = 0;
+    if (!shape_ok(d, a, b, c, dd)) return CUBLAS_STATUS_NOT_SUPPORTED;
+    memset(&results[0], 0, sizeof results[0]);
+    results[0].algo.data[0] = 0x5349; /* the one algorithm */
+    results[0].workspaceSize = 0;
+    results[0].wavesCount = 1;
+    *returned = 1;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmul(struct lt *l, struct desc *d, const void *alpha, const void *A, struct layout *ad,
+                              const void *B, struct layout *bd, const void *beta, const void *C, struct layout *cd,
+                              void *D, struct layout *dd, const cublasLtMatmulAlgo_t *algo, void *ws, size_t wsSize,
+                              CUstream s) {
+    (void)ws;
+    (void)wsSize;
+    if (!l || l->magic != LT_MAGIC) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!d || !alpha || !beta || !ad || !bd || !cd || !dd) return CUBLAS_STATUS_INVALID_VALUE;
+    if (!shape_ok(d, ad, bd, cd, dd)) return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (algo && algo->data[0] != 0x5349) return CUBLAS_STATUS_INVALID_VALUE;
+    struct work *w = calloc(1, sizeof *w);
+    if (!w) return CUBLAS_STATUS_ALLOC_FAILED;
+    *w = (struct work){.kind = W_LT, .ta = d->ta, .tb = d->tb, .m = (int64_t)cd->rows, .n = (int64_t)cd->cols,
+                       .k = (int64_t)(d->ta == OP_N ? ad->cols : ad->rows), .lda = ad->ld, .ldb = bd->ld,
+                       .ldc = cd->ld, .alpha = *(const float *)alpha, .beta = *(const float *)beta, .a = A, .b = B,
+                       .lt_c = C, .lt_d = D, .epilogue = d->epilogue, .bias = (d->epilogue & 4) ? d->bias : NULL};
+    return submit(s, w);
+}

@@ -128,17 +128,7 @@ func TestContextDoMakesItCurrentAndRestores(t *testing.T) {
 func TestCallsRestoreAnotherCurrentContext(t *testing.T) {
 	f := newFixture(t)
 	x := alloc(t, f.s, []float32{1, 2})
-	var other libcuda.Context
-	// cuCtxCreate pushes the new context on the thread; pop it so that no
-	// thread of the process is left with it current once it is destroyed.
-	testenv.Must(t, f.ctx.Do(func() error {
-		if err := libcuda.CtxCreate(&other, nil, 0, f.ctx.Device().Raw()); err != nil {
-			return err
-		}
-		var popped libcuda.Context
-		return libcuda.CtxPopCurrent(&popped)
-	}))
-	t.Cleanup(func() { testenv.Must(t, libcuda.CtxDestroy(other)) })
+	other := otherContext(t, f)
 
 	th := testenv.NewOSThread(t, other)
 	th.Do(func() {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/purecuda/purecuda/cuda"
 	"github.com/purecuda/purecuda/internal/testenv"
@@ -33,13 +32,8 @@ func TestDoRecordsTheStreamOnItsOperands(t *testing.T) {
 		return libcuda.MemsetD32Async(ops[0].Ptr(), 7, 1024, raw)
 	}))
 	testenv.Must(t, x.Free())
-	// Unrecorded, the free would go on home, idle, at once: give it a
-	// moment to happen wrongly (as testenv.StillWaiting does).
-	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); time.Sleep(time.Millisecond) {
-		if n := testenv.SimStat(t, "live_allocations"); n != base+1 {
-			t.Fatalf("%d live allocations while the user is held, want %d", n, base+1)
-		}
-	}
+	// Unrecorded, the free would go on home, idle, at once.
+	liveAllocationsStay(t, base+1, "the user is held")
 	gate.Open()
 	testenv.Eventually(t, "the free", func() bool { return testenv.SimStat(t, "live_allocations") == base })
 }

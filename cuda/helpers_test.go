@@ -7,6 +7,7 @@ import (
 	"github.com/purecuda/purecuda/cuda"
 	"github.com/purecuda/purecuda/internal/kernels"
 	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/libcuda"
 )
 
 // fixture is what most tests need: the first device's context, a stream
@@ -88,4 +89,23 @@ func seq(n int, f func(i int) float32) []float32 {
 		out[i] = f(i)
 	}
 	return out
+}
+
+// otherContext creates a context of f's device besides its primary one,
+// current on no thread, destroyed when the test ends: "another context"
+// for a thread to have current.
+func otherContext(t testing.TB, f *fixture) libcuda.Context {
+	t.Helper()
+	var other libcuda.Context
+	// cuCtxCreate pushes the new context on the thread; pop it so that no
+	// thread of the process is left with it current once it is destroyed.
+	testenv.Must(t, f.ctx.Do(func() error {
+		if err := libcuda.CtxCreate(&other, nil, 0, f.ctx.Device().Raw()); err != nil {
+			return err
+		}
+		var popped libcuda.Context
+		return libcuda.CtxPopCurrent(&popped)
+	}))
+	t.Cleanup(func() { testenv.Must(t, libcuda.CtxDestroy(other)) })
+	return other
 }

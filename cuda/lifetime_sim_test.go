@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/purecuda/purecuda/cuda"
 	"github.com/purecuda/purecuda/graph"
@@ -47,13 +46,7 @@ func TestFailedCloseLeavesTheStreamOpen(t *testing.T) {
 				t.Errorf("%d live streams after the failed Close, want %d (the stream open)", n, streams)
 			}
 			testenv.Must(t, x.Free())
-			// A free not ordered after the kernel would run at once on
-			// another stream: give it a moment to show.
-			for deadline := time.Now().Add(30 * time.Millisecond); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-				if n := testenv.SimStat(t, "live_allocations"); n != base+1 {
-					t.Fatalf("%d live allocations while the stream's kernel is held, want %d", n, base+1)
-				}
-			}
+			liveAllocationsStay(t, base+1, "the stream's kernel is held")
 			// Still usable: more work queues behind the gate.
 			ran := make(chan struct{})
 			testenv.Must(t, s.HostFunc(func() { close(ran) }))
@@ -232,13 +225,7 @@ func TestFreeWaitsForCopiesAndMemsets(t *testing.T) {
 			gate.Hold(t, user.Raw())
 			testenv.Must(t, c.op(t, user, x, other))
 			testenv.Must(t, x.Free())
-			// A free not ordered after the held stream would run at once
-			// on the idle home stream: give it a moment to show.
-			for deadline := time.Now().Add(30 * time.Millisecond); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-				if n := testenv.SimStat(t, "live_allocations"); n != base+1 {
-					t.Fatalf("%d live allocations while the stream that used the Slice is held, want %d", n, base+1)
-				}
-			}
+			liveAllocationsStay(t, base+1, "the stream that used the Slice is held")
 			gate.Open()
 			testenv.Eventually(t, "the free", func() bool { return testenv.SimStat(t, "live_allocations") == base })
 			if n := testenv.SimStat(t, "illegal_addresses"); n != illegal {

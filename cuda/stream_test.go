@@ -223,15 +223,7 @@ func TestHostFuncFailuresNoSyncReportsAreLogged(t *testing.T) {
 // found it: its own context current again.
 func TestRunCachedPanicRestoresTheThread(t *testing.T) {
 	f := newFixture(t)
-	var other libcuda.Context
-	testenv.Must(t, f.ctx.Do(func() error {
-		if err := libcuda.CtxCreate(&other, nil, 0, f.ctx.Device().Raw()); err != nil {
-			return err
-		}
-		var popped libcuda.Context
-		return libcuda.CtxPopCurrent(&popped)
-	}))
-	t.Cleanup(func() { testenv.Must(t, libcuda.CtxDestroy(other)) })
+	other := otherContext(t, f)
 	c := graph.NewCached(graph.DefaultMode)
 	defer c.Close()
 	th := testenv.NewOSThread(t, other)

@@ -7,7 +7,10 @@
 // (cuMemHostAlloc). Buffer.Use records that work just submitted to a stream
 // uses the buffer; Buffer.Free returns at once and the release runs in the
 // background: it waits for what was submitted to every stream the buffer
-// was used on, then retires the registration.
+// was used on, then retires the registration. A caller that looks up the
+// buffer's address, submits work and then calls Use holds the buffer
+// across it (Buffer.Hold, Unhold after the Use), so that a Free racing the
+// submission still waits for that work.
 //
 // Programs written against package cuda use its Pin and AllocPinned, the
 // Go-shaped form of Wrap (a *cuda.Context instead of a libcuda.Context,

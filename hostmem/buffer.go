@@ -52,6 +52,7 @@ type state struct {
 // stateFields are a state's fields that start at zero for each buffer.
 type stateFields struct {
 	ctx     libcuda.Context
+	ctxID   uint64 // ctx's unique id (cuCtxGetId), 0 where unknown
 	p       unsafe.Pointer
 	size    uintptr
 	dptr    libcuda.Deviceptr
@@ -163,7 +164,7 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 	}
 	st := newState()
 	st.mu.Lock() // a stale Buffer of an earlier generation may look at it
-	st.ctx, st.p, st.size, st.hold, st.dptr = ctx, p, n, h, libcuda.Deviceptr(uintptr(p))
+	st.ctx, st.ctxID, st.p, st.size, st.hold, st.dptr = ctx, dev.id, p, n, h, libcuda.Deviceptr(uintptr(p))
 	st.uses = st.uses1[:0]
 	gen := st.gen
 	st.mu.Unlock()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
 
@@ -28,28 +27,33 @@ type ctxGroup struct {
 	postponed bool
 }
 
+// ctxResult is the end of a context's wait. Contexts are told apart by
+// their handle and unique id (cuCtxGetId): the driver may give a destroyed
+// context's handle to a new one, whose releases must not share the dead
+// one's wait.
 type ctxResult struct {
-	ctx libcuda.Context
+	ctx ctxKey
 	err error
 }
 
 // needContext makes st's release wait for its whole context.
 func (o *owner) needContext(st *state) {
-	g := o.groups[st.ctx]
+	k := ctxKey{st.ctx, st.ctxID}
+	g := o.groups[k]
 	if g == nil {
 		g = &ctxGroup{}
-		o.groups[st.ctx] = g
+		o.groups[k] = g
 	}
 	g.next = append(g.next, st)
 	if g.postponed {
 		setPostponed(1)
 	}
-	o.startGroup(st.ctx, g)
+	o.startGroup(k, g)
 }
 
 // startGroup starts the wait of the releases in g.next, unless a wait runs
 // or waits for captures to end.
-func (o *owner) startGroup(ctx libcuda.Context, g *ctxGroup) {
+func (o *owner) startGroup(ctx ctxKey, g *ctxGroup) {
 	if g.running || g.postponed || len(g.next) == 0 {
 		if !g.running && !g.postponed {
 			delete(o.groups, ctx)
@@ -59,7 +63,7 @@ func (o *owner) startGroup(ctx libcuda.Context, g *ctxGroup) {
 	g.waiting, g.next = g.next, nil
 	g.running = true
 	go func() {
-		err := sync.Context(context.Background(), ctx)
+		err := sync.Context(context.Background(), ctx.ctx)
 		post(func() { inbox.ctxDone = append(inbox.ctxDone, ctxResult{ctx, err}) })
 	}()
 }
@@ -106,8 +110,8 @@ func (o *owner) contextDone(r ctxResult) {
 		for _, st := range sts {
 			bytes += st.size
 		}
-		logFailure(r.ctx, r.err, "hostmem: waiting for the context failed; the memory of its releases stays pinned for good",
-			"context", fmt.Sprintf("%#x", uintptr(r.ctx)), "releases", len(sts), "bytes", bytes)
+		logFailure(r.ctx.ctx, r.err, "hostmem: waiting for the context failed; the memory of its releases stays pinned for good",
+			"context", fmt.Sprintf("%#x", uintptr(r.ctx.ctx)), "releases", len(sts), "bytes", bytes)
 		for _, st := range sts {
 			o.keep(st)
 		}

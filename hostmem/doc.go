@@ -101,9 +101,12 @@
 // wait for); a kept event holds its context too, and Drain lets them go. A
 // context made with cuCtxCreate must
 // outlive the releases of the buffers wrapped in it: destroyed earlier, the
-// release fails, is logged, and the memory stays pinned; a registration
-// made in a context destroyed since is never used again for a wrap (it is
-// kept pinned, logged once). In a context that a kernel fault has lost
+// release may fail, logged. The driver drops a context's registrations
+// when it destroys the context, and hostmem, which tells contexts apart by
+// their unique id (cuCtxGetId, never reused) as well as their handle, lets
+// them go too, unpinned: a wrap of that memory in another context
+// registers it anew, and Drain has nothing left to unregister
+// (Stats.Dropped counts them). In a context that a kernel fault has lost
 // (libcuda.ErrContextLost) no query can tell when the GPU is done: the
 // releases and unregisters fail, their memory stays registered and pinned
 // for good, one error is logged for the context, and Wait and Drain

@@ -99,7 +99,7 @@ func TestHostmemBadInputs(t *testing.T) {
 	memtest.Drain(t)
 }
 
-func TestHostmemContextDestroyedWithWrapPendingKeepsTheMemory(t *testing.T) {
+func TestHostmemContextDestroyedWithWrapPendingLetsTheMemoryGo(t *testing.T) {
 	errs := testenv.CaptureErrors(t)
 	testenv.PrimaryContext(t, 0)  // initialises the driver
 	before := hostmem.ReadStats() // other tests may have kept memory for good
@@ -126,14 +126,17 @@ func TestHostmemContextDestroyedWithWrapPendingKeepsTheMemory(t *testing.T) {
 		t.Logf("Wrap in the destroyed context: %v", err)
 	}
 	memtest.DrainReleases(t)
+	// The release may fail (a driver that refuses the dead context's
+	// event), logged once; either way the registration went with its
+	// context, and nothing stays pinned (issue 23 item 4).
 	st := hostmem.ReadStats()
-	if st.Failures != before.Failures+1 || len(errs.Messages()) == 0 {
-		t.Fatalf("release in a destroyed context: %+v, before %+v, logged %q; want one more, logged failure", st, before, errs.Messages())
+	failed := st.Failures - before.Failures
+	if failed > 1 || (failed == 1) != (len(errs.Messages()) == 1) || len(errs.Messages()) > 1 {
+		t.Fatalf("release in a destroyed context: %+v, before %+v, logged %q; want at most one failure, logged once", st, before, errs.Messages())
 	}
-	if st.Kept != before.Kept+1 {
-		t.Fatalf("after the failed release: %+v, before %+v; want its memory kept", st, before)
+	if st.Kept != before.Kept || st.Registrations != 0 || st.Dropped != before.Dropped+1 {
+		t.Fatalf("after the release in a destroyed context: %+v, before %+v; want its registration dropped with the context, nothing kept", st, before)
 	}
-	t.Logf("logged: %s", errs.Messages()[0])
 }
 
 // The events and registrations of a release outlive the user's hold on a

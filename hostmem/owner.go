@@ -4,8 +4,6 @@ import (
 	"runtime"
 	gosync "sync"
 	"time"
-
-	"github.com/purecuda/purecuda/libcuda"
 )
 
 // The owner goroutine drives every release after Free: it holds the
@@ -25,10 +23,10 @@ var inbox struct {
 	running bool // an owner goroutine runs
 	freed   []*state
 	ctxDone []ctxResult
-	retry   []libcuda.Context // context waits postponed until captures ended
-	batched int               // registrations the finished batch ended, -1 for none
-	trims   []chan int        // Trim and Drain requests
-	budget  bool              // registrations were retired elsewhere: check the retired budget
+	retry   []ctxKey   // context waits postponed until captures ended
+	batched int        // registrations the finished batch ended, -1 for none
+	trims   []chan int // Trim and Drain requests
+	budget  bool       // registrations were retired elsewhere: check the retired budget
 
 	pending   int           // releases from Free to retired or failed
 	postponed int           // releases whose context wait waits for captures to end
@@ -137,11 +135,11 @@ type owner struct {
 	queues  map[queueKey]*queue
 	spare   [][]waiting // room of deleted queues, for new ones
 	scratch roundScratch
-	groups  map[libcuda.Context]*ctxGroup
+	groups  map[ctxKey]*ctxGroup
 	batch   batchState
 	freed   []*state // the inbox's, swapped
 	ctxDone []ctxResult
-	retry   []libcuda.Context
+	retry   []ctxKey
 
 	tick       time.Duration
 	yieldUntil time.Time
@@ -150,7 +148,7 @@ type owner struct {
 
 var own = &owner{
 	queues: make(map[queueKey]*queue),
-	groups: make(map[libcuda.Context]*ctxGroup),
+	groups: make(map[ctxKey]*ctxGroup),
 }
 
 func ownerLoop() {

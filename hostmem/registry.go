@@ -31,6 +31,7 @@ type registration struct {
 	refs       int           // buffers, releases in progress and leases holding it
 	ending     chan struct{} // not nil while its unregister runs; closed after
 	failed     bool          // its unregister failed: kept for good
+	dropped    bool          // its context is gone, and the driver dropped it with it
 	kept       int           // references of failed releases: never dropped
 	phase      phase         // in use, retired, unregistering, gone or failed (see phase)
 	pin        runtime.Pinner
@@ -48,7 +49,6 @@ type registry struct {
 	mu      gosync.Mutex
 	regs    index           // every registration, by address
 	scratch []*registration // overlapping's answer
-	orphans []*registration // of contexts destroyed since: kept pinned for good
 	retired int64           // bytes of unused registrations waiting for a batch
 	limit   int64           // retired bytes that start a batch
 	stats   counters
@@ -59,6 +59,7 @@ type counters struct {
 	failures    int
 	unregisters int64
 	registers   int64
+	dropped     int64 // registrations of contexts destroyed since, let go
 }
 
 // DefaultRetiredLimit is the budget of retired bytes past which a batch of
@@ -99,7 +100,7 @@ func (g *registry) acquire(dst []*registration, key ctxKey, p unsafe.Pointer, n 
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for {
-		g.orphan(start, end, key)
+		g.dropDead(start, end, key)
 		if ending := g.ending(start, end); ending != nil {
 			// An unregister of this memory is running: wait for it.
 			g.mu.Unlock()
@@ -172,51 +173,92 @@ func (g *registry) fill(key ctxKey, p unsafe.Pointer, n uintptr, mode kind) ([]*
 	return fresh, nil
 }
 
-// orphan takes the registrations overlapping [start, end) whose context
-// is gone out of the registry: a context's registrations may end with it,
-// so they must not serve a wrap. Their memory stays pinned, for good,
-// and the loss is logged once each. key is the wrapping context, alive.
-func (g *registry) orphan(start, end uintptr, key ctxKey) {
-	var drop []*registration
+// dropDead lets go of the registrations overlapping [start, end) whose
+// context is gone: the driver dropped them when it destroyed the context,
+// so they must not serve a wrap (their device addresses mean nothing in
+// another context), and there is nothing to unregister. key is the
+// wrapping context, alive.
+func (g *registry) dropDead(start, end uintptr, key ctxKey) {
+	var dead []*registration
 	for _, r := range g.overlapping(start, end) {
-		if r.phase == phaseGone || (r.ending == nil && !contextAlive(r, key)) {
-			drop = append(drop, r)
+		if r.phase == phaseGone || (r.ending == nil && contextGone(r, key)) {
+			dead = append(dead, r)
 		}
 	}
-	for _, r := range drop {
-		g.remove(r)
+	for _, r := range dead {
 		if r.phase == phaseGone {
+			g.remove(r)
 			continue
 		}
-		if r.refs == 0 && r.retires() {
-			g.retired -= r.size()
-		}
-		r.failed = true
-		r.phase = phaseFailed
-		g.orphans = append(g.orphans, r)
-		g.stats.failures++
-		logKept(r, fmt.Errorf("context %#x is gone", uintptr(r.ctx)))
+		g.dropLocked(r)
 	}
 }
 
-// contextAlive reports whether r's context still exists: it is the
-// wrapping one, or the driver still knows its handle with its id.
-func contextAlive(r *registration, key ctxKey) bool {
-	if r.kind == foreign || r.kind == pageable || r.failed {
-		return true // nothing of hostmem's to end
+// dropAllDead lets go of every registration whose context is gone, each
+// context asked once. g.mu is held.
+func (g *registry) dropAllDead() {
+	var dead []*registration
+	gone := map[ctxKey]bool{}
+	g.regs.each(func(r *registration) {
+		if r.ending != nil || r.dropped || r.phase == phaseGone || r.kind == foreign || r.kind == pageable {
+			return
+		}
+		k := ctxKey{r.ctx, r.ctxID}
+		isGone, asked := gone[k]
+		if !asked {
+			isGone = ctxGone(r.ctx, r.ctxID)
+			gone[k] = isGone
+		}
+		if isGone {
+			dead = append(dead, r)
+		}
+	})
+	for _, r := range dead {
+		g.dropLocked(r)
+	}
+}
+
+// dropLocked lets go of r, whose context is gone with the registration:
+// out of the registry, its memory unpinned. Buffers and leases that still
+// hold it let go of nothing more (unref). g.mu is held.
+func (g *registry) dropLocked(r *registration) {
+	g.remove(r)
+	if r.phase == phaseRetired && r.refs == 0 {
+		g.retired -= r.size() // counted there only (unref, acquire, collect)
+	}
+	r.phase = phaseGone // from any phase: the driver ended it
+	r.dropped = true
+	g.stats.dropped++
+	r.drop()
+}
+
+// contextGone reports whether r's context has been destroyed: the driver
+// no longer knows its handle, or knows it as another context (another
+// unique id, cuCtxGetId, which the driver never reuses). key is a context
+// known alive. Where the driver cannot tell (no cuCtxGetId, another
+// error), the context counts as alive.
+func contextGone(r *registration, key ctxKey) bool {
+	if r.kind == foreign || r.kind == pageable {
+		return false // nothing of hostmem's to end
 	}
 	if r.ctx == key.ctx {
-		return r.ctxID == key.id
+		return key.id != 0 && r.ctxID != 0 && r.ctxID != key.id
 	}
-	var id uint64
-	err := libcuda.CtxGetId(r.ctx, &id)
+	return ctxGone(r.ctx, r.ctxID)
+}
+
+// ctxGone reports whether the context with handle ctx and unique id id
+// (0: unknown) has been destroyed.
+func ctxGone(ctx libcuda.Context, id uint64) bool {
+	var now uint64
+	err := libcuda.CtxGetId(ctx, &now)
 	switch {
-	case errors.Is(err, libcuda.ErrSymbol):
-		return true // no ids: cannot tell
-	case err != nil:
-		return false
+	case err == nil:
+		return id != 0 && now != id
+	case errors.Is(err, libcuda.CUDA_ERROR_INVALID_CONTEXT), errors.Is(err, libcuda.CUDA_ERROR_CONTEXT_IS_DESTROYED):
+		return true
 	}
-	return id == r.ctxID
+	return false
 }
 
 func containsFresh(fresh []*registration, r *registration) bool {
@@ -289,7 +331,7 @@ func registeredElsewhere(ctx libcuda.Context, p unsafe.Pointer, n uintptr) bool 
 // retires waits for a batch; the others are let go at once.
 func (g *registry) unref(r *registration) {
 	r.refs--
-	if r.refs > 0 {
+	if r.refs > 0 || r.dropped {
 		return
 	}
 	if r.retires() {
@@ -340,10 +382,13 @@ func (g *registry) overLimit() bool {
 }
 
 // collect marks every retired registration as unregistering and returns
-// them; wraps of their memory wait until each has ended.
+// them; wraps of their memory wait until each has ended. Registrations of
+// contexts destroyed since, retired or kept, are let go first: the driver
+// dropped them with their context.
 func (g *registry) collect() []*registration {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.dropAllDead()
 	var batch []*registration
 	g.regs.each(func(r *registration) {
 		if r.refs == 0 && r.retires() && r.ending == nil {
@@ -362,12 +407,17 @@ func (g *registry) ended(r *registration, err error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.stats.unregisters++
-	if err != nil {
+	if err != nil && ctxGone(r.ctx, r.ctxID) {
+		// The context was destroyed with the registration in it: the
+		// driver dropped it, there was nothing to unregister.
+		g.dropLocked(r)
+		err = nil
+	} else if err != nil {
 		g.stats.failures++
 		move(&r.phase, phaseFailed)
 		r.failed = true // stays in the registry, pinned, for good
 		logKept(r, err)
-	} else {
+	} else if !r.dropped {
 		move(&r.phase, phaseGone)
 		g.remove(r)
 		r.drop()

@@ -207,6 +207,10 @@ type Stats struct {
 	Registers     int64 // cuMemHostRegister calls made
 	Unregisters   int64 // cuMemHostUnregister and cuMemFreeHost calls made
 	HeldContexts  int   // primary contexts hostmem holds (see Contexts in the package doc)
+	// Dropped counts the registrations let go, since the program started,
+	// because their context had been destroyed (the driver drops them with
+	// it).
+	Dropped int64
 }
 
 // ReadStats returns the current counts.
@@ -226,7 +230,7 @@ func ReadStats() Stats {
 			}
 		}
 	})
-	s.Kept += len(reg.orphans)
+	s.Dropped = reg.stats.dropped
 	s.RetiredBytes = reg.retired
 	s.Failures = reg.stats.failures
 	s.Registers = reg.stats.registers

@@ -50,3 +50,28 @@ func TestConformanceDestroyedStreamsHandleComesBackWhileItsWorkIsPending(t *test
 	g.Open()
 	testenv.Must(t, libcuda.EventSynchronize(e))
 }
+
+// TestConformanceDestroyedContextsRegistrationsAreDropped checks what
+// hostmem's registry rests on when a context made with cuCtxCreate is
+// destroyed with host memory still registered in it: the driver drops the
+// registration with the context (portable and device-mapped, as hostmem
+// registers), so the same memory registers again in another context (not
+// CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED) and unregisters there.
+func TestConformanceDestroyedContextsRegistrationsAreDropped(t *testing.T) {
+	cu := testenv.OnPrimary(t, 0)
+	p := hostBuffer(t, 8192)
+	flags := uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE | libcuda.CU_MEMHOSTREGISTER_DEVICEMAP)
+	var dev libcuda.Device
+	testenv.Must(t, libcuda.CtxGetDevice(&dev))
+	var other libcuda.Context
+	testenv.Must(t, libcuda.CtxCreate(&other, nil, 0, dev)) // current now
+	testenv.Must(t, libcuda.MemHostRegister(p, 8192, flags))
+	testenv.Must(t, libcuda.CtxDestroy(other))
+	testenv.Must(t, libcuda.CtxSetCurrent(cu))
+	if got := code(libcuda.MemHostRegister(p, 8192, flags)); got != 0 {
+		t.Fatalf("cuMemHostRegister of memory registered in a context destroyed since = %d, want 0 (the registration went with its context)", got)
+	}
+	if got := code(libcuda.MemHostUnregister(p)); got != 0 {
+		t.Errorf("cuMemHostUnregister of the new registration = %d, want 0", got)
+	}
+}

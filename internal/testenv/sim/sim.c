@@ -536,6 +536,13 @@ static void range_remove(struct range *r) {
     rroot = rdelete(rroot, n);
     free(n);
 }
+/* Append to *out the registered host ranges of context ctx in t. */
+static void rregistered(struct rnode *t, CUcontext ctx, struct range ***out, int *n, int *cap) {
+    if (!t) return;
+    rregistered(t->left, ctx, out, n, cap);
+    if (t->r.kind == MEM_REGISTERED && t->r.ctx == ctx) { GROW(*out, *cap, *n + 1); (*out)[(*n)++] = &t->r; }
+    rregistered(t->right, ctx, out, n, cap);
+}
 /* The device memory of device dev in use: a walk of the whole table. */
 static size_t rdevice_used(struct rnode *t, int dev) {
     if (!t) return 0;
@@ -1548,6 +1555,17 @@ CUresult cuCtxDestroy_v2(CUcontext ctx) {
         wait_idle(ctx, 0);
         ctx->destroyed = 1;
         ctx->magic = 0;
+        /* The driver drops the context's host registrations with it: the
+         * memory may be registered again, in another context. */
+        struct range **regs = NULL;
+        int n = 0, cap = 0;
+        rregistered(rroot, ctx, &regs, &n, &cap);
+        for (int i = 0; i < n; i++) {
+            st.registered_ranges--;
+            st.registered_bytes -= (long long)regs[i]->len;
+            range_remove(regs[i]);
+        }
+        free(regs);
         if (ts.depth > 0 && ts.stack[ts.depth - 1] == ctx) ts.depth--;
     }
     UNLOCK();

@@ -51,6 +51,7 @@ type ctxState struct {
 	cu     libcuda.Context
 	refs   atomic.Int64 // the Context itself (until Close) and each open value made from it
 	closed atomic.Bool  // Close was called on the Context
+	major  atomic.Int32 // the device's compute capability major, once read (computeMajor)
 }
 
 // Context retains the device's primary context (cuDevicePrimaryCtxRetain)

@@ -51,6 +51,30 @@ type Config struct {
 	// of this shape (CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION; compute
 	// capability 9.0 and later). Grid must be a multiple of it.
 	Cluster Dim3
+	// ProgrammaticSerialization lets the kernel start before the
+	// previous kernel on the stream has finished, once each of that
+	// kernel's blocks has triggered (griddepcontrol.launch_dependents,
+	// cudaTriggerProgrammaticLaunchCompletion) or exited; the kernel
+	// waits for the previous one's memory with griddepcontrol.wait
+	// (cudaGridDependencySynchronize): programmatic dependent launch
+	// (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION; compute
+	// capability 9.0 and later, refused before the driver on others).
+	ProgrammaticSerialization bool
+	// ProgrammaticEvent, when set, is recorded once every block of the
+	// kernel has triggered (or, with ProgrammaticEventAtBlockStart, has
+	// started), for another stream to wait on: programmatic dependent
+	// launch across streams (CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT;
+	// compute capability 9.0). The event must be made with DisableTiming.
+	ProgrammaticEvent             *Event
+	ProgrammaticEventAtBlockStart bool
+	// Priority, when not 0, is the launch's priority, in the range the
+	// context's streams take (lower numbers run first), instead of the
+	// stream's (CU_LAUNCH_ATTRIBUTE_PRIORITY).
+	Priority int
+	// MemSyncDomain is the launch's memory synchronization domain
+	// (CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN; compute capability 9.0,
+	// refused before the driver on others).
+	MemSyncDomain MemSyncDomain
 
 	pc uintptr // the caller's return address (callerPC), for the launch history
 }
@@ -229,7 +253,8 @@ func (s *Stream) Launch(f *Func, grid, block Dim3, args ...Arg) error {
 }
 
 // LaunchWith is Launch with dynamic shared memory and the launch options
-// of Config; with Cooperative or Cluster set it uses cuLaunchKernelEx.
+// of Config; with any option beyond the grid, the block and the shared
+// memory set it uses cuLaunchKernelEx.
 //
 //go:noinline
 func (s *Stream) LaunchWith(f *Func, c Config, args ...Arg) error {
@@ -334,7 +359,7 @@ func (st *streamState) launchArgs(f *Func, c *Config, args []Arg) (err error) {
 		params = &kp.ptrs[0]
 	}
 	d := [6]uint32{gx, gy, gz, bx, by, bz}
-	if c.Cooperative || c.Cluster != (Dim3{}) || st.raw <= libcuda.CU_STREAM_PER_THREAD {
+	if c.extended() || st.raw <= libcuda.CU_STREAM_PER_THREAD {
 		launched, err = st.launchCurrent(f, c, d, params)
 	} else {
 		// A launch on a stream of its own runs in the stream's context
@@ -360,12 +385,15 @@ func (st *streamState) launchArgs(f *Func, c *Config, args []Arg) (err error) {
 // legacy and per-thread streams are the current context's, and
 // cuLaunchKernelEx was not measured without one.
 func (st *streamState) launchCurrent(f *Func, c *Config, d [6]uint32, params *unsafe.Pointer) (launched bool, err error) {
+	if err := c.needsHopper(st); err != nil {
+		return false, err
+	}
 	prev, err := st.ctx.enter()
 	if err != nil {
 		return false, err
 	}
 	call := "cuLaunchKernel"
-	if c.Cooperative || c.Cluster != (Dim3{}) {
+	if c.extended() {
 		call = "cuLaunchKernelEx"
 		err = launchEx(f.raw, c, d, st.raw, params)
 	} else {
@@ -375,33 +403,4 @@ func (st *streamState) launchCurrent(f *Func, c *Config, d [6]uint32, params *un
 		err = fmt.Errorf("cuda: %s %s: %w", call, f.name, err)
 	}
 	return err == nil, errors.Join(err, st.ctx.leave(prev))
-}
-
-// launchEx launches through cuLaunchKernelEx with c's attributes.
-func launchEx(f libcuda.Function, c *Config, d [6]uint32, s libcuda.Stream, params *unsafe.Pointer) error {
-	var attrs [2]libcuda.LaunchAttribute
-	n := 0
-	if c.Cooperative {
-		attrs[n].Id = libcuda.CU_LAUNCH_ATTRIBUTE_COOPERATIVE
-		*attrs[n].Value.Cooperative() = 1
-		n++
-	}
-	if c.Cluster != (Dim3{}) {
-		x, y, z, ok := c.Cluster.dims()
-		if !ok {
-			return fmt.Errorf("cluster %v out of range: %w", c.Cluster, libcuda.CUDA_ERROR_INVALID_VALUE)
-		}
-		attrs[n].Id = libcuda.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-		*attrs[n].Value.ClusterDim() = libcuda.LaunchAttributeValue_clusterDim{X: x, Y: y, Z: z}
-		n++
-	}
-	cfg := libcuda.LaunchConfig{
-		GridDimX: d[0], GridDimY: d[1], GridDimZ: d[2],
-		BlockDimX: d[3], BlockDimY: d[4], BlockDimZ: d[5],
-		SharedMemBytes: uint32(c.SharedMem),
-		HStream:        s,
-		Attrs:          &attrs[0],
-		NumAttrs:       uint32(n),
-	}
-	return libcuda.LaunchKernelEx(&cfg, f, params, nil)
 }

@@ -3132,10 +3132,28 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned
 CUresult cuLaunchKernelEx(const CUlaunchConfig *cfg, CUfunction f, void **params, void **extra) {
     FAIL_POINT("cuLaunchKernelEx");
     STICKY_POINT();
-    if (!cfg) return CUDA_ERROR_INVALID_VALUE;
+    if (!cfg || (cfg->numAttrs && !cfg->attrs)) return CUDA_ERROR_INVALID_VALUE;
     const unsigned dim[6] = { cfg->gridDimX, cfg->gridDimY, cfg->gridDimZ,
                               cfg->blockDimX, cfg->blockDimY, cfg->blockDimZ };
-    return launch(f, dim, cfg->sharedMemBytes, cfg->hStream, params, extra);
+    /* The attributes the simulator knows; each runs the kernel as a plain
+     * launch would (programmatic serialization allows an early start, it
+     * does not demand one), and a programmatic event is recorded after
+     * the kernel (as if every block triggered at its exit). */
+    CUevent pdl = NULL;
+    for (unsigned i = 0; i < cfg->numAttrs; i++) {
+        const CUlaunchAttribute *a = &cfg->attrs[i];
+        switch (a->id) {
+        case 0: case 2: case 4: case 8: break;   /* IGNORE, COOPERATIVE, CLUSTER_DIMENSION, PRIORITY */
+        case 6: case 10:                         /* PROGRAMMATIC_STREAM_SERIALIZATION, MEM_SYNC_DOMAIN */
+            if (a->value.u > 1) return CUDA_ERROR_INVALID_VALUE;
+            break;
+        case 7: pdl = a->value.programmaticEvent.event; break; /* PROGRAMMATIC_EVENT */
+        default: return CUDA_ERROR_INVALID_VALUE;
+        }
+    }
+    CUresult r = launch(f, dim, cfg->sharedMemBytes, cfg->hStream, params, extra);
+    if (!r && pdl) r = event_record(pdl, cfg->hStream, 0);
+    return r;
 }
 
 /* ===================================================================

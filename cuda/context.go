@@ -62,12 +62,12 @@ type ctxState struct {
 // returns the first failure at once: the device cannot be used again
 // until the process restarts.
 func (d Device) Context() (*Context, error) {
-	if err := libcuda.Init(0); err != nil {
-		return nil, driverErr("cuInit", err)
-	}
 	dv := stateOf(d)
 	if l := dv.lost.Load(); l != nil {
 		return nil, l
+	}
+	if err := libcuda.Init(0); err != nil {
+		return nil, driverErr("cuInit", err)
 	}
 	var cu libcuda.Context
 	if err := libcuda.DevicePrimaryCtxRetain(&cu, d.dev); err != nil {

@@ -3,6 +3,7 @@ package cuda
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"fmt"
 
 	"github.com/purecuda/purecuda/libcuda"
@@ -23,6 +24,12 @@ type Device struct {
 // (joined, one for each such device): the process must be restarted to
 // use it again; the other devices work as before.
 func Devices() ([]Device, error) {
+	devs, err := devices()
+	return devs, errors.Join(err, lostDevices(devs))
+}
+
+// devices lists the devices.
+func devices() ([]Device, error) {
 	if err := libcuda.Init(0); err != nil {
 		return nil, driverErr("cuInit", err)
 	}
@@ -38,13 +45,26 @@ func Devices() ([]Device, error) {
 		}
 		devs = append(devs, Device{ordinal: int(i), dev: d})
 	}
+	return devs, nil
+}
+
+// lostDevices joins the errors of the devices lost in this process: of
+// devs, or of every device seen when devs is empty (the driver may have
+// refused to list them after a fault).
+func lostDevices(devs []Device) error {
+	devStates.mu.Lock()
+	defer devStates.mu.Unlock()
 	var lost []error
-	for _, d := range devs {
-		if err := lostOf(d); err != nil {
-			lost = append(lost, err)
+	for d, dv := range devStates.m {
+		l := dv.lost.Load()
+		if l == nil {
+			continue
+		}
+		if len(devs) == 0 || slices.ContainsFunc(devs, func(x Device) bool { return x.dev == d }) {
+			lost = append(lost, l)
 		}
 	}
-	return devs, errors.Join(lost...)
+	return errors.Join(lost...)
 }
 
 // Ordinal is the device's index in Devices.

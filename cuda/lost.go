@@ -216,20 +216,6 @@ func historySize() int {
 	return size
 }
 
-// lostOf returns the device's remembered error, if it was lost.
-func lostOf(d Device) error {
-	devStates.mu.Lock()
-	dv := devStates.m[d.dev]
-	devStates.mu.Unlock()
-	if dv == nil {
-		return nil
-	}
-	if l := dv.lost.Load(); l != nil {
-		return l
-	}
-	return nil
-}
-
 // record numbers a launch and writes it into the history.
 func (dv *devState) record(f *Func, st *streamState, d *[6]uint32, pc uintptr) uint64 {
 	n := dv.launches.Add(1)

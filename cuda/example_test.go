@@ -239,3 +239,24 @@ func ExampleAllocPinned() {
 	fmt.Println(host.Data())
 	// Output: [0 1.5 2.5 0]
 }
+
+// ExampleLostError shows what a program does with a kernel fault: report
+// the launches that may have caused it, and stop using the device (the
+// process must restart to use it again). It is not run: a fault loses the
+// device for the whole process. With PURECUDA_DEBUG=sync (or
+// cuda.SetDebug(cuda.DebugSync)) the launch that faulted reports it
+// itself, and Launches holds exactly that launch.
+func ExampleLostError() {
+	var s *cuda.Stream // a stream whose kernels may fault
+	if err := s.Sync(context.Background()); err != nil {
+		var lost *cuda.LostError
+		if errors.As(err, &lost) {
+			for _, l := range lost.Launches {
+				file, line, _ := l.Caller()
+				fmt.Printf("%s launched at %s:%d may have faulted\n", l.Kernel, file, line)
+			}
+			log.Fatalf("device %d is lost: %v", lost.Device, lost.Result())
+		}
+		log.Fatal(err)
+	}
+}

@@ -97,7 +97,7 @@ func TestKernelFaultIsContextLostNamingTheLaunch(t *testing.T) {
 	lerr, line := fs.launchOutOfBounds()
 	testenv.Must(t, lerr)
 	err := fs.bad.Sync(t.Context())
-	t.Logf("the faulting stream's Sync returned: %v", err)
+	t.Logf("lost-context: the faulting stream's Sync returned: %v", err)
 	var l *cuda.LostError
 	if !errors.Is(err, cuda.ErrContextLost) || !errors.Is(err, libcuda.ErrContextLost) || !errors.As(err, &l) {
 		t.Fatalf("Sync after the fault = %v, want a *LostError matching ErrContextLost", err)
@@ -162,7 +162,7 @@ func TestDebugSyncNamesExactlyTheFaultingLaunch(t *testing.T) {
 	defer cuda.SetDebug(prev)
 	fs.goodLaunches(t, 10)
 	err, line := fs.launchOutOfBounds()
-	t.Logf("the faulting launch returned, in debug mode: %v", err)
+	t.Logf("lost-context: the faulting launch returned, in debug mode: %v", err)
 	var l *cuda.LostError
 	if !errors.As(err, &l) || !errors.Is(err, cuda.ErrContextLost) {
 		t.Fatalf("the out-of-bounds launch in debug mode = %v, want a *LostError", err)

@@ -3,8 +3,8 @@ package cuda
 import (
 	"bytes"
 	"errors"
-	"slices"
 	"fmt"
+	"slices"
 
 	"github.com/purecuda/purecuda/libcuda"
 )

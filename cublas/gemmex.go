@@ -33,25 +33,45 @@ func DataTypeOf[T Elem]() libtypes.DataType {
 	return libtypes.CUDA_R_32I
 }
 
-// scalar holds alpha or beta in the type a compute type scales by:
-// float32 for the 32F compute types (TF32 and the fast 16-bit ones
-// included), float64 for 64F, cuda.Half for 16F, int32 for 32I.
-type scalar [8]byte
+// Scalar holds alpha or beta in the type a compute type scales by (its
+// ScaleType), for calls that take them by pointer: pass &s.
+type Scalar [8]byte
 
-func scalarOf(compute ComputeType, v float64) (scalar, error) {
-	var s scalar
+// ScaleType is the type a compute type's alpha and beta have: CUDA_R_32F
+// for the 32F compute types (TF32 and the fast 16-bit ones included),
+// CUDA_R_64F for 64F, CUDA_R_16F for 16F, CUDA_R_32I for 32I; ok is false
+// for a value that is no compute type.
+func ScaleType(compute ComputeType) (t libtypes.DataType, ok bool) {
 	switch compute {
 	case CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_COMPUTE_32F_FAST_16F, CUBLAS_COMPUTE_32F_FAST_16BF,
 		CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_COMPUTE_32F_EMULATED_16BFX9:
-		*(*float32)(unsafe.Pointer(&s)) = float32(v)
+		return libtypes.CUDA_R_32F, true
 	case CUBLAS_COMPUTE_64F, CUBLAS_COMPUTE_64F_PEDANTIC, CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT:
-		*(*float64)(unsafe.Pointer(&s)) = v
+		return libtypes.CUDA_R_64F, true
 	case CUBLAS_COMPUTE_16F, CUBLAS_COMPUTE_16F_PEDANTIC:
-		*(*cuda.Half)(unsafe.Pointer(&s)) = cuda.HalfOf(float32(v))
+		return libtypes.CUDA_R_16F, true
 	case CUBLAS_COMPUTE_32I, CUBLAS_COMPUTE_32I_PEDANTIC:
-		*(*int32)(unsafe.Pointer(&s)) = int32(v)
+		return libtypes.CUDA_R_32I, true
+	}
+	return 0, false
+}
+
+// ScalarOf is v in compute's scale type (see ScaleType); an unknown
+// compute type is an error matching ErrShape.
+func ScalarOf(compute ComputeType, v float64) (Scalar, error) {
+	var s Scalar
+	t, ok := ScaleType(compute)
+	switch {
+	case !ok:
+		return s, fmt.Errorf("cublas: compute type %v: %w", compute, ErrShape)
+	case t == libtypes.CUDA_R_32F:
+		*(*float32)(unsafe.Pointer(&s)) = float32(v)
+	case t == libtypes.CUDA_R_64F:
+		*(*float64)(unsafe.Pointer(&s)) = v
+	case t == libtypes.CUDA_R_16F:
+		*(*cuda.Half)(unsafe.Pointer(&s)) = cuda.HalfOf(float32(v))
 	default:
-		return s, fmt.Errorf("cublas: GemmEx: compute type %v: %w", compute, ErrShape)
+		*(*int32)(unsafe.Pointer(&s)) = int32(v)
 	}
 	return s, nil
 }
@@ -70,11 +90,11 @@ func GemmEx[TA, TB, TC Elem](h *BLAS, transA, transB Operation, m, n, k int, alp
 	if err := checkGemm(call, transA, transB, m, n, k, a.Len(), lda, b.Len(), ldb, c.Len(), ldc); err != nil {
 		return err
 	}
-	al, err := scalarOf(compute, alpha)
+	al, err := ScalarOf(compute, alpha)
 	if err != nil {
-		return err
+		return fmt.Errorf("cublas: GemmEx: %w", err)
 	}
-	be, _ := scalarOf(compute, beta)
+	be, _ := ScalarOf(compute, beta)
 	st, err := h.acquire(call)
 	if err != nil {
 		return err

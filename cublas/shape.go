@@ -136,3 +136,14 @@ func fits32(vals ...int) bool {
 	}
 	return true
 }
+
+// CheckMatrix checks a column-major matrix argument, as the calls of this
+// package do, for packages built on it (cublaslt): a rows x cols matrix
+// (as stored) with leading dimension ld, in a Slice of n elements. The
+// error matches ErrShape and names call and the matrix.
+func CheckMatrix(call, name string, rows, cols, ld, n int) error {
+	if err := dims(call, "rc", rows, cols); err != nil {
+		return err
+	}
+	return matrix(call, name, rows, cols, ld, n)
+}

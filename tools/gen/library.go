@@ -116,6 +116,7 @@ var libraries = []*library{
 		typePrefix: regexp.MustCompile(`^cublasLt([A-Z].*?)(?:_t)?$`),
 		funcPrefix: "cublasLt",
 		uses:       []string{"libtypes", "cublas"},
+		rename:     map[string]string{"cublasLtMatmul": "RawMatmul"}, // the typed Matmul takes the name
 		prelude:    "typedef struct _IO_FILE FILE;",
 		extern:     map[string]string{"FILE": "byte"},
 		imports:    cudaImports,

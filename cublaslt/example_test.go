@@ -1,0 +1,61 @@
+package cublaslt_test
+
+import (
+	"fmt"
+	"log"
+
+	"github.com/purecuda/purecuda/cublaslt"
+	"github.com/purecuda/purecuda/cuda"
+)
+
+// A matrix product with a bias and ReLU applied by cuBLASLt: D =
+// relu(A*B + bias), column-major, 2x2 = (2x3)(3x2).
+func Example() {
+	devs, err := cuda.Devices()
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, err := devs[0].Context()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ctx.Close()
+	s, err := ctx.NewStream()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	lt, err := cublaslt.New(s)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer lt.Close()
+	put := func(v []float32) cuda.Slice[float32] {
+		x, err := cuda.Alloc[float32](s, len(v))
+		if err == nil {
+			err = cuda.CopyToDevice(s, x, v)
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		return x
+	}
+	a := put([]float32{1, -1, 2, -2, 3, -3}) // columns (1,-1) (2,-2) (3,-3)
+	b := put([]float32{1, 1, 1, 0, 0, 1})    // columns (1,1,1) (0,0,1)
+	bias := put([]float32{0.5, 10})
+	d := put(make([]float32, 4))
+	defer a.Free()
+	defer b.Free()
+	defer bias.Free()
+	defer d.Free()
+	op := cublaslt.Op{M: 2, N: 2, K: 3, Epilogue: cublaslt.CUBLASLT_EPILOGUE_RELU_BIAS}
+	if err := cublaslt.Matmul(lt, op, 1, a, b, 0, cuda.Slice[float32]{}, d, bias); err != nil {
+		log.Fatal(err)
+	}
+	out := make([]float32, 4)
+	if err := cuda.CopyToHost(s, out, d); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(out)
+	// Output: [6.5 4 3.5 7]
+}

@@ -224,7 +224,6 @@ func (d Device) Temperature() (int, error) {
 		return 0, callErr("nvmlDeviceGetTemperatureV", err)
 	}
 	var c uint32
-	//lint:ignore SA1019 the fallback for libraries without nvmlDeviceGetTemperatureV
 	if err := DeviceGetTemperature(d, NVML_TEMPERATURE_GPU, &c); err != nil {
 		return 0, callErr("nvmlDeviceGetTemperature", err)
 	}

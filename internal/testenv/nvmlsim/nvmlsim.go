@@ -16,8 +16,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-
-	_ "embed"
 )
 
 // Devices is the number of devices the simulator shows.
@@ -109,8 +107,3 @@ func Stat(name string) int64 {
 	}
 	return v
 }
-
-// source is the simulator, nvmlsim.c.
-//
-//go:embed sim/nvmlsim.c
-var source []byte

@@ -11,8 +11,15 @@ import (
 	"os/exec"
 	"path/filepath"
 
+	_ "embed"
+
 	"github.com/ebitengine/purego"
 )
+
+// source is the simulator, nvmlsim.c.
+//
+//go:embed sim/nvmlsim.c
+var source []byte
 
 // library compiles nvmlsim.c into a shared library in the user's cache
 // directory, keyed by the compiler and the source, and returns its path.

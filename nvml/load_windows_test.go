@@ -1,0 +1,101 @@
+//go:build windows && amd64 && !gpu
+
+package nvml
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"golang.org/x/sys/windows"
+)
+
+// envSystem32NVML, set to 1, says that the system directory holds an
+// nvml.dll (.ci/windows-wine puts the NVML simulator there).
+const envSystem32NVML = "PURECUDA_SYSTEM32_NVML"
+
+// env is a fake environment for open and searchPlaces.
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}
+
+func TestSearchPlacesAreSystem32ThenNVSMI(t *testing.T) {
+	sys, err := windows.GetSystemDirectory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := searchPlaces(env(map[string]string{"ProgramW6432": `C:\Program Files`}))
+	want := []string{filepath.Join(sys, "nvml.dll"), `C:\Program Files\NVIDIA Corporation\NVSMI\nvml.dll`}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("searchPlaces = %q, want %q", got, want)
+	}
+}
+
+// TestLoadTakesNvmlFromSystem32 loads NVML without PURECUDA_LIBNVML: the
+// nvml.dll of the system directory, by its full path.
+func TestLoadTakesNvmlFromSystem32(t *testing.T) {
+	if os.Getenv(envSystem32NVML) != "1" {
+		t.Skip(envSystem32NVML + "=1 runs it, when System32 holds an nvml.dll (.ci/windows-wine)")
+	}
+	sys, err := windows.GetSystemDirectory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := open(env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.lib.close()
+	if want := filepath.Join(sys, "nvml.dll"); !strings.EqualFold(l.path, want) {
+		t.Errorf("loaded %s, want %s", l.path, want)
+	}
+}
+
+// TestLoadFallsBackToNVSMI: where System32 has no nvml.dll, the one in
+// %ProgramW6432%\NVIDIA Corporation\NVSMI is taken; a missing DLL is
+// os.ErrNotExist in the list of places tried.
+func TestLoadFallsBackToNVSMI(t *testing.T) {
+	src := os.Getenv("PURECUDA_NVMLSIM_DLL")
+	if src == "" {
+		t.Skip("PURECUDA_NVMLSIM_DLL names the DLL to install as NVSMI's (.ci/windows-wine)")
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not t.TempDir: under Wine 8.0 its cleanup fails (see .ci/windows-wine);
+	// the files are removed one by one here.
+	pf, err := os.MkdirTemp("", "nvsmi-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nvsmi := filepath.Join(pf, "NVIDIA Corporation", "NVSMI")
+	t.Cleanup(func() {
+		for _, p := range []string{filepath.Join(nvsmi, "nvml.dll"), nvsmi, filepath.Dir(nvsmi), pf} {
+			if err := os.Remove(p); err != nil {
+				t.Logf("cleanup: %v", err)
+			}
+		}
+	})
+	if err := os.MkdirAll(nvsmi, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(nvsmi, "nvml.dll"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(pf, "System32", "nvml.dll")
+	l, tried := openFirst([]string{missing, filepath.Join(nvsmi, "nvml.dll")})
+	if l == nil {
+		t.Fatalf("nothing loaded: %v", tried)
+	}
+	defer l.lib.close()
+	if l.path != filepath.Join(nvsmi, "nvml.dll") || len(tried) != 0 && !errors.Is(tried[0].Err, os.ErrNotExist) {
+		t.Errorf("loaded %s (tried %v)", l.path, tried)
+	}
+	_, tried = openFirst([]string{missing})
+	if len(tried) != 1 || !errors.Is(tried[0].Err, os.ErrNotExist) {
+		t.Errorf("a missing DLL: %v", tried)
+	}
+}

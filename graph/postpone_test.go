@@ -142,3 +142,38 @@ func TestCaptureWaitsForARunningPostponedFunction(t *testing.T) {
 	testenv.Finished(t, "the capture after the postponed function", captured)
 	drained(t)
 }
+
+// A postponed function that blocks counts as background work while it
+// runs: Drain waits for it (a Drain whose context has ended says so), and
+// returns once it has returned.
+func TestDrainWaitsForABlockingPostponedFunction(t *testing.T) {
+	running, finish := make(chan struct{}), make(chan struct{})
+	var finished atomic.Bool
+	graph.Postpone(func() {
+		close(running)
+		<-finish
+		finished.Store(true)
+	})
+	t.Cleanup(func() {
+		select {
+		case <-finish:
+		default:
+			close(finish)
+		}
+	})
+	testenv.Recv(t, running, "the postponed function to run")
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := graph.Drain(ended); err == nil {
+		t.Fatal("Drain with an ended context returned nil while a postponed function runs")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
+	defer cancel()
+	drain := testenv.WaitAsync(func() error { return graph.Drain(ctx) })
+	testenv.StillWaiting(t, "Drain while the postponed function blocks", drain)
+	close(finish)
+	testenv.Finished(t, "Drain", drain)
+	if !finished.Load() {
+		t.Fatal("Drain returned before the postponed function had")
+	}
+}

@@ -71,13 +71,24 @@
 // Lease attaches a release function to the capture in progress on a
 // stream. It runs once the graph made by that capture and every executable
 // graph made from it are destroyed (or updated with another graph) and
-// their last launches have finished. Executable graphs that lease anything
-// record an event after each launch. Destroy returns at once and the wait
-// for that event (through package sync) and the release run on a goroutine
-// of this package; Drain waits for all of that to end. An update that
-// finds the event complete (as in a loop that waits for each run) keeps it
-// for the new launches and runs the old releases on the calling goroutine
-// before it returns, with no lock of this package held.
+// their last launches have finished. An executable graph's launches run
+// one after another, so an executable graph that leases anything tracks
+// them with one event, recorded on the stream of its latest launch when
+// the launches must be known finished (at Destroy, and at an update that
+// has to know) rather than after each launch, which C's launch loops do not
+// pay; a launch notes its stream and the stream's unique id
+// (cuStreamGetId, asked once per stream), so that a stream destroyed
+// before then, whose handle the driver may have given to another stream,
+// is noticed, and the release then waits for the whole context. After an
+// update that had to ask, each launch records the event at once, so that
+// the next update finds it complete. Destroy returns at once and the wait
+// (through package sync) and the release run on a goroutine of this
+// package; Drain waits for all of that to end. An update that finds the
+// launches finished (as in a loop that waits for each run: the stream is
+// idle, or the event complete) keeps the event for the new launches and
+// runs the old releases on the calling goroutine before it returns, with
+// no lock of this package held; one whose capture leased the same
+// functions through LeaseCounted (hostmem's Use) runs them without asking.
 //
 // # Thread safety
 //

@@ -26,10 +26,29 @@ type execState struct {
 	raw libcuda.GraphExec // 0 once destroyed
 	ctx libcuda.Context
 	// hold is the reference on the leases of the graph this executable
-	// graph runs, whose release waits for it; while there is one, last is
-	// recorded after every launch. Without one, last is complete, or 0.
+	// graph runs, whose release waits for it; while there is one, last
+	// tracks the launches (see pending). Without one, last is complete,
+	// or 0.
 	hold *leases
 	last libcuda.Event
+	// The launches are tracked lazily: a launch on a stream of the
+	// caller's records nothing, but notes the stream and its unique id
+	// (cuStreamGetId, asked once per stream), and pending says that last
+	// does not cover the launches yet. An executable graph's launches run
+	// one after another, so recording last on the stream of the latest
+	// launch covers them all; that is done when the launches must be
+	// known finished (settle: at an update, at Destroy), not after each
+	// launch, which C's launch loops do not pay either (issue 29). A
+	// launch on the legacy or per-thread stream, or with no id to be had,
+	// records last at once, and so does every launch while eager is set:
+	// after an update that had to know whether the launches before it had
+	// finished (its leases did not stand for the earlier ones, see
+	// LeaseCounted), since an event recorded at the update itself is
+	// seldom complete yet, and the next update will ask again.
+	lastStream libcuda.Stream
+	lastID     uint64 // lastStream's unique id; 0 for none
+	pending    bool
+	eager      bool
 	// untracked is set when a launch could not be followed by its event,
 	// or no event could be made: what is leased then is never released
 	// (the references are dropped without unref), and no event recorded.
@@ -98,23 +117,106 @@ func (e *Exec) Launch(s libcuda.Stream) error {
 	return st.launchTracked(s)
 }
 
-// launchTracked launches and records the launch's completion. st.mu held.
+// launchTracked launches and notes the launch for last (see pending).
+// st.mu held.
 func (st *execState) launchTracked(s libcuda.Stream) error {
+	special := false
 	switch s {
 	case 0, libcuda.CU_STREAM_LEGACY, libcuda.CU_STREAM_PER_THREAD:
 		// Which stream these mean depends on the thread: launch and record
 		// on the same one.
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
+		special = true
 	}
 	if err := libcuda.GraphLaunch(st.raw, s); err != nil {
 		return fmt.Errorf("graph: Launch on %s: cuGraphLaunch: %w", streamName(s), err)
 	}
+	if !special && !st.eager {
+		if s == st.lastStream && st.lastID != 0 {
+			st.pending = true
+			return nil
+		}
+		// A stream not launched on last: its id, asked while no capture
+		// is in progress (a capture's rules may count the call as
+		// unsafe); else the event is recorded now.
+		var id uint64
+		ran, err := sync.IfNoCapture(func() error { return libcuda.StreamGetId(s, &id) })
+		if ran && err == nil && id != 0 {
+			st.lastStream, st.lastID, st.pending = s, id, true
+			return nil
+		}
+	}
+	st.lastStream, st.lastID, st.pending = 0, 0, false
 	if err := libcuda.EventRecord(st.last, s); err != nil {
 		st.untracked = true
 		return fmt.Errorf("graph: Launch on %s: launched, but its end cannot be tracked, so what the graph leases is kept for good: cuEventRecord: %w", streamName(s), err)
 	}
 	return nil
+}
+
+// settle records last on the stream of the latest launch if launches are
+// pending, so that last completes once every launch has; it reports false
+// when that cannot be done: the stream was destroyed (its id is not the
+// one noted: the driver gives a destroyed stream's handle to the next
+// stream), is being captured (a record would join the capture), or the
+// record failed. Then only a wait for the whole context covers the
+// launches. st.mu held; the caller runs it in relaxed mode, or in its own
+// while no capture is in progress.
+func (st *execState) settle() bool {
+	if !st.pending {
+		return true
+	}
+	capturing, err := sync.Capturing(st.lastStream)
+	if err != nil || capturing {
+		return false
+	}
+	var id uint64
+	if err := libcuda.StreamGetId(st.lastStream, &id); err != nil || id != st.lastID {
+		return false
+	}
+	if err := libcuda.EventRecord(st.last, st.lastStream); err != nil {
+		return false
+	}
+	st.pending = false
+	return true
+}
+
+// idle reports whether launches are pending and the stream of the latest
+// is idle (the same stream, not being captured, its query finished): then
+// every launch has finished, and last, complete, serves the launches
+// after; pending is cleared. One query of the stream instead of a record
+// of last and a query of it, which is seldom complete so soon. st.mu
+// held; run as settle is.
+func (st *execState) idle() bool {
+	if !st.pending {
+		return false
+	}
+	capturing, err := sync.Capturing(st.lastStream)
+	if err != nil || capturing {
+		return false
+	}
+	var id uint64
+	if err := libcuda.StreamGetId(st.lastStream, &id); err != nil || id != st.lastID {
+		return false
+	}
+	if libcuda.StreamQuery(st.lastStream) != nil {
+		return false
+	}
+	st.pending = false
+	return true
+}
+
+// retire retires the leases held for the launches made so far, last and
+// hold, which the caller gives up: on last when settled, else once the
+// whole context is idle. st.mu held.
+func (st *execState) retire(settled bool) {
+	if settled {
+		retire(st.last, st.hold)
+	} else {
+		retireByContext(st.ctx, st.last, st.hold)
+	}
+	st.pending = false
 }
 
 // Upload uploads e's work to the device on stream s ahead of its launch,
@@ -186,13 +288,13 @@ func (st *execState) update(raw libcuda.Graph, l *leases) (inPlace bool, done *l
 	held := l.held()
 	// The new leases hold what the old ones do: the old are released at
 	// the update whether or not the launches before it have finished,
-	// since last, recorded after each launch, tracks those launches for
-	// the new leases too (an executable graph's launches run one after
+	// since last, settled on the stream of the latest launch, tracks
+	// those launches for the new leases too (an executable graph's launches run one after
 	// another).
 	transfer := held && st.hold != nil && !st.untracked && st.hold.sameCounted(l)
 	var info libcuda.GraphExecUpdateResultInfo
 	var ev libcuda.Event
-	updated, finished := false, false
+	updated, finished, settled := false, false, true
 	err = inMode(st.ctx, func() error {
 		if err := libcuda.GraphExecUpdate(st.raw, raw, &info); err != nil {
 			return fmt.Errorf("cuGraphExecUpdate: %w", err)
@@ -203,8 +305,16 @@ func (st *execState) update(raw libcuda.Graph, l *leases) (inPlace bool, done *l
 		}
 		// Without a hold no launch has recorded last since it was found
 		// complete: it still is. New leases that stand for the old ones
-		// (LeaseCounted) need no query: the old go now either way.
-		finished = st.last != 0 && (st.hold == nil || transfer || libcuda.EventQuery(st.last) == nil)
+		// (LeaseCounted) need no query: the old go now either way, and
+		// last goes on covering the launches, pending or not.
+		idle := false
+		if st.hold != nil && !transfer {
+			if idle = st.idle(); !idle {
+				settled = st.settle()
+			}
+		}
+		st.eager = held && !transfer
+		finished = st.last != 0 && (st.hold == nil || transfer || idle || (settled && libcuda.EventQuery(st.last) == nil))
 		if held && !finished {
 			return newEvent(&ev)
 		}
@@ -224,7 +334,7 @@ func (st *execState) update(raw libcuda.Graph, l *leases) (inPlace bool, done *l
 	if held && !st.untracked && !finished && ev == 0 {
 		// Without an event the new launches cannot be tracked: what the
 		// new graph leases is kept for good. The old launches still are.
-		retire(st.last, st.hold)
+		st.retire(settled)
 		st.hold, st.last, st.untracked = nil, 0, true
 	}
 	if st.untracked {
@@ -237,7 +347,7 @@ func (st *execState) update(raw libcuda.Graph, l *leases) (inPlace bool, done *l
 	if finished {
 		done = st.hold // last serves the new launches
 	} else {
-		retire(st.last, st.hold)
+		st.retire(settled)
 		st.last = ev // 0 when nothing is held
 	}
 	st.hold = nil
@@ -271,16 +381,22 @@ func (st *execState) destroy() error {
 	}
 	raw := st.raw
 	st.raw = 0
-	if err := Relaxed(func() error { return execDestroy(raw) }); err != nil {
+	settled := true
+	if err := Relaxed(func() error {
+		if st.hold != nil && !st.untracked {
+			settled = st.settle()
+		}
+		return execDestroy(raw)
+	}); err != nil {
 		// It may still exist, and run: keep what it leases.
 		destroyEvent(st.last)
-		st.hold, st.last = nil, 0
+		st.hold, st.last, st.pending = nil, 0, false
 		return err
 	}
 	if st.untracked {
 		destroyEvent(st.last)
 	} else {
-		retire(st.last, st.hold)
+		st.retire(settled)
 	}
 	st.hold, st.last = nil, 0
 	return nil

@@ -189,7 +189,7 @@ func (l *leases) release() {
 // thread that sleeps in the driver, never spinning.
 var retireWait = sync.Policy{Mode: sync.Blocking}
 
-// retire releases hold once event ev, recorded after each launch, has
+// retire releases hold once event ev, which covers every launch, has
 // completed, on a goroutine of this package, and destroys ev. An event
 // never recorded (no launch) is complete at once. The caller has given
 // its reference in hold up.
@@ -205,6 +205,27 @@ func retire(ev libcuda.Event, hold *leases) {
 				destroyEvent(ev)
 				return
 			}
+		}
+		destroyEvent(ev)
+		hold.unrefHere()
+	})
+}
+
+// retireByContext is retire for launches that no event covers (their
+// stream was destroyed before they were settled): hold is released once
+// the whole context cu has been idle, waited for by a function postponed
+// until no capture is in progress (cuCtxSynchronize breaks captures in
+// every mode), and ev is destroyed.
+func retireByContext(cu libcuda.Context, ev libcuda.Event, hold *leases) {
+	if ev == 0 && hold == nil {
+		return
+	}
+	Postpone(func() {
+		if err := sync.Context(context.Background(), cu); err != nil {
+			// The GPU may still use what the leases hold: keep it.
+			slog.Error("graph: waiting for the context of an executable graph whose last launch's stream is gone failed; the resources it leases are kept", "err", err)
+			destroyEvent(ev)
+			return
 		}
 		destroyEvent(ev)
 		hold.unrefHere()

@@ -285,7 +285,7 @@ static struct {
     /* cumulative, zeroed by sim_reset_stats */
     long long captures_invalidated, unregister_calls, register_calls, fences, kernel_launches,
         graph_launches, illegal_addresses, event_queries, fenced_calls, ctx_synchronize_calls,
-        event_creates, pageable_copies;
+        event_creates, pageable_copies, event_records;
 } st;
 
 /* ===================================================================
@@ -1951,6 +1951,7 @@ static CUresult event_record(CUevent e, CUstream h, unsigned flags) {
         op_unref(e->rec);
         e->rec = o;
         e->in_capture = 0;
+        st.event_records++;
     }
     UNLOCK();
     return r;
@@ -3574,6 +3575,7 @@ static const struct { const char *name; long long *value; int cumulative; } stat
     { "graph_launches", &st.graph_launches, 1 },
     { "illegal_addresses", &st.illegal_addresses, 1 },
     { "event_queries", &st.event_queries, 1 },
+    { "event_records", &st.event_records, 1 },     /* cuEventRecord(WithFlags) calls recorded outside a capture */
     { "fenced_calls", &st.fenced_calls, 1 },
     { "ctx_synchronize_calls", &st.ctx_synchronize_calls, 1 },
     { "event_creates", &st.event_creates, 1 },     /* cuEventCreate calls that made an event */

@@ -28,6 +28,7 @@ type moduleState struct {
 	closed bool
 	funcs  []funcName // nil when the driver cannot list a module's functions
 
+	log     string            // the JIT's info log (Module.Log)
 	gmu     gosync.Mutex      // guards globals
 	globals map[string]*alloc // the variables Global gave out, by name
 }
@@ -41,16 +42,24 @@ type funcName struct {
 	demangled string // "" for an extern "C" name, or one the demangler does not read
 }
 
-// LoadModule loads a module image into the context (cuModuleLoadData):
+// LoadModule loads a module image into the context (cuModuleLoadDataEx):
 // PTX text (with or without a terminating NUL), a cubin or a fatbin. The
-// image is not kept.
-func LoadModule(ctx *Context, image []byte) (*Module, error) {
+// image is not kept. The options tell the driver's JIT how to compile PTX
+// (OptimizationLevel, MaxRegisters, GenerateLineInfo, Target). When the
+// JIT refuses the image, the error is a *JITError with the JIT's logs
+// (errors.Is matches the driver's Result, CUDA_ERROR_INVALID_PTX for bad
+// PTX); Module.Log has its info log otherwise.
+func LoadModule(ctx *Context, image []byte, opts ...ModuleOption) (*Module, error) {
 	cst, err := ctx.live("LoadModule")
 	if err != nil {
 		return nil, err
 	}
 	if len(image) == 0 {
-		return nil, errors.New("cuda: LoadModule: empty image")
+		return nil, errNoImage
+	}
+	jc, err := newJITCall(opts)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: LoadModule: %w", err)
 	}
 	if image[len(image)-1] != 0 && isText(image) {
 		image = append(image[:len(image):len(image)], 0)
@@ -61,8 +70,11 @@ func LoadModule(ctx *Context, image []byte) (*Module, error) {
 	var raw libcuda.Module
 	var funcs []funcName
 	err = cst.do(func() error {
-		if err := libcuda.ModuleLoadData(&raw, unsafe.Pointer(&image[0])); err != nil {
-			return driverErr("cuModuleLoadData", err)
+		n, ids, vals := jc.args()
+		err := libcuda.ModuleLoadDataEx(&raw, unsafe.Pointer(&image[0]), n, ids, vals)
+		jc.keepAlive()
+		if err != nil {
+			return jc.jitErr("cuModuleLoadDataEx", err)
 		}
 		var lerr error
 		funcs, lerr = listFuncs(raw)
@@ -78,6 +90,7 @@ func LoadModule(ctx *Context, image []byte) (*Module, error) {
 		return nil, errors.Join(err, cst.unref())
 	}
 	ms := &moduleState{ctx: cst, raw: raw, funcs: funcs}
+	ms.log, _ = jc.logs()
 	m := &Module{st: ms}
 	m.cleanup = runtime.AddCleanup(m, func(ms *moduleState) {
 		dropped("Module", "Close")

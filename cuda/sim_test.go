@@ -161,7 +161,7 @@ func TestDriverFailuresNameTheCall(t *testing.T) {
 	if got := read(t, f.s, x); got[0] != 2 || got[1] != 4 {
 		t.Errorf("after the failures x = %v, want [2 4]", got)
 	}
-	testenv.SimFailNext(t, "cuModuleLoadData", 1, libcuda.CUDA_ERROR_INVALID_PTX)
+	testenv.SimFailNext(t, "cuModuleLoadDataEx", 1, libcuda.CUDA_ERROR_INVALID_PTX)
 	if _, err := cuda.LoadModule(f.ctx, kernelsPTX()); !errors.Is(err, libcuda.CUDA_ERROR_INVALID_PTX) {
 		t.Errorf("LoadModule: %v", err)
 	}

@@ -172,6 +172,7 @@ enum {
     CUDA_ERROR_INVALID_IMAGE = 200,
     CUDA_ERROR_INVALID_CONTEXT = 201,
     CUDA_ERROR_PEER_ACCESS_UNSUPPORTED = 217,
+    CUDA_ERROR_INVALID_PTX = 218,
     CUDA_ERROR_INVALID_HANDLE = 400,
     CUDA_ERROR_ILLEGAL_STATE = 401,
     CUDA_ERROR_NOT_FOUND = 500,
@@ -2797,11 +2798,70 @@ CUresult cuModuleLoadData(CUmodule *pm, const void *image) {
     STICKY_POINT();
     return module_load(pm, image);
 }
+/* What the simulator's "JIT" finds wrong in PTX text: no .target, or
+ * braces that do not balance (the bad PTX of the tests: a function left
+ * open). NULL when it finds nothing. */
+static const char *ptx_problem(const char *image, int *line) {
+    int depth = 0;
+    *line = 1;
+    if (!strstr(image, ".target")) return "no .target directive";
+    for (const char *p = image; *p; p++) {
+        if (*p == '\n') ++*line;
+        else if (*p == '{') depth++;
+        else if (*p == '}' && --depth < 0) return "'}' without '{'";
+    }
+    return depth ? "unexpected end of file: a '{' is not closed" : NULL;
+}
+
+/* JIT options: the logs (3/4 info, 5/6 errors: a buffer and its size,
+ * which comes back as the bytes written) are filled; the other known
+ * options (0-34) are accepted and do nothing; an unknown one is
+ * CUDA_ERROR_INVALID_VALUE. Bad PTX text gives CUDA_ERROR_INVALID_PTX and
+ * a line in the error log. */
+struct jit_logs { char *info, *err; size_t info_n, err_n; int info_i, err_i; };
+static CUresult jit_options(unsigned nopts, const CUjit_option *opts, void **vals, struct jit_logs *l) {
+    *l = (struct jit_logs){ .info_i = -1, .err_i = -1 };
+    if (nopts && (!opts || !vals)) return CUDA_ERROR_INVALID_VALUE;
+    for (unsigned i = 0; i < nopts; i++) switch (opts[i]) {
+        case 3: l->info = vals[i]; break;
+        case 4: l->info_n = (size_t)(uintptr_t)vals[i]; l->info_i = (int)i; break;
+        case 5: l->err = vals[i]; break;
+        case 6: l->err_n = (size_t)(uintptr_t)vals[i]; l->err_i = (int)i; break;
+        default: if (opts[i] < 0 || opts[i] > 34) return CUDA_ERROR_INVALID_VALUE; break;
+        }
+    return CUDA_SUCCESS;
+}
+static void jit_log(const struct jit_logs *l, void **vals, const char *msg) {
+    if (l->err_i >= 0) vals[l->err_i] = 0;
+    if (l->info_i >= 0) vals[l->info_i] = 0;
+    if (msg && l->err && l->err_n) {
+        snprintf(l->err, l->err_n, "%s", msg);
+        if (l->err_i >= 0) vals[l->err_i] = (void *)(uintptr_t)(strlen(l->err) + 1);
+    }
+}
+static CUresult jit_check(const void *image, const struct jit_logs *l, void **vals) {
+    const unsigned char *b = image;
+    int binary = (b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F') || (b[0] == 0x50 && b[1] == 0xed && b[2] == 0x55 && b[3] == 0xba);
+    int line = 0;
+    const char *why = binary || !strstr(image, ".version") ? NULL : ptx_problem(image, &line);
+    if (!why) {
+        jit_log(l, vals, NULL);
+        return CUDA_SUCCESS;
+    }
+    char msg[256];
+    snprintf(msg, sizeof msg, "purecuda sim ptxas, line %d; error   : %s", line, why);
+    jit_log(l, vals, msg);
+    return CUDA_ERROR_INVALID_PTX;
+}
+
 CUresult cuModuleLoadDataEx(CUmodule *pm, const void *image, unsigned int nopts, CUjit_option *opts, void **vals) {
     FAIL_POINT("cuModuleLoadDataEx");
     STICKY_POINT();
-    (void)nopts; (void)opts; (void)vals;
-    return module_load(pm, image);
+    struct jit_logs l;
+    CUresult r = jit_options(nopts, opts, vals, &l);
+    if (!r && (!pm || !image)) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) r = jit_check(image, &l, vals);
+    return r ? r : module_load(pm, image);
 }
 
 CUresult cuModuleUnload(CUmodule m) {

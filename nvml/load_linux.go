@@ -2,13 +2,7 @@
 
 package nvml
 
-import (
-	"errors"
-	"os"
-	"path/filepath"
-
-	"github.com/ebitengine/purego"
-)
+import "path/filepath"
 
 // libraryName is NVML's file name on Linux.
 const libraryName = "libnvidia-ml.so.1"
@@ -22,27 +16,4 @@ func searchPlaces(getenv func(string) string) []string {
 		filepath.Join("/usr/local/nvidia/lib64", libraryName),
 		filepath.Join("/usr/lib/wsl/lib", libraryName),
 	}
-}
-
-type dlLibrary uintptr
-
-func (h dlLibrary) sym(name string) (uintptr, bool) {
-	a, err := purego.Dlsym(uintptr(h), name)
-	return a, err == nil && a != 0
-}
-
-func (h dlLibrary) close() { _ = purego.Dlclose(uintptr(h)) }
-
-// openLibrary opens one library by path or by name.
-func openLibrary(path string) (library, error) {
-	h, err := purego.Dlopen(path, purego.RTLD_NOW|purego.RTLD_LOCAL)
-	if err != nil {
-		if filepath.IsAbs(path) {
-			if _, serr := os.Stat(path); errors.Is(serr, os.ErrNotExist) {
-				err = os.ErrNotExist // dlerror's text says the same at more length
-			}
-		}
-		return nil, err
-	}
-	return dlLibrary(h), nil
 }

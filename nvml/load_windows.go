@@ -3,8 +3,6 @@
 package nvml
 
 import (
-	"errors"
-	"os"
 	"path/filepath"
 
 	"golang.org/x/sys/windows"
@@ -28,26 +26,4 @@ func searchPlaces(getenv func(string) string) []string {
 		places = append(places, filepath.Join(p, "NVIDIA Corporation", "NVSMI", libraryName))
 	}
 	return places
-}
-
-type dllLibrary windows.Handle
-
-func (h dllLibrary) sym(name string) (uintptr, bool) {
-	a, err := windows.GetProcAddress(windows.Handle(h), name)
-	return a, err == nil && a != 0
-}
-
-func (h dllLibrary) close() { _ = windows.FreeLibrary(windows.Handle(h)) }
-
-// openLibrary loads a DLL by its full path, with its own folder searched
-// for the DLLs it needs.
-func openLibrary(path string) (library, error) {
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return nil, os.ErrNotExist
-	}
-	h, err := windows.LoadLibraryEx(path, 0, windows.LOAD_WITH_ALTERED_SEARCH_PATH)
-	if err != nil {
-		return nil, err
-	}
-	return dllLibrary(h), nil
 }

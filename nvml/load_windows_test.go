@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/purecuda/purecuda/internal/dl"
 )
 
 // envSystem32NVML, set to 1, says that the system directory holds an
@@ -47,15 +49,15 @@ func TestLoadTakesNvmlFromSystem32(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.lib.close()
+	defer l.lib.Close()
 	if want := filepath.Join(sys, "nvml.dll"); !strings.EqualFold(l.path, want) {
 		t.Errorf("loaded %s, want %s", l.path, want)
 	}
 }
 
 // TestLoadFallsBackToNVSMI: where System32 has no nvml.dll, the one in
-// %ProgramW6432%\NVIDIA Corporation\NVSMI is taken; a missing DLL is
-// os.ErrNotExist in the list of places tried.
+// %ProgramW6432%\NVIDIA Corporation\NVSMI is taken; a missing DLL is a
+// place tried, with its error.
 func TestLoadFallsBackToNVSMI(t *testing.T) {
 	src := os.Getenv("PURECUDA_NVMLSIM_DLL")
 	if src == "" {
@@ -86,16 +88,17 @@ func TestLoadFallsBackToNVSMI(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(pf, "System32", "nvml.dll")
-	l, tried := openFirst([]string{missing, filepath.Join(nvsmi, "nvml.dll")})
-	if l == nil {
+	l, tried, ok := dl.OpenFirst(search, []string{missing, filepath.Join(nvsmi, "nvml.dll")}, openNVML)
+	if !ok {
 		t.Fatalf("nothing loaded: %v", tried)
 	}
-	defer l.lib.close()
-	if l.path != filepath.Join(nvsmi, "nvml.dll") || len(tried) != 0 && !errors.Is(tried[0].Err, os.ErrNotExist) {
-		t.Errorf("loaded %s (tried %v)", l.path, tried)
+	defer l.lib.Close()
+	if l.path != filepath.Join(nvsmi, "nvml.dll") {
+		t.Errorf("loaded %s, want NVSMI's", l.path)
 	}
-	_, tried = openFirst([]string{missing})
-	if len(tried) != 1 || !errors.Is(tried[0].Err, os.ErrNotExist) {
-		t.Errorf("a missing DLL: %v", tried)
+	_, err = open(env(map[string]string{EnvLibrary: missing}))
+	var le *LoadError
+	if !errors.As(err, &le) || len(le.Tried) != 1 || le.Tried[0].Path != missing || le.Tried[0].Err == nil {
+		t.Errorf("a missing DLL: %v", err)
 	}
 }

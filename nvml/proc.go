@@ -2,8 +2,9 @@ package nvml
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
+
+	"github.com/purecuda/purecuda/internal/dl"
 )
 
 // proc is one NVML entry point. The generated wrappers hold one each and
@@ -13,11 +14,7 @@ import (
 type proc struct {
 	addr   uintptr // the resolved address; 0 until resolved (atomic)
 	symbol string  // the C symbol, e.g. "nvmlDeviceGetCount_v2"
-	err    error   // why resolution failed; guarded by resolveMu
 }
-
-// resolveMu serializes resolution, which happens once per entry point.
-var resolveMu sync.Mutex
 
 // fn returns the entry point's address, resolving it on first use. It is
 // small enough to be inlined into every wrapper.
@@ -25,29 +22,8 @@ func (p *proc) fn() (uintptr, error) {
 	if a := atomic.LoadUintptr(&p.addr); a != 0 {
 		return a, nil
 	}
-	return p.resolve()
-}
-
-func (p *proc) resolve() (uintptr, error) {
-	l, err := libraryOrLoad()
-	if err != nil {
-		return 0, err
-	}
-	resolveMu.Lock()
-	defer resolveMu.Unlock()
-	if a := p.addr; a != 0 {
-		return a, nil
-	}
-	if p.err != nil {
-		return 0, p.err
-	}
-	a, ok := l.lib.sym(p.symbol)
-	if !ok {
-		p.err = &SymbolError{Symbol: p.symbol, Path: l.path}
-		return 0, p.err
-	}
-	atomic.StoreUintptr(&p.addr, a)
-	return a, nil
+	return lazy.Resolve(&p.addr, p.symbol, func(l *nvmlLibrary) dl.Library { return l.lib },
+		func(l *nvmlLibrary) error { return &SymbolError{Symbol: p.symbol, Path: l.path} })
 }
 
 // result turns an nvmlReturn_t into an error: nil for NVML_SUCCESS, else

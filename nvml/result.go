@@ -31,7 +31,7 @@ func (r Return) Description() string {
 	if v, ok := descriptions.Load(r); ok {
 		return v.(string)
 	}
-	if loaded.Load() == nil {
+	if loaded() == nil {
 		return ""
 	}
 	p, err := ErrorString(r)

@@ -163,7 +163,7 @@ func TestConcurrentCachedRunsReleaseEachLeaseOnceAfterItsLaunch(t *testing.T) {
 	if err := c.Close(); !errors.Is(err, graph.ErrDestroyed) {
 		t.Fatalf("second Close = %v, want ErrDestroyed", err)
 	}
-	testenv.Must(t, sync.Stream(context.Background(), cu, s))
+	testenv.Must(t, sync.Stream(testenv.Context(t), cu, s))
 	drained(t)
 
 	leased := 0

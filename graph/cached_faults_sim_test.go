@@ -3,7 +3,6 @@
 package graph_test
 
 import (
-	"context"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -86,7 +85,7 @@ func TestCachedRunFailuresReleaseEachLeaseOnceAndNeverEarly(t *testing.T) {
 		testenv.Must(t, run(0, 1))
 		if !tc.held {
 			gt.Open()
-			testenv.Must(t, sync.Stream(context.Background(), cu, s))
+			testenv.Must(t, sync.Stream(testenv.Context(t), cu, s))
 		}
 		copies := 1
 		if tc.topology {
@@ -97,10 +96,10 @@ func TestCachedRunFailuresReleaseEachLeaseOnceAndNeverEarly(t *testing.T) {
 		testenv.SimFailNext(t, tc.call, 0, 0)
 		t.Logf("%s: Run = %v", name, err)
 		gt.Open()
-		testenv.Must(t, sync.Stream(context.Background(), cu, s))
+		testenv.Must(t, sync.Stream(testenv.Context(t), cu, s))
 		drained(t)
 		testenv.Must(t, run(2, copies))
-		testenv.Must(t, sync.Stream(context.Background(), cu, s))
+		testenv.Must(t, sync.Stream(testenv.Context(t), cu, s))
 		testenv.Must(t, c.Close())
 		drained(t)
 		for k, want := range []int{tc.a, tc.b, tc.c} {

@@ -318,7 +318,7 @@ func TestGCDuringCaptureBreaksNothing(t *testing.T) {
 			}
 		}
 	}
-	testenv.Must(t, sync.Stream(context.Background(), 0, other))
+	testenv.Must(t, sync.Stream(testenv.Context(t), 0, other))
 
 	var garbage [][]byte
 	g, err := graph.Capture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, func(s libcuda.Stream) error {
@@ -645,10 +645,10 @@ func TestOperationsNotAllowedInACaptureReturnClearErrors(t *testing.T) {
 		if err := k.fillAdd(s, buf, n, 4, 0); err != nil {
 			return err
 		}
-		if err := sync.Stream(context.Background(), 0, s); !errors.Is(err, sync.ErrCapturing) {
+		if err := sync.Stream(testenv.Context(t), 0, s); !errors.Is(err, sync.ErrCapturing) {
 			return fmt.Errorf("a wait on the capturing stream = %v, want ErrCapturing", err)
 		}
-		if err := sync.Context(context.Background(), cu); !errors.Is(err, sync.ErrCapturing) {
+		if err := sync.Context(testenv.Context(t), cu); !errors.Is(err, sync.ErrCapturing) {
 			return fmt.Errorf("a wait on the context = %v, want ErrCapturing", err)
 		}
 		_, err := graph.Capture(s, graph.DefaultMode, func(libcuda.Stream) error { return nil })

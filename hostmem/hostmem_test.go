@@ -479,7 +479,7 @@ func TestStaleBuffersAreSafeWhileTheirStatesAreReused(t *testing.T) {
 		testenv.Must(t, b.Free())
 		stale <- b
 		if i%100 == 99 {
-			testenv.Must(t, hostmem.Wait(context.Background()))
+			testenv.Must(t, hostmem.Wait(testenv.Context(t)))
 		}
 	}
 	close(stale)

@@ -1,7 +1,6 @@
 package hostmem_test
 
 import (
-	"context"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -32,7 +31,7 @@ func TestGoMemoryStaysReachableUntilItsUnregisterReturns(t *testing.T) {
 		testenv.Must(t, buf.Use(idle))
 		testenv.Must(t, buf.Free())
 	}()
-	testenv.Must(t, hostmem.Wait(context.Background()))
+	testenv.Must(t, hostmem.Wait(testenv.Context(t)))
 	if st := hostmem.ReadStats(); st.Retired != 1 {
 		t.Fatalf("after Wait: %+v, want the registration retired", st)
 	}

@@ -1,7 +1,6 @@
 package hostmem_test
 
 import (
-	"context"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -30,7 +29,7 @@ func TestWrapWaitsForAnUnregisterOfThatMemoryInProgress(t *testing.T) {
 	testenv.Must(t, err)
 	testenv.Must(t, buf.Use(idle))
 	testenv.Must(t, buf.Free())
-	testenv.Must(t, hostmem.Wait(context.Background()))
+	testenv.Must(t, hostmem.Wait(testenv.Context(t)))
 	if st := hostmem.ReadStats(); st.Retired != 1 {
 		t.Fatalf("after Wait: %+v, want the registration retired", st)
 	}

@@ -3,7 +3,6 @@
 package hostmem_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/purecuda/purecuda/graph"
@@ -60,7 +59,7 @@ func TestUseInsideACaptureAllocatesNothing(t *testing.T) {
 		testenv.Must(t, c.Close())
 		// The Close's wait for the last launch (an event query) ends
 		// before the next count starts.
-		testenv.Must(t, graph.Drain(context.Background()))
+		testenv.Must(t, graph.Drain(testenv.Context(t)))
 		return n
 	}
 	with, without := allocs(true), allocs(false)

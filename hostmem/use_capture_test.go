@@ -165,7 +165,7 @@ func TestUseInConcurrentCachedRunsKeepsTheMemoryUntilTheirLaunchesEnd(t *testing
 		t.Fatalf("freed, its launches held: %+v, want its registration in use", st)
 	}
 	g.Open()
-	testenv.Must(t, sync.Stream(context.Background(), cu, s))
+	testenv.Must(t, sync.Stream(testenv.Context(t), cu, s))
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
 	defer cancel()
 	testenv.Must(t, graph.Drain(ctx))

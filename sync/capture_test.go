@@ -57,7 +57,7 @@ func TestWaitsDuringCaptureAreRefusedAndTheCaptureSurvives(t *testing.T) {
 	})
 	testenv.Must(t, libcuda.MemsetD8Async(dev, 0, 64, captured))
 
-	ctx := context.Background()
+	ctx := testenv.Context(t)
 	// Refused, from another goroutine, with ErrCapturing.
 	for what, wait := range map[string]func() error{
 		"capturing stream": func() error { return sync.Stream(ctx, 0, captured) },
@@ -124,7 +124,7 @@ func TestWaitOnThePerThreadStreamInItsOwnCaptureIsRefused(t *testing.T) {
 		if err := libcuda.MemsetD32Async(dev, 7, 16, s); err != nil {
 			return err
 		}
-		waitErr = sync.Stream(context.Background(), 0, libcuda.CU_STREAM_PER_THREAD)
+		waitErr = sync.Stream(testenv.Context(t), 0, libcuda.CU_STREAM_PER_THREAD)
 		return nil
 	})
 	if err != nil {

@@ -21,7 +21,7 @@ func TestIdleWaitAllocatesNothing(t *testing.T) {
 	t.Cleanup(func() { testenv.Must(t, libcuda.EventDestroy(ev)) })
 	testenv.Must(t, libcuda.EventRecord(ev, s))
 	testenv.Must(t, libcuda.StreamSynchronize(s))
-	ctx := context.Background()
+	ctx := testenv.Context(t)
 	for _, p := range modes {
 		for _, c := range []struct {
 			name string
@@ -111,7 +111,7 @@ func TestIdleWaitsNeverRunIntoACapture(t *testing.T) {
 	stop := make(chan struct{})
 	const waiters = 4
 	errs := make(chan error, waiters)
-	ctx := context.Background()
+	ctx := testenv.Context(t)
 	for i := range waiters {
 		go func() {
 			var err error

@@ -1,7 +1,6 @@
 package sync_test
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"runtime"
@@ -73,7 +72,7 @@ func TestWaitArrivingAsThePollerStopsIsServed(t *testing.T) {
 	if testing.Short() {
 		rounds = 60
 	}
-	ctx := context.Background()
+	ctx := testenv.Context(t)
 	r0, _ := sync.PollerCounts()
 	for i := range uint32(rounds) {
 		c.hold(t, first, 2*i+1)
@@ -125,7 +124,7 @@ func TestWaitsAcrossGOMAXPROCSChanges(t *testing.T) {
 	testenv.Must(t, libcuda.EventRecord(done, idle))
 	testenv.Must(t, libcuda.StreamSynchronize(idle))
 	b := takeBaseline(t)
-	ctx := context.Background()
+	ctx := testenv.Context(t)
 	policies := []sync.Policy{{Mode: sync.Auto}, {Mode: sync.Blocking}, {Mode: sync.Polling}, toPoller}
 	for step, procs := range []int{1, 4, 1, 2 * orig, orig} {
 		runtime.GOMAXPROCS(procs)

@@ -26,7 +26,7 @@ func TestWaitOnIdleStreamReturnsAtOnce(t *testing.T) {
 	testenv.OnPrimary(t, 0)
 	s := testenv.NewStream(t)
 	for _, p := range modes {
-		if err := p.Stream(context.Background(), 0, s); err != nil {
+		if err := p.Stream(testenv.Context(t), 0, s); err != nil {
 			t.Errorf("%v: %v", p.Mode, err)
 		}
 	}
@@ -45,7 +45,7 @@ func TestWaitReturnsWhenTheWorkEnds(t *testing.T) {
 			defer func() { testenv.Must(t, libcuda.EventDestroy(e)) }()
 			testenv.Must(t, libcuda.EventRecord(e, s))
 
-			ctx := context.Background()
+			ctx := testenv.Context(t)
 			onStream := testenv.WaitAsync(func() error { return p.Stream(ctx, 0, s) })
 			onEvent := testenv.WaitAsync(func() error { return p.Event(ctx, e) })
 			onContext := testenv.WaitAsync(func() error { return p.Context(ctx, cu) })
@@ -92,7 +92,7 @@ func TestCancelledWaitReturnsAtOnceAndLeavesTheWorkAlone(t *testing.T) {
 
 func TestLegacyStreamWaitNeedsItsContext(t *testing.T) {
 	cu := testenv.PrimaryContext(t, 0)
-	if err := sync.Stream(context.Background(), 0, libcuda.CU_STREAM_LEGACY); err == nil {
+	if err := sync.Stream(testenv.Context(t), 0, libcuda.CU_STREAM_LEGACY); err == nil {
 		t.Fatal("a legacy stream wait without a context succeeded")
 	}
 	// From a goroutine with no context current on its thread.
@@ -129,7 +129,7 @@ func TestPerThreadStreamWaitIsForTheCallersThread(t *testing.T) {
 		t.Fatalf("wait on a held per-thread stream = %v, want the deadline", err)
 	}
 	g.Open()
-	testenv.Must(t, sync.Stream(context.Background(), 0, libcuda.CU_STREAM_PER_THREAD))
+	testenv.Must(t, sync.Stream(testenv.Context(t), 0, libcuda.CU_STREAM_PER_THREAD))
 	// Work held on a non-blocking stream does not hold the wait: it is for
 	// the per-thread stream only, not the whole context.
 	other := testenv.NewStream(t)

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"context"
 	"testing"
 	"time"
 )
@@ -72,4 +73,13 @@ func Finished(t testing.TB, what string, ch <-chan error) {
 	if err := Recv(t, ch, what+" to return after the work ended"); err != nil {
 		t.Fatalf("%s: %v", what, err)
 	}
+}
+
+// Context returns a context that ends after three Timeouts, or when the
+// test ends: for the waits a test makes on its own goroutine, so that a
+// wait that never returns fails the test instead of hanging it.
+func Context(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*Timeout)
+	t.Cleanup(cancel)
+	return ctx
 }

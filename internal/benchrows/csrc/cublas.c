@@ -1,0 +1,52 @@
+// cublas.c is the C half of the cuBLAS rows (cublas.go): each pb_* function
+// runs one round of n calls of a cuBLAS function on the handle and stream
+// the Go half uses, then waits for the stream, and returns the first
+// failure or 0. The libraries are opened by the paths the Go process
+// loaded, so both halves call the same copies.
+#include <dlfcn.h>
+#include <stdint.h>
+
+typedef int CUresult;
+typedef void *CUstream;
+typedef void *cublasHandle_t;
+
+static CUresult (*streamSynchronize)(CUstream);
+static int (*sgemm)(cublasHandle_t, int, int, int, int, int, const float *, const float *, int, const float *, int,
+                    const float *, float *, int);
+static int (*gemmEx)(cublasHandle_t, int, int, int, int, int, const void *, const void *, int, int, const void *, int,
+                     int, const void *, void *, int, int, int, int);
+
+// pb_init opens the driver and cuBLAS at the given paths; 0 when every
+// function was found.
+int pb_init(const char *cuda, const char *cublas) {
+	void *d = dlopen(cuda, RTLD_NOW | RTLD_LOCAL), *b = dlopen(cublas, RTLD_NOW | RTLD_LOCAL);
+	if (!d || !b) return 1;
+	streamSynchronize = (CUresult(*)(CUstream))dlsym(d, "cuStreamSynchronize");
+	sgemm = (int (*)(cublasHandle_t, int, int, int, int, int, const float *, const float *, int, const float *, int,
+	                 const float *, float *, int))dlsym(b, "cublasSgemm_v2");
+	gemmEx = (int (*)(cublasHandle_t, int, int, int, int, int, const void *, const void *, int, int, const void *, int,
+	                  int, const void *, void *, int, int, int, int))dlsym(b, "cublasGemmEx");
+	return !streamSynchronize || !sgemm || !gemmEx;
+}
+
+// pb_sgemm: n times C = A*B (m x m matrices, column-major), then a wait.
+int pb_sgemm(cublasHandle_t h, CUstream s, int m, uintptr_t a, uintptr_t b, uintptr_t c, int n) {
+	const float one = 1, zero = 0;
+	for (int i = 0; i < n; i++) {
+		int st = sgemm(h, 0, 0, m, m, m, &one, (const float *)a, m, (const float *)b, m, &zero, (float *)c, m);
+		if (st) return st;
+	}
+	return streamSynchronize(s);
+}
+
+// pb_gemmex: n times C = A*B with A, B and C of cudaDataType t and
+// compute type compute (float32 scaling), then a wait.
+int pb_gemmex(cublasHandle_t h, CUstream s, int m, uintptr_t a, uintptr_t b, uintptr_t c, int t, int compute, int n) {
+	const float one = 1, zero = 0;
+	for (int i = 0; i < n; i++) {
+		int st = gemmEx(h, 0, 0, m, m, m, &one, (const void *)a, t, m, (const void *)b, t, m, &zero, (void *)c, t, m,
+		                compute, -1);
+		if (st) return st;
+	}
+	return streamSynchronize(s);
+}

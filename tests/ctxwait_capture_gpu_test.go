@@ -47,7 +47,12 @@ func TestCapturesBesideContextWaits(t *testing.T) {
 		testenv.Must(t, libcuda.StreamWaitValue32(busy, gate.Dev(), round, uint32(libcuda.CU_STREAM_WAIT_VALUE_GEQ)))
 	}
 	open := func() { atomic.StoreUint32(word, round) }
-	t.Cleanup(func() { atomic.StoreUint32(word, ^uint32(0)) })
+	t.Cleanup(func() {
+		// Past every round (the gate's own Open writes 1), and out of the
+		// stream before the gate's memory is freed.
+		atomic.StoreUint32(word, ^uint32(0))
+		testenv.Must(t, libcuda.StreamSynchronize(busy))
+	})
 
 	base := sync.ReadStats()
 	var invalidated, refusedAtAdmission, besideWaits int

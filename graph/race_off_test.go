@@ -1,4 +1,4 @@
-//go:build !race
+//go:build !race && !gpu
 
 package graph_test
 

@@ -12,20 +12,23 @@ import (
 
 // Host is the host side of a copy:
 //
-//   - a plain []T: pageable memory, copied as the driver copies it. To the
+//   - a plain []T inside the memory of a Pinned (Data()[a:b], say): that
+//     pinned memory, as below (see Pinned, # Views); one that starts there
+//     and runs past its end is refused (ErrLength).
+//   - any other []T: pageable memory, copied as the driver copies it. To the
 //     device, the driver stages the data and CopyToDevice returns once the
 //     slice may be changed again (the copy itself may still be in flight
 //     on the stream); from the device, CopyToHost waits until the data has
 //     arrived in the slice (and so for the stream's earlier work). Neither
 //     overlaps with the host.
-//   - a *Pinned[T] or a *hostmem.Buffer: pinned memory, copied
-//     asynchronously in stream order; the copy is recorded as a use of the
-//     buffer, so that its release waits for it. Read the data of a copy to
-//     the host after a Sync of the stream (or of an Event after it). A
-//     buffer that several registrations cover side by side (see hostmem's
-//     "Adjacent registrations") is copied in one driver call per
-//     registration, in order on the same stream: the driver refuses one
-//     call over two.
+//   - a *Pinned[T] (or a view of one, Pinned.Slice) or a *hostmem.Buffer:
+//     pinned memory, copied asynchronously in stream order; the copy is
+//     recorded as a use of the buffer, so that its release waits for it.
+//     Read the data of a copy to the host after a Sync of the stream (or
+//     of an Event after it). A buffer that several registrations cover
+//     side by side (see hostmem's "Adjacent registrations") is copied in
+//     one driver call per registration, in order on the same stream: the
+//     driver refuses one call over two.
 //
 // Inside a Capture (or RunCached) use pinned memory: a copy to pageable
 // memory waits for the stream, which a capture does not allow.
@@ -34,22 +37,36 @@ type Host[T any] interface {
 }
 
 // hostSide is the address and size of a copy's host side, and the buffer
-// to record the use on (nil for pageable memory). hostOf holds the buffer
-// (hostmem's Buffer.Hold) from before the copy is submitted until after
-// its Use, so that a Free racing the submission waits for the copy too:
-// the caller ends the hold (Unhold) after the Use.
+// to record the use on (nil for pageable memory) with the offset of p in
+// it. hostOf holds the buffer (hostmem's Buffer.Hold) from before the copy
+// is submitted until after its Use, so that a Free racing the submission
+// waits for the copy too: the caller ends the hold (Unhold) after the Use.
 type hostSide struct {
 	p     unsafe.Pointer
 	bytes uintptr
 	buf   *hostmem.Buffer
+	off   uintptr
 }
 
-func hostOf[T any, H Host[T]](h H) (hostSide, error) {
+// hostOf is the host side h of a copy on a stream of ctx. A []T inside
+// pinned memory of ctx is that pinned memory (see Pinned, # Views).
+func hostOf[T any, H Host[T]](ctx *ctxState, h H) (hostSide, error) {
 	// A pointer in the interface: a slice header would be boxed.
 	switch p := any(&h).(type) {
 	case *[]T:
 		v := *p
-		return hostSide{p: unsafe.Pointer(unsafe.SliceData(v)), bytes: uintptr(len(v)) * unsafe.Sizeof(*new(T))}, nil
+		hs := hostSide{p: unsafe.Pointer(unsafe.SliceData(v)), bytes: uintptr(len(v)) * unsafe.Sizeof(*new(T))}
+		buf, off, partial := lookupPinned(ctx, hs.p, hs.bytes)
+		switch {
+		case buf != nil:
+			// Freed since the lookup: pageable memory again.
+			if _, err := buf.Hold(); err == nil {
+				hs.buf, hs.off = buf, off
+			}
+		case partial:
+			return hostSide{}, fmt.Errorf("the []T starts in pinned memory and runs past its end: %w", ErrLength)
+		}
+		return hs, nil
 	case **Pinned[T]:
 		v := *p
 		if v == nil || v.buf == nil {
@@ -58,7 +75,7 @@ func hostOf[T any, H Host[T]](h H) (hostSide, error) {
 		if _, err := v.buf.Hold(); err != nil {
 			return hostSide{}, ErrFreed
 		}
-		return hostSide{p: unsafe.Pointer(unsafe.SliceData(v.data)), bytes: uintptr(len(v.data)) * unsafe.Sizeof(*new(T)), buf: v.buf}, nil
+		return hostSide{p: unsafe.Pointer(unsafe.SliceData(v.data)), bytes: uintptr(len(v.data)) * unsafe.Sizeof(*new(T)), buf: v.buf, off: v.off}, nil
 	case **hostmem.Buffer:
 		v := *p
 		if v == nil || v.Size() == 0 {
@@ -110,7 +127,7 @@ func copyHost[T any, H Host[T]](s *Stream, op string, x Slice[T], h H, toDevice 
 		return err
 	}
 	defer st.mu.RUnlock()
-	hs, err := hostOf[T](h)
+	hs, err := hostOf[T](st.ctx, h)
 	if err != nil {
 		return fmt.Errorf("cuda: %s: host side: %w", op, err)
 	}
@@ -141,12 +158,12 @@ func copyHost[T any, H Host[T]](s *Stream, op string, x Slice[T], h H, toDevice 
 				// One call per registration the buffer spans: the
 				// driver refuses a range over two (hostmem's doc,
 				// "Adjacent registrations").
-				seg, err := hs.buf.Segment(int(off))
+				seg, err := hs.buf.Segment(int(hs.off + off))
 				if err != nil {
 					segErr = err
 					return nil
 				}
-				n = uintptr(seg)
+				n = min(n, uintptr(seg)) // a view ends before its registration may
 			}
 			h, d := unsafe.Add(hs.p, off), ds.ptr+libcuda.Deviceptr(off)
 			var err error

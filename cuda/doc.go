@@ -51,8 +51,9 @@
 // work of every stream that used the Slice: the streams are remembered as
 // copies and launches are submitted, at no cost. The host side of a copy
 // is a plain []T (pageable: the copy does not overlap with the host), or a
-// *Pinned[T] or *hostmem.Buffer (pinned: asynchronous, and recorded as a
-// use of the buffer so that its release waits for the copy). Lengths are
+// *Pinned[T], a view of one (Pinned.Slice) or a *hostmem.Buffer (pinned:
+// asynchronous, and recorded as a use of the buffer so that its release
+// waits for the copy). A []T that lies inside a Pinned is taken for it. Lengths are
 // checked: a mismatch or an out-of-range Slice is an error (ErrLength).
 //
 // # Launches

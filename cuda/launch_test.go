@@ -326,10 +326,19 @@ func TestCopiesAllocateNothing(t *testing.T) {
 			err = e
 		}
 	}
+	// Pinned memory in the index: a []T is looked up on each copy.
+	pin, err := cuda.AllocPinned[float32](f.ctx, 128)
+	testenv.Must(t, err)
+	defer pin.Free()
+	view, err := pin.Slice(64, 128)
+	testenv.Must(t, err)
 	for name, op := range map[string]func(){
-		"CopyToDevice": func() { keep(cuda.CopyToDevice(f.s, x, host)) },
-		"Copy":         func() { keep(cuda.Copy(f.s, y, x)) },
-		"Memset":       func() { keep(cuda.Memset(f.s, x, 2)) },
+		"CopyToDevice":                  func() { keep(cuda.CopyToDevice(f.s, x, host)) },
+		"Copy":                          func() { keep(cuda.Copy(f.s, y, x)) },
+		"Memset":                        func() { keep(cuda.Memset(f.s, x, 2)) },
+		"CopyToDevice from a Pinned":    func() { keep(cuda.CopyToDevice(f.s, x, view)) },
+		"CopyToHost into a Pinned":      func() { keep(cuda.CopyToHost(f.s, view, x)) },
+		"CopyToHost into pinned Data()": func() { keep(cuda.CopyToHost(f.s, pin.Data()[:64], x)) },
 	} {
 		op()
 		if allocs := testing.AllocsPerRun(200, op); allocs != 0 {

@@ -189,7 +189,7 @@ func copyHost2D[T any, H Host[T]](s *Stream, op string, p Pitched[T], h H, toDev
 		return err
 	}
 	defer st.mu.RUnlock()
-	hs, err := hostOf[T](h)
+	hs, err := hostOf[T](st.ctx, h)
 	if err != nil {
 		return fmt.Errorf("cuda: %s: host side: %w", op, err)
 	}
@@ -212,7 +212,7 @@ func copyHost2D[T any, H Host[T]](s *Stream, op string, p Pitched[T], h H, toDev
 	}
 	if hs.buf != nil {
 		// One driver call covers one registration only (see Host).
-		if seg, err := hs.buf.Segment(0); err != nil {
+		if seg, err := hs.buf.Segment(int(hs.off)); err != nil {
 			if errors.Is(err, hostmem.ErrFreed) {
 				err = ErrFreed
 			}

@@ -233,12 +233,13 @@ func TestFailedModeSwitchLeavesReleasesWorking(t *testing.T) {
 }
 
 // A failed event query fails that release alone, logged once, with its
-// memory kept; later releases end.
+// memory and its event kept (issue 23 item 10); later releases end.
 func TestFailedEventQueryKeepsOnlyThatMemory(t *testing.T) {
 	errs := testenv.CaptureErrors(t)
 	cu := testenv.OnPrimary(t, 0)
 	drainOnly(t)
 	before := hostmem.ReadStats()
+	events := testenv.SimStat(t, "live_events")
 	s := testenv.NewStream(t)
 	gate := testenv.NewGate(t)
 	gate.Hold(t, s)
@@ -249,6 +250,10 @@ func TestFailedEventQueryKeepsOnlyThatMemory(t *testing.T) {
 	testenv.Must(t, b.Free())
 	waitReleases(t)
 	gate.Open()
+	// Later uses take events from the pool: the failed use's event, kept
+	// with its memory (the GPU may still signal it), must not be among
+	// them, nor be destroyed, not even by Drain, which destroys the pooled
+	// ones.
 	s2 := testenv.NewStream(t)
 	for range 50 {
 		b, err := hostmem.Wrap(cu, make([]byte, 4096))
@@ -261,9 +266,28 @@ func TestFailedEventQueryKeepsOnlyThatMemory(t *testing.T) {
 	if st.Failures != before.Failures+1 || st.Kept != before.Kept+1 || st.Registrations != 0 {
 		t.Fatalf("after one failed query: %+v, before %+v; want that one release kept", st, before)
 	}
+	if n := testenv.SimStat(t, "live_events") - events; n != 1 {
+		t.Fatalf("%d events alive after Drain, want the failed use's 1 kept", n)
+	}
 	if m := errs.Messages(); len(m) != 1 {
 		t.Fatalf("logged %q; want the failure once", m)
 	}
+}
+
+// deadContextSetup starts a test of contexts made and destroyed on the
+// test goroutine's thread, locked until the test ends: nothing may be
+// logged at error level, nothing is pending. It returns device 0 and the
+// stats to compare with.
+func deadContextSetup(t *testing.T) (libcuda.Device, hostmem.Stats) {
+	t.Helper()
+	testenv.NoErrorsLogged(t)
+	testenv.PrimaryContext(t, 0)
+	drainOnly(t)
+	var dev libcuda.Device
+	testenv.Must(t, libcuda.DeviceGet(&dev, 0))
+	runtime.LockOSThread()
+	t.Cleanup(runtime.UnlockOSThread)
+	return dev, hostmem.ReadStats()
 }
 
 // retiredInADestroyedContext wraps mem in a new context, uses it on a
@@ -295,14 +319,7 @@ func retiredInADestroyedContext(t *testing.T, dev libcuda.Device, mem []byte) {
 // the dead one is let go, unpinned, with no failure and nothing logged,
 // and Drain leaves nothing registered or kept.
 func TestWrapAfterTheContextIsDestroyedRegistersAnew(t *testing.T) {
-	testenv.NoErrorsLogged(t)
-	testenv.PrimaryContext(t, 0)
-	drainOnly(t)
-	before := hostmem.ReadStats()
-	var dev libcuda.Device
-	testenv.Must(t, libcuda.DeviceGet(&dev, 0))
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	dev, before := deadContextSetup(t)
 	mem := make([]byte, 8192)
 	retiredInADestroyedContext(t, dev, mem)
 
@@ -335,14 +352,7 @@ func TestWrapAfterTheContextIsDestroyedRegistersAnew(t *testing.T) {
 // registration went with its context, so there is nothing to unregister;
 // Drain succeeds, nothing is kept pinned or logged.
 func TestDrainAfterTheContextIsDestroyedKeepsNothing(t *testing.T) {
-	testenv.NoErrorsLogged(t)
-	testenv.PrimaryContext(t, 0)
-	drainOnly(t)
-	before := hostmem.ReadStats()
-	var dev libcuda.Device
-	testenv.Must(t, libcuda.DeviceGet(&dev, 0))
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	dev, before := deadContextSetup(t)
 	retiredInADestroyedContext(t, dev, make([]byte, 8192))
 	drainOnly(t)
 	st := hostmem.ReadStats()

@@ -62,7 +62,9 @@
 // (cuCtxSynchronize) is kept from invalidating them. The queue is started
 // by the end of the last capture, never by a timer; a capture that starts
 // while a postponed function runs, or while a guarded driver call is in
-// flight, blocks until it ends (it never spins). Captures begun directly
+// flight, blocks until it ends (it never spins), except behind a context
+// wait's cuCtxSynchronize, which it waits for only until the call is
+// inside the driver (see package sync: Contexts). Captures begun directly
 // through the driver without sync.StartCapture cannot be seen, and a
 // postponed function can run, and break them, while they are in progress.
 //

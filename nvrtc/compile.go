@@ -14,6 +14,8 @@ type Option func(*config)
 type config struct {
 	name    string
 	arch    string // CUBIN's architecture, "sm_90"; "" for PTX
+	lto     bool   // LTOIR: -dlto, the image from nvrtcGetLTOIR
+	ltoArch string // LTOIR's architecture, "" for NVRTC's default
 	flags   []string
 	headers [][2]string // include name, source
 	exprs   []string
@@ -36,6 +38,14 @@ func Flags(flags ...string) Option {
 // that Flags("-arch=...") takes for PTX).
 func CUBIN(arch string) Option { return func(c *config) { c.arch = arch } }
 
+// LTOIR makes Compile produce LTO-IR (-dlto, nvrtcGetLTOIR), the input
+// nvJitLink optimises across (package nvjitlink's LTOIR), instead of PTX,
+// for the architecture arch ("compute_90" or "sm_90"; "" for NVRTC's
+// default). The driver's own linker cannot take it.
+func LTOIR(arch string) Option {
+	return func(c *config) { c.lto, c.ltoArch = true, arch }
+}
+
 // Header supplies the source of a header the program includes by name,
 // as #include "name" finds it.
 func Header(name, source string) Option {
@@ -57,15 +67,19 @@ type Output struct {
 	Code []byte
 	// CUBIN reports whether Code is a cubin rather than PTX.
 	CUBIN bool
+	// LTOIR reports whether Code is LTO-IR (the LTOIR option), for
+	// nvJitLink, rather than PTX.
+	LTOIR bool
 	// Log is NVRTC's log: warnings, or empty.
 	Log string
 
 	lowered map[string]string
 }
 
-// PTX returns the PTX text without its terminating NUL, or "" for a cubin.
+// PTX returns the PTX text without its terminating NUL, or "" for a cubin
+// or LTO-IR.
 func (o *Output) PTX() string {
-	if o.CUBIN {
+	if o.CUBIN || o.LTOIR {
 		return ""
 	}
 	return strings.TrimSuffix(string(o.Code), "\x00")
@@ -101,6 +115,9 @@ func (e *CompileError) Unwrap() error { return e.Err }
 
 // realArch matches a real GPU architecture: sm_90, sm_90a, sm_100f.
 var realArch = regexp.MustCompile(`^sm_[1-9][0-9]*[a-z]?$`)
+
+// anyArch matches a real or virtual architecture: sm_90, compute_90a.
+var anyArch = regexp.MustCompile(`^(?:sm|compute)_[1-9][0-9]*[a-z]?$`)
 
 // Compile compiles the CUDA C++ source src to PTX, or with CUBIN to a
 // cubin, loading NVRTC on first use. Kernels meant to be found by name
@@ -153,6 +170,12 @@ func compile(prog Program, c *config, exprs []*byte) (*Output, error) {
 	if c.arch != "" {
 		flags = append(flags[:len(flags):len(flags)], "-arch="+c.arch)
 	}
+	if c.lto {
+		flags = append(flags[:len(flags):len(flags)], "-dlto")
+		if c.ltoArch != "" {
+			flags = append(flags, "-arch="+c.ltoArch)
+		}
+	}
 	opts := cstrings(flags)
 	cerr := CompileProgram(prog, int32(len(opts)), first(opts))
 	log, err := programLog(prog)
@@ -162,10 +185,13 @@ func compile(prog Program, c *config, exprs []*byte) (*Output, error) {
 	if cerr != nil {
 		return nil, &CompileError{Log: log, Err: fmt.Errorf("nvrtcCompileProgram: %w", cerr)}
 	}
-	out := &Output{Log: log, CUBIN: c.arch != ""}
-	if out.CUBIN {
+	out := &Output{Log: log, CUBIN: c.arch != "", LTOIR: c.lto}
+	switch {
+	case out.LTOIR:
+		out.Code, err = image(prog, GetLTOIRSize, GetLTOIR, "nvrtcGetLTOIR")
+	case out.CUBIN:
 		out.Code, err = image(prog, GetCUBINSize, GetCUBIN, "nvrtcGetCUBIN")
-	} else {
+	default:
 		out.Code, err = image(prog, GetPTXSize, GetPTX, "nvrtcGetPTX")
 	}
 	if err != nil {
@@ -191,6 +217,12 @@ func (c *config) check(src string) error {
 	}
 	if c.arch != "" && !realArch.MatchString(c.arch) {
 		return fmt.Errorf("CUBIN(%q): not a real architecture such as sm_90", c.arch)
+	}
+	if c.lto && c.arch != "" {
+		return errors.New("CUBIN and LTOIR: one image at a time")
+	}
+	if c.lto && c.ltoArch != "" && !anyArch.MatchString(c.ltoArch) {
+		return fmt.Errorf("LTOIR(%q): not an architecture such as compute_90", c.ltoArch)
 	}
 	type text struct{ what, s string }
 	texts := []text{{"the source", src}, {"Name", c.name}}

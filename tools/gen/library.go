@@ -73,6 +73,31 @@ var libraries = []*library{
 		rename:     map[string]string{"nvrtcVersion": "GetVersion"},
 	},
 	{
+		// nvJitLink's entry points are versioned symbols (__nvJitLinkCreate_13_0)
+		// behind static inline wrappers the generator skips; each is bound
+		// under the wrapper's name.
+		pkg:        "nvjitlink",
+		headers:    []string{"nvJitLink.h"},
+		files:      []string{"libnvJitLink.so.13", "nvJitLink_130_0.dll"},
+		result:     "nvJitLinkResult",
+		typePrefix: regexp.MustCompile(`^nvJitLink([A-Z].*)$`),
+		funcPrefix: "nvJitLink",
+		rename: map[string]string{
+			"__nvJitLinkCreate_13_0": "Create", "__nvJitLinkDestroy_13_0": "Destroy",
+			"__nvJitLinkAddData_13_0": "AddData", "__nvJitLinkAddFile_13_0": "AddFile",
+			"__nvJitLinkComplete_13_0":           "Complete",
+			"__nvJitLinkGetLinkedCubinSize_13_0": "GetLinkedCubinSize",
+			"__nvJitLinkGetLinkedCubin_13_0":     "GetLinkedCubin",
+			"__nvJitLinkGetLinkedPtxSize_13_0":   "GetLinkedPtxSize",
+			"__nvJitLinkGetLinkedPtx_13_0":       "GetLinkedPtx",
+			"__nvJitLinkGetErrorLogSize_13_0":    "GetErrorLogSize",
+			"__nvJitLinkGetErrorLog_13_0":        "GetErrorLog",
+			"__nvJitLinkGetInfoLogSize_13_0":     "GetInfoLogSize",
+			"__nvJitLinkGetInfoLog_13_0":         "GetInfoLog",
+			"nvJitLinkVersion":                   "GetVersion",
+		},
+	},
+	{
 		pkg:        "nvml",
 		headers:    []string{"nvml.h"},
 		files:      []string{"libnvidia-ml.so.1", "nvml.dll"},

@@ -470,3 +470,39 @@ func TestRealNvmlHeader(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// nvJitLink.h declares its entry points extern under versioned symbols,
+// behind static inline wrappers: the row binds each symbol under its
+// wrapper's name, and the checked-in package is what it generates.
+func TestRealNvJitLinkHeader(t *testing.T) {
+	include := realHeaders(t)
+	h, err := readLibrary(include, lib(t, "nvjitlink"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, stats, err := generate(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.functions != 14 {
+		t.Errorf("%d functions, want the 14 that nvJitLink.h 13.0 declares", stats.functions)
+	}
+	api := string(files["zapi.go"])
+	for _, want := range []string{
+		`procCreate             = proc{symbol: "__nvJitLinkCreate_13_0"}`,
+		"func Create(handle *Handle, numOptions uint32, options **byte) error {",
+		"func AddData(handle Handle, inputType InputType, data unsafe.Pointer, size uint64, name *byte) error {",
+		`procGetVersion         = proc{symbol: "nvJitLinkVersion"}`,
+	} {
+		if !strings.Contains(api, want) {
+			t.Errorf("zapi.go lacks %q", want)
+		}
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := checkFiles(filepath.Join(root, "nvjitlink"), files); err != nil {
+		t.Error(err)
+	}
+}

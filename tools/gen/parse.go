@@ -266,6 +266,7 @@ func (p *parser) parse() (err error) {
 			continue
 		}
 		deprecated := p.attributes()
+		p.accept("extern") // a plain declaration (nvJitLink.h's versioned entry points)
 		start := p.i
 		other := p.peek().pos.file != p.types
 		if p.accept("typedef") {

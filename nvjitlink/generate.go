@@ -1,0 +1,3 @@
+package nvjitlink
+
+//go:generate go run ../tools/gen -lib nvjitlink

@@ -285,7 +285,7 @@ static struct {
         live_host_allocations, live_graphs, live_graph_execs, live_modules, active_captures;
     /* cumulative, zeroed by sim_reset_stats */
     long long captures_invalidated, unregister_calls, register_calls, fences, kernel_launches,
-        graph_launches, illegal_addresses, event_queries, fenced_calls, ctx_synchronize_calls,
+        graph_launches, illegal_addresses, event_queries, fenced_calls, ctx_synchronize_calls, syncs_waiting,
         event_creates, pageable_copies, event_records;
 } st;
 
@@ -1661,6 +1661,7 @@ static CUresult ctx_synchronize(CUcontext ctx) {
     else r = check_ctx_handle(ctx);
     if (!r) r = unsafe_call(ctx);
     if (!r) {
+        st.syncs_waiting++;
         wait_idle(ctx, 0);
         r = ctx->sticky;
     }
@@ -1816,6 +1817,7 @@ CUresult cuStreamSynchronize(CUstream h) {
         struct op *o = s->last;
         CUcontext c = s->ctx; /* s may be destroyed, its handle reused, meanwhile */
         if (o) {
+            st.syncs_waiting++;
             op_ref(o);
             while (!o->done) wait_cv();
             op_unref(o);
@@ -2002,6 +2004,7 @@ CUresult cuEventSynchronize(CUevent e) {
     CUresult r = event_check_sync(e);
     if (!r && e->rec) {
         struct op *o = e->rec;
+        st.syncs_waiting++;
         op_ref(o);
         while (!o->done) wait_cv();
         op_unref(o);
@@ -3638,6 +3641,7 @@ static const struct { const char *name; long long *value; int cumulative; } stat
     { "event_records", &st.event_records, 1 },     /* cuEventRecord(WithFlags) calls recorded outside a capture */
     { "fenced_calls", &st.fenced_calls, 1 },
     { "ctx_synchronize_calls", &st.ctx_synchronize_calls, 1 },
+    { "syncs_waiting", &st.syncs_waiting, 1 },     /* cu{Ctx,Stream,Event}Synchronize calls past their checks, waiting (or done) */
     { "event_creates", &st.event_creates, 1 },     /* cuEventCreate calls that made an event */
     { "pageable_copies", &st.pageable_copies, 1 }, /* async copies with a side the device cannot reach */
 };

@@ -1,10 +1,10 @@
-// Command nvml prints one line per NVIDIA GPU as NVML sees it (index, name,
+// Command nvmlwatch prints one line per NVIDIA GPU as NVML sees it (index, name,
 // UUID, PCI bus id, memory used of total, temperature, power draw, SM
 // clock, performance state, MIG mode, compute processes) and, with
 // -watch, the events NVML reports (Xid errors, ECC errors, clock and
 // performance state changes) as they arrive, until interrupted.
 //
-//	go run ./examples/nvml [-watch]
+//	go run ./examples/nvmlwatch [-watch]
 //
 // It needs no cgo and no CUDA toolkit: package nvml opens the driver's
 // libnvidia-ml.so.1 (nvml.dll) at run time; PURECUDA_LIBNVML points at
@@ -32,7 +32,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if err := run(ctx, os.Stdout, *watch); err != nil {
-		fmt.Fprintln(os.Stderr, "nvml:", err)
+		fmt.Fprintln(os.Stderr, "nvmlwatch:", err)
 		os.Exit(1)
 	}
 }

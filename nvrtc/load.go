@@ -4,11 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"unsafe"
+
+	"github.com/purecuda/purecuda/internal/dl"
 )
 
 // EnvLibrary names the environment variable that points at the NVRTC
@@ -23,21 +21,24 @@ var ErrNoLibrary = errors.New("nvrtc: NVRTC library not loaded")
 // ErrSymbol is matched (errors.Is) by every SymbolError.
 var ErrSymbol = errors.New("nvrtc: NVRTC entry point unavailable")
 
-// errNotNVRTC is the attempt's error for a library without nvrtcVersion.
-var errNotNVRTC = errors.New("no nvrtcVersion: not NVRTC")
-
 // nvrtcLibrary is the loaded NVRTC library.
 type nvrtcLibrary struct {
-	lib          library
+	lib          dl.Library
 	path         string
 	major, minor int // nvrtcVersion
 }
 
-var (
-	loadMu  sync.Mutex
-	loaded  atomic.Pointer[nvrtcLibrary]
-	loadErr error // the last failure of the lazy load; guarded by loadMu
-)
+// search is where Load looks (see Load).
+var search = &dl.Search{
+	Pkg:     "nvrtc",
+	What:    "NVRTC",
+	Env:     EnvLibrary,
+	Names:   libraryNames,
+	Pip:     []string{"cu13", "cuda_nvrtc"},
+	Install: "a CUDA toolkit, or pip install nvidia-cuda-nvrtc",
+}
+
+var lazy = dl.NewLazy(func() (*nvrtcLibrary, error) { return open(os.Getenv) })
 
 // Load opens the NVRTC library, if it is not open yet. The first NVRTC
 // call does it too; Load is for programs that want the error early, or that
@@ -57,102 +58,26 @@ var (
 // A library that opens but lacks nvrtcVersion is not taken. A failure is a
 // *LoadError that names every place tried.
 func Load() error {
-	if loaded.Load() != nil {
-		return nil
-	}
-	loadMu.Lock()
-	defer loadMu.Unlock()
-	_, err := loadLocked()
+	_, err := lazy.Load()
 	return err
 }
 
 // libraryOrLoad returns the loaded library, loading it on first use. A
 // failed lazy load is remembered, so calls without a library stay cheap.
-func libraryOrLoad() (*nvrtcLibrary, error) {
-	if l := loaded.Load(); l != nil {
-		return l, nil
-	}
-	loadMu.Lock()
-	defer loadMu.Unlock()
-	if loadErr != nil {
-		return nil, loadErr
-	}
-	return loadLocked()
-}
-
-func loadLocked() (*nvrtcLibrary, error) {
-	if l := loaded.Load(); l != nil {
-		return l, nil
-	}
-	l, err := open(os.Getenv)
-	if err != nil {
-		loadErr = err
-		return nil, err
-	}
-	loadErr = nil
-	loaded.Store(l)
-	return l, nil
-}
+func libraryOrLoad() (*nvrtcLibrary, error) { return lazy.Get() }
 
 // open finds and opens the NVRTC library as Load describes, reading the
 // environment through getenv.
 func open(getenv func(string) string) (*nvrtcLibrary, error) {
-	if p := getenv(EnvLibrary); p != "" {
-		l, tried := openFirst([]string{p})
-		if l == nil {
-			return nil, &LoadError{Tried: tried, FromEnv: true}
-		}
-		return l, nil
-	}
-	l, tried := openFirst(searchPlaces(getenv))
-	if l == nil {
-		return nil, &LoadError{Tried: tried}
-	}
-	return l, nil
+	return dl.Open(search, getenv, ErrNoLibrary, openNVRTC)
 }
 
-// openFirst opens the first place that holds an NVRTC library. A place is
-// a library file, a name for the system's loader, or a folder in which
-// the names of libraryNames are looked for. It returns the library, or nil
-// and every attempt.
-func openFirst(places []string) (*nvrtcLibrary, []Attempt) {
-	var tried []Attempt
-	for _, place := range places {
-		paths := []string{place}
-		if st, err := os.Stat(place); filepath.IsAbs(place) && err == nil && st.IsDir() {
-			paths = nil
-			for _, name := range libraryNames {
-				if _, err := os.Stat(filepath.Join(place, name)); err == nil {
-					paths = append(paths, filepath.Join(place, name))
-				}
-			}
-			if len(paths) == 0 {
-				tried = append(tried, Attempt{Path: place, Err: fmt.Errorf("no %s there", strings.Join(libraryNames, ", "))})
-				continue
-			}
-		}
-		for _, path := range paths {
-			l, err := openNVRTC(path)
-			if err == nil {
-				return l, nil
-			}
-			tried = append(tried, Attempt{Path: path, Err: err})
-		}
-	}
-	return nil, tried
-}
-
-// openNVRTC opens path and checks that it is NVRTC: it has nvrtcVersion,
-// and that answers.
-func openNVRTC(path string) (*nvrtcLibrary, error) {
-	lib, err := openLibrary(path)
+// openNVRTC checks that lib is NVRTC: it has nvrtcVersion, and that
+// answers.
+func openNVRTC(lib dl.Library, path string) (*nvrtcLibrary, error) {
+	version, err := dl.HasSymbol(lib, "nvrtcVersion", "NVRTC")
 	if err != nil {
 		return nil, err
-	}
-	version, ok := lib.sym("nvrtcVersion")
-	if !ok {
-		lib.close()
-		return nil, errNotNVRTC
 	}
 	var major, minor int32
 	var f struct {
@@ -164,47 +89,18 @@ func openNVRTC(path string) (*nvrtcLibrary, error) {
 	f.a0, f.a1 = unsafe.Pointer(&major), unsafe.Pointer(&minor)
 	call(&f.frame)
 	if r := Result(int32(f.r)); r != NVRTC_SUCCESS {
-		lib.close()
 		return nil, fmt.Errorf("nvrtcVersion: %w", r)
 	}
 	return &nvrtcLibrary{lib: lib, path: path, major: int(major), minor: int(minor)}, nil
 }
 
 // Attempt is one place Load looked for the library.
-type Attempt struct {
-	Path string
-	Err  error
-}
+type Attempt = dl.Attempt
 
-// LoadError reports that no NVRTC library could be loaded.
-type LoadError struct {
-	Tried   []Attempt
-	FromEnv bool // the one place tried was $PURECUDA_LIBNVRTC
-}
-
-func (e *LoadError) Error() string {
-	var b strings.Builder
-	if e.FromEnv {
-		fmt.Fprintf(&b, "nvrtc: cannot load the NVRTC library that $%s names", EnvLibrary)
-	} else {
-		b.WriteString("nvrtc: cannot load the NVRTC library")
-	}
-	if len(e.Tried) > 0 {
-		b.WriteString("; tried:")
-		for _, a := range e.Tried {
-			fmt.Fprintf(&b, "\n\t%s: %v", a.Path, a.Err)
-		}
-	}
-	if e.FromEnv {
-		fmt.Fprintf(&b, "\npoint %s at NVRTC (%s), or unset it to search the usual places", EnvLibrary, libraryNames[0])
-	} else {
-		fmt.Fprintf(&b, "\ninstall NVRTC (a CUDA toolkit, or pip install nvidia-cuda-nvrtc) or set %s to its path (%s)", EnvLibrary, libraryNames[0])
-	}
-	return b.String()
-}
-
-// Is reports whether target is ErrNoLibrary.
-func (e *LoadError) Is(target error) bool { return target == ErrNoLibrary }
+// LoadError reports that no NVRTC library could be loaded: it names every
+// place tried (Tried) and whether that was $PURECUDA_LIBNVRTC alone
+// (FromEnv), and matches ErrNoLibrary.
+type LoadError = dl.LoadError
 
 // Library describes the loaded NVRTC library.
 type Library struct {
@@ -214,15 +110,9 @@ type Library struct {
 
 // Loaded describes the loaded NVRTC library; ok is false when none is.
 func Loaded() (lib Library, ok bool) {
-	l := loaded.Load()
+	l := lazy.Loaded()
 	if l == nil {
 		return Library{}, false
 	}
 	return Library{Path: l.path, Major: l.major, Minor: l.minor}, true
-}
-
-// library is an opened shared library.
-type library interface {
-	sym(name string) (uintptr, bool)
-	close()
 }

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/internal/testenv"
 )
 
@@ -23,14 +24,11 @@ func TestSimulatorLibraryIsNotNVRTC(t *testing.T) {
 // called while no library can be loaded returns the load error, and that
 // Compile does too, instead of calling through a nil address.
 func TestWrappersWithoutLibraryFailWithTheLoadError(t *testing.T) {
-	if loaded.Load() != nil {
+	if lazy.Loaded() != nil {
 		t.Fatal("an NVRTC library is loaded in a simulator run")
 	}
-	loadMu.Lock()
-	saved := loadErr
-	loadErr = &LoadError{Tried: []Attempt{{Path: "nowhere", Err: errors.New("absent")}}}
-	loadMu.Unlock()
-	t.Cleanup(func() { loadMu.Lock(); loadErr = saved; loadMu.Unlock() })
+	lazy.SetFailure(&LoadError{Search: search, Tried: []Attempt{{Path: "nowhere", Err: errors.New("absent")}}, Is_: ErrNoLibrary})
+	t.Cleanup(func() { lazy.SetFailure(nil) })
 
 	var major, minor int32
 	if err := GetVersion(&major, &minor); !errors.Is(err, ErrNoLibrary) {
@@ -51,12 +49,12 @@ func TestWrappersWithoutLibraryFailWithTheLoadError(t *testing.T) {
 // simulator's cuDriverGetVersion (an int* out-parameter, returning 0):
 // the generated call path, with Go pointers to locals, must not allocate.
 func TestWrapperCallAllocatesNothing(t *testing.T) {
-	lib, err := openLibrary(testenv.SimLibrary())
+	lib, err := dl.OpenLibrary(testenv.SimLibrary())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(lib.close)
-	fn, ok := lib.sym("cuDriverGetVersion")
+	t.Cleanup(lib.Close)
+	fn, ok := lib.Sym("cuDriverGetVersion")
 	if !ok {
 		t.Fatal("the simulator has no cuDriverGetVersion")
 	}

@@ -9,9 +9,11 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/purecuda/purecuda/internal/dl"
 )
 
-// env is a fake environment for open and searchPlaces.
+// env is a fake environment for open and the search.
 func env(vars map[string]string) func(string) string {
 	return func(k string) string { return vars[k] }
 }
@@ -32,7 +34,7 @@ func TestSearchPlacesFollowToolkitPipAndConda(t *testing.T) {
 	condaSite := mk("conda", "lib", "python3.12", "site-packages", "nvidia", "cu13", "lib")
 	venvSite := mk("venv", "lib", "python3.11", "site-packages", "nvidia", "cuda_nvrtc", "lib")
 	userSite := mk("home", ".local", "lib", "python3.13", "site-packages", "nvidia", "cu13", "lib")
-	places := searchPlaces(env(map[string]string{
+	places := search.Places(env(map[string]string{
 		"CUDA_PATH":    cudaPath,
 		"CONDA_PREFIX": filepath.Join(root, "conda"),
 		"VIRTUAL_ENV":  filepath.Join(root, "venv"),
@@ -59,11 +61,11 @@ func TestSearchPlacesFollowToolkitPipAndConda(t *testing.T) {
 func TestLoadErrorListsEveryPlaceTriedAndTheVariable(t *testing.T) {
 	dir := t.TempDir()
 	missing := filepath.Join(dir, "nowhere", "libnvrtc.so.13")
-	_, tried := openFirst([]string{dir, missing, "libnvrtc-absent.so.13"})
+	_, tried, _ := dl.OpenFirst(search, []string{dir, missing, "libnvrtc-absent.so.13"}, openNVRTC)
 	if len(tried) != 3 {
 		t.Fatalf("tried %d places, want 3: %v", len(tried), tried)
 	}
-	err := error(&LoadError{Tried: tried})
+	err := error(&LoadError{Search: search, Tried: tried, Is_: ErrNoLibrary})
 	msg := err.Error()
 	for _, want := range []string{dir + ": no libnvrtc.so.13, libnvrtc.so.12, libnvrtc.so there",
 		missing + ": file does not exist", "libnvrtc-absent.so.13: ", EnvLibrary} {
@@ -102,10 +104,10 @@ func TestLibraryWithoutNvrtcVersionIsNotNVRTC(t *testing.T) {
 }
 
 func TestMissingSymbolIsATypedErrorNamingIt(t *testing.T) {
-	saved := loaded.Load()
+	saved := lazy.Loaded()
 	if saved == nil {
-		loaded.Store(&nvrtcLibrary{lib: fakeLibrary{}, path: "/fake/libnvrtc.so.12", major: 12, minor: 4})
-		t.Cleanup(func() { loaded.Store(nil) })
+		lazy.Store(&nvrtcLibrary{lib: fakeLibrary{}, path: "/fake/libnvrtc.so.12", major: 12, minor: 4})
+		t.Cleanup(func() { lazy.Store(nil) })
 	}
 	p := &proc{symbol: "nvrtcNoSuchEntryPoint"}
 	a, err := p.fn()
@@ -124,5 +126,5 @@ func TestMissingSymbolIsATypedErrorNamingIt(t *testing.T) {
 // fakeLibrary is a library with a fixed symbol table.
 type fakeLibrary map[string]uintptr
 
-func (l fakeLibrary) sym(name string) (uintptr, bool) { a, ok := l[name]; return a, ok }
-func (l fakeLibrary) close()                          {}
+func (l fakeLibrary) Sym(name string) (uintptr, bool) { a, ok := l[name]; return a, ok }
+func (l fakeLibrary) Close()                          {}

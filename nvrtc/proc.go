@@ -2,8 +2,9 @@ package nvrtc
 
 import (
 	"fmt"
-	"sync"
 	"sync/atomic"
+
+	"github.com/purecuda/purecuda/internal/dl"
 )
 
 // proc is one NVRTC entry point. The generated wrappers hold one each and
@@ -12,11 +13,7 @@ import (
 type proc struct {
 	addr   uintptr // the resolved address; 0 until resolved (atomic)
 	symbol string  // the C symbol, e.g. "nvrtcCompileProgram"
-	err    error   // why resolution failed; guarded by resolveMu
 }
-
-// resolveMu serializes resolution, which happens once per entry point.
-var resolveMu sync.Mutex
 
 // fn returns the entry point's address, resolving it on first use. It is
 // small enough to be inlined into every wrapper.
@@ -24,29 +21,10 @@ func (p *proc) fn() (uintptr, error) {
 	if a := atomic.LoadUintptr(&p.addr); a != 0 {
 		return a, nil
 	}
-	return p.resolve()
-}
-
-func (p *proc) resolve() (uintptr, error) {
-	l, err := libraryOrLoad()
-	if err != nil {
-		return 0, err
-	}
-	resolveMu.Lock()
-	defer resolveMu.Unlock()
-	if a := p.addr; a != 0 {
-		return a, nil
-	}
-	if p.err != nil {
-		return 0, p.err
-	}
-	a, ok := l.lib.sym(p.symbol)
-	if !ok {
-		p.err = &SymbolError{Symbol: p.symbol, Path: l.path, Major: l.major, Minor: l.minor}
-		return 0, p.err
-	}
-	atomic.StoreUintptr(&p.addr, a)
-	return a, nil
+	return lazy.Resolve(&p.addr, p.symbol, func(l *nvrtcLibrary) dl.Library { return l.lib },
+		func(l *nvrtcLibrary) error {
+			return &SymbolError{Symbol: p.symbol, Path: l.path, Major: l.major, Minor: l.minor}
+		})
 }
 
 // result turns an nvrtcResult into an error: nil for NVRTC_SUCCESS, else

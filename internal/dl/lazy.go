@@ -60,6 +60,18 @@ func (l *Lazy[T]) loadLocked() (*T, error) {
 // Loaded is the open library, or nil.
 func (l *Lazy[T]) Loaded() *T { return l.v.Load() }
 
+// Store makes v the open library (nil: none), for tests that stand a
+// fake library in.
+func (l *Lazy[T]) Store(v *T) {
+	l.mu.Lock()
+	l.v.Store(v)
+	l.err = nil
+	l.symMu.Lock()
+	l.symErr = nil
+	l.symMu.Unlock()
+	l.mu.Unlock()
+}
+
 // SetFailure makes the next Get fail with err until a Load succeeds, as
 // a failed lazy load does (for tests of the calls without a library).
 func (l *Lazy[T]) SetFailure(err error) {

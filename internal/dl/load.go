@@ -1,7 +1,6 @@
 package dl
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -160,5 +159,3 @@ func HasSymbol(lib Library, sym, what string) (uintptr, error) {
 	}
 	return a, nil
 }
-
-var errUnsupported = errors.New("NVIDIA ships no such library for this system")

@@ -3,9 +3,12 @@
 package dl
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 )
+
+var errUnsupported = errors.New("NVIDIA ships no such library for this system")
 
 // Places: the names alone, whose one attempt fails with the reason.
 func (s *Search) Places(getenv func(string) string) []string { return s.Names }

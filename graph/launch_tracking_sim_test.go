@@ -109,3 +109,51 @@ func TestUnsettledLaunchesOnADestroyedStreamWaitForTheContext(t *testing.T) {
 		t.Fatalf("lease released %d times, seeing the launch's word %d; want once, after it ran (1)", released.Load(), sawWord.Load())
 	}
 }
+
+// The same during a capture: the context wait is refused while the
+// capture is in progress (cuCtxSynchronize would break it), tried again
+// once it has ended, and the capture is not invalidated; the lease goes
+// after both the launch and the capture.
+func TestUnsettledLaunchesDuringACaptureWaitForItsEnd(t *testing.T) {
+	testenv.NoErrorsLogged(t)
+	testenv.OnPrimary(t, 0)
+	drained(t)
+	capt := testenv.NewStream(t)
+	one := deviceInts(t, 1)
+	testenv.Must(t, libcuda.MemsetD32(one, 1, 1))
+	word := pinnedInts(t, 1)
+	var released atomic.Int32
+	g, err := graph.Capture(capt, graph.DefaultMode, func(s libcuda.Stream) error {
+		graph.Lease(s, func() { released.Add(1) })
+		return libcuda.MemcpyDtoHAsync(unsafe.Pointer(&word[0]), one, 4, s)
+	})
+	testenv.Must(t, err)
+	e, err := g.Instantiate()
+	testenv.Must(t, err)
+	testenv.Must(t, g.Destroy())
+	var s libcuda.Stream
+	testenv.Must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
+	testenv.Must(t, e.Launch(s))
+	testenv.Must(t, libcuda.StreamDestroy(s))
+	invalidated := testenv.SimStat(t, "captures_invalidated")
+	entry := sync.StartCapture()
+	other := testenv.NewStream(t)
+	testenv.Must(t, libcuda.StreamBeginCapture(other, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL))
+	testenv.Must(t, libcuda.MemsetD8Async(one, 1, 4, other))
+	testenv.Must(t, e.Destroy())
+	testenv.Eventually(t, "the context wait postponed", func() bool { return sync.ReadStats().Postponed >= 1 })
+	if released.Load() != 0 {
+		t.Fatal("the lease was released during the capture")
+	}
+	var raw libcuda.Graph
+	testenv.Must(t, libcuda.StreamEndCapture(other, &raw))
+	entry.End()
+	testenv.Must(t, libcuda.GraphDestroy(raw))
+	drained(t)
+	if released.Load() != 1 {
+		t.Fatalf("lease released %d times after the capture ended; want once", released.Load())
+	}
+	if n := testenv.SimStat(t, "captures_invalidated") - invalidated; n != 0 {
+		t.Fatalf("%d captures invalidated", n)
+	}
+}

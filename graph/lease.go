@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	gosync "sync"
 	"unsafe"
@@ -213,23 +214,32 @@ func retire(ev libcuda.Event, hold *leases) {
 
 // retireByContext is retire for launches that no event covers (their
 // stream was destroyed before they were settled): hold is released once
-// the whole context cu has been idle, waited for by a function postponed
-// until no capture is in progress (cuCtxSynchronize breaks captures in
-// every mode), and ev is destroyed.
+// the whole context cu has been idle, and ev is destroyed. The wait runs
+// on a goroutine of this package; cuCtxSynchronize is refused during
+// captures (it breaks them in every mode), so a wait refused for one is
+// tried again once the captures in progress have ended (Postpone: a
+// notification, and nothing blocks a capture meanwhile).
 func retireByContext(cu libcuda.Context, ev libcuda.Event, hold *leases) {
 	if ev == 0 && hold == nil {
 		return
 	}
-	Postpone(func() {
-		if err := sync.Context(context.Background(), cu); err != nil {
-			// The GPU may still use what the leases hold: keep it.
-			slog.Error("graph: waiting for the context of an executable graph whose last launch's stream is gone failed; the resources it leases are kept", "err", err)
-			destroyEvent(ev)
-			return
-		}
+	goBackground(func() { releaseAfterContext(cu, ev, hold) })
+}
+
+func releaseAfterContext(cu libcuda.Context, ev libcuda.Event, hold *leases) {
+	err := sync.Context(context.Background(), cu)
+	switch {
+	case errors.Is(err, sync.ErrCapturing):
+		Postpone(func() { goBackground(func() { releaseAfterContext(cu, ev, hold) }) })
+		return
+	case err != nil:
+		// The GPU may still use what the leases hold: keep it.
+		slog.Error("graph: waiting for the context of an executable graph whose last launch's stream is gone failed; the resources it leases are kept", "err", err)
 		destroyEvent(ev)
-		hold.unrefHere()
-	})
+		return
+	}
+	destroyEvent(ev)
+	hold.unrefHere()
 }
 
 func destroyEvent(ev libcuda.Event) {

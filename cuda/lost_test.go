@@ -208,3 +208,24 @@ func TestDebugSyncWaitsForLaunchesButNotInCaptures(t *testing.T) {
 		t.Errorf("after the graph x = %d..%d, want 6", got[0], got[255])
 	}
 }
+
+// Close in a lost context returns the loss at once, as every call does,
+// instead of a driver call's failure.
+func TestCloseInALostContextReturnsTheLoss(t *testing.T) {
+	if !testenv.InChild(t) {
+		return
+	}
+	fs := newFaultSetup(t)
+	lerr, _ := fs.launchOutOfBounds()
+	testenv.Must(t, lerr)
+	var l *cuda.LostError
+	if err := fs.bad.Sync(t.Context()); !errors.As(err, &l) {
+		t.Fatalf("Sync after the fault = %v, want a *LostError", err)
+	}
+	for i, s := range append(fs.others, fs.bad) {
+		var again *cuda.LostError
+		if err := s.Close(); !errors.As(err, &again) || again != l {
+			t.Errorf("Close of stream %d after the fault = %v, want the first *LostError", i, err)
+		}
+	}
+}

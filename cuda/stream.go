@@ -89,7 +89,7 @@ func (c *Context) NewStream(opts ...StreamOption) (*Stream, error) {
 	s := &Stream{st: st}
 	s.cleanup = runtime.AddCleanup(s, func(st *streamState) {
 		dropped("Stream", "Close")
-		if err := st.close(); err != nil {
+		if err := st.close(); err != nil && !errors.Is(err, ErrContextLost) {
 			logErr("closing a dropped Stream", err)
 		}
 	}, st)
@@ -165,7 +165,8 @@ func (st *streamState) syncLocked(ctx context.Context) error {
 //
 // A Close that fails (a driver call it makes fails) leaves the stream
 // open and usable, with its work and the memory used on it as they were:
-// close it again later, or let the garbage collector do it.
+// close it again later, or let the garbage collector do it. In a lost
+// context (ErrContextLost) Close returns the loss and changes nothing.
 func (s *Stream) Close() error {
 	if s == nil || s.st == nil {
 		return nilErr("Stream", "Close")
@@ -210,6 +211,11 @@ func (st *streamState) close() error {
 	}
 	if st.inCapture.Load() > 0 {
 		return errors.Join(closedErr("Stream", "Close"), ErrCapturing)
+	}
+	if err := st.ctx.lostErr(); err != nil {
+		// Every driver call would fail: the stream stays as it is, and
+		// the loss is the error (logged once, when it was found).
+		return err
 	}
 	switch c, err := st.capturing(); {
 	case err != nil:

@@ -42,7 +42,7 @@ func TestLoadModuleOfBadPTXGivesTheJITLog(t *testing.T) {
 	if je.ErrorLog == "" || !strings.Contains(err.Error(), je.ErrorLog) || je.Call != "cuModuleLoadDataEx" {
 		t.Errorf("the JIT error: call %q, log %q; error %q", je.Call, je.ErrorLog, err)
 	}
-	t.Logf("the JIT's error log: %s", je.ErrorLog)
+	t.Logf("kernels-jitlog: %s", je.ErrorLog)
 }
 
 // The JIT options load the module they compile, and LoadModuleFile reads

@@ -115,6 +115,7 @@ func TestStructFieldsAreTrackedByFree(t *testing.T) {
 			t.Fatalf("c[%d] = %v, want %v: the kernel read freed memory", i, v, float32(i)+1)
 		}
 	}
+	t.Logf("kernels-struct: add_vecs(Struct of 3 Slices and an int) behind a 50 ms kernel, its inputs freed at once and 4 allocations made meanwhile: %d sums right", n)
 }
 
 // axpy(float, const float*, float*, int): the const pointer counts as

@@ -24,7 +24,7 @@ const module = "github.com/purecuda/purecuda/"
 // cuda: no unsafe, no libcuda, no purego.
 func TestSamplesImportOnlyTheGoAPI(t *testing.T) {
 	banned := map[string]bool{"unsafe": true, module + "libcuda": true, "github.com/ebitengine/purego": true, "C": true}
-	for _, dir := range append(samples, "internal/sample") { // and what they share
+	for _, dir := range append(samples, "internal/sample", "jit") { // what they share, and examples/jit
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)
@@ -103,5 +103,27 @@ func TestSamplesKernelsMatch(t *testing.T) {
 				t.Errorf("%s/baseline.c does not load kernel %s", dir, k)
 			}
 		}
+	}
+}
+
+// TestReadmeQuickstartIsTheQuickstartProgram checks that the README's
+// quickstart is examples/quickstart/main.go as it stands (less the
+// file's doc comment), so the snippet builds and runs as printed.
+func TestReadmeQuickstartIsTheQuickstartProgram(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, err := os.ReadFile("quickstart/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := string(prog)
+	i := strings.Index(code, "package main\n")
+	if i < 0 {
+		t.Fatal("quickstart/main.go has no package main")
+	}
+	if !strings.Contains(string(readme), "```go\n"+code[i:]+"```\n") {
+		t.Error("the README's quickstart is not examples/quickstart/main.go: copy the file into it")
 	}
 }

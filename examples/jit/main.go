@@ -1,7 +1,10 @@
 // Command jit compiles a CUDA C++ kernel from a Go string at run time with
-// NVRTC, loads it, launches it and checks its result. The kernel is
-// specialised before it is compiled: the polynomial's coefficients become
-// constants of the source, which an ahead-of-time build could not do.
+// NVRTC, loads it with package cuda, launches it and checks its result.
+// The kernel is specialised before it is compiled: the polynomial's
+// coefficients become constants of the source, which an ahead-of-time
+// build could not do. The kernel has C++ linkage: Module.Func finds it by
+// its C++ name, and the launch is checked against its parameter types
+// (const double*, double*, int).
 //
 //	go run ./examples/jit
 //
@@ -11,14 +14,14 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log"
 	"os"
 	"strings"
-	"unsafe"
 
-	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/cuda"
 	"github.com/purecuda/purecuda/nvrtc"
 )
 
@@ -38,7 +41,7 @@ func kernelSource(coeffs []float64) string {
 	}
 };
 
-extern "C" __global__ void poly(const double *x, double *y, int n) {
+__global__ void poly(const double *x, double *y, int n) {
 	const double c[%d] = {%s};
 	int i = blockIdx.x * blockDim.x + threadIdx.x;
 	if (i < n) y[i] = Poly<%d>::at(c, x[i]);
@@ -57,23 +60,19 @@ func main() {
 }
 
 func run() (err error) {
-	if err := libcuda.Init(0); err != nil {
-		return fmt.Errorf("cuInit: %w", err)
-	}
-	var dev libcuda.Device
-	if err := libcuda.DeviceGet(&dev, 0); err != nil {
-		return fmt.Errorf("cuDeviceGet: %w", err)
-	}
-	var major, minor int32
-	if err := libcuda.DeviceGetAttribute(&major, libcuda.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev); err != nil {
+	devs, err := cuda.Devices()
+	if err != nil {
 		return err
 	}
-	if err := libcuda.DeviceGetAttribute(&minor, libcuda.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev); err != nil {
+	if len(devs) == 0 {
+		return errors.New("no CUDA device")
+	}
+	arch, err := devs[0].Arch() // "sm_90" on an H200
+	if err != nil {
 		return err
 	}
 	coeffs := []float64{1, -2, 0.5, 3}
-	out, err := nvrtc.Compile(kernelSource(coeffs), nvrtc.Name("poly.cu"),
-		nvrtc.CUBIN(fmt.Sprintf("sm_%d%d", major, minor)), nvrtc.Flags("-std=c++17"))
+	out, err := nvrtc.Compile(kernelSource(coeffs), nvrtc.Name("poly.cu"), nvrtc.CUBIN(arch), nvrtc.Flags("-std=c++17"))
 	var ce *nvrtc.CompileError
 	if errors.As(err, &ce) {
 		return fmt.Errorf("the kernel does not compile: %w", err)
@@ -81,23 +80,28 @@ func run() (err error) {
 	if err != nil {
 		return err
 	}
-	var ctx libcuda.Context
-	if err := libcuda.DevicePrimaryCtxRetain(&ctx, dev); err != nil {
-		return fmt.Errorf("cuDevicePrimaryCtxRetain: %w", err)
+	ctx, err := devs[0].Context()
+	if err != nil {
+		return err
 	}
-	defer func() { err = errors.Join(err, libcuda.DevicePrimaryCtxRelease(dev)) }()
-	return libcuda.WithContext(ctx, func() error { return launch(out.Code, coeffs) })
+	defer func() { err = errors.Join(err, ctx.Close()) }()
+	return launch(ctx, out.Code, coeffs)
 }
 
 // launch loads the image, evaluates the polynomial on the GPU and compares
 // with the same evaluation on the CPU.
-func launch(image []byte, coeffs []float64) (err error) {
-	mod, err := libcuda.LoadModule(image)
+func launch(ctx *cuda.Context, image []byte, coeffs []float64) (err error) {
+	s, err := ctx.NewStream()
 	if err != nil {
-		return fmt.Errorf("cuModuleLoadData: %w", err)
+		return err
 	}
-	defer func() { err = errors.Join(err, libcuda.ModuleUnload(mod)) }()
-	fn, err := mod.Function("poly")
+	defer func() { err = errors.Join(err, s.Close()) }()
+	mod, err := cuda.LoadModule(ctx, image)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, mod.Close()) }()
+	poly, err := mod.Func("poly") // the C++ name; the entry name is _Z4polyPKdPdi
 	if err != nil {
 		return err
 	}
@@ -106,24 +110,29 @@ func launch(image []byte, coeffs []float64) (err error) {
 	for i := range x {
 		x[i] = float64(i)/n*4 - 2
 	}
-	size := uint64(n * 8)
-	var dx, dy libcuda.Deviceptr
-	if err := libcuda.MemAlloc(&dx, size); err != nil {
-		return fmt.Errorf("cuMemAlloc: %w", err)
+	dx, err := cuda.Alloc[float64](s, n)
+	if err != nil {
+		return err
 	}
-	defer func() { err = errors.Join(err, libcuda.MemFree(dx)) }()
-	if err := libcuda.MemAlloc(&dy, size); err != nil {
-		return fmt.Errorf("cuMemAlloc: %w", err)
+	defer func() { err = errors.Join(err, dx.Free()) }()
+	dy, err := cuda.Alloc[float64](s, n)
+	if err != nil {
+		return err
 	}
-	defer func() { err = errors.Join(err, libcuda.MemFree(dy)) }()
-	if err := libcuda.MemcpyHtoD(dx, unsafe.Pointer(&x[0]), size); err != nil {
-		return fmt.Errorf("cuMemcpyHtoD: %w", err)
+	defer func() { err = errors.Join(err, dy.Free()) }()
+	if err := cuda.CopyToDevice(s, dx, x); err != nil {
+		return err
 	}
-	if err := fn.Launch(libcuda.Dim3{X: n / 256}, libcuda.Dim3{X: 256}, 0, 0, dx, dy, int32(n)); err != nil {
-		return fmt.Errorf("cuLaunchKernel: %w", err)
+	// Checked against poly(const double*, double*, int): a Slice[float32]
+	// or a Uint32 here would be refused before the driver.
+	if err := s.Launch(poly, cuda.Grid(n/256, 1, 1), cuda.Block(256, 1, 1), dx.Arg(), dy.Arg(), cuda.Int32(n)); err != nil {
+		return err
 	}
-	if err := libcuda.MemcpyDtoH(unsafe.Pointer(&y[0]), dy, size); err != nil {
-		return fmt.Errorf("cuMemcpyDtoH: %w", err)
+	if err := cuda.CopyToHost(s, y, dy); err != nil {
+		return err
+	}
+	if err := s.Sync(context.Background()); err != nil {
+		return err
 	}
 	for i := range x {
 		want := 0.0

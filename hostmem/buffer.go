@@ -73,12 +73,16 @@ type stateFields struct {
 }
 
 type use struct {
-	s    libcuda.Stream
-	id   uint64 // the stream's unique id; 0 for none (see queue.go)
-	seq  uint64 // of the event's last record (see record)
-	ev   libcuda.Event
-	ctx  libcuda.Context // the stream's, where the event lives
-	hold hold            // on ctx, for the event
+	s   libcuda.Stream
+	id  uint64 // the stream's unique id; 0 for none (see queue.go)
+	seq uint64 // of the event's last record (see record)
+	ev  libcuda.Event
+	ctx libcuda.Context // the stream's, where the event lives
+	// ctxID is ctx's unique id (cuCtxGetId; 0 where unknown): kept events
+	// are told apart by it as well as the handle, which the driver may
+	// give to a context made after ctx is destroyed.
+	ctxID uint64
+	hold  hold // on ctx, for the event
 }
 
 // Wrap makes the memory of s usable by the GPU in context ctx: it
@@ -350,7 +354,7 @@ func (st *state) use(s libcuda.Stream, special bool) error {
 // give to a new stream; CU_STREAM_PER_THREAD names a different stream on
 // each thread, so it is never matched. Its errors name the driver call.
 func (st *state) track(s libcuda.Stream, special bool) error {
-	u := use{s: s, ctx: st.ctx}
+	u := use{s: s, ctx: st.ctx, ctxID: st.ctxID}
 	if !special {
 		// The stream's unique id lets the owner order its uses (0: no id,
 		// see queue.go).
@@ -367,12 +371,12 @@ func (st *state) track(s libcuda.Stream, special bool) error {
 		// device's: registered memory is portable.
 		if !special {
 			var err error
-			if u.ctx, err = streamContext(s, u.id); err != nil {
+			if u.ctx, u.ctxID, err = streamContext(s, u.id); err != nil {
 				return err
 			}
 		}
 		var err error
-		if u.ev, u.hold, err = getEvent(u.ctx); err != nil {
+		if u.ev, u.hold, err = getEvent(ctxKey{u.ctx, u.ctxID}); err != nil {
 			return err
 		}
 		st.uses = append(st.uses, u)
@@ -461,39 +465,43 @@ func (b *Buffer) Free() error {
 	return nil
 }
 
-// streamContexts caches the context of streams by their unique id, which
-// the driver never gives to another stream: a use on a stream that has
-// been used before needs no cuStreamGetCtx. It is emptied when it grows
-// past maxStreamContexts entries.
+// streamContexts caches the context of streams, with the context's unique
+// id, by the streams' unique id, which the driver never gives to another
+// stream: a use on a stream that has been used before needs no
+// cuStreamGetCtx or cuCtxGetId. It is emptied when it grows past
+// maxStreamContexts entries.
 var streamContexts struct {
 	mu gosync.Mutex
-	m  map[uint64]libcuda.Context
+	m  map[uint64]ctxKey
 }
 
 const maxStreamContexts = 1024
 
 // streamContext returns the context of stream s, whose unique id is id (0
-// for none).
-func streamContext(s libcuda.Stream, id uint64) (libcuda.Context, error) {
+// for none), and the context's unique id (0 where the driver has none).
+func streamContext(s libcuda.Stream, id uint64) (libcuda.Context, uint64, error) {
 	if id != 0 {
 		streamContexts.mu.Lock()
-		cu, ok := streamContexts.m[id]
+		k, ok := streamContexts.m[id]
 		streamContexts.mu.Unlock()
 		if ok {
-			return cu, nil
+			return k.ctx, k.id, nil
 		}
 	}
-	var cu libcuda.Context
-	if err := libcuda.StreamGetCtx(s, &cu); err != nil {
-		return 0, fmt.Errorf("cuStreamGetCtx: %w", err)
+	var k ctxKey
+	if err := libcuda.StreamGetCtx(s, &k.ctx); err != nil {
+		return 0, 0, fmt.Errorf("cuStreamGetCtx: %w", err)
+	}
+	if err := libcuda.CtxGetId(k.ctx, &k.id); err != nil && !errors.Is(err, libcuda.ErrSymbol) {
+		return 0, 0, fmt.Errorf("cuCtxGetId: %w", err)
 	}
 	if id != 0 {
 		streamContexts.mu.Lock()
 		if streamContexts.m == nil || len(streamContexts.m) >= maxStreamContexts {
-			streamContexts.m = make(map[uint64]libcuda.Context)
+			streamContexts.m = make(map[uint64]ctxKey)
 		}
-		streamContexts.m[id] = cu
+		streamContexts.m[id] = k
 		streamContexts.mu.Unlock()
 	}
-	return cu, nil
+	return k.ctx, k.id, nil
 }

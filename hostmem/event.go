@@ -12,10 +12,13 @@ import (
 // takes driver locks that other threads' launches wait for, so completed
 // events of primary contexts are kept for reuse. A kept event holds its
 // context (holdContext): an event must never outlive its context, which a
-// program may release at any time. Drain lets them all go.
+// program may release at any time. Drain lets them all go. They are kept by
+// the context's handle and unique id: a handle that comes back for another
+// context (a primary context reset and made again, say) must not get the
+// events of the one before.
 var pool struct {
 	mu   gosync.Mutex
-	free map[libcuda.Context][]pooledEvent
+	free map[ctxKey][]pooledEvent
 }
 
 type pooledEvent struct {
@@ -29,17 +32,18 @@ type pooledEvent struct {
 // which stalls other threads' launches.
 const maxPooledEvents = 4096
 
-// getEvent returns an event of ctx with a hold on ctx; events of held
-// (primary) contexts may be kept for reuse afterwards.
-func getEvent(ctx libcuda.Context) (ev libcuda.Event, h hold, err error) {
+// getEvent returns an event of the context k with a hold on it; events of
+// held (primary) contexts may be kept for reuse afterwards.
+func getEvent(k ctxKey) (ev libcuda.Event, h hold, err error) {
 	pool.mu.Lock()
-	if n := len(pool.free[ctx]); n > 0 {
-		p := pool.free[ctx][n-1]
-		pool.free[ctx] = pool.free[ctx][:n-1]
+	if n := len(pool.free[k]); n > 0 {
+		p := pool.free[k][n-1]
+		pool.free[k] = pool.free[k][:n-1]
 		pool.mu.Unlock()
 		return p.ev, p.hold, nil
 	}
 	pool.mu.Unlock()
+	ctx := k.ctx
 	h, err = holdContext(ctx)
 	if err != nil {
 		return 0, hold{}, err
@@ -69,10 +73,11 @@ func putEvent(u use) {
 	if u.hold.primary {
 		pool.mu.Lock()
 		if pool.free == nil {
-			pool.free = make(map[libcuda.Context][]pooledEvent)
+			pool.free = make(map[ctxKey][]pooledEvent)
 		}
-		if len(pool.free[u.ctx]) < maxPooledEvents {
-			pool.free[u.ctx] = append(pool.free[u.ctx], pooledEvent{u.ev, u.hold})
+		k := ctxKey{u.ctx, u.ctxID}
+		if len(pool.free[k]) < maxPooledEvents {
+			pool.free[k] = append(pool.free[k], pooledEvent{u.ev, u.hold})
 			pool.mu.Unlock()
 			return
 		}
@@ -97,9 +102,9 @@ func flushEvents() {
 	free := pool.free
 	pool.free = nil
 	pool.mu.Unlock()
-	for ctx, evs := range free {
-		// One switch of context and capture mode for all of ctx's events.
-		err := relaxedIn(ctx, func() error {
+	for k, evs := range free {
+		// One switch of context and capture mode for all of its events.
+		err := relaxedIn(k.ctx, func() error {
 			for _, p := range evs {
 				if err := libcuda.EventDestroy(p.ev); err != nil {
 					slog.Warn("hostmem: destroying an event: cuEventDestroy", "event", fmt.Sprintf("%#x", uintptr(p.ev)), "err", err)

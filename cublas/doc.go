@@ -15,7 +15,8 @@
 // float32 or float64 Slices (cuBLAS's S and D functions; the 64-bit-index
 // _64 forms when a size needs them); GemmEx takes cuda.Half,
 // cuda.BFloat16, int8, float32 and float64 with a compute type
-// (CUBLAS_COMPUTE_32F_FAST_TF32 for TF32 tensor cores).
+// (CUBLAS_COMPUTE_32F_FAST_TF32 for TF32 tensor cores), and
+// GemmBatchedEx the same on Batches of Slices (NewBatch).
 //
 // # Column-major
 //

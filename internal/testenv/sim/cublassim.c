@@ -18,8 +18,8 @@
  *     order, as a host function (cuLaunchHostFunc) on the handle's stream,
  *     and so it is captured into graphs like any other work; a call made
  *     during a capture keeps its task for the graph's launches.
- *   - Sgemm/Dgemm (and _64), Sgemm/DgemmStridedBatched, GemmEx with
- *     CUDA_R_32F data, Saxpy/Daxpy, Sdot/Ddot (result on the host, after
+ *   - Sgemm/Dgemm (and _64), Sgemm/DgemmStridedBatched, GemmEx and
+ *     GemmBatchedEx with CUDA_R_32F data, Saxpy/Daxpy, Sdot/Ddot (result on the host, after
  *     a stream synchronisation, or on the device), computed in double.
  *   - cuBLASLt: descriptors, layouts, preferences, one heuristic answer,
  *     and cublasLtMatmul for CUDA_R_32F with the bias, ReLU and GELU
@@ -214,6 +214,9 @@ struct work {
     double alpha, beta;
     const void *a, *b;
     void *c;
+    /* W_GEMM from arrays of pointers (GemmBatchedEx), read when it runs */
+    const void *const *aa, *const *ba;
+    void *const *ca;
     double *host_result; /* W_DOT with host pointer mode */
     void *dev_result;    /* W_DOT with device pointer mode */
     int keep;            /* captured: the graph runs it again */
@@ -238,6 +241,11 @@ static void run_gemm(struct work *w) {
         const char *A = (const char *)w->a + b * w->sa * (w->dbl ? 8 : 4);
         const char *B = (const char *)w->b + b * w->sb * (w->dbl ? 8 : 4);
         char *C = (char *)w->c + b * w->sc * (w->dbl ? 8 : 4);
+        if (w->aa) {
+            A = w->aa[b];
+            B = w->ba[b];
+            C = w->ca[b];
+        }
         for (int64_t j = 0; j < w->n; j++) {
             for (int64_t i = 0; i < w->m; i++) {
                 double s = 0;
@@ -373,6 +381,28 @@ cublasStatus_t cublasGemmEx(struct handle *h, int ta, int tb, int m, int n, int 
     if (at != R_32F || bt != R_32F || ct != R_32F) return CUBLAS_STATUS_NOT_SUPPORTED;
     if (compute != 68 && compute != 74 && compute != 75 && compute != 77) return CUBLAS_STATUS_NOT_SUPPORTED;
     return gemm(h, 0, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
+}
+
+/* GemmBatchedEx for CUDA_R_32F data with a 32F compute type: arrays of
+ * device pointers, one matrix each. */
+cublasStatus_t cublasGemmBatchedEx(struct handle *h, int ta, int tb, int m, int n, int k, const void *alpha,
+                                   const void *const A[], int at, int lda, const void *const B[], int bt, int ldb,
+                                   const void *beta, void *const C[], int ct, int ldc, int batch, int compute,
+                                   int algo) {
+    (void)algo;
+    if (at != R_32F || bt != R_32F || ct != R_32F) return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (compute != 68 && compute != 74 && compute != 75 && compute != 77) return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (!A || !B || !C) return CUBLAS_STATUS_INVALID_VALUE;
+    struct handle *hh = h;
+    if (!live(hh, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (m < 0 || n < 0 || k < 0 || batch < 0) return CUBLAS_STATUS_INVALID_VALUE;
+    if (m == 0 || n == 0 || batch == 0) return CUBLAS_STATUS_SUCCESS;
+    struct work *w = calloc(1, sizeof *w);
+    if (!w) return CUBLAS_STATUS_ALLOC_FAILED;
+    *w = (struct work){.kind = W_GEMM, .ta = ta, .tb = tb, .m = m, .n = n, .k = k, .lda = lda, .ldb = ldb,
+                       .ldc = ldc, .batch = batch, .alpha = scalar(h, alpha, 0), .beta = scalar(h, beta, 0),
+                       .aa = A, .ba = B, .ca = C};
+    return submit(h->stream, w);
 }
 
 /* ----- Level 1 ----- */

@@ -80,7 +80,10 @@ type use struct {
 	ctx libcuda.Context // the stream's, where the event lives
 	// ctxID is ctx's unique id (cuCtxGetId; 0 where unknown): kept events
 	// are told apart by it as well as the handle, which the driver may
-	// give to a context made after ctx is destroyed.
+	// give to a context made after ctx is destroyed; and the owner asks
+	// whether the context still exists before it queries the event, which
+	// the driver destroys with its context (a query of it then crashed the
+	// process on the H200).
 	ctxID uint64
 	hold  hold // on ctx, for the event
 }

@@ -126,13 +126,14 @@ func TestHostmemContextDestroyedWithWrapPendingLetsTheMemoryGo(t *testing.T) {
 		t.Logf("Wrap in the destroyed context: %v", err)
 	}
 	memtest.DrainReleases(t)
-	// The release may fail (a driver that refuses the dead context's
-	// event), logged once; either way the registration went with its
-	// context, and nothing stays pinned (issue 23 item 4).
+	// The release neither queries nor destroys the use's event, which the
+	// driver destroyed with the context (on the H200 a cuEventQuery of it
+	// crashed the process): nothing fails, nothing is logged. The
+	// registration went with its context, and nothing stays pinned
+	// (issue 23 item 4).
 	st := hostmem.ReadStats()
-	failed := st.Failures - before.Failures
-	if failed > 1 || (failed == 1) != (len(errs.Messages()) == 1) || len(errs.Messages()) > 1 {
-		t.Fatalf("release in a destroyed context: %+v, before %+v, logged %q; want at most one failure, logged once", st, before, errs.Messages())
+	if st.Failures != before.Failures || len(errs.Messages()) != 0 {
+		t.Fatalf("release in a destroyed context: %+v, before %+v, logged %q; want no failure, nothing logged", st, before, errs.Messages())
 	}
 	if st.Kept != before.Kept || st.Registrations != 0 || st.Dropped != before.Dropped+1 {
 		t.Fatalf("after the release in a destroyed context: %+v, before %+v; want its registration dropped with the context, nothing kept", st, before)

@@ -42,8 +42,10 @@ var aloneKeys atomic.Uint64
 // the stream's next ones.
 type queue struct {
 	uses   []waiting
-	target uint64 // seq of the use queried next; 0 until chosen
-	idle   int    // rounds it has been empty
+	ctx    libcuda.Context // the context of the uses' events
+	ctxID  uint64          // its unique id; 0 where unknown
+	target uint64          // seq of the use queried next; 0 until chosen
+	idle   int             // rounds it has been empty
 }
 
 // idleRounds is how many rounds an empty queue is kept. The room of up to
@@ -92,6 +94,7 @@ func (o *owner) enqueue(st *state) {
 		q := o.queues[k]
 		if q == nil {
 			q = o.newQueue()
+			q.ctx, q.ctxID = u.ctx, u.ctxID
 			o.queues[k] = q
 		}
 		q.idle = 0
@@ -137,6 +140,7 @@ type probe struct {
 	q    *queue
 	seq  uint64 // the target's
 	ev   libcuda.Event
+	gone bool // the uses' context was destroyed: nothing to query
 	done bool
 	err  error
 	upTo uint64 // with the target not done: the newest use found complete
@@ -154,6 +158,9 @@ func (o *owner) round() (progress bool) {
 	probes := o.choose(o.scratch.probes[:0])
 	for i := range probes {
 		p := &probes[i]
+		if p.gone {
+			continue
+		}
 		p.done, p.err = sync.EventDone(p.ev)
 		if !p.done && p.err == nil {
 			p.upTo = o.newestDone(p.q, p.seq)
@@ -184,6 +191,13 @@ func (o *owner) choose(probes []probe) []probe {
 			q.target = q.uses[len(q.uses)-1].u.seq
 		}
 		p := probe{q: q, seq: q.target}
+		if ctxGone(q.ctx, q.ctxID) {
+			// Its events went with it, and its work can no longer reach
+			// the memory: the driver unregistered it with the context.
+			p.gone = true
+			probes = append(probes, p)
+			continue
+		}
 		if i := q.index(q.target); i < len(q.uses) {
 			p.ev = q.uses[i].u.ev
 		}
@@ -242,6 +256,9 @@ func (o *owner) newestDone(q *queue, seq uint64) uint64 {
 func (o *owner) finish(p *probe) bool {
 	upTo := p.seq // complete: the uses recorded up to this one
 	switch {
+	case p.gone:
+		o.finishGone(p.q)
+		return true
 	case p.err != nil:
 		o.failTarget(p)
 		return true
@@ -269,6 +286,22 @@ func (o *owner) finish(p *probe) bool {
 		q.target = 0 // choose the newest again next round
 	}
 	return true
+}
+
+// finishGone finishes every use of q, whose context has been destroyed:
+// their events were destroyed with it (neither queried nor destroyed
+// again), and their holds on the context are let go.
+func (o *owner) finishGone(q *queue) {
+	for i, w := range q.uses {
+		q.uses[i] = waiting{}
+		w.u.hold.release()
+		w.st.waiting--
+		if w.st.waiting == 0 && !w.st.broken {
+			o.afterUses(w.st)
+		}
+	}
+	q.cut(len(q.uses))
+	q.target = 0
 }
 
 // cut drops the first k uses. The room before the remaining ones is

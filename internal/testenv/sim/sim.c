@@ -1913,6 +1913,7 @@ CUresult cuEventDestroy_v2(CUevent e) {
     gate();
     if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
     else if (!e || e->magic != MAGIC_EVENT) r = CUDA_ERROR_INVALID_HANDLE;
+    else if (e->ctx->destroyed) r = CUDA_ERROR_CONTEXT_IS_DESTROYED; /* went with its context */
     else {
         e->magic = 0;
         op_unref(e->rec);
@@ -1933,6 +1934,7 @@ static CUresult event_record(CUevent e, CUstream h, unsigned flags) {
     LOCK();
     CUresult r = !initialised ? CUDA_ERROR_NOT_INITIALIZED
                : !e || e->magic != MAGIC_EVENT ? CUDA_ERROR_INVALID_HANDLE
+               : e->ctx->destroyed ? CUDA_ERROR_CONTEXT_IS_DESTROYED
                : begin_enqueue(h, &s, &capturing, 1);
     if (!r && e->ctx != s->ctx) r = CUDA_ERROR_INVALID_HANDLE; /* cuda.h: "must be from the same context" */
     if (!r && capturing) {
@@ -1976,6 +1978,9 @@ CUresult cuEventRecordWithFlags(CUevent e, CUstream h, unsigned int flags) {
 static CUresult event_check_sync(CUevent e) {
     if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
     if (!e || e->magic != MAGIC_EVENT) return CUDA_ERROR_INVALID_HANDLE;
+    /* The driver destroys a context's events with it; a query of one then
+     * crashed the process on the H200. An error here lets tests see it. */
+    if (e->ctx->destroyed) return CUDA_ERROR_CONTEXT_IS_DESTROYED;
     if (e->in_capture) {
         struct capture *c = find_capture(e->cap_id);
         if (!c || c->invalidated) return CUDA_ERROR_INVALID_VALUE;

@@ -97,7 +97,7 @@ func EventDone(e libcuda.Event) (bool, error) {
 		return false, errors.New("sync: query of a nil event")
 	}
 	err := quickEventQuery(e, noLimit)
-	if err == libcuda.CUDA_ERROR_NOT_READY {
+	if errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 		return false, nil
 	}
 	return err == nil, wrap(eventTarget(e), err)
@@ -260,7 +260,7 @@ func wait[T target](p Policy, ctx context.Context, t T, first error) error {
 	switch err := first; {
 	case err == nil:
 		return nil
-	case err != errBusy && !isNotReady(err):
+	case err != errBusy && !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY):
 		return wrap(t, err)
 	}
 	if p.Mode == Blocking {
@@ -310,7 +310,7 @@ func spin[T target](p Policy, ctx context.Context, t T, limit int32) error {
 			// As many goroutines as can run are querying already: more
 			// spinning would only take their CPU. Hand the wait over.
 			return errHandOver
-		case !isNotReady(err):
+		case !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY):
 			return wrap(t, err)
 		}
 	}

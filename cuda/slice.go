@@ -65,7 +65,17 @@ type alloc struct {
 // Alloc of 0 elements gives an empty Slice, as make does: it holds no
 // device memory, copies of nothing to and from it succeed, and Free of it
 // (allowed, not needed) makes no driver call.
+//
+// An allocation that fails with out of memory trims the pool (it gives
+// the device the memory that frees left in it) and tries once more before
+// it returns the error (matching ErrOutOfMemory).
 func Alloc[T any](s *Stream, n int) (Slice[T], error) {
+	return allocSlice[T](s, n, nil)
+}
+
+// allocSlice is Alloc from pool, or from the device's current pool when
+// pool is nil.
+func allocSlice[T any](s *Stream, n int, pool *MemPool) (Slice[T], error) {
 	t := reflect.TypeFor[T]()
 	if err := checkElem(t); err != nil {
 		return Slice[T]{}, fmt.Errorf("cuda: Alloc: %w", err)
@@ -89,10 +99,9 @@ func Alloc[T any](s *Stream, n int) (Slice[T], error) {
 		return Slice[T]{}, fmt.Errorf("cuda: Alloc on a stream being captured: allocate before the capture: %w", ErrCapturing)
 	}
 	bytes := uintptr(n) * size
-	var p libcuda.Deviceptr
-	err = st.ctx.do(func() error { return libcuda.MemAllocAsync(&p, uint64(bytes), st.raw) })
+	p, err := st.allocBytes(bytes, pool)
 	if err != nil {
-		return Slice[T]{}, driverErr("cuMemAllocAsync", err)
+		return Slice[T]{}, err
 	}
 	st.ctx.ref()
 	a := &alloc{ctx: st.ctx, ptr: p, bytes: bytes}

@@ -140,6 +140,16 @@ typedef struct CUgraphExecUpdateResultInfo_st {
     CUgraphNode errorFromNode;
 } CUgraphExecUpdateResultInfo;
 typedef struct CUuuid_st { char bytes[16]; } CUuuid;
+typedef struct CUmemPoolHandle_st *CUmemoryPool;
+typedef struct CUmemLocation_st { int type, id; } CUmemLocation;
+typedef struct CUmemPoolProps_st {
+    int allocType, handleTypes;
+    CUmemLocation location;
+    void *win32SecurityAttributes;
+    size_t maxSize;
+    unsigned short usage;
+    unsigned char reserved[54];
+} CUmemPoolProps;
 typedef struct CUDA_MEMCPY2D_st {
     size_t srcXInBytes, srcY;
     int srcMemoryType;
@@ -286,7 +296,7 @@ static struct {
     /* cumulative, zeroed by sim_reset_stats */
     long long captures_invalidated, unregister_calls, register_calls, fences, kernel_launches,
         graph_launches, illegal_addresses, event_queries, fenced_calls, ctx_synchronize_calls, syncs_waiting,
-        event_creates, pageable_copies, event_records;
+        event_creates, pageable_copies, event_records, pool_trims;
 } st;
 
 /* ===================================================================
@@ -1438,13 +1448,13 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) 
         { 78, 1 },          /* STREAM_PRIORITIES_SUPPORTED */
         { 83, 1 },          /* MANAGED_MEMORY */
         { 88, 0 },          /* PAGEABLE_MEMORY_ACCESS */
-        { 89, 0 },          /* CONCURRENT_MANAGED_ACCESS */
+        { 89, 1 },          /* CONCURRENT_MANAGED_ACCESS, as on an x86 host with an H200 */
         { 91, 1 },          /* CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM */
         { 92, 0 }, { 93, 0 }, { 94, 0 },                     /* the deprecated _V1 stream memory operations */
         { 99, 1 },          /* HOST_REGISTER_SUPPORTED */
         { 100, 0 },         /* PAGEABLE_MEMORY_ACCESS_USES_HOST_PAGE_TABLES */
         { 113, 1 },         /* READ_ONLY_HOST_REGISTER_SUPPORTED */
-        { 115, 0 },         /* MEMORY_POOLS_SUPPORTED: the simulator has no pools */
+        { 115, 1 },         /* MEMORY_POOLS_SUPPORTED: see "Memory pools" */
         { 122, 1 }, { 123, 1 },                              /* 64-bit stream memory operations, WAIT_VALUE_NOR */
         /* what package cuda's named getters read (an H200's values) */
         { 11, 2147483647 }, /* MAX_PITCH */
@@ -2263,6 +2273,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size) {
     return r;
 }
 
+static void managed_forget(uintptr_t start);
 /* Free a device allocation or pinned host allocation starting at p, after
  * the device-wide fence. mu held. */
 static CUresult free_range(CUcontext c, uintptr_t p, int kind) {
@@ -2270,6 +2281,7 @@ static CUresult free_range(CUcontext c, uintptr_t p, int kind) {
     fence_device(c->dev);
     struct range *rg = range_at(p, kind); /* the table may have moved while we waited */
     if (!rg) return CUDA_ERROR_INVALID_VALUE;
+    if (rg->flags & 0x20000 /* MANAGED_FLAG */) managed_forget(p);
     range_remove(rg);
     aligned_free((void *)p); /* from aligned_alloc */
     if (kind == MEM_DEVICE) st.live_allocations--; else st.live_host_allocations--;
@@ -2290,24 +2302,11 @@ CUresult cuMemFree_v2(CUdeviceptr dptr) {
 /* Stream-ordered allocation: the memory is allocated at once (so it is
  * ready for the stream's later work) and freed when the stream reaches the
  * free, with no device-wide fence. Neither call is potentially unsafe. */
+static CUresult pool_alloc(CUmemoryPool pool, CUdeviceptr *dptr, size_t size, CUstream h);
 CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream h) {
     FAIL_POINT("cuMemAllocAsync");
     STICKY_POINT();
-    CUstream s;
-    LOCK();
-    CUresult r = stream_of(h, &s);
-    if (!r && (!dptr || size == 0)) r = CUDA_ERROR_INVALID_VALUE;
-    if (!r) {
-        void *p = aligned_alloc(256, round_up(size, 256));
-        if (!p) r = CUDA_ERROR_OUT_OF_MEMORY;
-        else {
-            range_add((uintptr_t)p, size, MEM_DEVICE, 0, s->ctx);
-            st.live_allocations++;
-            *dptr = (CUdeviceptr)(uintptr_t)p;
-        }
-    }
-    UNLOCK();
-    return r;
+    return pool_alloc(NULL, dptr, size, h);
 }
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream h) {
     FAIL_POINT("cuMemFreeAsync");
@@ -2321,15 +2320,299 @@ CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream h) {
     return enqueue(h, &t);
 }
 /* The free of cuMemFreeAsync, when the stream reaches it. mu not held. */
+static void pool_free(unsigned flags, size_t len);
 static void free_async_run(uintptr_t p) {
     LOCK();
     struct range *rg = range_at(p, MEM_DEVICE);
     if (rg) {
+        pool_free(rg->flags, rg->len);
         range_remove(rg);
         free((void *)p);
         st.live_allocations--;
     }
     UNLOCK();
+}
+
+/* ----- Memory pools (cuMemAllocAsync, cuMemAllocFromPoolAsync, cuMemPool*),
+ * as bookkeeping: each pool counts the bytes its allocations use, and the
+ * bytes it holds from the device (reserved: what is used, rounded up to
+ * 2 MiB chunks, and what frees left until trimmed). A free gives back what
+ * the pool holds above its release threshold at once (the driver does it
+ * at the next synchronization). A device range allocated from pool i has
+ * flags POOL_FLAG | i. mu held unless said. ----- */
+
+enum { POOL_FLAG = 0x10000, MAX_POOLS = 64, POOL_CHUNK = 2 << 20 };
+struct CUmemPoolHandle_st {
+    int used_slot, dev, own; /* own: 1 made by cuMemPoolCreate, 2 destroyed with allocations left */
+    size_t max_size;
+    unsigned long long threshold, reserved, reserved_high, used, used_high;
+};
+static struct CUmemPoolHandle_st pools[MAX_POOLS]; /* 0..MAX_DEVICES-1: the default pools */
+
+static CUmemoryPool default_pool(int dev) {
+    CUmemoryPool p = &pools[dev];
+    if (!p->used_slot) { p->used_slot = 1; p->dev = dev; }
+    return p;
+}
+static int pool_valid(CUmemoryPool p) {
+    return p >= pools && p < pools + MAX_POOLS && p->used_slot && (p - pools < MAX_DEVICES || p->own == 1);
+}
+static void pool_reserve(CUmemoryPool p) {
+    unsigned long long need = round_up(p->used, POOL_CHUNK);
+    if (need > p->reserved) p->reserved = need;
+    if (p->reserved > p->reserved_high) p->reserved_high = p->reserved;
+}
+/* Give back what the pool holds above keep (and above what is used). */
+static void pool_release(CUmemoryPool p, unsigned long long keep) {
+    if (keep >= p->reserved) return;
+    unsigned long long floor = round_up(p->used, POOL_CHUNK);
+    keep = round_up(keep < floor ? floor : keep, POOL_CHUNK);
+    if (p->reserved > keep) p->reserved = keep;
+}
+static void pool_free(unsigned flags, size_t len) {
+    if (!(flags & POOL_FLAG)) return;
+    CUmemoryPool p = &pools[flags & 0xffff];
+    p->used -= len;
+    pool_release(p, p->threshold);
+    if (p->own == 2 && p->used == 0) p->used_slot = 0;
+}
+
+static CUresult pool_alloc(CUmemoryPool pool, CUdeviceptr *dptr, size_t size, CUstream h) {
+    CUstream s;
+    LOCK();
+    CUresult r = stream_of(h, &s);
+    if (!r && (!dptr || size == 0)) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r && !pool) pool = default_pool(s->ctx->dev);
+    if (!r && (!pool_valid(pool) || pool->dev != s->ctx->dev)) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r && (size > TOTAL_MEM || (pool->max_size && pool->used + size > pool->max_size))) r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (!r) {
+        void *p = aligned_alloc(256, round_up(size, 256));
+        if (!p) r = CUDA_ERROR_OUT_OF_MEMORY;
+        else {
+            range_add((uintptr_t)p, size, MEM_DEVICE, POOL_FLAG | (unsigned)(pool - pools), s->ctx);
+            st.live_allocations++;
+            pool->used += size;
+            if (pool->used > pool->used_high) pool->used_high = pool->used;
+            pool_reserve(pool);
+            *dptr = (CUdeviceptr)(uintptr_t)p;
+        }
+    }
+    UNLOCK();
+    return r;
+}
+
+CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream h) {
+    FAIL_POINT("cuMemAllocFromPoolAsync");
+    STICKY_POINT();
+    if (!pool) return CUDA_ERROR_INVALID_VALUE;
+    return pool_alloc(pool, dptr, size, h);
+}
+
+static CUresult get_pool(CUmemoryPool *out, CUdevice dev) {
+    CUresult r = check_device(dev);
+    if (r) return r;
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    *out = default_pool(dev);
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *out, CUdevice dev) {
+    FAIL_POINT("cuDeviceGetDefaultMemPool");
+    return get_pool(out, dev);
+}
+/* No cuDeviceSetMemPool here: the current pool is the default one. */
+CUresult cuDeviceGetMemPool(CUmemoryPool *out, CUdevice dev) {
+    FAIL_POINT("cuDeviceGetMemPool");
+    return get_pool(out, dev);
+}
+
+CUresult cuMemPoolCreate(CUmemoryPool *out, const CUmemPoolProps *props) {
+    FAIL_POINT("cuMemPoolCreate");
+    if (!out || !props || props->allocType != 1 /* PINNED */ || props->location.type != 1 /* DEVICE */)
+        return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = check_device(props->location.id);
+    if (r) return r;
+    LOCK();
+    r = CUDA_ERROR_OUT_OF_MEMORY;
+    for (int i = MAX_DEVICES; i < MAX_POOLS; i++)
+        if (!pools[i].used_slot) {
+            pools[i] = (struct CUmemPoolHandle_st){ .used_slot = 1, .own = 1, .dev = props->location.id,
+                                                     .max_size = props->maxSize };
+            *out = &pools[i];
+            r = CUDA_SUCCESS;
+            break;
+        }
+    UNLOCK();
+    return r;
+}
+
+/* A pool still used is destroyed once its allocations are freed, as the
+ * driver does; its slot is kept until then. */
+CUresult cuMemPoolDestroy(CUmemoryPool pool) {
+    FAIL_POINT("cuMemPoolDestroy");
+    LOCK();
+    CUresult r = pool_valid(pool) && pool->own == 1 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (!r) {
+        if (pool->used == 0) pool->used_slot = 0;
+        else pool->own = 2;
+    }
+    UNLOCK();
+    return r;
+}
+
+CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
+    FAIL_POINT("cuMemPoolTrimTo");
+    LOCK();
+    CUresult r = pool_valid(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (!r) { pool_release(pool, keep); st.pool_trims++; }
+    UNLOCK();
+    return r;
+}
+
+CUresult cuMemPoolSetAttribute(CUmemoryPool pool, int attr, void *value) {
+    FAIL_POINT("cuMemPoolSetAttribute");
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult r = pool_valid(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    unsigned long long v = attr >= 4 ? *(unsigned long long *)value : 0;
+    if (!r) switch (attr) {
+        case 1: case 2: case 3: break; /* the reuse policies: accepted, not modelled */
+        case 4: pool->threshold = v; break;
+        case 6: /* the high-water marks can only be reset, to 0 */
+            if (v) r = CUDA_ERROR_INVALID_VALUE; else pool->reserved_high = pool->reserved;
+            break;
+        case 8:
+            if (v) r = CUDA_ERROR_INVALID_VALUE; else pool->used_high = pool->used;
+            break;
+        default: r = CUDA_ERROR_INVALID_VALUE;
+        }
+    UNLOCK();
+    return r;
+}
+
+CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value) {
+    FAIL_POINT("cuMemPoolGetAttribute");
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult r = pool_valid(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    unsigned long long *v = value;
+    if (!r) switch (attr) {
+        case 1: case 2: case 3: *(int *)value = 1; break;
+        case 4: *v = pool->threshold; break;
+        case 5: *v = pool->reserved; break;
+        case 6: *v = pool->reserved_high; break;
+        case 7: *v = pool->used; break;
+        case 8: *v = pool->used_high; break;
+        default: r = CUDA_ERROR_INVALID_VALUE;
+        }
+    UNLOCK();
+    return r;
+}
+
+/* ----- Managed memory (cuMemAllocManaged, cuMemPrefetchAsync, cuMemAdvise,
+ * cuMemRangeGetAttribute), as bookkeeping: the memory is host memory
+ * anyway; each managed allocation remembers where it was last prefetched
+ * to and the advice it was given, for the allocation as a whole. mu held
+ * unless said. ----- */
+
+enum { MANAGED_FLAG = 0x20000, CU_DEVICE_CPU = -1, CU_DEVICE_INVALID = -2 };
+struct managed { uintptr_t start; size_t len; int prefetched, preferred, read_mostly; unsigned accessed_by; };
+static struct managed *managed;
+static int nmanaged, capmanaged;
+
+static struct managed *managed_of(uintptr_t p, size_t n) {
+    for (int i = 0; i < nmanaged; i++)
+        if (p >= managed[i].start && n <= managed[i].len && p - managed[i].start <= managed[i].len - n) return &managed[i];
+    return NULL;
+}
+static void managed_forget(uintptr_t start) {
+    for (int i = 0; i < nmanaged; i++)
+        if (managed[i].start == start) { managed[i] = managed[--nmanaged]; return; }
+}
+/* A location as the range attributes give it: a device ordinal or CU_DEVICE_CPU. */
+static int location_of(CUmemLocation loc, int *out) {
+    if (loc.type == 1 /* DEVICE */ && check_device(loc.id) == CUDA_SUCCESS) { *out = loc.id; return 1; }
+    if (loc.type >= 2 && loc.type <= 4) { *out = CU_DEVICE_CPU; return 1; } /* HOST, HOST_NUMA, HOST_NUMA_CURRENT */
+    return 0;
+}
+
+CUresult cuMemAllocManaged(CUdeviceptr *dptr, size_t size, unsigned int flags) {
+    FAIL_POINT("cuMemAllocManaged");
+    CUcontext c;
+    LOCK();
+    CUresult r = unsafe_prologue(&c);
+    if (!r && (!dptr || size == 0 || (flags != 1 && flags != 2))) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r && size > TOTAL_MEM) r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (!r) {
+        void *p = aligned_alloc(4096, round_up(size, 4096));
+        if (!p) r = CUDA_ERROR_OUT_OF_MEMORY;
+        else {
+            memset(p, 0, size);
+            range_add((uintptr_t)p, size, MEM_DEVICE, MANAGED_FLAG, c);
+            st.live_allocations++;
+            GROW(managed, capmanaged, nmanaged + 1);
+            managed[nmanaged++] = (struct managed){ (uintptr_t)p, size, CU_DEVICE_INVALID, CU_DEVICE_INVALID, 0, 0 };
+            *dptr = (CUdeviceptr)(uintptr_t)p;
+        }
+    }
+    UNLOCK();
+    return r;
+}
+
+CUresult cuMemPrefetchAsync_v2(CUdeviceptr p, size_t n, CUmemLocation loc, unsigned int flags, CUstream h) {
+    FAIL_POINT("cuMemPrefetchAsync");
+    int where;
+    if (flags || !location_of(loc, &where)) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct managed *m = managed_of((uintptr_t)p, n);
+    if (m) m->prefetched = where;
+    UNLOCK();
+    if (!m) return CUDA_ERROR_INVALID_VALUE;
+    struct task t = { .kind = T_NOP };
+    return enqueue(h, &t);
+}
+
+CUresult cuMemAdvise_v2(CUdeviceptr p, size_t n, int advice, CUmemLocation loc) {
+    FAIL_POINT("cuMemAdvise");
+    int where = CU_DEVICE_INVALID;
+    int need_loc = advice >= 3; /* SET/UNSET_PREFERRED_LOCATION, SET/UNSET_ACCESSED_BY */
+    if (advice < 1 || advice > 6 || (need_loc && !location_of(loc, &where))) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct managed *m = managed_of((uintptr_t)p, n);
+    if (m) switch (advice) {
+        case 1: m->read_mostly = 1; break;
+        case 2: m->read_mostly = 0; break;
+        case 3: m->preferred = where; break;
+        case 4: m->preferred = CU_DEVICE_INVALID; break;
+        case 5: if (where >= 0) m->accessed_by |= 1u << where; break;
+        case 6: if (where >= 0) m->accessed_by &= ~(1u << where); break;
+        }
+    UNLOCK();
+    return m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+CUresult cuMemRangeGetAttribute(void *data, size_t size, int attr, CUdeviceptr p, size_t n) {
+    FAIL_POINT("cuMemRangeGetAttribute");
+    if (!data || size < 4) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct managed *m = managed_of((uintptr_t)p, n);
+    CUresult r = m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    int *v = data;
+    if (!r) switch (attr) {
+        case 1: *v = m->read_mostly; break;
+        case 2: *v = m->preferred; break;
+        case 3: /* ACCESSED_BY: the devices, then CU_DEVICE_INVALID */
+            for (size_t i = 0, k = 0; i < size / 4; i++) {
+                while (k < MAX_DEVICES && !(m->accessed_by & (1u << k))) k++;
+                v[i] = k < MAX_DEVICES ? (int)k++ : CU_DEVICE_INVALID;
+            }
+            break;
+        case 4: *v = m->prefetched; break;
+        default: r = CUDA_ERROR_INVALID_VALUE;
+        }
+    UNLOCK();
+    return r;
 }
 
 static CUresult host_alloc(void **pp, size_t size, unsigned flags) {
@@ -3540,6 +3823,18 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuDeviceCanAccessPeer", 4000, 0, cuDeviceCanAccessPeer),
     SYM("cuCtxEnablePeerAccess", 4000, 0, cuCtxEnablePeerAccess),
     SYM("cuMemcpy2DAsync", 3020, 7000, cuMemcpy2DAsync_v2),
+    SYM("cuMemAllocFromPoolAsync", 11020, 11020, cuMemAllocFromPoolAsync),
+    SYM("cuDeviceGetDefaultMemPool", 11020, 0, cuDeviceGetDefaultMemPool),
+    SYM("cuDeviceGetMemPool", 11020, 0, cuDeviceGetMemPool),
+    SYM("cuMemPoolCreate", 11020, 0, cuMemPoolCreate),
+    SYM("cuMemPoolDestroy", 11020, 0, cuMemPoolDestroy),
+    SYM("cuMemPoolTrimTo", 11020, 0, cuMemPoolTrimTo),
+    SYM("cuMemPoolSetAttribute", 11020, 0, cuMemPoolSetAttribute),
+    SYM("cuMemPoolGetAttribute", 11020, 0, cuMemPoolGetAttribute),
+    SYM("cuMemAllocManaged", 6000, 0, cuMemAllocManaged),
+    SYM("cuMemPrefetchAsync", 12020, 12020, cuMemPrefetchAsync_v2),
+    SYM("cuMemAdvise", 12020, 0, cuMemAdvise_v2),
+    SYM("cuMemRangeGetAttribute", 8000, 0, cuMemRangeGetAttribute),
     SYM("cuMemsetD8", 3020, 7000, cuMemsetD8_v2),
     SYM("cuMemsetD32", 3020, 7000, cuMemsetD32_v2),
     SYM("cuMemsetD8Async", 3020, 7000, cuMemsetD8Async),
@@ -3649,6 +3944,7 @@ static const struct { const char *name; long long *value; int cumulative; } stat
     { "syncs_waiting", &st.syncs_waiting, 1 },     /* cu{Ctx,Stream,Event}Synchronize calls past their checks, waiting (or done) */
     { "event_creates", &st.event_creates, 1 },     /* cuEventCreate calls that made an event */
     { "pageable_copies", &st.pageable_copies, 1 }, /* async copies with a side the device cannot reach */
+    { "pool_trims", &st.pool_trims, 1 },           /* cuMemPoolTrimTo calls */
 };
 
 long long sim_stat(const char *name) {

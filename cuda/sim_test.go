@@ -141,7 +141,8 @@ func (h handlerFunc) WithGroup(string) slog.Handler                 { return h }
 // and leave the values usable.
 func TestDriverFailuresNameTheCall(t *testing.T) {
 	f := newFixture(t)
-	testenv.SimFailNext(t, "cuMemAllocAsync", 1, libcuda.CUDA_ERROR_OUT_OF_MEMORY)
+	// Twice: the first out of memory is retried after a trim.
+	testenv.SimFailNext(t, "cuMemAllocAsync", 2, libcuda.CUDA_ERROR_OUT_OF_MEMORY)
 	_, err := cuda.Alloc[float32](f.s, 4)
 	if !errors.Is(err, libcuda.CUDA_ERROR_OUT_OF_MEMORY) || !strings.Contains(err.Error(), "cuMemAllocAsync") {
 		t.Errorf("Alloc: %v", err)

@@ -63,11 +63,11 @@ func (fs *faultSetup) goodLaunches(t *testing.T, n int) {
 
 // launchOutOfBounds launches fill_i32 over 2^40 ints of the 1024-int
 // Slice x on the bad stream: an out-of-bounds write that faults within
-// the first pages past x. It returns the launch's error and its line.
-func (fs *faultSetup) launchOutOfBounds() (err error, line int) {
+// the first pages past x. It returns the launch's line and its error.
+func (fs *faultSetup) launchOutOfBounds() (line int, err error) {
 	_, _, line, _ = runtime.Caller(0)
 	err = fs.bad.Launch(fs.fill, cuda.Grid(65535, 1, 1), cuda.Block(1024, 1, 1), fs.x.Arg(), cuda.Uint64(1<<40), cuda.Int32(-1))
-	return err, line + 1
+	return line + 1, err
 }
 
 // checkNamed checks that the launch is the out-of-bounds one, with its
@@ -94,7 +94,7 @@ func TestKernelFaultIsContextLostNamingTheLaunch(t *testing.T) {
 	}
 	fs := newFaultSetup(t)
 	fs.goodLaunches(t, 10)
-	lerr, line := fs.launchOutOfBounds()
+	line, lerr := fs.launchOutOfBounds()
 	testenv.Must(t, lerr)
 	err := fs.bad.Sync(t.Context())
 	t.Logf("lost-context: the faulting stream's Sync returned: %v", err)
@@ -161,7 +161,7 @@ func TestDebugSyncNamesExactlyTheFaultingLaunch(t *testing.T) {
 	prev := cuda.SetDebug(cuda.DebugSync)
 	defer cuda.SetDebug(prev)
 	fs.goodLaunches(t, 10)
-	err, line := fs.launchOutOfBounds()
+	line, err := fs.launchOutOfBounds()
 	t.Logf("lost-context: the faulting launch returned, in debug mode: %v", err)
 	var l *cuda.LostError
 	if !errors.As(err, &l) || !errors.Is(err, cuda.ErrContextLost) {

@@ -41,8 +41,12 @@ func (s *Stream) CaptureMode(mode CaptureMode, f func(s *Stream) error) (*Graph,
 }
 
 // LaunchGraph launches an executable graph on the stream (graph.Exec's
-// Launch).
+// Launch). The launch goes into the device's launch history as one entry
+// (see LostError); in debug mode (SetDebug) it waits for the graph.
+//
+//go:noinline
 func (s *Stream) LaunchGraph(e *Exec) error {
+	pc := callerPC()
 	if e == nil {
 		return errors.New("cuda: Stream.LaunchGraph: nil graph")
 	}
@@ -54,13 +58,18 @@ func (s *Stream) LaunchGraph(e *Exec) error {
 	if err := st.ctx.do(func() error { return e.Launch(st.raw) }); err != nil {
 		return err
 	}
-	return st.debugGraph()
+	return st.debugGraph(st.recordGraph(pc))
 }
 
 // RunCached runs f through a graph.Cached on the stream: the first call
 // captures what f submits, and later calls update the cached executable
-// graph in place when they can and launch it (see graph.Cached).
+// graph in place when they can and launch it (see graph.Cached). The
+// graph's launch goes into the device's launch history as one entry, as
+// LaunchGraph's does.
+//
+//go:noinline
 func (s *Stream) RunCached(c *Cached, f func(s *Stream) error) error {
+	pc := callerPC()
 	if c == nil || f == nil {
 		return errors.New("cuda: Stream.RunCached: nil cache or function")
 	}
@@ -74,5 +83,5 @@ func (s *Stream) RunCached(c *Cached, f func(s *Stream) error) error {
 	if err := st.ctx.do(func() error { return c.Run(st.raw, func(libcuda.Stream) error { return f(s) }) }); err != nil {
 		return err
 	}
-	return st.debugGraph()
+	return st.debugGraph(st.recordGraph(pc))
 }

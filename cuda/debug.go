@@ -89,9 +89,9 @@ func describeArgs(args []Arg, kp *kernelParams) []string {
 	return out
 }
 
-// debugGraph waits, in DebugSync mode, for a graph just launched on the
-// stream, unless the stream is being captured.
-func (st *streamState) debugGraph() error {
+// debugGraph waits, in DebugSync mode, for the graph just launched on the
+// stream as launch n, unless the stream is being captured.
+func (st *streamState) debugGraph(n uint64) error {
 	if debugMode.Load() == int32(DebugOff) {
 		return nil
 	}
@@ -102,9 +102,8 @@ func (st *streamState) debugGraph() error {
 	if status != libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
 		return nil
 	}
-	n := st.ctx.dv.launches.Load()
 	if err := sync.Stream(context.Background(), st.ctx.cu, st.raw); err != nil {
-		return st.ctx.checkOn(st, fmt.Errorf("cuda: waiting for the graph launched on the stream (debug mode): %w", err))
+		return st.ctx.checkOn(st, fmt.Errorf("cuda: waiting for the graph launched on the stream as launch #%d (debug mode): %w", n, err))
 	}
 	st.noteWaited(n)
 	return nil

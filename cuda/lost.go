@@ -112,7 +112,9 @@ func (e *LostError) name(call string) {
 type LaunchInfo struct {
 	// Number counts the device's launches through package cuda, from 1.
 	Number uint64
-	// Kernel is the kernel's name as Module.Func found it.
+	// Kernel is the kernel's name as Module.Func found it, or "(graph)"
+	// for a graph's launch (Stream.LaunchGraph, Stream.RunCached), whose
+	// Grid and Block are zero.
 	Kernel      string
 	Grid, Block Dim3
 	// Stream is the stream's driver handle (the driver may have given it
@@ -137,6 +139,9 @@ func (l LaunchInfo) Caller() (file string, line int, function string) {
 // stream, arguments (debug mode) and caller.
 func (l LaunchInfo) String() string {
 	s := fmt.Sprintf("launch #%d of %s, grid %s, block %s, on stream %#x", l.Number, l.Kernel, l.Grid.text(), l.Block.text(), uintptr(l.Stream))
+	if l.Kernel == graphFunc.name {
+		s = fmt.Sprintf("launch #%d of a graph on stream %#x", l.Number, uintptr(l.Stream))
+	}
 	if l.Args != nil {
 		s += " with (" + strings.Join(l.Args, ", ") + ")"
 	}
@@ -233,6 +238,15 @@ func (dv *devState) record(f *Func, st *streamState, d *[6]uint32, pc uintptr) u
 	s.block = [3]uint32{d[3], d[4], d[5]}
 	s.seq.Store(n)
 	return n
+}
+
+// graphFunc stands for a graph's launch in the history.
+var graphFunc = &Func{name: "(graph)"}
+
+// recordGraph writes a graph's launch into the history.
+func (st *streamState) recordGraph(pc uintptr) uint64 {
+	var d [6]uint32
+	return st.ctx.dv.record(graphFunc, st, &d, pc)
 }
 
 // candidates are the launches of the history not known to be done, newest

@@ -216,7 +216,7 @@ func TestCloseInALostContextReturnsTheLoss(t *testing.T) {
 		return
 	}
 	fs := newFaultSetup(t)
-	lerr, _ := fs.launchOutOfBounds()
+	_, lerr := fs.launchOutOfBounds()
 	testenv.Must(t, lerr)
 	var l *cuda.LostError
 	if err := fs.bad.Sync(t.Context()); !errors.As(err, &l) {
@@ -227,5 +227,54 @@ func TestCloseInALostContextReturnsTheLoss(t *testing.T) {
 		if err := s.Close(); !errors.As(err, &again) || again != l {
 			t.Errorf("Close of stream %d after the fault = %v, want the first *LostError", i, err)
 		}
+	}
+}
+
+// A graph's launch is one entry of the launch history: a fault in a
+// kernel of a graph names the graph's launch (and the launch captured into
+// it) among the candidates; in debug mode LaunchGraph itself reports it.
+func TestKernelFaultInAGraphNamesTheGraphsLaunch(t *testing.T) {
+	for _, debug := range []bool{false, true} {
+		name := "after"
+		if debug {
+			name = "debug"
+		}
+		t.Run(name, func(t *testing.T) {
+			if !testenv.InChild(t) {
+				return
+			}
+			fs := newFaultSetup(t)
+			g, err := fs.bad.Capture(func(*cuda.Stream) error {
+				_, err := fs.launchOutOfBounds()
+				return err
+			})
+			testenv.Must(t, err)
+			e, err := g.Instantiate()
+			testenv.Must(t, err)
+			if debug {
+				defer cuda.SetDebug(cuda.SetDebug(cuda.DebugSync))
+			}
+			fs.goodLaunches(t, 10)
+			_, _, line, _ := runtime.Caller(0)
+			err = fs.bad.LaunchGraph(e)
+			if !debug {
+				testenv.Must(t, err)
+				err = fs.bad.Sync(t.Context())
+			}
+			t.Logf("lost-context: a graph's fault (debug %v): %v", debug, err)
+			var l *cuda.LostError
+			if !errors.As(err, &l) {
+				t.Fatalf("after the graph's fault: %v, want a *LostError", err)
+			}
+			if len(l.Launches) == 0 || l.Launches[0].Kernel != "(graph)" || l.Launches[0].Stream != fs.bad.Raw() {
+				t.Fatalf("candidates %v: want the graph's launch on the faulting stream first", l.Launches)
+			}
+			if file, got, _ := l.Launches[0].Caller(); !strings.HasSuffix(file, "lost_test.go") || got != line+1 {
+				t.Errorf("the graph's launch called at %s:%d, want lost_test.go:%d", file, got, line+1)
+			}
+			if !strings.Contains(err.Error(), "of a graph on stream") {
+				t.Errorf("the error does not name the graph's launch: %v", err)
+			}
+		})
 	}
 }

@@ -98,4 +98,11 @@
 // methods are serialized. A Graph or Exec that is dropped without Destroy
 // is destroyed after the garbage collector has found it unreachable, once
 // no capture is in progress, and its leases are released after that.
+//
+// # A lost context
+//
+// After a kernel fault the context's calls fail with a sticky Result:
+// captures, instantiations and launches return an error matching
+// libcuda.ErrContextLost (errors.Is); the process must restart to use
+// the device again.
 package graph

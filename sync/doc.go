@@ -123,4 +123,12 @@
 // helper's own, so a stream may be destroyed after a cancelled wait.) A helper
 // whose thread cannot enter relaxed capture mode logs it and ends; its
 // wait polls instead.
+//
+// # A lost context
+//
+// After a kernel fault every query in the context fails with a sticky
+// Result (an illegal address, a launch failure, ...): a wait returns that
+// error at once, naming the call, and it matches libcuda.ErrContextLost
+// (errors.Is). Nothing waits on a lost context: the process must restart
+// to use the device again.
 package sync

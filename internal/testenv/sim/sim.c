@@ -3155,6 +3155,83 @@ CUresult cuModuleLoadDataEx(CUmodule *pm, const void *image, unsigned int nopts,
     return r ? r : module_load(pm, image);
 }
 
+/* The driver's linker: a link state gathers the inputs; its image is the
+ * PTX inputs one after another (a text image module_load reads; cubins and
+ * fat binaries add nothing the simulator could run). Bad PTX is refused
+ * by cuLinkAddData, with the line in the error log given to cuLinkCreate.
+ * The image belongs to the state until cuLinkDestroy. */
+typedef struct CUlinkState_st *CUlinkState;
+struct CUlinkState_st { unsigned magic; struct jit_logs logs; void **vals; char *image; size_t len; int inputs; };
+enum { MAGIC_LINK = 0x11a4c0de };
+static struct freelist free_links;
+CUresult cuLinkCreate_v2(unsigned int nopts, CUjit_option *opts, void **vals, CUlinkState *out) {
+    FAIL_POINT("cuLinkCreate");
+    CUcontext c;
+    struct jit_logs l;
+    CUresult r = jit_options(nopts, opts, vals, &l);
+    if (!r && !out) r = CUDA_ERROR_INVALID_VALUE;
+    if (r) return r;
+    LOCK();
+    r = current_ctx(&c);
+    UNLOCK();
+    if (r) return r;
+    LOCK();
+    CUlinkState ls = handle_alloc(&free_links, sizeof *ls);
+    UNLOCK();
+    ls->magic = MAGIC_LINK;
+    ls->logs = l;
+    ls->vals = vals;
+    jit_log(&l, vals, NULL);
+    *out = ls;
+    return CUDA_SUCCESS;
+}
+CUresult cuLinkAddData_v2(CUlinkState ls, int type, void *data, size_t size, const char *name, unsigned int nopts,
+                          CUjit_option *opts, void **vals) {
+    FAIL_POINT("cuLinkAddData");
+    (void)name;
+    struct jit_logs ignored;
+    if (!ls || ls->magic != MAGIC_LINK) return CUDA_ERROR_INVALID_HANDLE;
+    if (!data || !size || type < 0 || type > 4) return CUDA_ERROR_INVALID_VALUE;
+    CUresult r = jit_options(nopts, opts, vals, &ignored);
+    if (r) return r;
+    ls->inputs++;
+    if (type != 1) return CUDA_SUCCESS; /* CU_JIT_INPUT_PTX */
+    char *text = xcalloc(1, size + 1);
+    memcpy(text, data, size);
+    r = jit_check(text, &ls->logs, ls->vals);
+    if (!r) {
+        size_t n = strlen(text);
+        ls->image = xrealloc(ls->image, ls->len + n + 2);
+        memcpy(ls->image + ls->len, text, n);
+        ls->len += n;
+        ls->image[ls->len++] = '\n';
+        ls->image[ls->len] = 0;
+    }
+    free(text);
+    return r;
+}
+CUresult cuLinkComplete(CUlinkState ls, void **cubin, size_t *size) {
+    FAIL_POINT("cuLinkComplete");
+    if (!ls || ls->magic != MAGIC_LINK) return CUDA_ERROR_INVALID_HANDLE;
+    if (!cubin || !size) return CUDA_ERROR_INVALID_VALUE;
+    if (!ls->inputs) return CUDA_ERROR_INVALID_VALUE;
+    if (!ls->image) { ls->image = xcalloc(1, 64); snprintf(ls->image, 64, ".version 8.0\n.target sm_90\n"); ls->len = strlen(ls->image); }
+    *cubin = ls->image;
+    *size = ls->len + 1;
+    return CUDA_SUCCESS;
+}
+CUresult cuLinkDestroy(CUlinkState ls) {
+    FAIL_POINT("cuLinkDestroy");
+    if (!ls || ls->magic != MAGIC_LINK) return CUDA_ERROR_INVALID_HANDLE;
+    ls->magic = 0;
+    free(ls->image);
+    ls->image = NULL;
+    LOCK();
+    handle_free(&free_links, ls);
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
 CUresult cuModuleUnload(CUmodule m) {
     FAIL_POINT("cuModuleUnload");
     STICKY_POINT();
@@ -3851,6 +3928,10 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuFuncGetParamInfo", 12040, 0, cuFuncGetParamInfo),
     SYM("cuFuncSetAttribute", 9000, 0, cuFuncSetAttribute),
     SYM("cuModuleGetGlobal", 3020, 0, cuModuleGetGlobal_v2),
+    SYM("cuLinkCreate", 6050, 0, cuLinkCreate_v2),
+    SYM("cuLinkAddData", 6050, 0, cuLinkAddData_v2),
+    SYM("cuLinkComplete", 5050, 0, cuLinkComplete),
+    SYM("cuLinkDestroy", 5050, 0, cuLinkDestroy),
     SYM("cuOccupancyMaxActiveBlocksPerMultiprocessor", 6050, 0, cuOccupancyMaxActiveBlocksPerMultiprocessor),
     SYM("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", 7000, 0, cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags),
     SYM("cuOccupancyMaxPotentialBlockSize", 6050, 0, cuOccupancyMaxPotentialBlockSize),

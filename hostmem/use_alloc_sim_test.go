@@ -68,7 +68,7 @@ func TestUseInsideACaptureAllocatesNothing(t *testing.T) {
 	if raceDetector { // sync.Pool drops some of the leases it is given
 		want = 1
 	}
-	if with > without || with > want {
+	if (with > without && !raceDetector) || with > want {
 		t.Errorf("a Cached.Run whose capture Use()s the buffer: %v allocations, %v without the Use; want no more, and at most %v", with, without, want)
 	}
 	testenv.Must(t, b.Free())

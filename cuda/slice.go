@@ -48,9 +48,10 @@ type alloc struct {
 	ptr   libcuda.Deviceptr
 	bytes uintptr
 
-	mu     gosync.RWMutex // held for reading by uses in progress, for writing by Free
-	freed  bool
-	global bool // a module's variable (Global): Module.Close ends it, not Free
+	mu      gosync.RWMutex // held for reading by uses in progress, for writing by Free
+	freed   bool
+	global  bool // a module's variable (Global): Module.Close ends it, not Free
+	managed bool // AllocManaged's: freed by cuMemFree after its users' work
 
 	last  atomic.Pointer[streamState] // the stream of the latest use: the common case records nothing
 	usemu gosync.Mutex
@@ -303,6 +304,9 @@ func anyCapturing(used []*streamState) (bool, error) {
 
 // freeNow frees the memory after the work of the streams in used.
 func (a *alloc) freeNow(used []*streamState) error {
+	if a.managed {
+		return a.freeManaged(used)
+	}
 	if err := freeAfter(a.ctx, a.ptr, used); err != nil {
 		// The memory stays allocated: the GPU may still use it.
 		return err

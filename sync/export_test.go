@@ -29,3 +29,11 @@ func SpinningPeak() int { return int(spinningPeak.Load()) }
 
 // ResetSpinningPeak sets the peak to the waits in spin slots now.
 func ResetSpinningPeak() { spinningPeak.Store(spinning.Load()) }
+
+// HoldSpinSlots takes every spin slot for the GOMAXPROCS read last, as
+// that many spinning waits would, and returns what gives them back.
+func HoldSpinSlots() (release func()) {
+	n := spinSlots(procs.Load())
+	spinning.Add(n)
+	return func() { spinning.Add(-n) }
+}

@@ -10,19 +10,14 @@ import (
 	"github.com/purecuda/purecuda/sync"
 )
 
-// longSpin is a policy whose waits hold their spin slot until their work
-// ends (within a test's bounds).
-var longSpin = sync.Policy{Spin: time.Minute}
-
-// fillSpinSlots starts one wait a spin slot, each on a held stream of its
-// own with longSpin, and returns their results once every slot is taken.
-func fillSpinSlots(t *testing.T, g *testenv.Gate) []<-chan error {
+// holdSpinSlots takes every spin slot until t ends, as spinning waits
+// would (they could leave their slot early: a spinning wait hands over
+// when the queries in flight reach GOMAXPROCS).
+func holdSpinSlots(t *testing.T) {
 	t.Helper()
 	testenv.Eventually(t, "no wait spinning", func() bool { return sync.ReadStats().SpinningWaits == 0 })
-	streams := heldStreams(t, g, sync.SpinSlots())
-	res := startWaits(longSpin, streams, nil)
-	testenv.Eventually(t, "every spin slot taken", func() bool { return sync.ReadStats().SpinningWaits == sync.SpinSlots() })
-	return res
+	release := sync.HoldSpinSlots()
+	t.Cleanup(release)
 }
 
 // With every spin slot taken, a wait that its first query does not end
@@ -33,7 +28,8 @@ func TestWaitsBeyondTheSpinSlotsJoinThePollerAtOnce(t *testing.T) {
 	testenv.OnPrimary(t, 0)
 	g := testenv.NewGate(t)
 	b := takeBaseline(t)
-	res := fillSpinSlots(t, g)
+	holdSpinSlots(t)
+	var res []<-chan error
 	polled := 0
 	for _, p := range []sync.Policy{{Mode: sync.Auto}, {Mode: sync.Polling}} {
 		streams := heldStreams(t, g, 3)
@@ -63,7 +59,7 @@ func TestThePollerSpinsForWaitsThatDidNot(t *testing.T) {
 	testenv.OnPrimary(t, 0)
 	g := testenv.NewGate(t)
 	b := takeBaseline(t)
-	spinners := fillSpinSlots(t, g)
+	release := sync.HoldSpinSlots()
 	fresh := heldStreams(t, g, 1)
 	res := startWaits(sync.Policy{Mode: sync.Polling, Spin: time.Minute}, fresh, nil)
 	testenv.Eventually(t, "the fresh wait on the poller", func() bool { return sync.ReadStats().PolledWaits == 1 })
@@ -76,11 +72,12 @@ func TestThePollerSpinsForWaitsThatDidNot(t *testing.T) {
 		t.Fatalf("the poller slept %d times in 100 rounds while a wait was in its spin budget", n)
 	}
 	g.Open()
-	for i, ch := range append(spinners, res...) {
+	for i, ch := range res {
 		if err := testenv.Recv(t, ch, fmt.Sprintf("wait %d", i)); err != nil {
 			t.Fatalf("wait %d: %v", i, err)
 		}
 	}
+	release()
 	// A wait that spun on its own first (Polling mode, default budgets,
 	// its slot free) gets no more from the poller: it sleeps between
 	// rounds.

@@ -65,3 +65,43 @@ func TestChunkedFourStreamsThroughViewsOfOnePin(t *testing.T) {
 		})
 	}
 }
+
+// chunked is the four-stream pattern: n elements in 16 chunks, chunk i on
+// stream i%4, copied in, incremented and copied back through the views of
+// one Pin (or through []T inside it when asSlices). It may run on another
+// goroutine than the test's: it returns its error.
+func chunked(addOne *cuda.Func, streams []*cuda.Stream, p *cuda.Pinned[int32], x cuda.Slice[int32], asSlices bool) error {
+	const chunks = 16
+	n := p.Len() / chunks
+	for i := range chunks {
+		s := streams[i%len(streams)]
+		d, err := x.Slice(i*n, (i+1)*n)
+		if err != nil {
+			return err
+		}
+		v, err := p.Slice(i*n, (i+1)*n)
+		if err != nil {
+			return err
+		}
+		if asSlices {
+			err = cuda.CopyToDevice(s, d, p.Data()[i*n:(i+1)*n])
+		} else {
+			err = cuda.CopyToDevice(s, d, v)
+		}
+		if err != nil {
+			return err
+		}
+		if err := s.Launch(addOne, cuda.Grid(1, 1, 1), cuda.Block(n, 1, 1), d.Arg(), cuda.Uint64(uint64(n))); err != nil {
+			return err
+		}
+		if asSlices {
+			err = cuda.CopyToHost(s, p.Data()[i*n:(i+1)*n], d)
+		} else {
+			err = cuda.CopyToHost(s, v, d)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -15,7 +15,8 @@ import (
 // writes out of bounds, the faulting stream's wait returns a sticky
 // Result, and so does every later call in the context (queries of another,
 // idle stream and of an event that completed before the fault, an
-// allocation, a launch, waits, an unregister, a stream creation, a copy),
+// allocation, a launch, waits, an unregister, a stream creation, a copy,
+// an event record, making the context current: the simulator's rule),
 // while cuCtxGetCurrent still succeeds; cuDevicePrimaryCtxReset succeeds
 // and the next cuDevicePrimaryCtxRetain fails with the same Result. In a
 // child process: the device is lost for the process.
@@ -72,6 +73,8 @@ func TestConformanceFaultLosesTheDeviceForTheProcess(t *testing.T) {
 		{"cuMemcpyHtoD", func() error { return libcuda.MemcpyHtoD(buf, unsafe.Pointer(&word[0]), 4) }},
 		{"cuMemHostUnregister", func() error { return libcuda.MemHostUnregister(host) }},
 		{"cuStreamCreate", func() error { return libcuda.StreamCreate(&newStream, 0) }},
+		{"cuEventRecord(another stream)", func() error { return libcuda.EventRecord(done, idle) }},
+		{"cuCtxSetCurrent(the context)", func() error { return libcuda.CtxSetCurrent(cu) }},
 	}
 	for _, c := range calls {
 		if err := c.call(); code(err) != code(first) {

@@ -261,7 +261,9 @@ func (m *Module) Func(name string) (*Func, error) {
 	f.params = params
 	if sig, ok := demangleFunc(entry); ok && (params == nil || len(sig.params) == len(params)) {
 		f.typed = sig.params
+		f.accepts = make([]uint64, len(sig.params))
 		for i, p := range sig.params {
+			f.accepts[i] = p.accept
 			if p.readOnly && i < 64 {
 				f.readOnly |= 1 << i
 			}
@@ -325,6 +327,7 @@ type Func struct {
 	display string   // demangled, for errors
 	params  []uint32 // sizes in bytes; nil: unknown
 	typed   []cParam // the C++ parameter types; nil for an extern "C" kernel: checked by size only
+	accepts []uint64 // typed[i].accept, packed for the launch's check
 
 	// readOnly has bit i set when parameter i is a pointer to const (a
 	// C++ kernel's const float*, from its mangled name): the kernel only
@@ -412,8 +415,8 @@ func (f *Func) check(args []Arg) error {
 // checkTypes compares the arguments with a C++ kernel's parameter types,
 // one bit each (see params.go).
 func (f *Func) checkTypes(args []Arg) error {
-	for i := range f.typed {
-		if f.typed[i].accept>>args[i].code&1 == 0 {
+	for i, accept := range f.accepts {
+		if accept>>args[i].code&1 == 0 {
 			return fmt.Errorf("cuda: Launch %s: argument %d is %s, its parameter %d is %s: %w",
 				f.display, i, describeCode(args[i].code), i, f.typed[i].text, ErrArgs)
 		}

@@ -25,7 +25,7 @@ var cublasC []byte
 // machine that runs them and loaded into this process, calling the same
 // libcuda and libcublas that package cublas loaded.
 type BLASC struct {
-	sgemm  func(h cublas.Handle, s libcuda.Stream, m int32, a, b, c libcuda.Deviceptr, n int32) int32
+	sgemm  func(h cublas.Handle, s libcuda.Stream, m int32, a, b, c libcuda.Deviceptr, n int32, enqueue *int64) int32
 	gemmEx func(h cublas.Handle, s libcuda.Stream, m int32, a, b, c libcuda.Deviceptr, t, compute, n int32) int32
 }
 
@@ -72,13 +72,15 @@ func LoadBLASC(cc string) (c *BLASC, done func(), err error) {
 // function on the same handle, stream and memory, in alternate rounds:
 // SGEMM and BF16 GEMM (BF16 in and out, float32 accumulation) at 4096³
 // and 8192³, whose figure is TFLOP/s (Go's over C's: b-ns / a-ns), and a
-// 64x64 SGEMM, whose a-b-ns is package cublas's host overhead a call.
+// 64x64 SGEMM, 200 calls a round (fewer than the stream's queue holds),
+// whose line "enqueue" gives the calls' host time alone, Go's and C's:
+// their difference is package cublas's host overhead a call.
 func (f *Fixture) BLASRows(c *BLASC) []Row {
 	var rows []pair
 	for _, m := range []int{4096, 8192} {
 		rows = append(rows, f.gemmPair(c, "SGEMM", m, 5, false), f.gemmPair(c, "BF16 GEMM", m, 5, true))
 	}
-	rows = append(rows, f.gemmPair(c, "SGEMM", 64, 2000, false))
+	rows = append(rows, f.gemmPair(c, "SGEMM", 64, 200, false))
 	var out []Row
 	for _, p := range rows {
 		out = append(out, p.row(f))
@@ -100,6 +102,7 @@ func (f *Fixture) gemmPair(c *BLASC, name string, m, perRound int, bf16 bool) pa
 	}
 	var goNs, cNs time.Duration
 	var goN, cN int
+	var goEnq, cEnq []float64 // per call, a round each, for the small row
 	flops := 2 * float64(m) * float64(m) * float64(m)
 	return pair{op: op, a: way, bName: other, perRound: perRound, pairs: 7,
 		setup: func(b *testing.B) (func(int) error, func(int) error) {
@@ -168,15 +171,20 @@ func (f *Fixture) gemmPair(c *BLASC, name string, m, perRound int, bf16 bool) pa
 			must(b, cuda.Memset(s, a, 0.01))
 			must(b, cuda.Memset(s, bb, 0.02))
 			goRound := func(k int) error {
+				t0 := time.Now()
 				for range k {
 					if err := cublas.Gemm(h, cublas.NoTrans, cublas.NoTrans, m, m, m, 1, a, m, bb, m, 0, cc, m); err != nil {
 						return err
 					}
 				}
+				goEnq = append(goEnq, float64(time.Since(t0).Nanoseconds())/float64(k))
 				return libcuda.StreamSynchronize(s.Raw())
 			}
 			cRound := func(k int) error {
-				return cBLASErr(c.sgemm(h.Raw(), s.Raw(), int32(m), a.DevicePtr(), bb.DevicePtr(), cc.DevicePtr(), int32(k)))
+				var enq int64
+				err := cBLASErr(c.sgemm(h.Raw(), s.Raw(), int32(m), a.DevicePtr(), bb.DevicePtr(), cc.DevicePtr(), int32(k), &enq))
+				cEnq = append(cEnq, float64(enq)/float64(k))
+				return err
 			}
 			return timedRound(&goNs, &goN, goRound), timedRound(&cNs, &cN, cRound)
 		},
@@ -184,6 +192,10 @@ func (f *Fixture) gemmPair(c *BLASC, name string, m, perRound int, bf16 bool) pa
 			if goN > 0 && cN > 0 && m >= 1024 {
 				fmt.Fprintf(os.Stderr, "%s: Go %.1f TFLOP/s, C %.1f TFLOP/s\n", op,
 					flops*float64(goN)/goNs.Seconds()/1e12, flops*float64(cN)/cNs.Seconds()/1e12)
+			}
+			if len(goEnq) > 1 && len(cEnq) > 1 {
+				g, cc := median(goEnq[1:]), median(cEnq[1:]) // the warm-up round left out
+				fmt.Fprintf(os.Stderr, "%s: enqueue Go %.0f ns/call, C %.0f ns/call, Go-C %+.0f ns\n", op, g, cc, g-cc)
 			}
 		}}
 }

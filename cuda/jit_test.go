@@ -59,7 +59,7 @@ func TestLoadModuleWithOptionsAndFromAFile(t *testing.T) {
 		t.Error(err)
 	}
 	testenv.Must(t, mod.Close())
-	path := filepath.Join(t.TempDir(), "typed.ptx")
+	path := filepath.Join(testenv.TempDir(t), "typed.ptx")
 	testenv.Must(t, os.WriteFile(path, kernels.TypedPTX, 0o600))
 	mod, err = cuda.LoadModuleFile(f.ctx, path)
 	testenv.Must(t, err)
@@ -67,7 +67,7 @@ func TestLoadModuleWithOptionsAndFromAFile(t *testing.T) {
 		t.Error(err)
 	}
 	testenv.Must(t, mod.Close())
-	if _, err := cuda.LoadModuleFile(f.ctx, filepath.Join(t.TempDir(), "none.ptx")); !errors.Is(err, os.ErrNotExist) {
+	if _, err := cuda.LoadModuleFile(f.ctx, filepath.Join(testenv.TempDir(t), "none.ptx")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing file: %v, want os.ErrNotExist", err)
 	}
 	for name, opt := range map[string]cuda.ModuleOption{

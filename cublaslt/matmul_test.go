@@ -115,8 +115,14 @@ func TestMatmulEpiloguesMatchTheCPU(t *testing.T) {
 			}
 			testenv.Must(t, cublaslt.Matmul(f.lt, op, 1.5, a, b, 0.5, c, d, bias))
 			got, want := download(t, f.s, d), ref(op, 1.5, ha, hb, 0.5, hc, hb2)
+			// GELU is taken as its tanh approximation; a library may
+			// compute it a little differently (within 2e-3 of it).
+			tol := 1e-4
+			if e == cublaslt.CUBLASLT_EPILOGUE_GELU || e == cublaslt.CUBLASLT_EPILOGUE_GELU_BIAS {
+				tol = 2e-3
+			}
 			for i := range want {
-				if math.Abs(float64(got[i]-want[i])) > 1e-4 {
+				if math.Abs(float64(got[i]-want[i])) > tol {
 					t.Fatalf("D[%d] = %v, want %v", i, got[i], want[i])
 				}
 			}

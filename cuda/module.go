@@ -28,9 +28,10 @@ type moduleState struct {
 	closed bool
 	funcs  []funcName // nil when the driver cannot list a module's functions
 
-	log     string            // the JIT's info log (Module.Log)
-	gmu     gosync.Mutex      // guards globals
-	globals map[string]*alloc // the variables Global gave out, by name
+	log         string            // the JIT's info log (Module.Log)
+	fromLibrary bool              // a Library's module in a context (Library.Module): not unloaded by Close
+	gmu         gosync.Mutex      // guards globals
+	globals     map[string]*alloc // the variables Global gave out, by name
 }
 
 // funcName is one function of a module, by its entry name (mangled for
@@ -91,14 +92,26 @@ func LoadModule(ctx *Context, image []byte, opts ...ModuleOption) (*Module, erro
 	}
 	ms := &moduleState{ctx: cst, raw: raw, funcs: funcs}
 	ms.log, _ = jc.logs()
+	return newModule(ms), nil
+}
+
+// newModule wraps a loaded module, with the cleanup that closes it when
+// it is dropped.
+func newModule(ms *moduleState) *Module {
 	m := &Module{st: ms}
 	m.cleanup = runtime.AddCleanup(m, func(ms *moduleState) {
+		ms.mu.RLock()
+		closed := ms.closed // by its Library's Close
+		ms.mu.RUnlock()
+		if closed {
+			return
+		}
 		dropped("Module", "Close")
-		if err := ms.close(); err != nil {
+		if err := ms.close(); err != nil && !errors.Is(err, ErrClosed) {
 			logErr("unloading a dropped module", err)
 		}
 	}, ms)
-	return m, nil
+	return m
 }
 
 // isText says whether an image is PTX text rather than a binary (an ELF
@@ -442,7 +455,10 @@ func (ms *moduleState) close() error {
 	}
 	ms.closed = true
 	ms.closeGlobals()
-	err := ms.ctx.do(func() error { return libcuda.ModuleUnload(ms.raw) })
+	var err error
+	if !ms.fromLibrary { // a Library's module goes with the library
+		err = ms.ctx.do(func() error { return libcuda.ModuleUnload(ms.raw) })
+	}
 	if err != nil {
 		err = driverErr("cuModuleUnload", err)
 	}

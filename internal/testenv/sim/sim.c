@@ -3155,6 +3155,81 @@ CUresult cuModuleLoadDataEx(CUmodule *pm, const void *image, unsigned int nopts,
     return r ? r : module_load(pm, image);
 }
 
+/* Libraries (cuLibraryLoadData): the image, kept, and the module of it
+ * in each context that asked (cuLibraryGetModule, loaded on first ask);
+ * cuLibraryUnload unloads those. A binary image keeps only its first
+ * bytes, all that module_load reads of one. */
+typedef struct CUlib_st *CUlibrary;
+enum { MAGIC_LIBRARY = 0x11b7a77e, LIB_MODULES = 8 };
+struct CUlib_st { unsigned magic; char *image; struct { CUcontext ctx; CUmodule m; } mods[LIB_MODULES]; int nmods; };
+static struct freelist free_libraries;
+static CUresult module_load(CUmodule *pm, const void *image);
+CUresult cuLibraryLoadData(CUlibrary *out, const void *code, CUjit_option *opts, void **vals, unsigned int nopts,
+                           int *libopts, void **libvals, unsigned int nlibopts) {
+    FAIL_POINT("cuLibraryLoadData");
+    STICKY_POINT();
+    (void)libopts; (void)libvals;
+    struct jit_logs l;
+    if (!initialised) return CUDA_ERROR_NOT_INITIALIZED;
+    CUresult r = jit_options(nopts, opts, vals, &l);
+    if (!r && (!out || !code || (nlibopts && (!libopts || !libvals)))) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) r = jit_check(code, &l, vals);
+    if (r) return r;
+    const unsigned char *b = code;
+    int binary = (b[0] == 0x7f && b[1] == 'E' && b[2] == 'L' && b[3] == 'F') || (b[0] == 0x50 && b[1] == 0xed && b[2] == 0x55 && b[3] == 0xba);
+    if (!binary && !strstr(code, ".version")) return CUDA_ERROR_INVALID_IMAGE;
+    size_t n = binary ? 16 : strlen(code) + 1;
+    LOCK();
+    CUlibrary lib = handle_alloc(&free_libraries, sizeof *lib);
+    UNLOCK();
+    lib->image = xcalloc(1, n);
+    memcpy(lib->image, code, n);
+    lib->magic = MAGIC_LIBRARY;
+    *out = lib;
+    return CUDA_SUCCESS;
+}
+CUresult cuLibraryGetModule(CUmodule *pm, CUlibrary lib) {
+    FAIL_POINT("cuLibraryGetModule");
+    CUcontext c;
+    if (!lib || lib->magic != MAGIC_LIBRARY) return CUDA_ERROR_INVALID_HANDLE;
+    if (!pm) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult r = current_ctx(&c);
+    for (int i = 0; !r && i < lib->nmods; i++)
+        if (lib->mods[i].ctx == c) { *pm = lib->mods[i].m; UNLOCK(); return CUDA_SUCCESS; }
+    if (!r && lib->nmods == LIB_MODULES) r = CUDA_ERROR_OUT_OF_MEMORY;
+    UNLOCK();
+    if (r) return r;
+    CUmodule m;
+    r = module_load(&m, lib->image);
+    if (r) return r;
+    LOCK();
+    lib->mods[lib->nmods].ctx = c;
+    lib->mods[lib->nmods].m = m;
+    lib->nmods++;
+    UNLOCK();
+    *pm = m;
+    return CUDA_SUCCESS;
+}
+CUresult cuModuleUnload(CUmodule m);
+CUresult cuLibraryUnload(CUlibrary lib) {
+    FAIL_POINT("cuLibraryUnload");
+    if (!lib || lib->magic != MAGIC_LIBRARY) return CUDA_ERROR_INVALID_HANDLE;
+    lib->magic = 0;
+    CUresult r = CUDA_SUCCESS;
+    for (int i = 0; i < lib->nmods; i++) {
+        CUresult u = cuModuleUnload(lib->mods[i].m);
+        if (!r) r = u;
+    }
+    lib->nmods = 0;
+    free(lib->image);
+    lib->image = NULL;
+    LOCK();
+    handle_free(&free_libraries, lib);
+    UNLOCK();
+    return r;
+}
+
 /* The driver's linker: a link state gathers the inputs; its image is the
  * PTX inputs one after another (a text image module_load reads; cubins and
  * fat binaries add nothing the simulator could run). Bad PTX is refused
@@ -3928,6 +4003,9 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuFuncGetParamInfo", 12040, 0, cuFuncGetParamInfo),
     SYM("cuFuncSetAttribute", 9000, 0, cuFuncSetAttribute),
     SYM("cuModuleGetGlobal", 3020, 0, cuModuleGetGlobal_v2),
+    SYM("cuLibraryLoadData", 12000, 0, cuLibraryLoadData),
+    SYM("cuLibraryGetModule", 12000, 0, cuLibraryGetModule),
+    SYM("cuLibraryUnload", 12000, 0, cuLibraryUnload),
     SYM("cuLinkCreate", 6050, 0, cuLinkCreate_v2),
     SYM("cuLinkAddData", 6050, 0, cuLinkAddData_v2),
     SYM("cuLinkComplete", 5050, 0, cuLinkComplete),

@@ -45,13 +45,21 @@ func SetDebug(d Debug) (previous Debug) { return Debug(debugMode.Swap(int32(d)))
 // debugWait waits, in DebugSync mode, for the launch numbered n that
 // launchArgs just submitted, unless the stream is being captured. A fault
 // is reported against that launch: the error names it exactly.
+//
+// The driver is asked whether the stream is being captured only while
+// captures are in progress (as Stream.Query does): a kernel that faults
+// right away makes the error sticky before the launch returns, and a
+// cuStreamIsCapturing made then would report the fault as its own failure,
+// not naming the launch, where the wait below names it.
 func (st *streamState) debugWait(f *Func, n uint64, d *[6]uint32, pc uintptr, args []Arg, kp *kernelParams) error {
-	var status libcuda.StreamCaptureStatus
-	if err := libcuda.StreamIsCapturing(st.raw, &status); err != nil {
-		return st.ctx.check(driverErr("cuStreamIsCapturing (debug mode)", err))
-	}
-	if status != libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
-		return nil
+	if sync.CapturesInProgress() > 0 {
+		var status libcuda.StreamCaptureStatus
+		if err := libcuda.StreamIsCapturing(st.raw, &status); err != nil {
+			return st.ctx.check(driverErr("cuStreamIsCapturing (debug mode)", err))
+		}
+		if status != libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
+			return nil
+		}
 	}
 	err := sync.Stream(context.Background(), st.ctx.cu, st.raw)
 	if err == nil {

@@ -225,9 +225,9 @@ func TestLaunchChecksTypesOfCPlusPlusKernels(t *testing.T) {
 		want string // in the error
 	}{
 		{"int32 memory for float*", []cuda.Arg{xi.Arg(), cuda.Float32(2), cuda.Uint64(2)}, "argument 0 is memory of int32 elements (Slice.Arg, Pinned.Arg), its parameter 0 is float*"},
-		{"Int32 for float", []cuda.Arg{xf.Arg(), cuda.Int32(2), cuda.Uint64(2)}, "argument 1 is a int32 (Int32 or Value), its parameter 1 is float"},
+		{"Int32 for float", []cuda.Arg{xf.Arg(), cuda.Int32(2), cuda.Uint64(2)}, "argument 1 is an int32 (Int32 or Value), its parameter 1 is float"},
 		{"Uint32 for float", []cuda.Arg{xf.Arg(), cuda.Uint32(2), cuda.Uint64(2)}, "parameter 1 is float"},
-		{"Int64 for unsigned long long", []cuda.Arg{xf.Arg(), cuda.Float32(2), cuda.Int64(2)}, "argument 2 is a int64 (Int64 or Value), its parameter 2 is unsigned long long"},
+		{"Int64 for unsigned long long", []cuda.Arg{xf.Arg(), cuda.Float32(2), cuda.Int64(2)}, "argument 2 is an int64 (Int64 or Value), its parameter 2 is unsigned long long"},
 		{"Float64 for unsigned long long", []cuda.Arg{xf.Arg(), cuda.Float32(2), cuda.Float64(2)}, "parameter 2 is unsigned long long"},
 		{"a struct for float*", []cuda.Arg{cuda.Value(pair{}), cuda.Float32(2), cuda.Uint64(2)}, "argument 0 is a struct or array Value, its parameter 0 is float*"},
 		{"Uint64 for float*", []cuda.Arg{cuda.Uint64(uint64(xf.DevicePtr())), cuda.Float32(2), cuda.Uint64(2)}, "parameter 0 is float*"},

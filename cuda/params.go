@@ -92,7 +92,11 @@ func describeCode(code uint8) string {
 	case code == uint8(classOther):
 		return "a struct or array Value"
 	case code < uint8(numClasses):
-		return "a " + classNames[code] + " (" + scalarMaker(class(code)) + ")"
+		art := "a "
+		if n := classNames[code]; n[0] == 'i' || n[0] == 'u' {
+			art = "an "
+		}
+		return art + classNames[code] + " (" + scalarMaker(class(code)) + ")"
 	case code == codeRaw:
 		return "a raw device address (Ptr)"
 	case code == codeBuffer:

@@ -222,6 +222,12 @@ func (m *MemPool) SetReleaseThreshold(bytes uint64) error {
 
 // Trim gives the device back the reserved memory that no allocation uses,
 // keeping at least keep bytes reserved (cuMemPoolTrimTo).
+//
+// A Free is stream-ordered: the driver counts its memory as in use until
+// the host has seen the free complete through a synchronizing call. On
+// the H200, a Stream.Sync (which polls the stream) was not enough: after
+// it, Trim(0) still kept the freed memory reserved; after Context.Sync
+// (cuCtxSynchronize) it gives it back.
 func (m *MemPool) Trim(keep uint64) error {
 	unlock, err := m.use("Trim")
 	if err != nil {

@@ -1,6 +1,7 @@
 package cuda_test
 
 import (
+	"context"
 	"errors"
 	"math"
 	"testing"
@@ -45,6 +46,11 @@ func TestMemPoolStatisticsAfterAllocFreeTrim(t *testing.T) {
 	if u.UsedCurrent != 0 || u.ReservedCurrent < n || u.UsedHigh < n {
 		t.Fatalf("after Free with the threshold at MaxUint64: %+v; want 0 used, the memory still reserved, the high mark kept", u)
 	}
+	// Only a synchronizing call shows the driver that the free is done
+	// (on the H200, the Stream.Sync above did not: Trim(0) kept it).
+	bounded, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
+	defer cancel()
+	testenv.Must(t, f.ctx.Sync(bounded))
 	testenv.Must(t, p.Trim(0))
 	if u = usage(t, p); u.ReservedCurrent != 0 || u.ReservedHigh < n {
 		t.Fatalf("after Trim(0): %+v; want nothing reserved, the high mark kept", u)

@@ -1592,7 +1592,8 @@ CUresult cuCtxSetCurrent(CUcontext ctx) {
     FAIL_POINT("cuCtxSetCurrent");
     LOCK();
     CUresult r = ctx ? check_ctx_handle(ctx) : initialised ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
-    if (!r && ctx) r = ctx->sticky; /* a faulted context is made current no more */
+    /* A faulted context is still made current (measured on the H200);
+     * every other call in it fails. */
     UNLOCK();
     if (r) return r;
     if (ctx && ts.depth == 0) ts.stack[ts.depth++] = ctx;

@@ -144,7 +144,8 @@ func TestCaptureWaitsForARunningPostponedFunction(t *testing.T) {
 }
 
 // A postponed function that blocks counts as background work while it
-// runs: Drain waits for it (a Drain whose context has ended says so), and
+// runs: sync's statistics count it as the postponed function running,
+// Drain waits for it (a Drain whose context has ended says so), and
 // returns once it has returned.
 func TestDrainWaitsForABlockingPostponedFunction(t *testing.T) {
 	running, finish := make(chan struct{}), make(chan struct{})
@@ -162,6 +163,9 @@ func TestDrainWaitsForABlockingPostponedFunction(t *testing.T) {
 		}
 	})
 	testenv.Recv(t, running, "the postponed function to run")
+	if n := sync.ReadStats().PostponedRunning; n != 1 {
+		t.Fatalf("while a postponed function blocks, sync counts %d running; want 1", n)
+	}
 	ended, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := graph.Drain(ended); err == nil {
@@ -176,4 +180,7 @@ func TestDrainWaitsForABlockingPostponedFunction(t *testing.T) {
 	if !finished.Load() {
 		t.Fatal("Drain returned before the postponed function had")
 	}
+	// sync marks the function done just after graph's count (which Drain
+	// reads) has dropped.
+	testenv.Eventually(t, "sync counting no postponed function running", func() bool { return sync.ReadStats().PostponedRunning == 0 })
 }

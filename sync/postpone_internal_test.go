@@ -88,3 +88,40 @@ func TestACaptureStartingDuringAPostponedFunctionWaitsForIt(t *testing.T) {
 	}
 	testenv.Finished(t, "the capture start after the postponed function", admitted)
 }
+
+// A postponed function that blocks counts as running, and the functions
+// queued behind it as postponed, until it returns (issue 23 item 13):
+// ReadStats shows it, from the registry's own flag that keeps captures
+// from beginning meanwhile.
+func TestABlockingPostponedFunctionCountsUntilItReturns(t *testing.T) {
+	testenv.Eventually(t, "no postponed work", func() bool {
+		s := ReadStats()
+		return s.Postponed == 0 && s.PostponedRunning == 0
+	})
+	started, finish := make(chan struct{}), make(chan struct{})
+	done := make(chan struct{}, 2)
+	Postpone(func() {
+		close(started)
+		<-finish
+		done <- struct{}{}
+	})
+	t.Cleanup(func() {
+		select {
+		case <-finish:
+		default:
+			close(finish)
+		}
+	})
+	testenv.Recv(t, started, "the postponed function to start")
+	Postpone(func() { done <- struct{}{} })
+	if s := ReadStats(); s.PostponedRunning != 1 || s.Postponed != 1 {
+		t.Fatalf("while a postponed function blocks with one queued behind it: PostponedRunning %d, Postponed %d; want 1, 1", s.PostponedRunning, s.Postponed)
+	}
+	close(finish)
+	testenv.Recv(t, done, "the blocking postponed function")
+	testenv.Recv(t, done, "the postponed function queued behind it")
+	testenv.Eventually(t, "no postponed work once both returned", func() bool {
+		s := ReadStats()
+		return s.Postponed == 0 && s.PostponedRunning == 0
+	})
+}

@@ -25,6 +25,10 @@ type Stats struct {
 	Captures int
 	// Postponed are the functions queued by Postpone that have not started.
 	Postponed int
+	// PostponedRunning is the postponed function running now, 0 or 1: it
+	// counts as pending (captures wait to begin) until it returns, however
+	// long it blocks.
+	PostponedRunning int
 	// CaptureWakeups counts the times, since the program started, that a
 	// capture start waiting for driver calls in flight was woken: it
 	// blocks between, so this grows with the calls that end (and once for
@@ -60,6 +64,9 @@ func ReadStats() Stats {
 	s.ContextSyncsRefused = syncsRefused.Load()
 	reg.mu.Lock()
 	s.Postponed = len(reg.queue)
+	if reg.running {
+		s.PostponedRunning = 1
+	}
 	s.ContextSyncs = len(reg.syncs)
 	reg.mu.Unlock()
 	return s

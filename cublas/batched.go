@@ -114,7 +114,7 @@ func GemmBatchedEx[TA, TB, TC Elem](h *BLAS, transA, transB Operation, m, n, k i
 	if err != nil {
 		return err
 	}
-	defer st.mu.RUnlock()
+	defer st.life.Release()
 	small := fits32(m, n, k, lda, ldb, ldc, count)
 	sym := "cublasGemmBatchedEx"
 	if !small {
@@ -131,7 +131,7 @@ func GemmBatchedEx[TA, TB, TC Elem](h *BLAS, transA, transB Operation, m, n, k i
 	}
 	at, bt, ct := DataTypeOf[TA](), DataTypeOf[TB](), DataTypeOf[TC]()
 	bAt := 1 + count
-	return st.s.Do(sym, ops, func(libcuda.Stream) error {
+	return st.life.Stream().Do(sym, ops, func(libcuda.Stream) error {
 		pa := devPtr[unsafe.Pointer](ops[0].Ptr())
 		pb := devPtr[unsafe.Pointer](ops[bAt].Ptr())
 		pc := devPtr[unsafe.Pointer](ops[cAt].Ptr())

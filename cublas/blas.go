@@ -1,15 +1,13 @@
 package cublas
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
-	gosync "sync"
 	"unsafe"
 
 	"github.com/purecuda/purecuda/cuda"
-	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/internal/handle"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -30,12 +28,9 @@ type BLAS struct {
 // state is what the cleanup of a dropped BLAS needs; it does not point
 // back to the BLAS.
 type state struct {
-	mu     gosync.RWMutex // held for reading by calls, for writing by changes and Close
-	raw    Handle
-	hold   *cuda.ContextHold
-	s      *cuda.Stream
-	ws     cuda.Slice[byte] // the workspace set with SetWorkspace; zero when none
-	closed bool
+	life *handle.Life
+	raw  Handle
+	ws   cuda.Slice[byte] // the workspace set with SetWorkspace; zero when none; guarded by life's lock
 }
 
 // New creates a cuBLAS handle (cublasCreate_v2) in the stream's context,
@@ -43,12 +38,8 @@ type state struct {
 // capture begins: cublasCreate allocates device memory, which a capture in
 // global mode on another thread does not allow.
 func New(s *cuda.Stream) (*BLAS, error) {
-	hold, err := s.HoldContext()
-	if err != nil {
-		return nil, fmt.Errorf("cublas: New: %w", err)
-	}
-	st := &state{hold: hold, s: s}
-	err = s.Do("cublasCreate_v2", nil, func(raw libcuda.Stream) error {
+	st := &state{}
+	life, err := handle.Open(s, "cublas", "cublasCreate_v2", func(raw libcuda.Stream) error {
 		if err := Create(&st.raw); err != nil {
 			return fmt.Errorf("cublas: cublasCreate_v2: %w", err)
 		}
@@ -59,48 +50,38 @@ func New(s *cuda.Stream) (*BLAS, error) {
 			return fmt.Errorf("cublas: cublasSetStream_v2: %w", err)
 		}
 		return nil
-	})
+	}, func() error { return callErr("cublasDestroy_v2", Destroy(st.raw)) })
 	if err != nil {
-		return nil, errors.Join(err, hold.Release())
+		return nil, err
 	}
+	st.life = life
 	b := &BLAS{st: st}
-	b.cleanup = runtime.AddCleanup(b, func(st *state) {
-		droppedOnce.Do(func() {
-			slog.Warn("cublas: a BLAS was dropped without Close; the garbage collector destroyed it (further ones are destroyed without a log)")
-		})
-		st.close()
-	}, st)
+	b.cleanup = runtime.AddCleanup(b, func(st *state) { st.life.Collected("BLAS") }, st)
 	return b, nil
 }
 
-var droppedOnce gosync.Once
-
-// acquire read-locks an open handle for a call.
+// acquire holds an open handle for a call: release it with
+// st.life.Release.
 func (b *BLAS) acquire(op string) (*state, error) {
 	if b == nil || b.st == nil {
 		return nil, fmt.Errorf("cublas: %s on a nil BLAS: %w", op, cuda.ErrNil)
 	}
-	st := b.st
-	st.mu.RLock()
-	if st.closed {
-		st.mu.RUnlock()
-		return nil, fmt.Errorf("cublas: %s: %w", op, cuda.ErrClosed)
+	if err := b.st.life.Acquire(op); err != nil {
+		return nil, err
 	}
-	return st, nil
+	return b.st, nil
 }
 
-// lock write-locks an open handle for a change.
+// lock holds an open handle for a change: release it with
+// st.life.Unlock.
 func (b *BLAS) lock(op string) (*state, error) {
 	if b == nil || b.st == nil {
 		return nil, fmt.Errorf("cublas: %s on a nil BLAS: %w", op, cuda.ErrNil)
 	}
-	st := b.st
-	st.mu.Lock()
-	if st.closed {
-		st.mu.Unlock()
-		return nil, fmt.Errorf("cublas: %s: %w", op, cuda.ErrClosed)
+	if err := b.st.life.Lock(op); err != nil {
+		return nil, err
 	}
-	return st, nil
+	return b.st, nil
 }
 
 // Raw is the cuBLAS handle, for calls through the generated functions
@@ -118,9 +99,11 @@ func (b *BLAS) Stream() *cuda.Stream {
 	if b == nil || b.st == nil {
 		return nil
 	}
-	b.st.mu.RLock()
-	defer b.st.mu.RUnlock()
-	return b.st.s
+	if b.st.life.Acquire("Stream") != nil {
+		return nil
+	}
+	defer b.st.life.Release()
+	return b.st.life.Stream()
 }
 
 // SetStream binds the handle to another stream of the same context
@@ -132,7 +115,7 @@ func (b *BLAS) SetStream(s *cuda.Stream) error {
 	if err != nil {
 		return err
 	}
-	defer st.mu.Unlock()
+	defer st.life.Unlock()
 	var ops [1]cuda.Operand
 	n := st.workspaceOperand(&ops)
 	err = s.Do("cublasSetStream_v2", ops[:n], func(raw libcuda.Stream) error {
@@ -149,7 +132,7 @@ func (b *BLAS) SetStream(s *cuda.Stream) error {
 	if err != nil {
 		return err
 	}
-	st.s = s
+	st.life.SetStream(s)
 	return nil
 }
 
@@ -167,14 +150,14 @@ func (b *BLAS) SetWorkspace(ws cuda.Slice[byte]) error {
 	if err != nil {
 		return err
 	}
-	defer st.mu.Unlock()
+	defer st.life.Unlock()
 	var ops [1]cuda.Operand
 	n := 0
 	if ws.Len() > 0 {
 		ops[0] = ws.Operand(cuda.ReadWrite)
 		n = 1
 	}
-	err = st.s.Do("cublasSetWorkspace_v2", ops[:n], func(libcuda.Stream) error {
+	err = st.life.Stream().Do("cublasSetWorkspace_v2", ops[:n], func(libcuda.Stream) error {
 		var p unsafe.Pointer
 		if n > 0 {
 			p = unsafe.Pointer(devPtr[byte](ops[0].Ptr()))
@@ -209,8 +192,8 @@ func (b *BLAS) SetMathMode(mode Math) error {
 	if err != nil {
 		return err
 	}
-	defer st.mu.Unlock()
-	return st.s.Do("cublasSetMathMode", nil, func(libcuda.Stream) error {
+	defer st.life.Unlock()
+	return st.life.Stream().Do("cublasSetMathMode", nil, func(libcuda.Stream) error {
 		if err := SetMathMode(st.raw, mode); err != nil {
 			return fmt.Errorf("cublas: cublasSetMathMode: %w", err)
 		}
@@ -224,9 +207,9 @@ func (b *BLAS) MathMode() (Math, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer st.mu.RUnlock()
+	defer st.life.Release()
 	var m Math
-	err = st.hold.Do(func() error { return GetMathMode(st.raw, &m) })
+	err = st.life.Do(func() error { return GetMathMode(st.raw, &m) })
 	if err != nil {
 		return 0, fmt.Errorf("cublas: cublasGetMathMode: %w", err)
 	}
@@ -241,42 +224,15 @@ func (b *BLAS) MathMode() (Math, error) {
 // cuda's Capture) is in progress, and a failure is logged. Closing twice
 // is an error matching cuda.ErrClosed.
 func (b *BLAS) Close() error {
-	st, err := b.lock("Close")
-	if err != nil {
+	if b == nil || b.st == nil {
+		return fmt.Errorf("cublas: Close on a nil BLAS: %w", cuda.ErrNil)
+	}
+	st := b.st
+	if err := st.life.Close(func() { st.ws = cuda.Slice[byte]{} }); err != nil {
 		return err
 	}
-	st.closed = true
-	st.ws = cuda.Slice[byte]{}
-	st.mu.Unlock()
 	b.cleanup.Stop()
-	st.destroy()
 	return nil
-}
-
-// close is Close for the cleanup of a dropped handle.
-func (st *state) close() {
-	st.mu.Lock()
-	if st.closed {
-		st.mu.Unlock()
-		return
-	}
-	st.closed = true
-	st.mu.Unlock()
-	st.destroy()
-}
-
-// destroy destroys the handle once no capture is in progress, then
-// releases the context.
-func (st *state) destroy() {
-	graph.Postpone(func() {
-		err := st.hold.Do(func() error { return Destroy(st.raw) })
-		if err != nil {
-			logErr("cublasDestroy_v2", err)
-		}
-		if err := st.hold.Release(); err != nil {
-			logErr("releasing the context of a handle", err)
-		}
-	})
 }
 
 // logErr logs a failure of work that has no caller to return it to.

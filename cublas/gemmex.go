@@ -99,7 +99,7 @@ func GemmEx[TA, TB, TC Elem](h *BLAS, transA, transB Operation, m, n, k int, alp
 	if err != nil {
 		return err
 	}
-	defer st.mu.RUnlock()
+	defer st.life.Release()
 	small := fits32(m, n, k, lda, ldb, ldc)
 	sym := "cublasGemmEx"
 	if !small {
@@ -108,7 +108,7 @@ func GemmEx[TA, TB, TC Elem](h *BLAS, transA, transB Operation, m, n, k int, alp
 	at, bt, ct := DataTypeOf[TA](), DataTypeOf[TB](), DataTypeOf[TC]()
 	ops := [4]cuda.Operand{a.Operand(cuda.Read), b.Operand(cuda.Read), c.Operand(cuda.ReadWrite)}
 	nops := 3 + st.workspaceOperand((*[1]cuda.Operand)(ops[3:]))
-	return st.s.Do(sym, ops[:nops], func(libcuda.Stream) error {
+	return st.life.Stream().Do(sym, ops[:nops], func(libcuda.Stream) error {
 		pa := unsafe.Pointer(devPtr[byte](ops[0].Ptr()))
 		pb := unsafe.Pointer(devPtr[byte](ops[1].Ptr()))
 		pc := unsafe.Pointer(devPtr[byte](ops[2].Ptr()))

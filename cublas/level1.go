@@ -25,12 +25,12 @@ func Axpy[T Float](h *BLAS, n int, alpha T, x cuda.Slice[T], incx int, y cuda.Sl
 	if err != nil {
 		return err
 	}
-	defer st.mu.RUnlock()
+	defer st.life.Release()
 	small := fits32(n, incx, incy)
 	sym := symbol[T]("cublasSaxpy_v2", "cublasSaxpy_v2_64", "cublasDaxpy_v2", "cublasDaxpy_v2_64", small)
 	ops := [3]cuda.Operand{x.Operand(cuda.Read), y.Operand(cuda.ReadWrite)}
 	nops := 2 + st.workspaceOperand((*[1]cuda.Operand)(ops[2:]))
-	return st.s.Do(sym, ops[:nops], func(libcuda.Stream) error {
+	return st.life.Stream().Do(sym, ops[:nops], func(libcuda.Stream) error {
 		px, py := ops[0].Ptr(), ops[1].Ptr()
 		var err error
 		switch {
@@ -65,13 +65,13 @@ func Dot[T Float](h *BLAS, n int, x cuda.Slice[T], incx int, y cuda.Slice[T], in
 	if err != nil {
 		return 0, err
 	}
-	defer st.mu.RUnlock()
+	defer st.life.Release()
 	small := fits32(n, incx, incy)
 	sym := symbol[T]("cublasSdot_v2", "cublasSdot_v2_64", "cublasDdot_v2", "cublasDdot_v2_64", small)
 	ops := [3]cuda.Operand{x.Operand(cuda.Read), y.Operand(cuda.Read)}
 	nops := 2 + st.workspaceOperand((*[1]cuda.Operand)(ops[2:]))
 	var r T
-	err = st.s.Do(sym, ops[:nops], func(libcuda.Stream) error {
+	err = st.life.Stream().Do(sym, ops[:nops], func(libcuda.Stream) error {
 		px, py := ops[0].Ptr(), ops[1].Ptr()
 		var err error
 		switch {
@@ -106,13 +106,13 @@ func Nrm2[T Float](h *BLAS, n int, x cuda.Slice[T], incx int) (T, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer st.mu.RUnlock()
+	defer st.life.Release()
 	small := fits32(n, incx)
 	sym := symbol[T]("cublasSnrm2_v2", "cublasSnrm2_v2_64", "cublasDnrm2_v2", "cublasDnrm2_v2_64", small)
 	ops := [2]cuda.Operand{x.Operand(cuda.Read)}
 	nops := 1 + st.workspaceOperand((*[1]cuda.Operand)(ops[1:]))
 	var r T
-	err = st.s.Do(sym, ops[:nops], func(libcuda.Stream) error {
+	err = st.life.Stream().Do(sym, ops[:nops], func(libcuda.Stream) error {
 		px := ops[0].Ptr()
 		var err error
 		switch {
@@ -147,12 +147,12 @@ func Scal[T Float](h *BLAS, n int, alpha T, x cuda.Slice[T], incx int) error {
 	if err != nil {
 		return err
 	}
-	defer st.mu.RUnlock()
+	defer st.life.Release()
 	small := fits32(n, incx)
 	sym := symbol[T]("cublasSscal_v2", "cublasSscal_v2_64", "cublasDscal_v2", "cublasDscal_v2_64", small)
 	ops := [2]cuda.Operand{x.Operand(cuda.ReadWrite)}
 	nops := 1 + st.workspaceOperand((*[1]cuda.Operand)(ops[1:]))
-	return st.s.Do(sym, ops[:nops], func(libcuda.Stream) error {
+	return st.life.Stream().Do(sym, ops[:nops], func(libcuda.Stream) error {
 		px := ops[0].Ptr()
 		var err error
 		switch {
@@ -199,12 +199,12 @@ func Gemv[T Float](h *BLAS, trans Operation, m, n int, alpha T, a cuda.Slice[T],
 	if err != nil {
 		return err
 	}
-	defer st.mu.RUnlock()
+	defer st.life.Release()
 	small := fits32(m, n, lda, incx, incy)
 	sym := symbol[T]("cublasSgemv_v2", "cublasSgemv_v2_64", "cublasDgemv_v2", "cublasDgemv_v2_64", small)
 	ops := [4]cuda.Operand{a.Operand(cuda.Read), x.Operand(cuda.Read), y.Operand(cuda.ReadWrite)}
 	nops := 3 + st.workspaceOperand((*[1]cuda.Operand)(ops[3:]))
-	return st.s.Do(sym, ops[:nops], func(libcuda.Stream) error {
+	return st.life.Stream().Do(sym, ops[:nops], func(libcuda.Stream) error {
 		pa, px, py := ops[0].Ptr(), ops[1].Ptr(), ops[2].Ptr()
 		var err error
 		switch {

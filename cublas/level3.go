@@ -71,12 +71,12 @@ func Gemm[T Float](h *BLAS, transA, transB Operation, m, n, k int, alpha T, a cu
 	if err != nil {
 		return err
 	}
-	defer st.mu.RUnlock()
+	defer st.life.Release()
 	small := fits32(m, n, k, lda, ldb, ldc)
 	sym := symbol[T]("cublasSgemm_v2", "cublasSgemm_v2_64", "cublasDgemm_v2", "cublasDgemm_v2_64", small)
 	ops := [4]cuda.Operand{a.Operand(cuda.Read), b.Operand(cuda.Read), c.Operand(cuda.ReadWrite)}
 	nops := 3 + st.workspaceOperand((*[1]cuda.Operand)(ops[3:]))
-	return st.s.Do(sym, ops[:nops], func(libcuda.Stream) error {
+	return st.life.Stream().Do(sym, ops[:nops], func(libcuda.Stream) error {
 		pa, pb, pc := ops[0].Ptr(), ops[1].Ptr(), ops[2].Ptr()
 		var err error
 		switch {
@@ -179,13 +179,13 @@ func GemmStridedBatched[T Float](h *BLAS, transA, transB Operation, m, n, k int,
 	if err != nil {
 		return err
 	}
-	defer st.mu.RUnlock()
+	defer st.life.Release()
 	small := fits32(m, n, k, lda, ldb, ldc, batch)
 	sym := symbol[T]("cublasSgemmStridedBatched", "cublasSgemmStridedBatched_64", "cublasDgemmStridedBatched", "cublasDgemmStridedBatched_64", small)
 	ops := [4]cuda.Operand{a.Operand(cuda.Read), b.Operand(cuda.Read), c.Operand(cuda.ReadWrite)}
 	nops := 3 + st.workspaceOperand((*[1]cuda.Operand)(ops[3:]))
 	sa, sb, sc := int64(strideA), int64(strideB), int64(strideC)
-	return st.s.Do(sym, ops[:nops], func(libcuda.Stream) error {
+	return st.life.Stream().Do(sym, ops[:nops], func(libcuda.Stream) error {
 		pa, pb, pc := ops[0].Ptr(), ops[1].Ptr(), ops[2].Ptr()
 		var err error
 		switch {
@@ -247,12 +247,12 @@ func Trsm[T Float](h *BLAS, side SideMode, uplo FillMode, trans Operation, diag 
 	if err != nil {
 		return err
 	}
-	defer st.mu.RUnlock()
+	defer st.life.Release()
 	small := fits32(m, n, lda, ldb)
 	sym := symbol[T]("cublasStrsm_v2", "cublasStrsm_v2_64", "cublasDtrsm_v2", "cublasDtrsm_v2_64", small)
 	ops := [3]cuda.Operand{a.Operand(cuda.Read), b.Operand(cuda.ReadWrite)}
 	nops := 2 + st.workspaceOperand((*[1]cuda.Operand)(ops[2:]))
-	return st.s.Do(sym, ops[:nops], func(libcuda.Stream) error {
+	return st.life.Stream().Do(sym, ops[:nops], func(libcuda.Stream) error {
 		pa, pb := ops[0].Ptr(), ops[1].Ptr()
 		var err error
 		switch {

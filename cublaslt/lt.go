@@ -3,12 +3,11 @@ package cublaslt
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"runtime"
 	gosync "sync"
 
 	"github.com/purecuda/purecuda/cuda"
-	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/internal/handle"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -25,12 +24,9 @@ type Lt struct {
 }
 
 type state struct {
-	mu     gosync.RWMutex // held for reading by calls, for writing by changes and Close
-	raw    Handle
-	hold   *cuda.ContextHold
-	s      *cuda.Stream
-	ws     cuda.Slice[byte]
-	closed bool
+	life *handle.Life
+	raw  Handle
+	ws   cuda.Slice[byte] // guarded by life's lock
 
 	plansMu gosync.Mutex
 	plans   map[key]*plan
@@ -39,44 +35,32 @@ type state struct {
 // New creates a cuBLASLt handle (cublasLtCreate) in the stream's context;
 // its Matmuls run on the stream.
 func New(s *cuda.Stream) (*Lt, error) {
-	hold, err := s.HoldContext()
-	if err != nil {
-		return nil, fmt.Errorf("cublaslt: New: %w", err)
-	}
-	st := &state{hold: hold, s: s, plans: map[key]*plan{}}
-	err = s.Do("cublasLtCreate", nil, func(libcuda.Stream) error {
+	st := &state{plans: map[key]*plan{}}
+	life, err := handle.Open(s, "cublaslt", "cublasLtCreate", func(libcuda.Stream) error {
 		if err := Create(&st.raw); err != nil {
 			return fmt.Errorf("cublaslt: cublasLtCreate: %w", err)
 		}
 		return nil
-	})
+	}, st.destroy)
 	if err != nil {
-		return nil, errors.Join(err, hold.Release())
+		return nil, err
 	}
+	st.life = life
 	lt := &Lt{st: st}
-	lt.cleanup = runtime.AddCleanup(lt, func(st *state) {
-		droppedOnce.Do(func() {
-			slog.Warn("cublaslt: an Lt was dropped without Close; the garbage collector destroyed it (further ones are destroyed without a log)")
-		})
-		st.close()
-	}, st)
+	lt.cleanup = runtime.AddCleanup(lt, func(st *state) { st.life.Collected("Lt") }, st)
 	return lt, nil
 }
 
-var droppedOnce gosync.Once
-
-// acquire read-locks an open handle for a call.
+// acquire holds an open handle for a call: release it with
+// st.life.Release.
 func (lt *Lt) acquire(op string) (*state, error) {
 	if lt == nil || lt.st == nil {
 		return nil, fmt.Errorf("cublaslt: %s on a nil Lt: %w", op, cuda.ErrNil)
 	}
-	st := lt.st
-	st.mu.RLock()
-	if st.closed {
-		st.mu.RUnlock()
-		return nil, fmt.Errorf("cublaslt: %s: %w", op, cuda.ErrClosed)
+	if err := lt.st.life.Acquire(op); err != nil {
+		return nil, err
 	}
-	return st, nil
+	return lt.st, nil
 }
 
 // Raw is the cuBLASLt handle, for calls through the generated functions.
@@ -98,11 +82,10 @@ func (lt *Lt) SetWorkspace(ws cuda.Slice[byte]) error {
 		return fmt.Errorf("cublaslt: SetWorkspace on a nil Lt: %w", cuda.ErrNil)
 	}
 	st := lt.st
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.closed {
-		return fmt.Errorf("cublaslt: SetWorkspace: %w", cuda.ErrClosed)
+	if err := st.life.Lock("SetWorkspace"); err != nil {
+		return err
 	}
+	defer st.life.Unlock()
 	st.ws = ws
 	return nil
 }
@@ -126,47 +109,23 @@ func (lt *Lt) Close() error {
 		return fmt.Errorf("cublaslt: Close on a nil Lt: %w", cuda.ErrNil)
 	}
 	st := lt.st
-	st.mu.Lock()
-	if st.closed {
-		st.mu.Unlock()
-		return fmt.Errorf("cublaslt: Close: %w", cuda.ErrClosed)
+	if err := st.life.Close(func() { st.ws = cuda.Slice[byte]{} }); err != nil {
+		return err
 	}
-	st.closed = true
-	st.ws = cuda.Slice[byte]{}
-	st.mu.Unlock()
 	lt.cleanup.Stop()
-	st.destroy()
 	return nil
 }
 
-func (st *state) close() {
-	st.mu.Lock()
-	if st.closed {
-		st.mu.Unlock()
-		return
+// destroy destroys the plans and the handle; the context is current.
+func (st *state) destroy() error {
+	var errs []error
+	st.plansMu.Lock()
+	for _, p := range st.plans {
+		errs = append(errs, p.destroy())
 	}
-	st.closed = true
-	st.mu.Unlock()
-	st.destroy()
-}
-
-func (st *state) destroy() {
-	graph.Postpone(func() {
-		err := st.hold.Do(func() error {
-			var errs []error
-			for _, p := range st.plans {
-				errs = append(errs, p.destroy())
-			}
-			if err := Destroy(st.raw); err != nil {
-				errs = append(errs, fmt.Errorf("cublasLtDestroy: %w", err))
-			}
-			return errors.Join(errs...)
-		})
-		if err != nil {
-			slog.Error("cublaslt: destroying a handle", "err", err)
-		}
-		if err := st.hold.Release(); err != nil {
-			slog.Error("cublaslt: releasing the context of a handle", "err", err)
-		}
-	})
+	st.plansMu.Unlock()
+	if err := Destroy(st.raw); err != nil {
+		errs = append(errs, fmt.Errorf("cublaslt: cublasLtDestroy: %w", err))
+	}
+	return errors.Join(errs...)
 }

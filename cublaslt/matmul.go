@@ -131,7 +131,7 @@ func Matmul[T, TC cublas.Elem](lt *Lt, op Op, alpha float64, a, b cuda.Slice[T],
 	if err != nil {
 		return err
 	}
-	defer st.mu.RUnlock()
+	defer st.life.Release()
 	k := key{op: op, ab: cublas.DataTypeOf[T](), cd: cublas.DataTypeOf[TC](), ws: st.ws.Len()}
 	p, err := st.plan(k)
 	if err != nil {
@@ -149,7 +149,7 @@ func Matmul[T, TC cublas.Elem](lt *Lt, op Op, alpha float64, a, b cuda.Slice[T],
 		wsAt = n
 		n++
 	}
-	return st.s.Do("cublasLtMatmul", ops[:n], func(raw libcuda.Stream) error {
+	return st.life.Stream().Do("cublasLtMatmul", ops[:n], func(raw libcuda.Stream) error {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if op.hasBias() && p.bias != ops[4].Ptr() {
@@ -225,7 +225,7 @@ func (st *state) plan(k key) (*plan, error) {
 		return p, nil
 	}
 	p := &plan{}
-	err := st.hold.Do(func() error {
+	err := st.life.Do(func() error {
 		if err := p.make(st.raw, k); err != nil {
 			return errors.Join(err, p.destroy())
 		}

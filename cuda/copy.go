@@ -146,6 +146,13 @@ func copyHost[T any, H Host[T]](s *Stream, op string, x Slice[T], h H, toDevice 
 	if ds.bytes == 0 {
 		return nil
 	}
+	access := Read
+	if toDevice {
+		access = Write
+	}
+	if err := ds.order(st, access); err != nil {
+		return fmt.Errorf("cuda: %s: ordering after other streams: %w", op, err)
+	}
 	call := "cuMemcpyDtoHAsync"
 	if toDevice {
 		call = "cuMemcpyHtoDAsync"
@@ -250,6 +257,9 @@ func Copy[T any](s *Stream, dst, src Slice[T]) error {
 	if d.bytes == 0 {
 		return nil
 	}
+	if err := orderCopy(st, d, sr); err != nil {
+		return fmt.Errorf("cuda: Copy: ordering after other streams: %w", err)
+	}
 	err = st.ctx.do(func() error { return libcuda.MemcpyDtoDAsync(d.ptr, sr.ptr, uint64(d.bytes), st.raw) })
 	if err != nil {
 		return driverErr("cuMemcpyDtoDAsync", err)
@@ -313,6 +323,9 @@ func memset(s *Stream, op string, h *allocHandle, off, n, width uintptr, word ui
 	if n == 0 {
 		return nil
 	}
+	if err := h.a.orderUse(st, Write, off, off+n*width); err != nil {
+		return fmt.Errorf("cuda: %s: ordering after other streams: %w", op, err)
+	}
 	call := "cuMemsetD8Async"
 	err = st.ctx.do(func() error {
 		switch width {
@@ -367,6 +380,9 @@ func CopyPeer[T any](s *Stream, dst, src Slice[T]) error {
 	if st.ctx.cu != d.a.ctx.cu && st.ctx.cu != sr.a.ctx.cu {
 		return fmt.Errorf("cuda: CopyPeer: the stream belongs to neither Slice's context")
 	}
+	if err := orderCopy(st, d, sr); err != nil {
+		return fmt.Errorf("cuda: CopyPeer: ordering after other streams: %w", err)
+	}
 	err = st.ctx.do(func() error {
 		return libcuda.MemcpyPeerAsync(d.ptr, d.a.ctx.cu, sr.ptr, sr.a.ctx.cu, uint64(d.bytes), st.raw)
 	})
@@ -375,4 +391,19 @@ func CopyPeer[T any](s *Stream, dst, src Slice[T]) error {
 	}
 	copied = true
 	return nil
+}
+
+// orderCopy orders a device-to-device copy on st: a write of dst, a read
+// of src (see order.go).
+func orderCopy(st *streamState, dst, src devSide) error {
+	if err := dst.order(st, Write); err != nil {
+		return err
+	}
+	return src.order(st, Read)
+}
+
+// order orders a use of the side's bytes on st (see order.go).
+func (d devSide) order(st *streamState, access Access) error {
+	lo := uintptr(d.ptr - d.a.ptr)
+	return d.a.orderUse(st, access, lo, lo+d.bytes)
 }

@@ -53,8 +53,14 @@
 // is a plain []T (pageable: the copy does not overlap with the host), or a
 // *Pinned[T], a view of one (Pinned.Slice) or a *hostmem.Buffer (pinned:
 // asynchronous, and recorded as a use of the buffer so that its release
-// waits for the copy). A []T that lies inside a Pinned is taken for it. Lengths are
-// checked: a mismatch or an out-of-range Slice is an error (ErrLength).
+// waits for the copy). A []T that lies inside a Pinned is taken for it.
+// Lengths are checked: a mismatch or an out-of-range Slice is an error
+// (ErrLength).
+//
+// Uses of a Slice on several streams are ordered by themselves: a read
+// waits for the last write on another stream, a write for the last write
+// and the reads since (see Slice, # Ordering across streams); one stream
+// costs nothing more.
 //
 // # Launches
 //

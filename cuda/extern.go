@@ -155,6 +155,12 @@ func (st *streamState) doOperands(name string, ops []Operand, f func(raw libcuda
 		}
 		o.ptr = o.mem.a.ptr + libcuda.Deviceptr(o.off)
 		held = i + 1
+		// Ordered after other streams' conflicting uses (order.go), as a
+		// launch's arguments are.
+		// The operand's extent is unknown: from its first byte to the end.
+		if err := o.mem.a.orderUse(st, o.access, o.off, o.mem.a.bytes); err != nil {
+			return fmt.Errorf("cuda: %s: operand %d: ordering after other streams: %w", name, i, err)
+		}
 	}
 	prev, err := st.ctx.enter()
 	if err != nil {

@@ -90,6 +90,17 @@ type Arg struct {
 	align uint8     // a Value's or Struct's C alignment, for Struct; 0: its size
 	mem   argMem    // memory whose device address is the argument
 	err   error     // why the argument cannot be passed
+
+	readOnly bool // ReadOnly: the kernel only reads the memory
+}
+
+// ReadOnly marks a memory argument (Slice.Arg) as one the kernel only
+// reads, for the ordering across streams (see Slice): a launch on one
+// stream then does not wait for reads of the memory on others. A C++
+// parameter that is a pointer to const is read only without it.
+func (a Arg) ReadOnly() Arg {
+	a.readOnly = true
+	return a
 }
 
 // argMem is memory passed to a kernel by its device address.
@@ -199,7 +210,9 @@ func (x Slice[T]) Arg() Arg {
 	if x.h == nil {
 		return Arg{err: fmt.Errorf("zero Slice: %w", ErrNil)}
 	}
-	return Arg{mem: x.h, words: [2]uint64{uint64(uintptr(x.off) * unsafe.Sizeof(*new(T)))}, size: 8, code: codeMem + uint8(x.h.class)}
+	size := unsafe.Sizeof(*new(T))
+	// words[1]: the bytes the Slice spans, for the ordering across streams.
+	return Arg{mem: x.h, words: [2]uint64{uint64(uintptr(x.off) * size), uint64(uintptr(x.n) * size)}, size: 8, code: codeMem + uint8(x.h.class)}
 }
 
 func (h *allocHandle) acquire() error {
@@ -344,6 +357,16 @@ func (st *streamState) launchArgs(f *Func, c *Config, args []Arg) (err error) {
 				}
 				kp.ptrs[i] = p
 				break
+			}
+			if h, ok := a.mem.(*allocHandle); ok {
+				access := Write
+				if a.readOnly || f.paramReadOnly(i) {
+					access = Read
+				}
+				lo := uintptr(a.words[0])
+				if err := h.a.orderUse(st, access, lo, lo+uintptr(a.words[1])); err != nil {
+					return fmt.Errorf("cuda: Launch %s: argument %d: ordering after other streams: %w", f.name, i, err)
+				}
 			}
 			kp.addrs[i] = uint64(a.mem.addr(uintptr(a.words[0])))
 			kp.ptrs[i] = unsafe.Pointer(&kp.addrs[i])

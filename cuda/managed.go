@@ -194,6 +194,9 @@ func (m *Managed[T]) Prefetch(s *Stream, loc Location) error {
 	}
 	done := false
 	defer func() { a.release(st, done) }()
+	if err := a.orderUse(st, Read, 0, a.bytes); err != nil {
+		return fmt.Errorf("cuda: Managed.Prefetch: ordering after other streams: %w", err)
+	}
 	err = st.ctx.do(func() error { return libcuda.MemPrefetchAsync(p, uint64(a.bytes), loc.raw(), 0, st.raw) })
 	if err != nil {
 		return driverErr("cuMemPrefetchAsync", err)

@@ -156,6 +156,9 @@ func Copy2D[T any](s *Stream, dst, src Pitched[T]) error {
 	if dst.width == 0 || dst.height == 0 {
 		return nil
 	}
+	if err := orderCopy(st, d, sr); err != nil {
+		return fmt.Errorf("cuda: Copy2D: ordering after other streams: %w", err)
+	}
 	c := libcuda.CUDA_MEMCPY2D{
 		SrcMemoryType: libcuda.CU_MEMORYTYPE_DEVICE, SrcDevice: sr.ptr, SrcPitch: uint64(src.pitch) * size,
 		DstMemoryType: libcuda.CU_MEMORYTYPE_DEVICE, DstDevice: d.ptr, DstPitch: uint64(dst.pitch) * size,
@@ -209,6 +212,13 @@ func copyHost2D[T any, H Host[T]](s *Stream, op string, p Pitched[T], h H, toDev
 	}
 	if hs.bytes == 0 {
 		return nil
+	}
+	access := Read
+	if toDevice {
+		access = Write
+	}
+	if err := ds.order(st, access); err != nil {
+		return fmt.Errorf("cuda: %s: ordering after other streams: %w", op, err)
 	}
 	if hs.buf != nil {
 		// One driver call covers one registration only (see Host).

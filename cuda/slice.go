@@ -28,6 +28,23 @@ import (
 // garbage collector, and a warning is logged.
 //
 // The memory is not initialised: fill it with Memset or a copy.
+//
+// # Ordering across streams
+//
+// Uses of a Slice on several streams are ordered as the program submits
+// them, with no Event to forget: a read on one stream (a copy out of it, a
+// launch whose C++ parameter is a pointer to const or whose Arg is marked
+// ReadOnly, a Read operand of Stream.Do) waits for the last write on
+// another; a write (a copy into it, a memset, any other launch argument)
+// waits for the last write and the reads since on others. Reads on several
+// streams do not wait for each other, nor do uses of disjoint parts of
+// one allocation (s.Slice(i, j)). The wait is an event recorded on the
+// other stream and cuStreamWaitEvent, made only when the stream changes:
+// uses on one stream cost nothing more (no event, no allocation). Inside
+// a capture nothing is added (the driver refuses waits across a capture's
+// boundary): a graph orders its own work, and memory that a launched graph
+// shares with other streams is ordered with Events, as it is on a stream
+// made with Unordered.
 type Slice[T any] struct {
 	h   *allocHandle
 	off int // in elements
@@ -56,12 +73,14 @@ type alloc struct {
 	last  atomic.Pointer[streamState] // the stream of the latest use: the common case records nothing
 	usemu gosync.Mutex
 	used  []*streamState // every stream used, the allocating one first
+	ord   order          // the last write and the reads since (order.go)
 }
 
 // Alloc allocates n elements of T on the stream's device, from the
 // device's current memory pool, in stream order (cuMemAllocAsync): work
-// submitted to s later can use it at once; other streams must be ordered
-// after s (with an Event) before they use it.
+// submitted to s later can use it at once, and a first use on another
+// stream waits for the allocation by itself (see Slice, # Ordering across
+// streams).
 //
 // Alloc of 0 elements gives an empty Slice, as make does: it holds no
 // device memory, copies of nothing to and from it succeed, and Free of it
@@ -108,6 +127,7 @@ func allocSlice[T any](s *Stream, n int, pool *MemPool) (Slice[T], error) {
 	a := &alloc{ctx: st.ctx, ptr: p, bytes: bytes}
 	a.used = append(make([]*streamState, 0, 2), st)
 	a.last.Store(st)
+	a.ord.start(st)
 	h := &allocHandle{a: a, class: classOf(t)}
 	h.cleanup = runtime.AddCleanup(h, func(a *alloc) {
 		dropped("Slice", "Free")

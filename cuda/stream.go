@@ -29,6 +29,7 @@ type Stream struct {
 type streamState struct {
 	ctx *ctxState
 	raw libcuda.Stream
+	ordFields
 
 	mu     gosync.RWMutex // held for reading by calls that use raw; for writing by Close
 	closed bool
@@ -49,8 +50,9 @@ type streamState struct {
 type StreamOption func(*streamConfig)
 
 type streamConfig struct {
-	flags    libcuda.Stream_flags
-	priority int32
+	flags     libcuda.Stream_flags
+	priority  int32
+	unordered bool
 }
 
 // NonBlocking makes the stream not wait for the legacy default stream, nor
@@ -86,6 +88,7 @@ func (c *Context) NewStream(opts ...StreamOption) (*Stream, error) {
 		return nil, errors.Join(driverErr("cuStreamCreateWithPriority", err), cst.unref())
 	}
 	st := &streamState{ctx: cst, raw: raw}
+	st.unordered = cfg.unordered
 	s := &Stream{st: st}
 	s.cleanup = runtime.AddCleanup(s, func(st *streamState) {
 		dropped("Stream", "Close")

@@ -436,6 +436,10 @@ func TestRefusals(t *testing.T) {
 		{"name collision", "typedef int CUfoo;\ntypedef int Foo;", "", "Go name Foo is used by"},
 		{"#error", "#ifdef __LP64__\n#error 32-bit only\n#endif", "", "#error 32-bit only"},
 		{"open #if", "#if 1", "", "missing #endif"},
+		{"a struct inside itself", "typedef struct CUself_st { int a; struct CUself_st self; } CUself;", "",
+			"member self: struct CUself_st is incomplete"},
+		{"an array of a struct inside itself", "struct CUself_st { int a; struct CUself_st self[2]; };", "",
+			"member self: struct CUself_st is incomplete"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -87,7 +87,10 @@ func sizeAlignIn(h *header, t *ctype, m dataModel) (size, align int64, err error
 		size, align, err = sizeAlignIn(h, t.elem, m)
 		return size * t.len, align, err
 	case kRecord:
-		if !t.rec.defined {
+		// A record is incomplete until its closing brace is laid out
+		// (align stays 0 until then): a member of the record's own type
+		// is C's incomplete type, not a zero-sized one.
+		if !t.rec.defined || t.rec.align == 0 {
 			return 0, 0, fmt.Errorf("struct %s is incomplete", t.rec.tag)
 		}
 		return t.rec.size, t.rec.align, nil

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/purecuda/purecuda/internal/testenv"
 )
 
 // env is a fake environment for open and the search.
@@ -45,7 +47,7 @@ func TestSearchPlacesFollowToolkitCondaAndPip(t *testing.T) {
 // A path in the variable is the only place tried; a library there that
 // is not nvJitLink 13 is refused, and the error names the variable.
 func TestTheVariableIsTheOnlyPlaceTried(t *testing.T) {
-	bad := filepath.Join(t.TempDir(), "libnvJitLink.so.13")
+	bad := filepath.Join(testenv.TempDir(t), "libnvJitLink.so.13")
 	_, err := open(env(map[string]string{EnvLibrary: bad}))
 	var le *LoadError
 	if !errors.As(err, &le) || !errors.Is(err, ErrNoLibrary) || !le.FromEnv || len(le.Tried) != 1 || le.Tried[0].Path != bad {

@@ -128,6 +128,11 @@ func ExampleNewMemPool() {
 		log.Fatal(err)
 	}
 	fmt.Println("used:", u.UsedCurrent, "kept:", u.ReservedCurrent >= 1<<20)
+	// The driver lets a freed block go only once a synchronizing call has
+	// seen the free done (see Trim).
+	if err := ctx.Sync(context.Background()); err != nil {
+		log.Fatal(err)
+	}
 	if err := pool.Trim(0); err != nil {
 		log.Fatal(err)
 	}

@@ -122,9 +122,15 @@ func TestReadersOnTwoStreamsAreNotSerialized(t *testing.T) {
 			sum2 := alloc(t, f.s2, []int64{0})
 			sync(t, f.s1)
 			sync(t, f.s2)
+			sumK := f.fn(t, "sum_i64")
+			// The kernel's first launch before the gate. On the H200, with
+			// sum_i64 never run before, the launch on s2 did not finish
+			// while s1 was held (the driver loads kernels lazily, at their
+			// first use; the likely cause): this test is about the ordering.
+			testenv.Must(t, f.s1.Launch(sumK, cuda.Grid(1, 1, 1), cuda.Block(1, 1, 1), in.Arg().ReadOnly(), cuda.Uint64(4), sum.Arg(), cuda.Uint64(0)))
+			sync(t, f.s1)
 			gate := testenv.NewGate(t)
 			gate.Hold(t, f.s1.Raw())
-			sumK := f.fn(t, "sum_i64")
 			switch how {
 			case "copy":
 				testenv.Must(t, cuda.CopyToHost(f.s1, f.out, f.x))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	sync2 "sync"
 
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
@@ -33,6 +34,11 @@ var ErrInvalidated = errors.New("graph: capture invalidated")
 // When f returns an error, or the driver invalidated the capture, Capture
 // returns a *CaptureError and destroys what was captured. When f panics,
 // the capture is ended, what it made is destroyed and the panic goes on.
+//
+// When ending the capture fails and the driver still captures s after
+// Capture has tried again, the capture stays counted in progress
+// (InProgress) until the next Capture on s ends it first, so that no
+// release machinery invalidates it meanwhile.
 //
 // s must be a stream of the caller's: the legacy default stream cannot be
 // captured. CU_STREAM_PER_THREAD means the per-thread stream of the
@@ -106,6 +112,9 @@ func endCapture(s libcuda.Stream) error {
 // runCapture runs the capture on the locked thread, s's context current,
 // with c as its record.
 func runCapture(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(libcuda.Stream) error, c *capture) (libcuda.Graph, *leases, error) {
+	if err := endStale(s); err != nil {
+		return 0, nil, err
+	}
 	entry := sync.StartCaptureWith(&c.entry)
 	if err := libcuda.StreamBeginCapture(s, mode); err != nil {
 		entry.End()
@@ -140,14 +149,24 @@ func runCapture(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(libcuda
 	var raw libcuda.Graph
 	eerr := libcuda.StreamEndCapture(s, &raw)
 	done = true
+	stuck := false
 	if eerr != nil {
 		eerr = fmt.Errorf("cuStreamEndCapture: %w", eerr)
 		if rerr := unstick(s); rerr != nil {
 			eerr = errors.Join(eerr, rerr)
+			stuck = errors.Is(rerr, errStillCapturing)
 		}
 	}
-	// The capture has ended, or failed to: either way it is no longer
-	// registered, and postponed work may run.
+	if stuck {
+		// The driver still captures s: a capture stays registered, so
+		// that nothing meanwhile makes the calls that would invalidate it,
+		// until the next Capture on s ends it (endStale). It is a new
+		// registration, taken before this one ends (the count never drops
+		// to zero between), since this one may be a Cached's, reused.
+		keepStale(s, sync.StartCapture())
+	}
+	// This capture's registration ends; postponed work may run when no
+	// other capture is registered.
 	entry.End()
 	l := c.end()
 
@@ -170,8 +189,10 @@ func runCapture(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(libcuda
 }
 
 // unstick ends the capture of s again, up to unstickTries times, while a
-// failed end leaves the stream capturing, so that the stream stays usable
-// and no capture goes on unregistered.
+// failed end leaves the stream capturing, so that the stream stays usable.
+// When s is still capturing after them (the error matches
+// errStillCapturing), the caller keeps a capture registered for s
+// (keepStale), so that no capture goes on unregistered.
 func unstick(s libcuda.Stream) error {
 	var errs []error
 	for range unstickTries {
@@ -186,7 +207,48 @@ func unstick(s libcuda.Stream) error {
 			errs = append(errs, fmt.Errorf("ending the capture again: %w", err))
 		}
 	}
-	return errors.Join(append(errs, fmt.Errorf("%s is still being captured", streamName(s)))...)
+	return errors.Join(append(errs, fmt.Errorf("%s: %w", streamName(s), errStillCapturing))...)
+}
+
+var errStillCapturing = errors.New("the stream is still being captured")
+
+// Captures whose end failed unstickTries times with the stream still
+// capturing, by stream: each stays registered (package sync's captures in
+// progress) until a later Capture on its stream ends it.
+var stale struct {
+	mu sync2.Mutex
+	by map[libcuda.Stream]*sync.CaptureEntry
+}
+
+func keepStale(s libcuda.Stream, e *sync.CaptureEntry) {
+	stale.mu.Lock()
+	defer stale.mu.Unlock()
+	if stale.by == nil {
+		stale.by = map[libcuda.Stream]*sync.CaptureEntry{}
+	}
+	if old := stale.by[s]; old != nil && old != e {
+		old.End()
+	}
+	stale.by[s] = e
+}
+
+// endStale ends the capture left on s by an earlier Capture whose end
+// failed, and then its registration; it fails, keeping both, while s
+// stays capturing. It runs on the thread that will capture s.
+func endStale(s libcuda.Stream) error {
+	stale.mu.Lock()
+	e := stale.by[s]
+	delete(stale.by, s)
+	stale.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	if err := unstick(s); err != nil && errors.Is(err, errStillCapturing) {
+		keepStale(s, e)
+		return fmt.Errorf("graph: %s is still being captured by an earlier capture whose end failed: %w", streamName(s), err)
+	}
+	e.End()
+	return nil
 }
 
 const unstickTries = 4

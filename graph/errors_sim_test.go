@@ -3,6 +3,7 @@
 package graph_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
 )
 
 // injected is the failure the tests below inject: a code no call of
@@ -146,5 +148,53 @@ func destroyed(t *testing.T, err error) {
 	t.Helper()
 	if err != nil && !errors.Is(err, graph.ErrDestroyed) {
 		t.Errorf("Destroy at the end of the test: %v", err)
+	}
+}
+
+// A capture whose end fails more often than Capture retries it, the
+// stream still capturing, stays registered until the next Capture on that
+// stream ends it: while the driver captures, no release machinery may
+// make the calls that would invalidate the capture (the soak found a
+// capture left unregistered, later invalidated by a stream query, and the
+// next begin on its stream refused with CUDA_ERROR_ILLEGAL_STATE).
+func TestACaptureWhoseEndKeepsFailingStaysRegistered(t *testing.T) {
+	testenv.CaptureErrors(t)
+	testenv.OnPrimary(t, 0)
+	k := loadGraphKernels(t)
+	const n = 64
+	s := testenv.NewStream(t)
+	buf := deviceInts(t, n)
+	body := func(s libcuda.Stream) error { return k.fillAdd(s, buf, n, 1, 0) }
+	invalidated := testenv.SimStat(t, "captures_invalidated")
+
+	testenv.SimFailNext(t, "cuStreamEndCapture", 100, injected)
+	_, err := graph.Capture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, body)
+	testenv.SimFailNext(t, "cuStreamEndCapture", 0, 0)
+	if !errors.Is(err, injected) {
+		t.Fatalf("Capture whose every end fails: %v; want the injected error", err)
+	}
+	var st libcuda.StreamCaptureStatus
+	testenv.Must(t, libcuda.StreamIsCapturing(s, &st))
+	if st != libcuda.CU_STREAM_CAPTURE_STATUS_ACTIVE {
+		t.Fatalf("the stream's capture status is %v; the test needs it still capturing", st)
+	}
+	if got := graph.InProgress(); got != 1 {
+		t.Fatalf("graph.InProgress() = %d while the driver still captures the stream; want 1", got)
+	}
+	// A potentially unsafe call in global mode meanwhile goes relaxed.
+	if err := sync.Stream(context.Background(), 0, testenv.NewStream(t)); err != nil {
+		t.Fatal(err)
+	}
+
+	g, err := graph.Capture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, body)
+	testenv.Must(t, err)
+	testenv.Must(t, g.Destroy())
+	testenv.Must(t, libcuda.StreamIsCapturing(s, &st))
+	if st != libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
+		t.Fatalf("after the next Capture, the stream's capture status is %v", st)
+	}
+	noCaptureLeft(t)
+	if got := testenv.SimStat(t, "captures_invalidated") - invalidated; got != 0 {
+		t.Fatalf("%d captures invalidated", got)
 	}
 }

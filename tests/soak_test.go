@@ -59,6 +59,8 @@ func TestSoakReleasesUnderFaultsAndCancellation(t *testing.T) {
 	before := hostmem.ReadStats()
 	ranges := testenv.SimStat(t, "registered_ranges")
 	invalidated := testenv.SimStat(t, "captures_invalidated")
+	ctxSyncs := testenv.SimStat(t, "ctx_synchronize_calls")
+	syncBefore := sync.ReadStats()
 	goroutines := runtime.NumGoroutine()
 
 	var stop atomic.Bool
@@ -149,6 +151,10 @@ func TestSoakReleasesUnderFaultsAndCancellation(t *testing.T) {
 	memtest.Drain(t)
 
 	st := hostmem.ReadStats()
+	ss := sync.ReadStats()
+	t.Logf("cuCtxSynchronize calls %d; captures admitted beside one in flight %d; refused for a capture %d",
+		testenv.SimStat(t, "ctx_synchronize_calls")-ctxSyncs, ss.CapturesBesideContextSyncs-syncBefore.CapturesBesideContextSyncs,
+		ss.ContextSyncsRefused-syncBefore.ContextSyncsRefused)
 	t.Logf("%d cycles, %d captures; %d faults armed, %d cycles and %d captures failed by them, %d waits cancelled; %d errors logged; %+v",
 		cycles, captures.Load(), armed.Load(), cycleFaults.Load(), captureFaults.Load(), cancelled.Load(), len(logged.Messages()), st)
 	if captures.Load() == 0 {

@@ -54,3 +54,73 @@ func TestUnorderedStreamIsNotOrdered(t *testing.T) {
 	}
 	gate.Open()
 }
+
+// The chunked pattern of examples/simplestreams: each of 4 streams runs a
+// kernel on its own chunk of one allocation, reading a value that all of
+// them share, and copies its chunk back. Once each stream has waited for
+// the allocations, a repetition records no event (the simulator's
+// counter): the chunks are disjoint and the shared value is passed
+// ReadOnly. Passed as a plain Arg to an extern "C" kernel (whose name
+// says nothing of const) the shared value counts as written by each
+// launch, and each stream waits for the one before: the streams are
+// serialized, which is what the sample did before it marked the value.
+func TestChunksOnStreamsSharingAReadOnlyValueAreNotSerialized(t *testing.T) {
+	for _, readOnly := range []bool{true, false} {
+		name := "ReadOnly"
+		if !readOnly {
+			name = "not marked"
+		}
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t)
+			sum := f.fn(t, "sum_i64") // (const long long *in, n, long long *out, spin_ns)
+			const nstreams = 4
+			var st [nstreams]*cuda.Stream
+			for i := range st {
+				st[i] = newStream(t, f.ctx, cuda.NonBlocking())
+			}
+			in := alloc(t, st[0], []int64{7})
+			out := alloc(t, st[0], make([]int64, nstreams))
+			// A copy of each chunk into memory of its stream's own (into
+			// host memory, hostmem would record events of its own).
+			var back [nstreams]cuda.Slice[int64]
+			var dc [nstreams]cuda.Slice[int64]
+			for i, s := range st {
+				back[i] = alloc(t, s, make([]int64, 1))
+				var err error
+				dc[i], err = out.Slice(i, i+1)
+				testenv.Must(t, err)
+			}
+			rep := func() {
+				for i, s := range st {
+					shared := in.Arg()
+					if readOnly {
+						shared = shared.ReadOnly()
+					}
+					testenv.Must(t, s.Launch(sum, cuda.Grid(1, 1, 1), cuda.Block(1, 1, 1), shared, cuda.Uint64(1), dc[i].Arg(), cuda.Uint64(0)))
+					testenv.Must(t, cuda.Copy(s, back[i], dc[i]))
+				}
+			}
+			rep() // each stream's first use waits for st[0]'s allocations
+			records := testenv.SimStat(t, "event_records")
+			for range 3 {
+				rep()
+			}
+			got := testenv.SimStat(t, "event_records") - records
+			for _, s := range st {
+				sync(t, s)
+			}
+			for i, s := range st {
+				if got := read(t, s, back[i]); got[0] != 7 {
+					t.Errorf("chunk %d copied back is %d, want 7", i, got[0])
+				}
+			}
+			switch {
+			case readOnly && got != 0:
+				t.Errorf("3 repetitions recorded %d events, want 0: the streams wait for each other", got)
+			case !readOnly && got == 0:
+				t.Errorf("3 repetitions recorded no event: a shared value written by every launch must order the streams")
+			}
+			t.Logf("%s: %d events recorded in 3 repetitions", name, got)
+		})
+	}
+}

@@ -37,6 +37,11 @@ func TestChunkedFourStreamsThroughViewsOfOnePin(t *testing.T) {
 			}
 			x := alloc(t, streams[0], make([]int32, n))
 			sync(t, streams[0])
+			// Releases of earlier tests' host memory end first: an
+			// unregister is a device-wide fence, which would wait for
+			// the held streams and block this test's launches meanwhile
+			// (as newOrderFixture does).
+			testenv.Must(t, hostmem.Drain(testenv.Context(t)))
 			for i, s := range streams {
 				gates[i].Hold(t, s.Raw())
 			}

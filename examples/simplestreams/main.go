@@ -88,7 +88,13 @@ func run() (err error) {
 			return err
 		}
 	}
-	whole := []cuda.Arg{d.Arg(), dstep.Arg(), cuda.Int32(rounds), cuda.Int32(n)}
+	// The kernel only reads *step; its extern "C" name cannot say so
+	// (const), so the Arg does: else each launch would count as writing
+	// it, and each stream would wait for the kernel (and the copy) of the
+	// stream before it, serializing the 4 streams (see cuda.Slice's
+	// ordering across streams).
+	stepArg := dstep.Arg().ReadOnly()
+	whole := []cuda.Arg{d.Arg(), stepArg, cuda.Int32(rounds), cuda.Int32(n)}
 	// Warm up with one launch over the whole array, then start from zeros.
 	if err := s0.Launch(add, cuda.Grid(n/threads, 1, 1), cuda.Block(threads, 1, 1), whole...); err != nil {
 		return err
@@ -127,7 +133,7 @@ func run() (err error) {
 	t0 = time.Now()
 	for range reps {
 		for i, s := range st {
-			if err := s.Launch(add, cuda.Grid(chunk/threads, 1, 1), cuda.Block(threads, 1, 1), dc[i].Arg(), dstep.Arg(), cuda.Int32(rounds), cuda.Int32(chunk)); err != nil {
+			if err := s.Launch(add, cuda.Grid(chunk/threads, 1, 1), cuda.Block(threads, 1, 1), dc[i].Arg(), stepArg, cuda.Int32(rounds), cuda.Int32(chunk)); err != nil {
 				return err
 			}
 			if err := cuda.CopyToHost(s, ha[i], dc[i]); err != nil {

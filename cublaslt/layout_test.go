@@ -2,33 +2,32 @@ package cublaslt
 
 import (
 	"testing"
-	"unsafe"
+
+	"github.com/purecuda/purecuda/cublas"
+	"github.com/purecuda/purecuda/internal/layoutcheck"
 )
 
-// The structs cuBLASLt reads and writes have cublasLt.h's layouts on the
-// 64-bit systems: sizes and offsets as the header's members give them
-// (uint64_t data[8] and data[32]; the heuristic result's algo, size_t
-// workspaceSize, cublasStatus_t state, float wavesCount, int reserved[4]).
-// (A C program cannot check them here: cublasLt.h includes cuda_fp16.h,
-// which needs the toolkit's crt/ and nv/ headers.)
-func TestStructLayoutsAreCublasLts(t *testing.T) {
-	var r MatmulHeuristicResult
-	for _, c := range []struct {
-		what      string
-		got, want uintptr
-	}{
-		{"sizeof(cublasLtMatmulAlgo_t)", unsafe.Sizeof(MatmulAlgo{}), 64},
-		{"sizeof(cublasLtMatrixLayoutOpaque_t)", unsafe.Sizeof(MatrixLayoutOpaque{}), 64},
-		{"sizeof(cublasLtMatmulDescOpaque_t)", unsafe.Sizeof(MatmulDescOpaque{}), 256},
-		{"sizeof(cublasLtMatmulPreferenceOpaque_t)", unsafe.Sizeof(MatmulPreferenceOpaque{}), 64},
-		{"sizeof(cublasLtMatmulHeuristicResult_t)", unsafe.Sizeof(r), 96},
-		{"offsetof(workspaceSize)", unsafe.Offsetof(r.WorkspaceSize), 64},
-		{"offsetof(state)", unsafe.Offsetof(r.State), 72},
-		{"offsetof(wavesCount)", unsafe.Offsetof(r.WavesCount), 76},
-		{"offsetof(reserved)", unsafe.Offsetof(r.Reserved), 80},
-	} {
-		if c.got != c.want {
-			t.Errorf("%s: %d in Go, %d in C", c.what, c.got, c.want)
-		}
-	}
+// The generated table (zlayout_test.go) is written in these names.
+type (
+	layoutType  = layoutcheck.Type
+	layoutField = layoutcheck.Field
+)
+
+// TestLayoutMatchesC builds a C program against cublasLt.h that prints
+// sizeof, _Alignof and offsetof for every generated struct and member,
+// runs it and compares each number with Go's. cublasLt.h reaches
+// cuda_fp16.h, which needs the toolkit's crt/ headers: the generator's
+// header folder lacks them, so the test runs where a toolkit is (the GPU
+// host: $PURECUDA_CUBLAS_INCLUDE, set by .ci/gpu-batch to the pip
+// packages' include folder, then /usr/local/cuda/include) and must run in
+// the gpu build.
+func TestLayoutMatchesC(t *testing.T) {
+	layoutcheck.Check(t, layoutcheck.Program{
+		Header:   "cublasLt.h",
+		Needs:    []string{"crt/host_defines.h"},
+		Env:      []string{"PURECUDA_CUBLAS_INCLUDE"},
+		Version:  "CUBLAS_VERSION",
+		Want:     cublas.CUBLAS_VERSION,
+		Required: layoutRequired,
+	}, layoutTypes[:])
 }

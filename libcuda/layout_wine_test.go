@@ -4,9 +4,9 @@ package libcuda
 
 import (
 	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/purecuda/purecuda/internal/layoutcheck"
 )
 
 // envWineLayout, set to 1, runs TestLayoutMatchesCOnWindows; .ci/windows-wine
@@ -22,32 +22,18 @@ func TestLayoutMatchesCOnWindows(t *testing.T) {
 	if os.Getenv(envWineLayout) != "1" {
 		t.Skip(envWineLayout + "=1 runs it (needs x86_64-w64-mingw32-gcc and wine; see .ci/windows-wine)")
 	}
-	include := layoutInclude()
-	if include == "" {
-		t.Fatal("no cuda.h in $CUDA_PATH/include, /usr/local/cuda/include or ../shared/cuda/13.0/include")
-	}
-	cc, err := exec.LookPath("x86_64-w64-mingw32-gcc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	wine, err := exec.LookPath("wine")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	src, exe := filepath.Join(dir, "layout.c"), filepath.Join(dir, "layout.exe")
-	if err := os.WriteFile(src, layoutProgram(), 0o666); err != nil {
-		t.Fatal(err)
-	}
-	// The ANSI stdio of mingw-w64 knows %zu, which msvcrt's printf may not.
-	if out, err := exec.Command(cc, "-std=gnu11", "-D__USE_MINGW_ANSI_STDIO=1", "-I", include, "-o", exe, src).CombinedOutput(); err != nil {
-		t.Fatalf("%s: %v\n%s", cc, err, out)
-	}
-	cmd := exec.Command(wine, exe)
-	cmd.Env = append(os.Environ(), "WINEDEBUG=-all")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("running the layout program under wine: %v", err)
-	}
-	checkLayout(t, out, include)
+	layoutcheck.Check(t, layoutcheck.Program{
+		Header:   "cuda.h",
+		Version:  "CUDA_VERSION",
+		Want:     CUDA_VERSION,
+		Required: true,
+		Cross: &layoutcheck.Cross{
+			CC: "x86_64-w64-mingw32-gcc",
+			// The ANSI stdio of mingw-w64 knows %zu, which msvcrt's printf may not.
+			Flags:  []string{"-D__USE_MINGW_ANSI_STDIO=1"},
+			Exe:    ".exe",
+			Runner: []string{"wine"},
+			Env:    []string{"WINEDEBUG=-all"},
+		},
+	}, layoutTypes[:])
 }

@@ -74,7 +74,19 @@ func TestFixtureOutputBuildsAndRuns(t *testing.T) {
 	if err := writeFiles(pkg, files); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module fixture\n\ngo 1.25\n"), 0o666); err != nil {
+	// The layout test's checker is internal to the module, so the
+	// fixture's module takes the module's path and a copy of it.
+	check, err := os.ReadFile("../../internal/layoutcheck/layoutcheck.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "internal", "layoutcheck"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "internal", "layoutcheck", "layoutcheck.go"), check, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module github.com/purecuda/purecuda\n\ngo 1.25\n"), 0o666); err != nil {
 		t.Fatal(err)
 	}
 	testdata, err := filepath.Abs("testdata")

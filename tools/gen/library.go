@@ -146,6 +146,7 @@ var libraries = []*library{
 		extern:     map[string]string{"FILE": "byte"},
 		imports:    cudaImports,
 		intResults: true,
+		layout:     true,
 	},
 }
 

@@ -1,0 +1,5 @@
+//go:build !gpu
+
+package cublaslt
+
+const layoutRequired = false

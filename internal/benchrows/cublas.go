@@ -85,7 +85,54 @@ func (f *Fixture) BLASRows(c *BLASC) []Row {
 	for _, p := range rows {
 		out = append(out, p.row(f))
 	}
-	return out
+	return append(out, f.gemmProfileRow())
+}
+
+// blasSetup makes a context, a stream and a cuBLAS handle on it with a
+// workspace of 32 MiB, closed when the benchmark ends.
+func blasSetup(b *testing.B) (*cuda.Stream, *cublas.BLAS) {
+	devs, err := cuda.Devices()
+	must(b, err)
+	ctx, err := devs[0].Context()
+	must(b, err)
+	b.Cleanup(func() { must(b, ctx.Close()) })
+	s, err := ctx.NewStream(cuda.NonBlocking())
+	must(b, err)
+	b.Cleanup(func() { must(b, s.Close()) })
+	h, err := cublas.New(s)
+	must(b, err)
+	b.Cleanup(func() { must(b, h.Close()) })
+	ws, err := cuda.Alloc[byte](s, 32<<20)
+	must(b, err)
+	must(b, h.SetWorkspace(ws))
+	b.Cleanup(func() { must(b, ws.Free()) })
+	return s, h
+}
+
+// gemmProfileRow is the Go half of the 64x64 SGEMM row as a loop of
+// rounds (200 calls, then a synchronize) for a CPU profile (see
+// ProfilePrefix).
+func (f *Fixture) gemmProfileRow() Row {
+	return Row{Op: ProfilePrefix + "SGEMM 64x64 (host overhead)", Way: "cublas.Gemm", F: func(b *testing.B) {
+		f.OnThread(b, func(b *testing.B) {
+			const m = 64
+			s, h := blasSetup(b)
+			var x [3]cuda.Slice[float32]
+			for i := range x {
+				var err error
+				x[i], err = cuda.Alloc[float32](s, m*m)
+				must(b, err)
+				b.Cleanup(func() { must(b, x[i].Free()) })
+				must(b, cuda.Memset(s, x[i], 0.01))
+			}
+			for b.Loop() {
+				for range 200 {
+					must(b, cublas.Gemm(h, cublas.NoTrans, cublas.NoTrans, m, m, m, 1, x[0], m, x[1], m, 0, x[2], m))
+				}
+				must(b, libcuda.StreamSynchronize(s.Raw()))
+			}
+		})
+	}}
 }
 
 // gemmPair multiplies two m x m matrices perRound times a round, then
@@ -106,21 +153,7 @@ func (f *Fixture) gemmPair(c *BLASC, name string, m, perRound int, bf16 bool) pa
 	flops := 2 * float64(m) * float64(m) * float64(m)
 	return pair{op: op, a: way, bName: other, perRound: perRound, pairs: 7,
 		setup: func(b *testing.B) (func(int) error, func(int) error) {
-			devs, err := cuda.Devices()
-			must(b, err)
-			ctx, err := devs[0].Context()
-			must(b, err)
-			b.Cleanup(func() { must(b, ctx.Close()) })
-			s, err := ctx.NewStream(cuda.NonBlocking())
-			must(b, err)
-			b.Cleanup(func() { must(b, s.Close()) })
-			h, err := cublas.New(s)
-			must(b, err)
-			b.Cleanup(func() { must(b, h.Close()) })
-			ws, err := cuda.Alloc[byte](s, 32<<20)
-			must(b, err)
-			must(b, h.SetWorkspace(ws))
-			b.Cleanup(func() { must(b, ws.Free()) })
+			s, h := blasSetup(b)
 			n := m * m
 			// The rounds' totals, for TFLOP/s; the first round of each (the
 			// harness's warm-up) is left out.

@@ -152,36 +152,52 @@ func (f *Fixture) launchPair(c *C) pair {
 func (f *Fixture) streamLaunchPair(c *C) pair {
 	return pair{op: "launch, 4 args, then a wait each 1000", a: "cuda.Stream.Launch", bName: "C cuLaunchKernel", perRound: 1000, pairs: 21,
 		setup: func(b *testing.B) (func(int) error, func(int) error) {
-			devs, err := cuda.Devices()
-			must(b, err)
-			ctx, err := devs[0].Context()
-			must(b, err)
-			b.Cleanup(func() { must(b, ctx.Close()) })
-			s, err := ctx.NewStream(cuda.NonBlocking())
-			must(b, err)
-			b.Cleanup(func() { must(b, s.Close()) })
-			mod, err := cuda.LoadModule(ctx, kernels.PTX)
-			must(b, err)
-			b.Cleanup(func() { must(b, mod.Close()) })
-			fn, err := mod.Func("sum_i64")
-			must(b, err)
-			in, err := cuda.Alloc[int64](s, 1)
-			must(b, err)
-			out, err := cuda.Alloc[int64](s, 1)
-			must(b, err)
-			b.Cleanup(func() { must(b, errors.Join(in.Free(), out.Free(), s.Sync(context.Background()))) })
-			one := cuda.Grid(1, 1, 1)
-			return func(n int) error {
-					for range n {
-						if err := s.Launch(fn, one, one, in.Arg(), cuda.Uint64(0), out.Arg(), cuda.Uint64(0)); err != nil {
-							return err
-						}
-					}
-					return libcuda.StreamSynchronize(s.Raw())
-				}, func(n int) error {
-					return cErr(c.launch4(fn.Raw(), s.Raw(), uint64(in.DevicePtr()), 0, uint64(out.DevicePtr()), 0, n))
-				}
+			sl := newStreamLaunch(b)
+			return sl.round, func(n int) error {
+				return cErr(c.launch4(sl.fn.Raw(), sl.s.Raw(), uint64(sl.in.DevicePtr()), 0, uint64(sl.out.DevicePtr()), 0, n))
+			}
 		}}
+}
+
+// streamLaunch is the Go half of streamLaunchPair: a context, a stream,
+// sum_i64 and two Slices of package cuda, closed when the benchmark ends.
+type streamLaunch struct {
+	s       *cuda.Stream
+	fn      *cuda.Func
+	in, out cuda.Slice[int64]
+}
+
+func newStreamLaunch(b *testing.B) *streamLaunch {
+	devs, err := cuda.Devices()
+	must(b, err)
+	ctx, err := devs[0].Context()
+	must(b, err)
+	b.Cleanup(func() { must(b, ctx.Close()) })
+	s, err := ctx.NewStream(cuda.NonBlocking())
+	must(b, err)
+	b.Cleanup(func() { must(b, s.Close()) })
+	mod, err := cuda.LoadModule(ctx, kernels.PTX)
+	must(b, err)
+	b.Cleanup(func() { must(b, mod.Close()) })
+	fn, err := mod.Func("sum_i64")
+	must(b, err)
+	in, err := cuda.Alloc[int64](s, 1)
+	must(b, err)
+	out, err := cuda.Alloc[int64](s, 1)
+	must(b, err)
+	b.Cleanup(func() { must(b, errors.Join(in.Free(), out.Free(), s.Sync(context.Background()))) })
+	return &streamLaunch{s: s, fn: fn, in: in, out: out}
+}
+
+// round launches n times, then waits for the stream.
+func (sl *streamLaunch) round(n int) error {
+	one := cuda.Grid(1, 1, 1)
+	for range n {
+		if err := sl.s.Launch(sl.fn, one, one, sl.in.Arg(), cuda.Uint64(0), sl.out.Arg(), cuda.Uint64(0)); err != nil {
+			return err
+		}
+	}
+	return libcuda.StreamSynchronize(sl.s.Raw())
 }
 
 // cachedPairs: graph.Cached.Run of 100 kernels, the same each time, and

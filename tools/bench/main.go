@@ -123,6 +123,7 @@ func run(cc string, benchtime time.Duration) (err error) {
 	rows = append(rows, f.GraphRows()...)
 	rows = append(rows, f.HostmemRows()...)
 	rows = append(rows, f.StallRows()...)
+	rows = append(rows, f.ProfileRows()...)
 	var devices int32
 	if err := libcuda.DeviceGetCount(&devices); err != nil {
 		return err
@@ -157,7 +158,8 @@ func run(cc string, benchtime time.Duration) (err error) {
 	var ops, ways []string
 	got := map[[2]string]result{}
 	for _, r := range rows {
-		if !match.MatchString(r.Op + "/" + r.Way) {
+		if !match.MatchString(r.Op+"/"+r.Way) || (*only == "" && strings.HasPrefix(r.Op, bench.ProfilePrefix)) {
+			// The rows for a profile run only when asked for.
 			continue
 		}
 		n := *repeat

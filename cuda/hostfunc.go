@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"slices"
 	gosync "sync"
+	"time"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
@@ -57,30 +59,117 @@ func hostTrampoline(user uintptr) uintptr {
 	return 0
 }
 
-// runHostFunc runs f on a goroutine of its own and waits for it. The
-// thread that calls the trampoline is the driver's, not the Go runtime's:
-// a runtime.Goexit there (t.Fatal in a test) ends the process, and a panic
-// must not unwind into the driver. On a goroutine, both end that goroutine
-// only, and come back here as an error.
+// runHostFunc runs f on one of the host workers, goroutines that the Go
+// runtime made, and waits for it. The thread that calls the trampoline is
+// the driver's, not the Go runtime's: a runtime.Goexit there (t.Fatal in a
+// test) ends the process (the runtime throws: no deferred call can stop a
+// Goexit), and a panic must not unwind into the driver. On a worker, a
+// panic is recovered and a Goexit ends that worker only; both come back
+// here as an error.
+//
+// A worker outlives its call: it waits for the next one for
+// hostWorkerIdle before it ends, so that the host functions of a loop (a
+// graph launched again and again) cost a hand-off each instead of a new
+// goroutine.
 func runHostFunc(f func()) error {
-	done := make(chan error, 1)
-	go func() {
-		returned := false
-		defer func() {
-			if returned {
-				done <- nil
+	w := idleHostWorker()
+	w.in <- f
+	r := <-w.out
+	if !r.exited {
+		putHostWorker(w)
+	}
+	return r.err
+}
+
+// hostWorkerIdle is how long a host worker waits for its next call
+// before it ends.
+const hostWorkerIdle = 100 * time.Millisecond
+
+// A hostWorker is a goroutine that runs host functions handed to it, one
+// at a time.
+type hostWorker struct {
+	in  chan func()
+	out chan hostResult
+}
+
+type hostResult struct {
+	err    error
+	exited bool // the function called runtime.Goexit: the worker is gone
+}
+
+// hostWorkers holds the idle workers, the most recently idle last.
+var hostWorkers struct {
+	mu   gosync.Mutex
+	idle []*hostWorker
+}
+
+// idleHostWorker takes an idle worker, or starts one.
+func idleHostWorker() *hostWorker {
+	hostWorkers.mu.Lock()
+	if n := len(hostWorkers.idle); n > 0 {
+		w := hostWorkers.idle[n-1]
+		hostWorkers.idle[n-1] = nil
+		hostWorkers.idle = hostWorkers.idle[:n-1]
+		hostWorkers.mu.Unlock()
+		return w
+	}
+	hostWorkers.mu.Unlock()
+	w := &hostWorker{in: make(chan func()), out: make(chan hostResult, 1)}
+	go w.loop()
+	return w
+}
+
+// putHostWorker makes w idle again.
+func putHostWorker(w *hostWorker) {
+	hostWorkers.mu.Lock()
+	hostWorkers.idle = append(hostWorkers.idle, w)
+	hostWorkers.mu.Unlock()
+}
+
+// loop runs the calls handed to w until it has been idle for
+// hostWorkerIdle, or a call ends it (runtime.Goexit).
+func (w *hostWorker) loop() {
+	idle := time.NewTimer(hostWorkerIdle)
+	defer idle.Stop()
+	for {
+		select {
+		case f := <-w.in:
+			w.out <- w.run(f)
+			idle.Reset(hostWorkerIdle)
+		case <-idle.C:
+			// Leave the idle list, unless a caller has just taken w:
+			// then its call is on the way.
+			hostWorkers.mu.Lock()
+			i := slices.Index(hostWorkers.idle, w)
+			if i >= 0 {
+				hostWorkers.idle = slices.Delete(hostWorkers.idle, i, i+1)
+			}
+			hostWorkers.mu.Unlock()
+			if i >= 0 {
 				return
 			}
-			if r := recover(); r != nil {
-				done <- &HostFuncError{Panic: r, Stack: debug.Stack()}
-				return
-			}
-			done <- &HostFuncError{Goexit: true} // the goroutine ends after this
-		}()
-		f()
-		returned = true
+			idle.Reset(hostWorkerIdle)
+		}
+	}
+}
+
+// run runs f and returns how it ended. When f calls runtime.Goexit, the
+// result is sent from here, and the worker ends.
+func (w *hostWorker) run(f func()) (r hostResult) {
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		if p := recover(); p != nil {
+			r = hostResult{err: &HostFuncError{Panic: p, Stack: debug.Stack()}}
+			return
+		}
+		w.out <- hostResult{err: &HostFuncError{Goexit: true}, exited: true} // the goroutine ends after this
 	}()
-	return <-done
+	f()
+	returned = true
+	return hostResult{}
 }
 
 // HostFuncError is the error of a host function that panicked or called
@@ -159,13 +248,14 @@ func HostFuncsPending() int {
 
 // HostFunc makes f run once the work submitted to the stream so far has
 // finished; the stream's later work waits for it to return
-// (cuLaunchHostFunc). f runs on a goroutine of its own, which a driver
-// thread waits for. f must not call the CUDA driver (through package cuda
-// or otherwise) and should be short. Inside a Capture, f becomes a node of
-// the graph and runs at each of its launches.
+// (cuLaunchHostFunc). f runs on a goroutine of package cuda's (one of a
+// few that run host functions one after another and end when idle for a
+// while), which a driver thread waits for. f must not call the CUDA driver
+// (through package cuda or otherwise) and should be short. Inside a
+// Capture, f becomes a node of the graph and runs at each of its launches.
 //
-// A panic in f, or a runtime.Goexit (t.Fatal in a test), ends f's
-// goroutine only: the stream goes on, and the stream's next Sync returns
+// A panic in f, or a runtime.Goexit (t.Fatal in a test), ends f only (a
+// Goexit ends the goroutine f ran on, which is replaced): the stream goes on, and the stream's next Sync returns
 // the failure (a *HostFuncError matching ErrHostFunc), once. A failure
 // that no Sync can report is logged at level Error instead: the second of
 // them before a Sync, one after the stream's Close, and one of a host

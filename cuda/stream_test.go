@@ -133,6 +133,45 @@ func TestHostFuncsRunInOrder(t *testing.T) {
 	}
 }
 
+// Host functions run on workers that outlive their calls: a hundred of
+// them, each waited for before the next, run on a few goroutines, not on
+// a goroutine each; a panic keeps its worker, a Goexit ends only its own.
+// Idle workers end after a while.
+func TestHostFuncsReuseTheirGoroutines(t *testing.T) {
+	f := newFixture(t)
+	var mu gosync.Mutex
+	ids := map[string]int{}
+	record := func() {
+		buf := make([]byte, 64)
+		id, _, _ := strings.Cut(strings.TrimPrefix(string(buf[:runtime.Stack(buf, false)]), "goroutine "), " ")
+		mu.Lock()
+		ids[id]++
+		mu.Unlock()
+	}
+	const n = 100
+	for i := range n {
+		testenv.Must(t, f.s.HostFunc(record))
+		switch i {
+		case 40:
+			testenv.Must(t, f.s.HostFunc(func() { panic("boom") }))
+		case 70:
+			testenv.Must(t, f.s.HostFunc(runtime.Goexit))
+		}
+		if err := f.s.Sync(t.Context()); err != nil && (i != 40 && i != 70 || !errors.Is(err, cuda.ErrHostFunc)) {
+			t.Fatalf("Sync after host function %d: %v", i, err)
+		}
+	}
+	mu.Lock()
+	distinct := len(ids)
+	mu.Unlock()
+	// One worker normally, and one more after the Goexit; a loaded
+	// machine may let one sit idle past its time now and then.
+	if distinct > n/4 {
+		t.Errorf("%d host functions ran on %d goroutines, want a few", n, distinct)
+	}
+	testenv.Eventually(t, "the idle host workers end", func() bool { return cuda.HostWorkersIdle() == 0 })
+}
+
 // Host functions share one callback: many more of them than purego's
 // callback limit (2000) run, and leave nothing in the table.
 func TestManyHostFuncs(t *testing.T) {

@@ -6,6 +6,7 @@ package cublas
 import "strconv"
 
 // Status is C's cublasStatus_t (an anonymous enum).
+// It is the status the library's calls return: a value other than CUBLAS_STATUS_SUCCESS is an error (see Error).
 type Status int32
 
 // Values of Status.
@@ -433,20 +434,6 @@ func (v EmulationStrategy) String() string {
 		return "CUBLAS_EMULATION_STRATEGY_EAGER"
 	}
 	return "cublasEmulationStrategy_t(" + strconv.Itoa(int(v)) + ")"
-}
-
-// resultValues lists every distinct Status value, for boxing errors once.
-var resultValues = [...]Status{
-	CUBLAS_STATUS_SUCCESS,
-	CUBLAS_STATUS_NOT_INITIALIZED,
-	CUBLAS_STATUS_ALLOC_FAILED,
-	CUBLAS_STATUS_INVALID_VALUE,
-	CUBLAS_STATUS_ARCH_MISMATCH,
-	CUBLAS_STATUS_MAPPING_ERROR,
-	CUBLAS_STATUS_EXECUTION_FAILED,
-	CUBLAS_STATUS_INTERNAL_ERROR,
-	CUBLAS_STATUS_NOT_SUPPORTED,
-	CUBLAS_STATUS_LICENSE_ERROR,
 }
 
 // Constants from the #define lines of cublas_api.h.

@@ -10,7 +10,7 @@
 //
 // A failed link is a *LinkError with nvJitLink's error log.
 //
-// The bindings (zapi.go, zconst.go, ztypes.go) are generated from
+// The bindings (zapi.go, zconst.go, zresult.go, ztypes.go) are generated from
 // nvJitLink.h by tools/gen: every entry point, under the name of its
 // static inline wrapper (Create for __nvJitLinkCreate_13_0), returning a
 // Result as an error. The library (libnvJitLink.so.13, nvJitLink_130_0.dll)

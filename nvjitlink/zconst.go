@@ -6,6 +6,7 @@ package nvjitlink
 import "strconv"
 
 // Result is C's nvJitLinkResult (an anonymous enum).
+// It is the status the library's calls return: a value other than NVJITLINK_SUCCESS is an error (see Error).
 type Result int32
 
 // Values of Result.
@@ -115,27 +116,4 @@ func (v InputType) String() string {
 		return "NVJITLINK_INPUT_ANY"
 	}
 	return "nvJitLinkInputType(" + strconv.Itoa(int(v)) + ")"
-}
-
-// resultValues lists every distinct Result value, for boxing errors once.
-var resultValues = [...]Result{
-	NVJITLINK_SUCCESS,
-	NVJITLINK_ERROR_UNRECOGNIZED_OPTION,
-	NVJITLINK_ERROR_MISSING_ARCH,
-	NVJITLINK_ERROR_INVALID_INPUT,
-	NVJITLINK_ERROR_PTX_COMPILE,
-	NVJITLINK_ERROR_NVVM_COMPILE,
-	NVJITLINK_ERROR_INTERNAL,
-	NVJITLINK_ERROR_THREADPOOL,
-	NVJITLINK_ERROR_UNRECOGNIZED_INPUT,
-	NVJITLINK_ERROR_FINALIZE,
-	NVJITLINK_ERROR_NULL_INPUT,
-	NVJITLINK_ERROR_INCOMPATIBLE_OPTIONS,
-	NVJITLINK_ERROR_INCORRECT_INPUT_TYPE,
-	NVJITLINK_ERROR_ARCH_MISMATCH,
-	NVJITLINK_ERROR_OUTDATED_LIBRARY,
-	NVJITLINK_ERROR_MISSING_FATBIN,
-	NVJITLINK_ERROR_UNRECOGNIZED_ARCH,
-	NVJITLINK_ERROR_UNSUPPORTED_ARCH,
-	NVJITLINK_ERROR_LTO_NOT_ENABLED,
 }

@@ -449,3 +449,14 @@ func CUDADriverVersion() (int, error) {
 	}
 	return int(v), nil
 }
+
+// cString is the text of a NUL-terminated C string in b (all of b if it
+// holds no NUL).
+func cString(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}

@@ -6,6 +6,7 @@ package nvrtc
 import "strconv"
 
 // Result is C's nvrtcResult (an anonymous enum).
+// It is the status the library's calls return: a value other than NVRTC_SUCCESS is an error (see Error).
 type Result int32
 
 // Values of Result.
@@ -71,26 +72,4 @@ func (v Result) String() string {
 		return "NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED"
 	}
 	return "nvrtcResult(" + strconv.Itoa(int(v)) + ")"
-}
-
-// resultValues lists every distinct Result value, for boxing errors once.
-var resultValues = [...]Result{
-	NVRTC_SUCCESS,
-	NVRTC_ERROR_OUT_OF_MEMORY,
-	NVRTC_ERROR_PROGRAM_CREATION_FAILURE,
-	NVRTC_ERROR_INVALID_INPUT,
-	NVRTC_ERROR_INVALID_PROGRAM,
-	NVRTC_ERROR_INVALID_OPTION,
-	NVRTC_ERROR_COMPILATION,
-	NVRTC_ERROR_BUILTIN_OPERATION_FAILURE,
-	NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION,
-	NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION,
-	NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID,
-	NVRTC_ERROR_INTERNAL_ERROR,
-	NVRTC_ERROR_TIME_FILE_WRITE_FAILED,
-	NVRTC_ERROR_NO_PCH_CREATE_ATTEMPTED,
-	NVRTC_ERROR_PCH_CREATE_HEAP_EXHAUSTED,
-	NVRTC_ERROR_PCH_CREATE,
-	NVRTC_ERROR_CANCELLED,
-	NVRTC_ERROR_TIME_TRACE_FILE_WRITE_FAILED,
 }

@@ -76,6 +76,9 @@ func generate(h *header) (files generated, c counts, err error) {
 	if len(l.files) > 0 { // a library with entry points, not types alone
 		texts["zapi.go"] = g.apiFile()
 	}
+	if r := g.resultFile(); r != "" {
+		texts["zresult.go"] = r
+	}
 	if l.layout {
 		texts["zlayout_test.go"] = g.layoutFile()
 	}
@@ -284,19 +287,6 @@ func (g *gen) constFile() string {
 			g.enum(&b, d.enum)
 		}
 	}
-	if e := g.resultEnum(); e != nil {
-		name := g.enumNames[e]
-		fmt.Fprintf(&b, "// resultValues lists every distinct %s value, for boxing errors once.\n", name)
-		fmt.Fprintf(&b, "var resultValues = [...]%s{\n", name)
-		seen := map[int64]bool{}
-		for _, v := range e.values {
-			if !seen[v.value] {
-				seen[v.value] = true
-				fmt.Fprintf(&b, "%s,\n", v.name)
-			}
-		}
-		b.WriteString("}\n\n")
-	}
 	var consts strings.Builder
 	for _, d := range g.h.defines {
 		if typ, val, ok := g.defineValue(d); ok {
@@ -356,7 +346,11 @@ func (g *gen) enum(b *strings.Builder, e *enumDef) {
 	if e.unsigned {
 		under = "uint32"
 	}
-	fmt.Fprintf(b, "// %s is C's %s.\ntype %s %s\n\n", name, cName, name, under)
+	fmt.Fprintf(b, "// %s is C's %s.\n", name, cName)
+	if s := successValue(e); s != "" && e == g.resultEnum() {
+		fmt.Fprintf(b, "// It is the status the library's calls return: a value other than %s is an error (see Error).\n", s)
+	}
+	fmt.Fprintf(b, "type %s %s\n\n", name, under)
 	fmt.Fprintf(b, "// Values of %s.\nconst (\n", name)
 	for _, v := range e.values {
 		fmt.Fprintf(b, "%s %s = %s\n", v.name, name, format(v))

@@ -246,7 +246,9 @@ func TestFixtureDeclarations(t *testing.T) {
 		{"zconst.go", `type Result int32`},
 		{"zconst.go", `CUDA_ERROR_OUT_OF_MEMORY Result = 2\n`},
 		{"zconst.go", `CUDA_ERROR_ALIAS Result = 600\n`},
-		{"zconst.go", `var resultValues = \[...\]Result{ CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NOT_READY, CUDA_ERROR_UNKNOWN, }`},
+		{"zresult.go", `if loaded.Load\(\) == nil {`},
+		{"zresult.go", `var p \*byte\n\tif GetErrorString\(r, &p\) != nil \|\| p == nil {`},
+		{"zresult.go", `var resultValues = \[...\]Result{ CUDA_SUCCESS, CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_OUT_OF_MEMORY, CUDA_ERROR_NOT_READY, CUDA_ERROR_UNKNOWN, }`},
 		{"zconst.go", `CU_FLAG_B Flags = 0x2\n`},
 		{"zconst.go", `CU_FLAG_AB Flags = 3\n`},
 		{"zconst.go", `CU_FLAG_NEGATIVE Flags = -1\n`},
@@ -468,6 +470,22 @@ func TestRefusals(t *testing.T) {
 				t.Errorf("error %v, want one containing %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestStatusWithoutSuccessIsRefused: the wrappers take a status of 0 for
+// success, so a status enum without that value (or without any, which
+// FuzzHeaders found panicking the first zresult.go) is refused.
+func TestStatusWithoutSuccessIsRefused(t *testing.T) {
+	for name, enum := range map[string]string{"no values": "{}", "no zero": "{ CUDA_ERROR_A = 1 }"} {
+		h, err := readSources(t.TempDir(), "#define CUDA_VERSION 13000\ntypedef enum cudaError_enum "+enum+
+			" CUresult;\nCUresult cuFoo(unsigned int n);\n", "typedef CUresult (*PFN_cuFoo_v1000)(unsigned int n);\n")
+		if err == nil {
+			_, _, err = generate(h)
+		}
+		if err == nil || !strings.Contains(err.Error(), "CUresult, the status type, has no value 0 for success") {
+			t.Errorf("%s: error %v", name, err)
+		}
 	}
 }
 

@@ -14,6 +14,15 @@ type library struct {
 	headers []string // read in order; the first declares the types and functions
 	files   []string // the library files the package loads, for the doc comments
 	result  string   // the C status type the entry points return
+	// errorText is the entry point that gives the library's own text for a
+	// status (cuGetErrorString), which the status type's Error and
+	// Description (zresult.go) use; empty: the library has none, and a
+	// status's message is its name and number.
+	errorText string
+	// loaded is the Go expression, in the package, that is the open library
+	// or nil without opening it (Description never loads the library);
+	// empty: lazy.Loaded(), the package's dl.Lazy.
+	loaded string
 	// typePrefix matches the C type names whose Go name drops a prefix;
 	// its group 1 is the rest, which becomes the Go name.
 	typePrefix *regexp.Regexp
@@ -58,6 +67,8 @@ var libraries = []*library{
 		headers:    []string{"cuda.h", "cudaTypedefs.h"},
 		files:      []string{"libcuda.so.1", "nvcuda.dll"},
 		result:     "CUresult",
+		errorText:  "cuGetErrorString",
+		loaded:     "loaded.Load()",
 		typePrefix: regexp.MustCompile(`^CU([a-z].*)$`),
 		funcPrefix: "cu",
 		byVersion:  true,
@@ -68,6 +79,7 @@ var libraries = []*library{
 		headers:    []string{"nvrtc.h"},
 		files:      []string{"libnvrtc.so.13", "nvrtc64_130_0.dll"},
 		result:     "nvrtcResult",
+		errorText:  "nvrtcGetErrorString",
 		typePrefix: regexp.MustCompile(`^nvrtc([A-Z].*)$`),
 		funcPrefix: "nvrtc",
 		rename:     map[string]string{"nvrtcVersion": "GetVersion"},
@@ -102,6 +114,7 @@ var libraries = []*library{
 		headers:    []string{"nvml.h"},
 		files:      []string{"libnvidia-ml.so.1", "nvml.dll"},
 		result:     "nvmlReturn_t",
+		errorText:  "nvmlErrorString",
 		typePrefix: regexp.MustCompile(`^nvml([A-Z].*?)(?:_t)?$`),
 		funcPrefix: "nvml",
 		layout:     true,
@@ -120,6 +133,7 @@ var libraries = []*library{
 		headers:    []string{"cublas_api.h", "cublas_v2.h"},
 		files:      []string{"libcublas.so.13", "cublas64_13.dll"},
 		result:     "cublasStatus_t",
+		errorText:  "cublasGetStatusString",
 		typePrefix: regexp.MustCompile(`^cublas([A-Z].*?)(?:_t)?$`),
 		funcPrefix: "cublas",
 		uses:       []string{"libtypes"},

@@ -136,8 +136,10 @@ func TestNvrtcFixture(t *testing.T) {
 			"func SetFlowCallback(prog Program, callback uintptr, payload unsafe.Pointer) error",
 			"resolved by name on first use",
 		},
-		"zconst.go": {"type Result int32", "NVRTC_ERROR_COMPILATION Result = 6", "var resultValues = [...]Result{",
+		"zconst.go": {"type Result int32", "NVRTC_ERROR_COMPILATION Result = 6",
 			`return "nvrtcResult(" + strconv.Itoa(int(v)) + ")"`},
+		"zresult.go": {"var resultValues = [...]Result{", "func (r Result) boxed() error {",
+			"func (r Result) Error() string {", "if lazy.Loaded() == nil {", "p, err := GetErrorString(r)\n"},
 		"ztypes.go": {"//\ttypedef struct _nvrtcProgram *nvrtcProgram;\ntype Program uintptr\n"},
 	} {
 		for _, w := range want {
@@ -298,6 +300,9 @@ func TestCublasRowBindsV2NamesAndSharedTypes(t *testing.T) {
 	if _, ok := lt["zconst.go"]; ok && strings.Contains(string(lt["zconst.go"]), "resultValues") {
 		t.Error("cublaslt declares cublas's status values again")
 	}
+	if _, ok := lt["zresult.go"]; ok {
+		t.Error("cublaslt makes cublas's status an error again")
+	}
 }
 
 func TestNvmlFixture(t *testing.T) {
@@ -327,7 +332,7 @@ func TestNvmlFixture(t *testing.T) {
 			"type CounterGet_t struct {",
 		},
 		"zconst.go": {
-			"type Return int32", "NVML_ERROR_NOT_SUPPORTED Return = 3", "var resultValues = [...]Return{",
+			"type Return int32", "NVML_ERROR_NOT_SUPPORTED Return = 3",
 			`NVML_API_VERSION_STR = "13"`,
 			// the version macro: sizeof through ##, cast to unsigned int
 			"NvmlMemory_v2 uint32 = 33554456",
@@ -335,6 +340,7 @@ func TestNvmlFixture(t *testing.T) {
 			"NvmlEventReasonAll = 1",
 			"NvmlEventReasonOldIdle = 0x0000000000000001",
 		},
+		"zresult.go":       {"var resultValues = [...]Return{", "p, err := ErrorString(r)\n"},
 		"zlong_windows.go": {"//go:build windows\n\npackage nvml", "type CLong int32", "type CULong uint32"},
 		"zlong_other.go":   {"//go:build !windows\n\npackage nvml", "type CLong int64", "type CULong uint64"},
 		"zlayout_test.go":  {`{C: "__typeof__(((nvmlDynamicInfo_t *)0)->utilization[0])", Go: "DynamicInfo_utilization"`},
@@ -497,6 +503,12 @@ func TestRealNvJitLinkHeader(t *testing.T) {
 		if !strings.Contains(api, want) {
 			t.Errorf("zapi.go lacks %q", want)
 		}
+	}
+	// nvJitLink has no text for a status: Error is the name and number.
+	res := string(files["zresult.go"])
+	if !strings.Contains(res, `func (r Result) Error() string { return r.String() + " (" + strconv.Itoa(int(r)) + ")" }`) ||
+		strings.Contains(res, "Description") {
+		t.Errorf("zresult.go:\n%s", res)
 	}
 	root, err := moduleRoot()
 	if err != nil {

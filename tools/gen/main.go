@@ -22,6 +22,9 @@
 //	zapi.go          one wrapper per entry point and its proc (not for libtypes)
 //	ztypes.go        handles, scalar typedefs, structs, unions, function pointers
 //	zconst.go        enums with String methods, #define constants
+//	zresult.go       the status type as an error: Error, Description (the library's
+//	                 text, where it has one), every value boxed once (not for
+//	                 libtypes, nor cublaslt, whose status is cublas's)
 //	zlayout_test.go  (libcuda, nvml) the table TestLayoutMatchesC checks against the C compiler
 //	zlong_*.go       (nvml) CLong and CULong, C's long on Windows and elsewhere
 //

@@ -1,10 +1,13 @@
 package libcuda
 
 // A stand-in for the hand-written runtime of package libcuda (call.go,
-// proc.go) with the declarations the generated files use, so the
+// proc.go, load.go) with the declarations the generated files use, so the
 // generator's tests can build and run the fixture's output.
 
-import "errors"
+import (
+	"errors"
+	"sync/atomic"
+)
 
 type frame struct {
 	fn uintptr
@@ -31,3 +34,16 @@ func (p *proc) result(r uintptr) error {
 	}
 	return nil
 }
+
+// library is the open library's state; loaded (libcuda's) and lazy (the
+// dl.Lazy of the other packages) say none is open, which is what
+// zresult.go's Description asks.
+type library struct{}
+
+var loaded atomic.Pointer[library]
+
+type lazyLibrary struct{}
+
+func (lazyLibrary) Loaded() *library { return nil }
+
+var lazy lazyLibrary

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// resultFile writes zresult.go: what makes the library's status type an
+// error, the same in every package. Error gives the C name and the number,
+// then the library's own text (the row's errorText, as Description) where
+// the library is loaded and that text says more than the name; every value
+// the header declares is boxed once, so that a wrapper returning a failure
+// allocates nothing. It is "" when the library has no status enum of its
+// own (cuBLASLt's is cuBLAS's).
+func (g *gen) resultFile() string {
+	e := g.resultEnum()
+	if e == nil {
+		return ""
+	}
+	name := g.enumNames[e]
+	success := successValue(e)
+	if success == "" {
+		// The wrappers take 0 for success (a nil error).
+		g.failf("%s, the status type, has no value 0 for success", g.lib.result)
+	}
+	example := success
+	for _, v := range e.values {
+		if v.value != 0 {
+			example = v.name
+			break
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "// resultValues lists every distinct %s value, for boxing errors once.\n", name)
+	fmt.Fprintf(&b, "var resultValues = [...]%s{\n", name)
+	seen := map[int64]bool{}
+	for _, v := range e.values {
+		if !seen[v.value] {
+			seen[v.value] = true
+			fmt.Fprintf(&b, "%s,\n", v.name)
+		}
+	}
+	b.WriteString("}\n\n")
+	fmt.Fprintf(&b, `// boxedResults holds every %[1]s of %[2]s already converted to error, so
+// that returning a failure allocates nothing.
+var boxedResults = func() map[%[1]s]error {
+	m := make(map[%[1]s]error, len(resultValues))
+	for _, r := range resultValues {
+		m[r] = r
+	}
+	return m
+}()
+
+// boxed returns r as an error, without allocating for a value of %[2]s.
+func (r %[1]s) boxed() error {
+	if e, ok := boxedResults[r]; ok {
+		return e
+	}
+	return r
+}
+
+`, name, g.lib.header())
+	text := g.errorTextCall()
+	if text == "" {
+		fmt.Fprintf(&b, `// Error returns the C name of r and its number, as in %[2]q
+// (the library has no text of its own for a status).
+// A %[1]s other than %[3]s is an error; compare with errors.Is:
+//
+//	errors.Is(err, %[4]s)
+func (r %[1]s) Error() string { return r.String() + " (" + strconv.Itoa(int(r)) + ")" }
+`, name, example+" ("+g.enumValue(e, example)+")", success, example)
+		return "import \"strconv\"\n\n" + b.String()
+	}
+	loaded := g.lib.loaded
+	if loaded == "" {
+		loaded = "lazy.Loaded()"
+	}
+	fmt.Fprintf(&b, `// Error returns the C name of r and its number, then the library's own
+// text for r where the library is loaded and that text says more than the
+// name (%[5]s), as in
+// %[2]q.
+// A %[1]s other than %[3]s is an error; compare with errors.Is:
+//
+//	errors.Is(err, %[4]s)
+func (r %[1]s) Error() string {
+	s := r.String() + " (" + strconv.Itoa(int(r)) + ")"
+	if d := r.Description(); d != "" && d != r.String() {
+		s += ": " + d
+	}
+	return s
+}
+
+// Description is the library's text for r (%[5]s),
+// or "" when the library is not loaded (Description does not load it) or
+// has no text for r. The answers are kept.
+func (r %[1]s) Description() string {
+	if v, ok := descriptions.Load(r); ok {
+		return v.(string)
+	}
+	if %[6]s == nil {
+		return ""
+	}
+%[7]s	d := goString(p)
+	descriptions.Store(r, d)
+	return d
+}
+
+// descriptions caches %[5]s's answers.
+var descriptions sync.Map // %[1]s -> string
+
+// goString copies the NUL-terminated C string at p.
+func goString(p *byte) string {
+	if p == nil {
+		return ""
+	}
+	n := 0
+	for *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
+		n++
+	}
+	return string(unsafe.Slice(p, n))
+}
+`, name, example+" ("+g.enumValue(e, example)+"): ...", success, example, g.lib.errorText, loaded, text)
+	return "import (\n\"strconv\"\n\"sync\"\n\"unsafe\"\n)\n\n" + b.String()
+}
+
+// successValue is the name of e's first enumerator of value 0, or "".
+func successValue(e *enumDef) string {
+	for _, v := range e.values {
+		if v.value == 0 {
+			return v.name
+		}
+	}
+	return ""
+}
+
+// enumValue is the number of the enumerator called name, as Go prints it.
+func (g *gen) enumValue(e *enumDef, name string) string {
+	for _, v := range e.values {
+		if v.name == name {
+			return fmt.Sprint(v.value)
+		}
+	}
+	return "?"
+}
+
+// errorTextCall is the Go code that asks the library for r's text and
+// leaves it in p (returning "" from Description on failure), for the two
+// shapes of the row's errorText: a status and an out-parameter
+// (CUresult cuGetErrorString(CUresult, const char **)) or the text as the
+// result (const char *nvrtcGetErrorString(nvrtcResult)). It is "" when the
+// row has no errorText or the headers do not declare it; another shape is
+// refused.
+func (g *gen) errorTextCall() string {
+	if g.lib.errorText == "" {
+		return ""
+	}
+	for _, f := range g.h.funcs {
+		if f.symbol != g.lib.errorText {
+			continue
+		}
+		name := g.funcNames[f]
+		switch {
+		case f.ret == nil && len(f.params) == 2:
+			return fmt.Sprintf("\tvar p *byte\n\tif %s(r, &p) != nil || p == nil {\n\t\treturn \"\"\n\t}\n", name)
+		case f.ret != nil && len(f.params) == 1:
+			return fmt.Sprintf("\tp, err := %s(r)\n\tif err != nil || p == nil {\n\t\treturn \"\"\n\t}\n", name)
+		}
+		g.failf("%s: %s is not of a shape that gives a status's text", f.pos, f.symbol)
+	}
+	return ""
+}

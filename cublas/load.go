@@ -46,7 +46,11 @@ type cublasLibrary struct {
 	version int // cublasGetProperty: major*10000 + minor*100 + patch
 }
 
-var lazy = dl.NewLazy(func() (*cublasLibrary, error) { return open(os.Getenv) })
+var lazy = dl.NewLazy(func() (*cublasLibrary, error) { return open(os.Getenv) },
+	func(l *cublasLibrary) dl.Library { return l.lib },
+	func(l *cublasLibrary, symbol string) error {
+		return &SymbolError{Symbol: symbol, Path: l.path, Version: l.version}
+	})
 
 // Load opens the cuBLAS library, if it is not open yet. The first cuBLAS
 // call does it too; Load is for programs that want the error early, or that
@@ -119,3 +123,19 @@ func Loaded() (lib Library, ok bool) {
 	}
 	return Library{Path: l.path, Version: l.version}, true
 }
+
+// SymbolError reports a cuBLAS entry point that the loaded library lacks
+// (an older cuBLAS). Only the function that needs it fails.
+type SymbolError struct {
+	Symbol  string // the C symbol, e.g. "cublasGemmGroupedBatchedEx_64"
+	Path    string // the library as it was opened
+	Version int    // its version, as Library.Version
+}
+
+func (e *SymbolError) Error() string {
+	return fmt.Sprintf("cublas: %s is not provided by %s (cuBLAS %d.%d.%d)", e.Symbol, e.Path, e.Version/10000, e.Version/100%100, e.Version%100)
+}
+
+// Is reports whether target is ErrSymbol, so errors.Is(err, ErrSymbol)
+// catches every SymbolError.
+func (e *SymbolError) Is(target error) bool { return target == ErrSymbol }

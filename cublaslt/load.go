@@ -2,9 +2,9 @@ package cublaslt
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
-	"github.com/purecuda/purecuda/cublas"
 	"github.com/purecuda/purecuda/internal/dl"
 )
 
@@ -42,7 +42,11 @@ type ltLibrary struct {
 	version uint64 // cublasLtGetVersion
 }
 
-var lazy = dl.NewLazy(func() (*ltLibrary, error) { return open(os.Getenv) })
+var lazy = dl.NewLazy(func() (*ltLibrary, error) { return open(os.Getenv) },
+	func(l *ltLibrary) dl.Library { return l.lib },
+	func(l *ltLibrary, symbol string) error {
+		return &SymbolError{Symbol: symbol, Path: l.path, Version: int(l.version)}
+	})
 
 // Load opens the cuBLASLt library, if it is not open yet; the first call
 // does it too. It looks where package cublas's Load looks, for
@@ -93,5 +97,17 @@ func Loaded() (lib Library, ok bool) {
 	return Library{Path: l.path, Version: int(l.version)}, true
 }
 
-// statusErr is a cuBLASLt status as an error (package cublas's Status).
-func statusErr(r uintptr) error { return cublas.Status(int32(r)).Err() }
+// SymbolError reports a cuBLASLt entry point that the loaded library
+// lacks (an older cuBLASLt). Only the function that needs it fails.
+type SymbolError struct {
+	Symbol  string // the C symbol
+	Path    string // the library as it was opened
+	Version int    // cublasLtGetVersion
+}
+
+func (e *SymbolError) Error() string {
+	return fmt.Sprintf("cublaslt: %s is not provided by %s (cuBLASLt %d)", e.Symbol, e.Path, e.Version)
+}
+
+// Is reports whether target is ErrSymbol.
+func (e *SymbolError) Is(target error) bool { return target == ErrSymbol }

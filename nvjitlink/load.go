@@ -46,7 +46,11 @@ type jitLinkLibrary struct {
 	major, minor int
 }
 
-var lazy = dl.NewLazy(func() (*jitLinkLibrary, error) { return open(os.Getenv) })
+var lazy = dl.NewLazy(func() (*jitLinkLibrary, error) { return open(os.Getenv) },
+	func(l *jitLinkLibrary) dl.Library { return l.lib },
+	func(l *jitLinkLibrary, symbol string) error {
+		return &SymbolError{Symbol: symbol, Path: l.path, Major: l.major, Minor: l.minor}
+	})
 
 // Load opens the nvJitLink library, if it is not open yet. The first call
 // does it too; Load is for programs that want the error early, or that set
@@ -114,3 +118,20 @@ func Loaded() (lib Library, ok bool) {
 	}
 	return Library{Path: l.path, Major: l.major, Minor: l.minor}, true
 }
+
+// SymbolError reports an nvJitLink entry point that the loaded library
+// lacks (the versioned symbols of another CUDA release). Only the function
+// that needs it fails.
+type SymbolError struct {
+	Symbol       string // the C symbol, e.g. "__nvJitLinkCreate_13_0"
+	Path         string // the library as it was opened
+	Major, Minor int    // its version (nvJitLinkVersion)
+}
+
+func (e *SymbolError) Error() string {
+	return fmt.Sprintf("nvjitlink: %s is not provided by %s (nvJitLink %d.%d)", e.Symbol, e.Path, e.Major, e.Minor)
+}
+
+// Is reports whether target is ErrSymbol, so errors.Is(err, ErrSymbol)
+// catches every SymbolError.
+func (e *SymbolError) Is(target error) bool { return target == ErrSymbol }

@@ -2,6 +2,7 @@ package nvml
 
 import (
 	"errors"
+	"fmt"
 	"os"
 
 	"github.com/purecuda/purecuda/internal/dl"
@@ -42,7 +43,9 @@ type nvmlLibrary struct {
 	path string
 }
 
-var lazy = dl.NewLazy(func() (*nvmlLibrary, error) { return open(os.Getenv) })
+var lazy = dl.NewLazy(func() (*nvmlLibrary, error) { return open(os.Getenv) },
+	func(l *nvmlLibrary) dl.Library { return l.lib },
+	func(l *nvmlLibrary, symbol string) error { return &SymbolError{Symbol: symbol, Path: l.path} })
 
 // loaded is the open library, or nil.
 func loaded() *nvmlLibrary { return lazy.Loaded() }
@@ -103,3 +106,18 @@ func Loaded() (lib Library, ok bool) {
 	}
 	return Library{Path: l.path}, true
 }
+
+// SymbolError reports an NVML entry point that the loaded library lacks
+// (an older driver's NVML). Only the function that needs it fails.
+type SymbolError struct {
+	Symbol string // the C symbol, e.g. "nvmlDeviceGetTemperatureV"
+	Path   string // the library as it was opened
+}
+
+func (e *SymbolError) Error() string {
+	return fmt.Sprintf("nvml: %s is not provided by %s (an older NVIDIA driver)", e.Symbol, e.Path)
+}
+
+// Is reports whether target is ErrSymbol, so errors.Is(err, ErrSymbol)
+// catches every SymbolError.
+func (e *SymbolError) Is(target error) bool { return target == ErrSymbol }

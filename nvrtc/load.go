@@ -38,7 +38,11 @@ var search = &dl.Search{
 	Install: "a CUDA toolkit, or pip install nvidia-cuda-nvrtc",
 }
 
-var lazy = dl.NewLazy(func() (*nvrtcLibrary, error) { return open(os.Getenv) })
+var lazy = dl.NewLazy(func() (*nvrtcLibrary, error) { return open(os.Getenv) },
+	func(l *nvrtcLibrary) dl.Library { return l.lib },
+	func(l *nvrtcLibrary, symbol string) error {
+		return &SymbolError{Symbol: symbol, Path: l.path, Major: l.major, Minor: l.minor}
+	})
 
 // Load opens the NVRTC library, if it is not open yet. The first NVRTC
 // call does it too; Load is for programs that want the error early, or that
@@ -116,3 +120,19 @@ func Loaded() (lib Library, ok bool) {
 	}
 	return Library{Path: l.path, Major: l.major, Minor: l.minor}, true
 }
+
+// SymbolError reports an NVRTC entry point that the loaded library lacks
+// (an older NVRTC). Only the function that needs it fails.
+type SymbolError struct {
+	Symbol       string // the C symbol, e.g. "nvrtcGetCUBIN"
+	Path         string // the library as it was opened
+	Major, Minor int    // its nvrtcVersion
+}
+
+func (e *SymbolError) Error() string {
+	return fmt.Sprintf("nvrtc: %s is not provided by %s (NVRTC %d.%d)", e.Symbol, e.Path, e.Major, e.Minor)
+}
+
+// Is reports whether target is ErrSymbol, so errors.Is(err, ErrSymbol)
+// catches every SymbolError.
+func (e *SymbolError) Is(target error) bool { return target == ErrSymbol }

@@ -6,18 +6,26 @@ import (
 )
 
 // Lazy is a library that a package opens on first use (its first call, or
-// an explicit Load): packages nvrtc, cublas and cublaslt each keep one.
+// an explicit Load), and the entry points it resolves from it by name:
+// packages nvrtc, nvjitlink, nvml, cublas and cublaslt each keep one, which
+// their generated procs (zproc.go) resolve through.
 type Lazy[T any] struct {
-	open   func() (*T, error)
-	mu     sync.Mutex
-	v      atomic.Pointer[T]
-	err    error // the last failure of a lazy load; guarded by mu
-	symMu  sync.Mutex
-	symErr map[string]error // entry points that failed to resolve; guarded by symMu
+	open    func() (*T, error)
+	lib     func(*T) Library
+	missing func(l *T, symbol string) error
+	mu      sync.Mutex
+	v       atomic.Pointer[T]
+	err     error // the last failure of a lazy load; guarded by mu
+	symMu   sync.Mutex
+	symErr  map[string]error // entry points that failed to resolve; guarded by symMu
 }
 
-// NewLazy returns a Lazy that opens its library with open.
-func NewLazy[T any](open func() (*T, error)) *Lazy[T] { return &Lazy[T]{open: open} }
+// NewLazy returns a Lazy that opens its library with open. lib gives the
+// opened library's symbols; missing makes the error for a symbol it lacks
+// (the package's *SymbolError), which Resolve remembers.
+func NewLazy[T any](open func() (*T, error), lib func(*T) Library, missing func(l *T, symbol string) error) *Lazy[T] {
+	return &Lazy[T]{open: open, lib: lib, missing: missing}
+}
 
 // Load opens the library unless it is open, trying again after a failure.
 func (l *Lazy[T]) Load() (*T, error) {
@@ -80,11 +88,11 @@ func (l *Lazy[T]) SetFailure(err error) {
 	l.mu.Unlock()
 }
 
-// Resolve returns the address of an entry point, storing it in *addr
-// (atomically) on the first success, so that the caller's fast path is one
-// atomic load. lib finds the symbol; missing makes the error for a symbol
-// the library lacks, which is remembered.
-func (l *Lazy[T]) Resolve(addr *uintptr, symbol string, lib func(*T) Library, missing func(*T) error) (uintptr, error) {
+// Resolve returns the address of an entry point, opening the library if
+// need be, and stores it in *addr (atomically) on the first success, so
+// that the caller's fast path is one atomic load. A symbol the library
+// lacks is an error from NewLazy's missing, remembered until Store.
+func (l *Lazy[T]) Resolve(addr *uintptr, symbol string) (uintptr, error) {
 	v, err := l.Get()
 	if err != nil {
 		return 0, err
@@ -97,9 +105,9 @@ func (l *Lazy[T]) Resolve(addr *uintptr, symbol string, lib func(*T) Library, mi
 	if err := l.symErr[symbol]; err != nil {
 		return 0, err
 	}
-	a, ok := lib(v).Sym(symbol)
+	a, ok := l.lib(v).Sym(symbol)
 	if !ok {
-		err := missing(v)
+		err := l.missing(v, symbol)
 		if l.symErr == nil {
 			l.symErr = map[string]error{}
 		}

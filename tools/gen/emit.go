@@ -76,6 +76,9 @@ func generate(h *header) (files generated, c counts, err error) {
 	if len(l.files) > 0 { // a library with entry points, not types alone
 		texts["zapi.go"] = g.apiFile()
 	}
+	if len(l.files) > 0 && !l.byVersion {
+		texts["zproc.go"] = g.procFile()
+	}
 	if r := g.resultFile(); r != "" {
 		texts["zresult.go"] = r
 	}

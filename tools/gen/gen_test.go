@@ -60,6 +60,7 @@ func TestFixtureOutputBuildsAndRuns(t *testing.T) {
 	files := fixture(t)
 	copies := map[string]string{
 		"testdata/stub/runtime.go":           "runtime.go",
+		"testdata/stub/proc.go":              "proc.go",
 		"testdata/stub/alloc_test.go":        "alloc_test.go",
 		"../../libcuda/layout_test.go":       "layout_test.go",
 		"../../libcuda/layout_nogpu_test.go": "layout_nogpu_test.go",

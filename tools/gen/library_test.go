@@ -300,6 +300,9 @@ func TestCublasRowBindsV2NamesAndSharedTypes(t *testing.T) {
 	if _, ok := lt["zconst.go"]; ok && strings.Contains(string(lt["zconst.go"]), "resultValues") {
 		t.Error("cublaslt declares cublas's status values again")
 	}
+	if !strings.Contains(string(lt["zproc.go"]), "func (p *proc) result(r uintptr) error { return cublas.Status(int32(r)).Err() }") {
+		t.Errorf("cublaslt's zproc.go does not take cublas's Status:\n%s", lt["zproc.go"])
+	}
 	if _, ok := lt["zresult.go"]; ok {
 		t.Error("cublaslt makes cublas's status an error again")
 	}
@@ -341,6 +344,7 @@ func TestNvmlFixture(t *testing.T) {
 			"NvmlEventReasonOldIdle = 0x0000000000000001",
 		},
 		"zresult.go":       {"var resultValues = [...]Return{", "p, err := ErrorString(r)\n"},
+		"zproc.go":         {"return lazy.Resolve(&p.addr, p.symbol)", "return Return(int32(r)).boxed()"},
 		"zlong_windows.go": {"//go:build windows\n\npackage nvml", "type CLong int32", "type CULong uint32"},
 		"zlong_other.go":   {"//go:build !windows\n\npackage nvml", "type CLong int64", "type CULong uint64"},
 		"zlayout_test.go":  {`{C: "__typeof__(((nvmlDynamicInfo_t *)0)->utilization[0])", Go: "DynamicInfo_utilization"`},

@@ -169,3 +169,59 @@ func (g *gen) errorTextCall() string {
 	}
 	return ""
 }
+
+// procFile writes zproc.go for a library whose entry points are looked up
+// by their symbols' names (every one but libcuda, which has its own proc
+// for cuGetProcAddress): the proc each wrapper holds, resolved on first use
+// through the package's dl.Lazy (lazy), and the status as an error. Status
+// values come boxed from zresult.go, or, where another package declares
+// the status type (cuBLASLt's is cuBLAS's), from that type's Err.
+func (g *gen) procFile() string {
+	var result string
+	if e := g.resultEnum(); e != nil {
+		name := g.enumNames[e]
+		result = fmt.Sprintf(`// result turns a status into an error: nil for %[2]s, else the
+// %[1]s itself, boxed without allocating.
+func (p *proc) result(r uintptr) error {
+	if int32(r) == 0 {
+		return nil
+	}
+	return %[1]s(int32(r)).boxed()
+}
+`, name, successValue(e))
+	} else if f, ok := g.h.foreign[g.lib.result]; ok {
+		result = fmt.Sprintf(`// result turns a status into an error: nil for success, else the
+// %[1]s itself (%[1]s.Err), boxed without allocating.
+func (p *proc) result(r uintptr) error { return %[1]s(int32(r)).Err() }
+`, f)
+	} else {
+		g.failf("%s: the status type %s is no enum", g.lib.header(), g.lib.result)
+	}
+	body := fmt.Sprintf(`// proc is one entry point of the library
+// (%[1]s). The wrappers hold one each and
+// resolve it by its symbol's name on first use, loading the library if
+// need be (lazy, the package's dl.Lazy, also remembers a symbol the
+// library lacks).
+type proc struct {
+	addr   uintptr // the resolved address; 0 until resolved (atomic)
+	symbol string  // the C symbol
+}
+
+// fn returns the entry point's address, resolving it on first use; after
+// that it costs one atomic load and one branch.
+func (p *proc) fn() (uintptr, error) {
+	if a := atomic.LoadUintptr(&p.addr); a != 0 {
+		return a, nil
+	}
+	return lazy.Resolve(&p.addr, p.symbol)
+}
+
+%[2]s`, strings.Join(g.lib.files, ", "), result)
+	imports := "import \"sync/atomic\"\n\n"
+	for name, path := range g.lib.imports {
+		if strings.Contains(result, name+".") {
+			imports = fmt.Sprintf("import (\n\"sync/atomic\"\n\n%q\n)\n\n", path)
+		}
+	}
+	return imports + body
+}

@@ -1,13 +1,11 @@
 package libcuda
 
-// A stand-in for the hand-written runtime of package libcuda (call.go,
-// proc.go, load.go) with the declarations the generated files use, so the
-// generator's tests can build and run the fixture's output.
+// A stand-in for the hand-written runtime of the generated packages
+// (call.go, load.go) with the declarations the generated files use, so the
+// generator's tests can build and run the fixture's output; proc.go is
+// libcuda's proc (the other packages' is generated, zproc.go).
 
-import (
-	"errors"
-	"sync/atomic"
-)
+import "sync/atomic"
 
 type frame struct {
 	fn uintptr
@@ -19,22 +17,6 @@ func call(f *frame) { f.r = 0 }
 
 func callf(fn uintptr, floats, doubles uint32, args ...uint64) uintptr { return 0 }
 
-type proc struct {
-	addr    uintptr
-	name    string
-	symbol  string
-	version int32
-}
-
-func (p *proc) fn() (uintptr, error) { return 1, nil }
-
-func (p *proc) result(r uintptr) error {
-	if r != 0 {
-		return errors.New(p.symbol)
-	}
-	return nil
-}
-
 // library is the open library's state; loaded (libcuda's) and lazy (the
 // dl.Lazy of the other packages) say none is open, which is what
 // zresult.go's Description asks.
@@ -45,5 +27,7 @@ var loaded atomic.Pointer[library]
 type lazyLibrary struct{}
 
 func (lazyLibrary) Loaded() *library { return nil }
+
+func (lazyLibrary) Resolve(addr *uintptr, symbol string) (uintptr, error) { return 1, nil }
 
 var lazy lazyLibrary

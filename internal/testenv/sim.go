@@ -8,6 +8,7 @@ import (
 	gosync "sync"
 	"testing"
 
+	"github.com/purecuda/purecuda/internal/testenv/cbuild"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -56,7 +57,8 @@ var hooks struct {
 func loadHooks(t testing.TB) {
 	t.Helper()
 	hooks.once.Do(func() {
-		hooks.err = openHooks(simLibrary, &hooks.failAfter, &hooks.stat)
+		hooks.err = cbuild.Bind(simLibrary, cbuild.Hook{Name: "sim_fail_after", Fn: &hooks.failAfter},
+			cbuild.Hook{Name: "sim_stat", Fn: &hooks.stat})
 	})
 	if hooks.err != nil {
 		t.Fatalf("the simulator's test hooks: %v", hooks.err)

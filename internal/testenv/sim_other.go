@@ -10,7 +10,3 @@ import (
 func buildSimulator() (string, error) {
 	return "", errors.New("the simulator is built on Linux and Windows only (" + runtime.GOOS + ")")
 }
-
-func openHooks(string, *func(string, int32, int32, int32) int32, *func(string) int64) error {
-	return errors.New("the simulator is built on Linux and Windows only")
-}

@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"os"
 	"sync"
+
+	"github.com/purecuda/purecuda/internal/testenv/cbuild"
 )
 
 // Devices is the number of devices the simulator shows.
@@ -54,7 +56,9 @@ func Setup() (string, error) {
 		if setup.err = os.Setenv(EnvLibrary, setup.path); setup.err != nil {
 			return
 		}
-		setup.err = openHooks(setup.path, &setup.h)
+		setup.err = cbuild.Bind(setup.path, cbuild.Hook{Name: "nvmlsim_post_event", Fn: &setup.h.postEvent},
+			cbuild.Hook{Name: "nvmlsim_set_processes", Fn: &setup.h.setProcesses},
+			cbuild.Hook{Name: "nvmlsim_stat", Fn: &setup.h.stat})
 	})
 	return setup.path, setup.err
 }

@@ -10,7 +10,3 @@ import (
 func library() (string, error) {
 	return "", errors.New("the NVML simulator is built on Linux and Windows only (" + runtime.GOOS + ")")
 }
-
-func openHooks(string, *hooks) error {
-	return errors.New("the NVML simulator is built on Linux and Windows only")
-}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/purecuda/purecuda/hostmem"
-	"github.com/purecuda/purecuda/internal/kernels"
 	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 )
@@ -21,19 +20,8 @@ func TestReleasesInALostContextKeepTheMemoryLogOnceAndDrainReturns(t *testing.T)
 		return
 	}
 	logged := testenv.CaptureErrors(t)
-	var dev libcuda.Device
-	testenv.Must(t, libcuda.DeviceGet(&dev, 0))
-	var cu libcuda.Context
-	testenv.Must(t, libcuda.DevicePrimaryCtxRetain(&cu, dev))
-	testenv.OnThread(t, cu)
-	m, err := libcuda.LoadModule(kernels.PTX)
-	testenv.Must(t, err)
-	fill := testenv.Kernel(t, m, "fill_i32")
-	var s, bad libcuda.Stream
-	testenv.Must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
-	testenv.Must(t, libcuda.StreamCreate(&bad, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
-	var d libcuda.Deviceptr
-	testenv.Must(t, libcuda.MemAlloc(&d, 4096))
+	f := testenv.NewFault(t)
+	cu, s, bad, d := f.Ctx, f.Stream, f.Bad, f.Mem
 	before := hostmem.ReadStats()
 	const used = 4
 	var bufs []*hostmem.Buffer
@@ -46,7 +34,7 @@ func TestReleasesInALostContextKeepTheMemoryLogOnceAndDrainReturns(t *testing.T)
 		}
 		bufs = append(bufs, b)
 	}
-	testenv.Must(t, fill.Launch(libcuda.Dim3{X: 65535}, libcuda.Dim3{X: 1024}, 0, bad, d, uint64(1)<<40, int32(1)))
+	f.Launch(t)
 	if err := libcuda.StreamSynchronize(bad); !strings.Contains(code(err), "CUDA_ERROR") {
 		t.Fatalf("the fault: cuStreamSynchronize = %v", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"unsafe"
 
-	"github.com/purecuda/purecuda/internal/kernels"
 	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 )
@@ -24,21 +23,10 @@ func TestConformanceFaultLosesTheDeviceForTheProcess(t *testing.T) {
 	if !testenv.InChild(t) {
 		return
 	}
-	var dev libcuda.Device
-	testenv.Must(t, libcuda.DeviceGet(&dev, 0))
-	var cu libcuda.Context
-	testenv.Must(t, libcuda.DevicePrimaryCtxRetain(&cu, dev))
-	testenv.OnThread(t, cu)
 	// Nothing made here is destroyed: the calls would fail, and the
 	// process ends.
-	m, err := libcuda.LoadModule(kernels.PTX)
-	testenv.Must(t, err)
-	fill := testenv.Kernel(t, m, "fill_i32")
-	var faulting, idle libcuda.Stream
-	testenv.Must(t, libcuda.StreamCreate(&faulting, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
-	testenv.Must(t, libcuda.StreamCreate(&idle, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
-	var buf libcuda.Deviceptr
-	testenv.Must(t, libcuda.MemAlloc(&buf, 1024*4))
+	f := testenv.NewFault(t)
+	dev, cu, idle, faulting, buf, fill := f.Dev, f.Ctx, f.Stream, f.Bad, f.Mem, f.Fill
 	host := hostBuffer(t, 4096)
 	testenv.Must(t, libcuda.MemHostRegister(host, 4096, 0))
 	var done libcuda.Event
@@ -46,9 +34,7 @@ func TestConformanceFaultLosesTheDeviceForTheProcess(t *testing.T) {
 	testenv.Must(t, libcuda.EventRecord(done, idle))
 	testenv.Must(t, libcuda.StreamSynchronize(idle))
 
-	// 2^40 ints from a 1024-int allocation: out of bounds within the
-	// first pages past it.
-	testenv.Must(t, fill.Launch(libcuda.Dim3{X: 65535}, libcuda.Dim3{X: 1024}, 0, faulting, buf, uint64(1)<<40, int32(1)))
+	f.Launch(t) // 2^40 ints from buf's 1024, on faulting
 	first := libcuda.StreamSynchronize(faulting)
 	if !errors.Is(first, libcuda.ErrContextLost) {
 		t.Fatalf("cuStreamSynchronize of the faulting stream = %v, want a sticky error (ErrContextLost)", first)

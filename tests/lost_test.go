@@ -7,7 +7,6 @@ import (
 
 	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/hostmem"
-	"github.com/purecuda/purecuda/internal/kernels"
 	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
@@ -23,19 +22,8 @@ func TestLostContextErrorsMatchErrContextLostInEveryPackage(t *testing.T) {
 		return
 	}
 	testenv.CaptureErrors(t) // the loss is logged once; not this test's subject
-	var dev libcuda.Device
-	testenv.Must(t, libcuda.DeviceGet(&dev, 0))
-	var cu libcuda.Context
-	testenv.Must(t, libcuda.DevicePrimaryCtxRetain(&cu, dev))
-	testenv.OnThread(t, cu)
-	m, err := libcuda.LoadModule(kernels.PTX)
-	testenv.Must(t, err)
-	fill := testenv.Kernel(t, m, "fill_i32")
-	var s, bad libcuda.Stream
-	testenv.Must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
-	testenv.Must(t, libcuda.StreamCreate(&bad, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
-	var d libcuda.Deviceptr
-	testenv.Must(t, libcuda.MemAlloc(&d, 4096))
+	f := testenv.NewFault(t)
+	cu, s, bad, d := f.Ctx, f.Stream, f.Bad, f.Mem
 	g, err := graph.Capture(s, graph.DefaultMode, func(s libcuda.Stream) error { return libcuda.MemsetD8Async(d, 1, 64, s) })
 	testenv.Must(t, err)
 	e, err := g.Instantiate()
@@ -47,7 +35,7 @@ func TestLostContextErrorsMatchErrContextLostInEveryPackage(t *testing.T) {
 	defer cancel()
 	testenv.Must(t, sync.Stream(ctx, cu, s))
 
-	testenv.Must(t, fill.Launch(libcuda.Dim3{X: 65535}, libcuda.Dim3{X: 1024}, 0, bad, d, uint64(1)<<40, int32(1)))
+	f.Launch(t)
 	errs := map[string]error{
 		"sync.Stream of the faulting stream": sync.Stream(ctx, cu, bad),
 		"sync.Stream of another stream":      sync.Stream(ctx, cu, s),

@@ -10,19 +10,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-)
 
-// tempDir is t.TempDir without failing the test when the removal fails
-// (Wine's does: see .ci/windows-wine).
-func tempDir(t *testing.T) string {
-	t.Helper()
-	d, err := os.MkdirTemp("", "cublas-test-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(d) })
-	return d
-}
+	"github.com/purecuda/purecuda/internal/testenv"
+)
 
 // env is a fake environment for open and the search.
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
@@ -33,7 +23,7 @@ func TestSearchPlacesFollowToolkitCondaAndPip(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the Linux search")
 	}
-	dir := tempDir(t)
+	dir := testenv.TempDir(t)
 	venv := filepath.Join(dir, "venv")
 	cu13 := filepath.Join(venv, "lib", "python3.12", "site-packages", "nvidia", "cu13", "lib")
 	old := filepath.Join(venv, "lib", "python3.12", "site-packages", "nvidia", "cublas", "lib")
@@ -59,7 +49,7 @@ func TestSearchPlacesFollowToolkitCondaAndPip(t *testing.T) {
 // No library anywhere: the error is ErrNoLibrary, names every place tried
 // and the variable.
 func TestLoadErrorNamesEveryPlaceAndTheVariable(t *testing.T) {
-	dir := tempDir(t)
+	dir := testenv.TempDir(t)
 	_, err := open(env(map[string]string{"CUDA_PATH": dir, "HOME": dir}))
 	if runtime.GOOS == "linux" {
 		if err := os.MkdirAll(filepath.Join(dir, "lib64"), 0o755); err != nil {
@@ -85,7 +75,7 @@ func TestLoadErrorNamesEveryPlaceAndTheVariable(t *testing.T) {
 // A path in the variable is the only place tried; a library there that
 // is not cuBLAS is refused.
 func TestTheVariableIsTheOnlyPlaceTried(t *testing.T) {
-	bad := filepath.Join(tempDir(t), "libcublas.so.13")
+	bad := filepath.Join(testenv.TempDir(t), "libcublas.so.13")
 	_, err := open(env(map[string]string{EnvLibrary: bad}))
 	var le *LoadError
 	if !errors.As(err, &le) || !le.FromEnv || len(le.Tried) != 1 || le.Tried[0].Path != bad {

@@ -3,7 +3,31 @@
 
 package nvml
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/purecuda/purecuda/internal/dl"
+)
+
+// frame is the head of the argument block of a call: the wrappers
+// declare, per call, a struct that embeds it and follows it with the
+// argument words, on their own stack (see package internal/dl). It has
+// dl.Frame's layout (checked below); its fields are unexported so that
+// the wrappers read the same in every package.
+type frame struct {
+	fn uintptr // address of the C function
+	r  uintptr // the integer return register after the call
+	n  uintptr // number of argument words that follow this head
+}
+
+// The compiler refuses these lines if frame and dl.Frame differ.
+var (
+	_ = [1]struct{}{}[unsafe.Sizeof(frame{})-unsafe.Sizeof(dl.Frame{})]
+	_ = [1]struct{}{}[unsafe.Offsetof(frame{}.fn)-unsafe.Offsetof(dl.Frame{}.Fn)]
+	_ = [1]struct{}{}[unsafe.Offsetof(frame{}.r)-unsafe.Offsetof(dl.Frame{}.R)]
+	_ = [1]struct{}{}[unsafe.Offsetof(frame{}.n)-unsafe.Offsetof(dl.Frame{}.N)]
+)
 
 // proc is one entry point of the library
 // (libnvidia-ml.so.1, nvml.dll). The wrappers hold one each and

@@ -3,9 +3,11 @@
 // allocating: an assembly trampoline entered through runtime.cgocall reads
 // an argument block that the caller keeps on its own stack.
 //
-// Packages libcuda and nvrtc share it. Their generated wrappers declare, per
-// call, a struct that begins with a block of Frame's layout (each package's
-// own frame type, so that the generated code reads the same everywhere) and
+// Every generated package shares it (libcuda, nvrtc, nvjitlink, nvml,
+// cublas, cublaslt). Their generated wrappers declare, per call, a struct
+// that begins with a block of Frame's layout (each package's own frame
+// type, libcuda's hand-written, the others' in their generated zproc.go,
+// so that the generated code reads the same everywhere) and
 // follows it with at least 8 argument words (the trampolines load all
 // register arguments unconditionally): unsafe.Pointer fields for pointer
 // arguments and uintptr fields for everything else.

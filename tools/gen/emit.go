@@ -76,8 +76,13 @@ func generate(h *header) (files generated, c counts, err error) {
 	if len(l.files) > 0 { // a library with entry points, not types alone
 		texts["zapi.go"] = g.apiFile()
 	}
+	constraints := map[string]string{}
 	if len(l.files) > 0 && !l.byVersion {
 		texts["zproc.go"] = g.procFile()
+		calls, cons := g.callFiles(texts["zapi.go"])
+		for name, text := range calls {
+			texts[name], constraints[name] = text, cons[name]
+		}
 	}
 	if r := g.resultFile(); r != "" {
 		texts["zresult.go"] = r
@@ -85,7 +90,6 @@ func generate(h *header) (files generated, c counts, err error) {
 	if l.layout {
 		texts["zlayout_test.go"] = g.layoutFile()
 	}
-	constraints := map[string]string{}
 	if g.usesLong {
 		for name, f := range longFiles {
 			texts[name] = f.text

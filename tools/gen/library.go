@@ -23,6 +23,10 @@ type library struct {
 	// or nil without opening it (Description never loads the library);
 	// empty: lazy.Loaded(), the package's dl.Lazy.
 	loaded string
+	// unreached is the status that call's stub returns where no library
+	// can be loaded (zcall_other.go), for the libraries resolved by name;
+	// a wrapper returns the load error before it reaches call.
+	unreached string
 	// typePrefix matches the C type names whose Go name drops a prefix;
 	// its group 1 is the rest, which becomes the Go name.
 	typePrefix *regexp.Regexp
@@ -76,6 +80,7 @@ var libraries = []*library{
 	},
 	{
 		pkg:        "nvrtc",
+		unreached:  "NVRTC_ERROR_INTERNAL_ERROR",
 		headers:    []string{"nvrtc.h"},
 		files:      []string{"libnvrtc.so.13", "nvrtc64_130_0.dll"},
 		result:     "nvrtcResult",
@@ -89,6 +94,7 @@ var libraries = []*library{
 		// behind static inline wrappers the generator skips; each is bound
 		// under the wrapper's name.
 		pkg:        "nvjitlink",
+		unreached:  "NVJITLINK_ERROR_INTERNAL",
 		headers:    []string{"nvJitLink.h"},
 		files:      []string{"libnvJitLink.so.13", "nvJitLink_130_0.dll"},
 		result:     "nvJitLinkResult",
@@ -111,6 +117,7 @@ var libraries = []*library{
 	},
 	{
 		pkg:        "nvml",
+		unreached:  "NVML_ERROR_LIBRARY_NOT_FOUND",
 		headers:    []string{"nvml.h"},
 		files:      []string{"libnvidia-ml.so.1", "nvml.dll"},
 		result:     "nvmlReturn_t",
@@ -130,6 +137,7 @@ var libraries = []*library{
 	},
 	{
 		pkg:        "cublas",
+		unreached:  "CUBLAS_STATUS_NOT_INITIALIZED",
 		headers:    []string{"cublas_api.h", "cublas_v2.h"},
 		files:      []string{"libcublas.so.13", "cublas64_13.dll"},
 		result:     "cublasStatus_t",
@@ -149,6 +157,7 @@ var libraries = []*library{
 	},
 	{
 		pkg:        "cublaslt",
+		unreached:  "cublas.CUBLAS_STATUS_NOT_INITIALIZED",
 		headers:    []string{"cublasLt.h"},
 		files:      []string{"libcublasLt.so.13", "cublasLt64_13.dll"},
 		result:     "cublasStatus_t",

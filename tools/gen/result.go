@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -197,7 +198,26 @@ func (p *proc) result(r uintptr) error { return %[1]s(int32(r)).Err() }
 	} else {
 		g.failf("%s: the status type %s is no enum", g.lib.header(), g.lib.result)
 	}
-	body := fmt.Sprintf(`// proc is one entry point of the library
+	body := `// frame is the head of the argument block of a call: the wrappers
+// declare, per call, a struct that embeds it and follows it with the
+// argument words, on their own stack (see package internal/dl). It has
+// dl.Frame's layout (checked below); its fields are unexported so that
+// the wrappers read the same in every package.
+type frame struct {
+	fn uintptr // address of the C function
+	r  uintptr // the integer return register after the call
+	n  uintptr // number of argument words that follow this head
+}
+
+// The compiler refuses these lines if frame and dl.Frame differ.
+var (
+	_ = [1]struct{}{}[unsafe.Sizeof(frame{})-unsafe.Sizeof(dl.Frame{})]
+	_ = [1]struct{}{}[unsafe.Offsetof(frame{}.fn)-unsafe.Offsetof(dl.Frame{}.Fn)]
+	_ = [1]struct{}{}[unsafe.Offsetof(frame{}.r)-unsafe.Offsetof(dl.Frame{}.R)]
+	_ = [1]struct{}{}[unsafe.Offsetof(frame{}.n)-unsafe.Offsetof(dl.Frame{}.N)]
+)
+
+` + fmt.Sprintf(`// proc is one entry point of the library
 // (%[1]s). The wrappers hold one each and
 // resolve it by its symbol's name on first use, loading the library if
 // need be (lazy, the package's dl.Lazy, also remembers a symbol the
@@ -217,11 +237,63 @@ func (p *proc) fn() (uintptr, error) {
 }
 
 %[2]s`, strings.Join(g.lib.files, ", "), result)
-	imports := "import \"sync/atomic\"\n\n"
+	return g.ownImports([]string{"sync/atomic", "unsafe"}, result, dl) + body
+}
+
+// dl is the import path of the call path's package.
+const dl = "github.com/purecuda/purecuda/internal/dl"
+
+// ownImports is the import declaration of std, the module's packages
+// extra names, and the library's imports that text uses.
+func (g *gen) ownImports(std []string, text string, extra ...string) string {
+	var b strings.Builder
+	b.WriteString("import (\n")
+	for _, p := range std {
+		fmt.Fprintf(&b, "%q\n", p)
+	}
+	b.WriteString("\n")
+	own := append([]string(nil), extra...)
 	for name, path := range g.lib.imports {
-		if strings.Contains(result, name+".") {
-			imports = fmt.Sprintf("import (\n\"sync/atomic\"\n\n%q\n)\n\n", path)
+		if strings.Contains(text, name+".") {
+			own = append(own, path)
 		}
 	}
-	return imports + body
+	sort.Strings(own)
+	for _, p := range own {
+		fmt.Fprintf(&b, "%q\n", p)
+	}
+	b.WriteString(")\n\n")
+	return b.String()
+}
+
+// callSystems are the systems internal/dl's trampolines run on.
+const callSystems = "(linux && (amd64 || arm64)) || (windows && amd64)"
+
+// callFiles are zcall.go, which makes call internal/dl's trampoline where
+// it runs, and zcall_other.go, its stub elsewhere (no library can be
+// loaded there, so every wrapper returns the load error before it reaches
+// call), with their build constraints, for the libraries resolved by name.
+func (g *gen) callFiles(api string) (texts, constraints map[string]string) {
+	if strings.Contains(api, "callf(") {
+		g.failf("%s: a function takes floating-point arguments by value: zcall.go has no callf", g.lib.header())
+	}
+	if g.lib.unreached == "" {
+		g.failf("library %s has no unreached status for call's stub", g.lib.pkg)
+	}
+	stub := fmt.Sprintf(`// On other systems no library can be loaded, so every wrapper returns
+// the load error before it reaches call. This stub only keeps the package
+// building.
+func call(f *frame) { f.r = uintptr(%s) }
+`, g.lib.unreached)
+	imports := ""
+	if strings.Contains(g.lib.unreached, ".") {
+		imports = g.ownImports(nil, stub)
+	}
+	texts = map[string]string{
+		"zcall.go": "import (\n\"unsafe\"\n\n\"" + dl + "\"\n)\n\n" +
+			"// call runs the C function that f describes; the argument words follow f\n" +
+			"// in memory (see frame).\nfunc call(f *frame) { dl.Call((*dl.Frame)(unsafe.Pointer(f))) }\n",
+		"zcall_other.go": imports + stub,
+	}
+	return texts, map[string]string{"zcall.go": callSystems, "zcall_other.go": "!(" + callSystems + ")"}
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 
@@ -19,32 +18,7 @@ func env(m map[string]string) func(string) string { return func(k string) string
 
 // The search follows $CUDA_PATH, conda and pip's nvidia/cu13/lib and
 // nvidia/cublas/lib, after the names through the loader.
-func TestSearchPlacesFollowToolkitCondaAndPip(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("the Linux search")
-	}
-	dir := testenv.TempDir(t)
-	venv := filepath.Join(dir, "venv")
-	cu13 := filepath.Join(venv, "lib", "python3.12", "site-packages", "nvidia", "cu13", "lib")
-	old := filepath.Join(venv, "lib", "python3.12", "site-packages", "nvidia", "cublas", "lib")
-	cudaLib := filepath.Join(dir, "cuda", "lib64")
-	conda := filepath.Join(dir, "conda")
-	for _, d := range []string{cu13, old, cudaLib, filepath.Join(conda, "lib")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	places := search.Places(env(map[string]string{"VIRTUAL_ENV": venv, "CUDA_PATH": filepath.Join(dir, "cuda"), "CONDA_PREFIX": conda}))
-	want := []string{"libcublas.so.13", cudaLib, filepath.Join(conda, "lib"), cu13, old}
-	at := -1
-	for _, w := range want {
-		i := slices.Index(places, w)
-		if i <= at {
-			t.Fatalf("%s missing or out of order in %q", w, places)
-		}
-		at = i
-	}
-}
+func TestSearchPlacesFollowToolkitCondaAndPip(t *testing.T) { testenv.CheckSearch(t, search) }
 
 // No library anywhere: the error is ErrNoLibrary, names every place tried
 // and the variable.

@@ -2,10 +2,8 @@ package nvjitlink
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 
@@ -17,32 +15,7 @@ func env(m map[string]string) func(string) string { return func(k string) string
 
 // The search follows $CUDA_PATH, conda and pip's nvidia/cu13/lib and
 // nvidia/nvjitlink/lib, after the names through the loader.
-func TestSearchPlacesFollowToolkitCondaAndPip(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("the Linux search")
-	}
-	dir := t.TempDir()
-	venv := filepath.Join(dir, "venv")
-	cu13 := filepath.Join(venv, "lib", "python3.12", "site-packages", "nvidia", "cu13", "lib")
-	old := filepath.Join(venv, "lib", "python3.12", "site-packages", "nvidia", "nvjitlink", "lib")
-	cudaLib := filepath.Join(dir, "cuda", "lib64")
-	conda := filepath.Join(dir, "conda")
-	for _, d := range []string{cu13, old, cudaLib, filepath.Join(conda, "lib")} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	places := search.Places(env(map[string]string{"VIRTUAL_ENV": venv, "CUDA_PATH": filepath.Join(dir, "cuda"), "CONDA_PREFIX": conda}))
-	want := []string{"libnvJitLink.so.13", cudaLib, filepath.Join(conda, "lib"), cu13, old}
-	at := -1
-	for _, w := range want {
-		i := slices.Index(places, w)
-		if i <= at {
-			t.Fatalf("%s missing or out of order in %q", w, places)
-		}
-		at = i
-	}
-}
+func TestSearchPlacesFollowToolkitCondaAndPip(t *testing.T) { testenv.CheckSearch(t, search) }
 
 // A path in the variable is the only place tried; a library there that
 // is not nvJitLink 13 is refused, and the error names the variable.

@@ -4,13 +4,12 @@ package nvrtc
 
 import (
 	"errors"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/purecuda/purecuda/internal/dl"
+	"github.com/purecuda/purecuda/internal/testenv"
 )
 
 // env is a fake environment for open and the search.
@@ -18,45 +17,7 @@ func env(vars map[string]string) func(string) string {
 	return func(k string) string { return vars[k] }
 }
 
-func TestSearchPlacesFollowToolkitPipAndConda(t *testing.T) {
-	root := t.TempDir()
-	mk := func(parts ...string) string {
-		d := filepath.Join(append([]string{root}, parts...)...)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
-	cudaPath := mk("cuda-13.0")
-	lib64 := mk("cuda-13.0", "lib64")
-	targets := mk("cuda-13.0", "targets", "x86_64-linux", "lib")
-	condaLib := mk("conda", "lib")
-	condaSite := mk("conda", "lib", "python3.12", "site-packages", "nvidia", "cu13", "lib")
-	venvSite := mk("venv", "lib", "python3.11", "site-packages", "nvidia", "cuda_nvrtc", "lib")
-	userSite := mk("home", ".local", "lib", "python3.13", "site-packages", "nvidia", "cu13", "lib")
-	places := search.Places(env(map[string]string{
-		"CUDA_PATH":    cudaPath,
-		"CONDA_PREFIX": filepath.Join(root, "conda"),
-		"VIRTUAL_ENV":  filepath.Join(root, "venv"),
-		"HOME":         filepath.Join(root, "home"),
-	}))
-	if !slices.Equal(places[:3], []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}) {
-		t.Errorf("the loader's names do not come first: %q", places)
-	}
-	want := []string{lib64, targets, condaLib, venvSite, condaSite, userSite}
-	at := -1
-	for _, w := range want {
-		i := slices.Index(places, w)
-		if i < 0 {
-			t.Errorf("%s is not searched: %q", w, places)
-			continue
-		}
-		if i < at {
-			t.Errorf("%s is searched before the places listed ahead of it: %q", w, places)
-		}
-		at = i
-	}
-}
+func TestSearchPlacesFollowToolkitPipAndConda(t *testing.T) { testenv.CheckSearch(t, search) }
 
 func TestLoadErrorListsEveryPlaceTriedAndTheVariable(t *testing.T) {
 	dir := t.TempDir()

@@ -51,7 +51,7 @@ func SetDebug(d Debug) (previous Debug) { return Debug(debugMode.Swap(int32(d)))
 // right away makes the error sticky before the launch returns, and a
 // cuStreamIsCapturing made then would report the fault as its own failure,
 // not naming the launch, where the wait below names it.
-func (st *streamState) debugWait(f *Func, n uint64, d *[6]uint32, pc uintptr, args []Arg, kp *kernelParams) error {
+func (st *streamState) debugWait(f *Func, n uint64, d *[6]uint32, pc uintptr, args []Arg, addrs []uint64) error {
 	if sync.CapturesInProgress() > 0 {
 		var status libcuda.StreamCaptureStatus
 		if err := libcuda.StreamIsCapturing(st.raw, &status); err != nil {
@@ -70,20 +70,20 @@ func (st *streamState) debugWait(f *Func, n uint64, d *[6]uint32, pc uintptr, ar
 		return st.ctx.checkOn(st, fmt.Errorf("cuda: waiting for launch #%d of %s (debug mode): %w", n, f.name, err))
 	}
 	info := LaunchInfo{Number: n, Kernel: f.name, Grid: dim3([3]uint32{d[0], d[1], d[2]}), Block: dim3([3]uint32{d[3], d[4], d[5]}), Stream: st.raw, PC: pc}
-	info.Args = describeArgs(args, kp)
+	info.Args = describeArgs(args, addrs)
 	return st.ctx.dv.lose(st, fmt.Errorf("sync.Stream after the launch (debug mode): %w", err), &info)
 }
 
 // describeArgs says what each argument of a launch passed: memory by its
 // device address and extent, values by size and bits.
-func describeArgs(args []Arg, kp *kernelParams) []string {
+func describeArgs(args []Arg, addrs []uint64) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
 		switch m := a.mem.(type) {
 		case *allocHandle:
-			out[i] = fmt.Sprintf("Slice at %#x: byte %d of an allocation of %d bytes at %#x", kp.addrs[i], a.words[0], m.a.bytes, uint64(m.a.ptr))
+			out[i] = fmt.Sprintf("Slice at %#x: byte %d of an allocation of %d bytes at %#x", addrs[i], a.words[0], m.a.bytes, uint64(m.a.ptr))
 		case bufferMem:
-			out[i] = fmt.Sprintf("hostmem.Buffer at %#x, %d bytes", kp.addrs[i], m.b.Size())
+			out[i] = fmt.Sprintf("hostmem.Buffer at %#x, %d bytes", addrs[i], m.b.Size())
 		case nil:
 			if a.big != nil {
 				out[i] = fmt.Sprintf("%d-byte value", len(a.big))
@@ -91,7 +91,7 @@ func describeArgs(args []Arg, kp *kernelParams) []string {
 				out[i] = fmt.Sprintf("%d-byte value %#x", a.size, a.words[0])
 			}
 		default:
-			out[i] = fmt.Sprintf("memory at %#x", kp.addrs[i])
+			out[i] = fmt.Sprintf("memory at %#x", addrs[i])
 		}
 	}
 	return out

@@ -119,14 +119,11 @@ func (st *streamState) doOperands(name string, ops []Operand, f func(raw libcuda
 			o := &ops[i]
 			o.ptr = 0
 			if o.owner {
+				// Every use is ordered before Free alike, reads and
+				// writes: the access of the allocation's other operands
+				// needs no merging here (orderUse has recorded each).
 				o.owner = false
-				access := o.access
-				for j := i + 1; j < held; j++ {
-					if ops[j].mem.a == o.mem.a {
-						access |= ops[j].access
-					}
-				}
-				o.mem.a.releaseUse(st, access, ran)
+				o.mem.a.release(st, ran)
 			}
 		}
 	}()
@@ -169,14 +166,6 @@ func (st *streamState) doOperands(name string, ops []Operand, f func(raw libcuda
 	ran = true
 	err = f(st.raw)
 	return errors.Join(err, st.ctx.leave(prev))
-}
-
-// releaseUse ends a hold that acquire took for a library call, recording
-// st as a user of the memory when the call ran. The access is what the
-// call did with the memory.
-func (a *alloc) releaseUse(st *streamState, access Access, ran bool) {
-	_ = access // every use is ordered before Free alike, reads and writes
-	a.release(st, ran)
 }
 
 // ContextHold keeps a stream's context alive for a value that a library

@@ -230,17 +230,29 @@ func (h *allocHandle) done(st *streamState, launched bool) error {
 // maxArgs bounds the arguments of a launch.
 const maxArgs = 64
 
-// kernelParams is the argument block of one launch, on the launching
-// goroutine's stack: the pointers cuLaunchKernel wants, and the device
-// addresses of memory arguments. Value arguments are pointed to where they
-// are, in the caller's []Arg. The driver copies the values before the
-// launch call returns.
-type kernelParams struct {
-	ptrs     [maxArgs]unsafe.Pointer
-	addrs    [maxArgs]uint64
-	structs  [maxStructBytes / 8]uint64 // the launch's Structs, laid out (structMem.lay)
-	nstructs int                        // words of structs used
-}
+// The argument block of one launch lies on the launching goroutine's
+// stack (launchArgs' arrays): the pointers cuLaunchKernel wants, the
+// device addresses of memory arguments, and the launch's Structs laid out.
+// Value arguments are pointed to where they are, in the caller's []Arg.
+// The driver copies the values before the launch call returns. A launch
+// of at most smallArgs arguments without Structs uses arrays of that
+// size, the others arrays of maxArgs and room for Structs: a launch zeroes
+// no more stack than it needs.
+type (
+	ptrBlock interface {
+		[smallArgs]unsafe.Pointer | [maxArgs]unsafe.Pointer
+	}
+	addrBlock interface {
+		[smallArgs]uint64 | [maxArgs]uint64
+	}
+	structBlock interface {
+		[0]uint64 | [maxStructBytes / 8]uint64
+	}
+)
+
+// smallArgs is the most arguments of a launch whose block is small: one
+// without Structs.
+const smallArgs = 8
 
 // Launch runs kernel f on the stream with the given grid and block sizes
 // (cuLaunchKernel). The arguments are checked against the kernel's
@@ -309,23 +321,36 @@ func (st *streamState) launchFunc(f *Func, c *Config, args []Arg) error {
 	if err := f.check(args); err != nil {
 		return err
 	}
-	return st.launchArgs(f, c, args)
+	if len(args) <= smallArgs {
+		small := true
+		for i := range args {
+			small = small && args[i].code != codeStruct
+		}
+		if small {
+			return launchArgs[[smallArgs]unsafe.Pointer, [smallArgs]uint64, [0]uint64](st, f, c, args)
+		}
+	}
+	return launchArgs[[maxArgs]unsafe.Pointer, [maxArgs]uint64, [maxStructBytes / 8]uint64](st, f, c, args)
 }
 
-// launchArgs holds the memory the arguments pass while it launches.
-func (st *streamState) launchArgs(f *Func, c *Config, args []Arg) (err error) {
+// launchArgs holds the memory the arguments pass while it launches, with
+// an argument block of P, A and S (see ptrBlock).
+func launchArgs[P ptrBlock, A addrBlock, S structBlock](st *streamState, f *Func, c *Config, args []Arg) (err error) {
 	gx, gy, gz, ok1 := c.Grid.dims()
 	bx, by, bz, ok2 := c.Block.dims()
 	if !ok1 || !ok2 || c.SharedMem < 0 || c.SharedMem > math.MaxUint32 {
 		return fmt.Errorf("cuda: Launch %s: grid %v, block %v, shared memory %d: out of range", f.name, c.Grid, c.Block, c.SharedMem)
 	}
-	var kp kernelParams
-	var owner [maxArgs]bool // the argument that acquired its memory
-	held := 0               // args[:held] are looked at
+	var ptrs P
+	var addrs A
+	var structs S
+	nstructs := 0    // words of structs used
+	var owner uint64 // bit i: argument i acquired its memory (maxArgs is 64)
+	held := 0        // args[:held] are looked at
 	launched := false
 	defer func() {
 		for i := range args[:held] {
-			if owner[i] {
+			if owner>>i&1 != 0 {
 				if derr := args[i].mem.done(st, launched); derr != nil && err == nil {
 					err = derr
 				}
@@ -338,7 +363,7 @@ func (st *streamState) launchArgs(f *Func, c *Config, args []Arg) (err error) {
 		case a.mem != nil:
 			first := true
 			for j := range i {
-				if owner[j] && args[j].mem == a.mem {
+				if owner>>j&1 != 0 && args[j].mem == a.mem {
 					first = false
 					break
 				}
@@ -347,15 +372,15 @@ func (st *streamState) launchArgs(f *Func, c *Config, args []Arg) (err error) {
 				if err := a.mem.acquire(); err != nil {
 					return fmt.Errorf("cuda: Launch %s: argument %d: %w", f.name, i, err)
 				}
-				owner[i] = true
+				owner |= 1 << i
 				held = i + 1
 			}
 			if a.code == codeStruct {
-				p, err := a.mem.(*structMem).lay(&kp)
+				p, err := a.mem.(*structMem).lay(unsafe.Slice((*uint64)(unsafe.Pointer(&structs)), unsafe.Sizeof(structs)/8), &nstructs)
 				if err != nil {
 					return fmt.Errorf("cuda: Launch %s: argument %d: %w", f.name, i, err)
 				}
-				kp.ptrs[i] = p
+				ptrs[i] = p
 				break
 			}
 			if h, ok := a.mem.(*allocHandle); ok {
@@ -368,18 +393,18 @@ func (st *streamState) launchArgs(f *Func, c *Config, args []Arg) (err error) {
 					return fmt.Errorf("cuda: Launch %s: argument %d: ordering after other streams: %w", f.name, i, err)
 				}
 			}
-			kp.addrs[i] = uint64(a.mem.addr(uintptr(a.words[0])))
-			kp.ptrs[i] = unsafe.Pointer(&kp.addrs[i])
+			addrs[i] = uint64(a.mem.addr(uintptr(a.words[0])))
+			ptrs[i] = unsafe.Pointer(&addrs[i])
 		case a.big != nil:
-			kp.ptrs[i] = unsafe.Pointer(&a.big[0])
+			ptrs[i] = unsafe.Pointer(&a.big[0])
 		default:
-			kp.ptrs[i] = unsafe.Pointer(&a.words)
+			ptrs[i] = unsafe.Pointer(&a.words)
 		}
 		held = i + 1
 	}
 	var params *unsafe.Pointer
 	if len(args) > 0 {
-		params = &kp.ptrs[0]
+		params = &ptrs[0]
 	}
 	d := [6]uint32{gx, gy, gz, bx, by, bz}
 	if c.extended() || st.raw <= libcuda.CU_STREAM_PER_THREAD {
@@ -399,7 +424,7 @@ func (st *streamState) launchArgs(f *Func, c *Config, args []Arg) (err error) {
 	}
 	n := st.ctx.dv.record(f, st, &d, c.pc)
 	if debugMode.Load() != int32(DebugOff) && err == nil {
-		err = st.debugWait(f, n, &d, c.pc, args, &kp)
+		err = st.debugWait(f, n, &d, c.pc, args, unsafe.Slice((*uint64)(unsafe.Pointer(&addrs)), len(args)))
 	}
 	return err
 }

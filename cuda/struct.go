@@ -76,7 +76,7 @@ func Struct(fields ...Arg) Arg {
 }
 
 // maxStructBytes bounds the Structs of one launch, which are laid out on
-// the launching goroutine's stack (kernelParams.structs).
+// the launching goroutine's stack (launchArgs).
 const maxStructBytes = 256
 
 func slicesContain(ms []argMem, m argMem) bool {
@@ -130,15 +130,15 @@ func (sm *structMem) done(st *streamState, launched bool) error {
 }
 
 // lay writes the struct, with its memory fields' addresses, into the
-// launch's argument block and returns where it is. Between acquire and
-// done.
-func (sm *structMem) lay(kp *kernelParams) (unsafe.Pointer, error) {
+// launch's room for Structs, of which *used words are taken, and returns
+// where it is. Between acquire and done.
+func (sm *structMem) lay(structs []uint64, used *int) (unsafe.Pointer, error) {
 	words := (len(sm.tmpl) + 7) / 8
-	if kp.nstructs+words > len(kp.structs) {
+	if *used+words > len(structs) {
 		return nil, fmt.Errorf("the launch's Structs take more than %d bytes: %w", maxStructBytes, ErrArgs)
 	}
-	w := kp.structs[kp.nstructs : kp.nstructs+words]
-	kp.nstructs += words
+	w := structs[*used : *used+words]
+	*used += words
 	b := unsafe.Slice((*byte)(unsafe.Pointer(&w[0])), len(sm.tmpl))
 	copy(b, sm.tmpl)
 	for _, p := range sm.ptrs {

@@ -161,8 +161,22 @@ func LaunchChecked(f Function, kernel string, params []ParamInfo, grid, block Di
 	if len(args) > MaxKernelArgs {
 		return fmt.Errorf("libcuda: launch %s: %d arguments, at most %d are supported", kernel, len(args), MaxKernelArgs)
 	}
-	var ptrs [MaxKernelArgs]unsafe.Pointer
-	var words [MaxKernelArgs]uint64 // the widened values, without a parameter list
+	if len(args) <= smallLaunch {
+		return launchWith[[smallLaunch]unsafe.Pointer, [smallLaunch]uint64](f, kernel, params, grid, block, sharedMem, stream, args)
+	}
+	return launchWith[[MaxKernelArgs]unsafe.Pointer, [MaxKernelArgs]uint64](f, kernel, params, grid, block, sharedMem, stream, args)
+}
+
+// smallLaunch is the most arguments of a launch whose pointer block has
+// smallLaunch entries: most launches zero 128 bytes of stack, not 1 KiB.
+const smallLaunch = 8
+
+// launchWith is LaunchChecked with the pointers the driver reads in a P
+// and the widened values in a W, on its stack; len(args) fits them.
+func launchWith[P [smallLaunch]unsafe.Pointer | [MaxKernelArgs]unsafe.Pointer, W [smallLaunch]uint64 | [MaxKernelArgs]uint64](
+	f Function, kernel string, params []ParamInfo, grid, block Dim3, sharedMem uint32, stream Stream, args []any) error {
+	var ptrs P
+	var words W // the widened values, without a parameter list
 	if params != nil {
 		if err := checkCount(kernel, params, len(args)); err != nil {
 			return err

@@ -5,12 +5,14 @@ package cublas_test
 import (
 	"errors"
 	"runtime"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/purecuda/purecuda/cublas"
 	"github.com/purecuda/purecuda/cuda"
 	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/libcuda"
 )
 
 // New creates a handle in the stand-in, Close destroys it (once no
@@ -151,5 +153,53 @@ func TestShapeErrorSubmitsNothing(t *testing.T) {
 	testenv.Must(t, cublas.Axpy(f.h, 4, 1, x, 1, x, 1))
 	if n := testenv.BLASStat(t, "calls"); n != calls+1 {
 		t.Errorf("%d calls reached the library, want the Axpy's 1", n-calls)
+	}
+}
+
+// A call made from a thread whose current context is another one, or
+// none, still runs in the stream's context (package cuda's Stream.Do makes
+// it current for the call): the stand-in refuses work whose stream's
+// context is not current, as cuBLAS launches through the runtime into the
+// current context. The thread's own context is left as it was.
+func TestCallFromAThreadWithAnotherContextRunsInTheStreams(t *testing.T) {
+	f := newFixture(t)
+	a := upload(t, f.s, []float32{1, 2, 3, 4}) // 2x2, column-major
+	c := upload(t, f.s, make([]float32, 4))
+	var other libcuda.Context
+	testenv.Must(t, f.ctx.Do(func() error {
+		if err := libcuda.CtxCreate(&other, nil, 0, f.ctx.Device().Raw()); err != nil {
+			return err
+		}
+		var popped libcuda.Context
+		return libcuda.CtxPopCurrent(&popped)
+	}))
+	t.Cleanup(func() { testenv.Must(t, libcuda.CtxDestroy(other)) })
+	for _, cur := range []struct {
+		name string
+		ctx  libcuda.Context
+	}{{"another context current", other}, {"no context current", 0}} {
+		wrong := testenv.BLASStat(t, "wrong_context")
+		runtime.LockOSThread()
+		var prev libcuda.Context
+		testenv.Must(t, libcuda.CtxGetCurrent(&prev))
+		testenv.Must(t, libcuda.CtxSetCurrent(cur.ctx))
+		err := cublas.Gemm(f.h, cublas.NoTrans, cublas.NoTrans, 2, 2, 2, 1, a, 2, a, 2, 0, c, 2)
+		var after libcuda.Context
+		testenv.Must(t, libcuda.CtxGetCurrent(&after))
+		testenv.Must(t, libcuda.CtxSetCurrent(prev))
+		runtime.UnlockOSThread()
+		if err != nil {
+			t.Errorf("%s: Gemm: %v", cur.name, err)
+		}
+		if n := testenv.BLASStat(t, "wrong_context") - wrong; n != 0 {
+			t.Errorf("%s: %d calls ran with another context than the stream's current", cur.name, n)
+		}
+		if cur.ctx != 0 && after != cur.ctx {
+			t.Errorf("%s: after the call the thread's context is %#x, want %#x as before", cur.name, after, cur.ctx)
+		}
+		// A*A of [[1 3] [2 4]] (rows): [[7 15] [10 22]], column-major.
+		if got := download(t, f.s, c); !slices.Equal(got, []float32{7, 10, 15, 22}) {
+			t.Errorf("%s: C = %v, want [7 10 15 22]", cur.name, got)
+		}
 	}
 }

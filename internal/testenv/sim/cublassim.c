@@ -28,7 +28,8 @@
  * Test hooks: int cublassim_live(void *handle): 1 while a handle is live;
  * long long cublassim_stat(const char *name): "live_handles",
  * "creates", "destroys", "calls" (work submitted), "heuristics"
- * (cublasLtMatmulAlgoGetHeuristic calls), "set_workspace", "set_stream";
+ * (cublasLtMatmulAlgoGetHeuristic calls), "set_workspace", "set_stream",
+ * "wrong_context" (work refused: its stream's context was not current);
  * -1 if unknown.
  */
 #define _GNU_SOURCE
@@ -44,6 +45,9 @@ typedef void (*CUhostFn)(void *userData);
 CUresult cuLaunchHostFunc(CUstream h, CUhostFn fn, void *user);
 CUresult cuStreamSynchronize(CUstream h);
 CUresult cuStreamIsCapturing(CUstream h, int *status);
+typedef struct CUctx_st *CUcontext;
+CUresult cuCtxGetCurrent(CUcontext *pctx);
+CUresult cuStreamGetCtx(CUstream h, CUcontext *pctx);
 
 typedef enum {
     CUBLAS_STATUS_SUCCESS = 0,
@@ -60,7 +64,8 @@ enum { R_32F = 0, R_64F = 1 };
 enum { HANDLE_MAGIC = 0x426c6173, LT_MAGIC = 0x4c744c74, DEAD = 0 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static long long st_live, st_creates, st_destroys, st_calls, st_heuristics, st_set_workspace, st_set_stream;
+static long long st_live, st_creates, st_destroys, st_calls, st_heuristics, st_set_workspace, st_set_stream,
+    st_wrong_context;
 
 struct handle {
     int magic;
@@ -81,6 +86,7 @@ long long cublassim_stat(const char *name) {
     else if (!strcmp(name, "heuristics")) v = st_heuristics;
     else if (!strcmp(name, "set_workspace")) v = st_set_workspace;
     else if (!strcmp(name, "set_stream")) v = st_set_stream;
+    else if (!strcmp(name, "wrong_context")) v = st_wrong_context;
     pthread_mutex_unlock(&mu);
     return v;
 }
@@ -304,8 +310,20 @@ static void run(void *p) {
     if (!w->keep) free(w);
 }
 
-/* submit queues w on the stream; a call during a capture keeps w. */
+/* submit queues w on the stream; a call during a capture keeps w. As
+ * cuBLAS launches through the CUDA runtime into the calling thread's
+ * current context, work on a stream of another context than the current
+ * one fails (counted as "wrong_context"): package cublas must make the
+ * stream's context current for each call. */
 static cublasStatus_t submit(CUstream s, struct work *w) {
+    CUcontext cur = NULL, want = NULL;
+    if (s && (cuCtxGetCurrent(&cur) != 0 || cuStreamGetCtx(s, &want) != 0 || cur != want)) {
+        pthread_mutex_lock(&mu);
+        st_wrong_context++;
+        pthread_mutex_unlock(&mu);
+        free(w);
+        return CUBLAS_STATUS_EXECUTION_FAILED;
+    }
     int status = 0;
     if (s && cuStreamIsCapturing(s, &status) == 0 && status != 0) w->keep = 1;
     pthread_mutex_lock(&mu);

@@ -49,19 +49,10 @@ func TestLoadErrorNamesEveryPlaceAndTheVariable(t *testing.T) {
 // A path in the variable is the only place tried; a library there that
 // is not cuBLAS is refused.
 func TestTheVariableIsTheOnlyPlaceTried(t *testing.T) {
-	bad := filepath.Join(testenv.TempDir(t), "libcublas.so.13")
-	_, err := open(env(map[string]string{EnvLibrary: bad}))
-	var le *LoadError
-	if !errors.As(err, &le) || !le.FromEnv || len(le.Tried) != 1 || le.Tried[0].Path != bad {
-		t.Fatalf("got %v; want a LoadError from %s that tried only %s", err, EnvLibrary, bad)
-	}
-	if runtime.GOOS != "linux" {
-		return
-	}
-	_, err = open(env(map[string]string{EnvLibrary: "libc.so.6"}))
-	if err == nil || !strings.Contains(err.Error(), "no cublasCreate_v2") {
-		t.Errorf("libc taken as cuBLAS: %v", err)
-	}
+	testenv.CheckVariableOnly(t, search, ErrNoLibrary, func(getenv func(string) string) error {
+		_, err := open(getenv)
+		return err
+	}, "cublasCreate_v2")
 }
 
 // An entry point the loaded library lacks (the stand-in has no Cgemm) is

@@ -2,16 +2,11 @@ package nvjitlink
 
 import (
 	"errors"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/purecuda/purecuda/internal/testenv"
 )
-
-// env is a fake environment for open and the search.
-func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
 // The search follows $CUDA_PATH, conda and pip's nvidia/cu13/lib and
 // nvidia/nvjitlink/lib, after the names through the loader.
@@ -20,22 +15,10 @@ func TestSearchPlacesFollowToolkitCondaAndPip(t *testing.T) { testenv.CheckSearc
 // A path in the variable is the only place tried; a library there that
 // is not nvJitLink 13 is refused, and the error names the variable.
 func TestTheVariableIsTheOnlyPlaceTried(t *testing.T) {
-	bad := filepath.Join(testenv.TempDir(t), "libnvJitLink.so.13")
-	_, err := open(env(map[string]string{EnvLibrary: bad}))
-	var le *LoadError
-	if !errors.As(err, &le) || !errors.Is(err, ErrNoLibrary) || !le.FromEnv || len(le.Tried) != 1 || le.Tried[0].Path != bad {
-		t.Fatalf("got %v; want a LoadError from %s that tried only %s", err, EnvLibrary, bad)
-	}
-	if !strings.Contains(err.Error(), EnvLibrary) {
-		t.Errorf("the error does not name %s: %v", EnvLibrary, err)
-	}
-	if runtime.GOOS != "linux" {
-		return
-	}
-	_, err = open(env(map[string]string{EnvLibrary: "libc.so.6"}))
-	if err == nil || !strings.Contains(err.Error(), "no __nvJitLinkCreate_13_0") {
-		t.Errorf("libc taken as nvJitLink: %v", err)
-	}
+	testenv.CheckVariableOnly(t, search, ErrNoLibrary, func(getenv func(string) string) error {
+		_, err := open(getenv)
+		return err
+	}, "__nvJitLinkCreate_13_0")
 }
 
 // Result is an error with the C name, and errors.Is compares it; a failed

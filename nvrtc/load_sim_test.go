@@ -75,3 +75,8 @@ func TestWrapperCallAllocatesNothing(t *testing.T) {
 		t.Errorf("the call did not write through its pointer: %d", major)
 	}
 }
+
+// env is a fake environment for open.
+func env(vars map[string]string) func(string) string {
+	return func(k string) string { return vars[k] }
+}

@@ -12,11 +12,6 @@ import (
 	"github.com/purecuda/purecuda/internal/testenv"
 )
 
-// env is a fake environment for open and the search.
-func env(vars map[string]string) func(string) string {
-	return func(k string) string { return vars[k] }
-}
-
 func TestSearchPlacesFollowToolkitPipAndConda(t *testing.T) { testenv.CheckSearch(t, search) }
 
 func TestLoadErrorListsEveryPlaceTriedAndTheVariable(t *testing.T) {
@@ -39,29 +34,16 @@ func TestLoadErrorListsEveryPlaceTriedAndTheVariable(t *testing.T) {
 	}
 }
 
+// A path in $PURECUDA_LIBNVRTC is the only place tried; a library there
+// without nvrtcVersion (libc) is not NVRTC.
 func TestBadPathInTheVariableIsAnErrorWithoutFallback(t *testing.T) {
-	bad := filepath.Join(t.TempDir(), "libnvrtc.so.13")
-	l, err := open(env(map[string]string{EnvLibrary: bad}))
-	if l != nil {
-		t.Fatalf("opened %s", l.path)
-	}
-	var le *LoadError
-	if !errors.As(err, &le) || !le.FromEnv || len(le.Tried) != 1 || le.Tried[0].Path != bad {
-		t.Fatalf("got %v; want a LoadError from %s that tried only %s", err, EnvLibrary, bad)
-	}
-	if !strings.Contains(err.Error(), "$"+EnvLibrary) || !errors.Is(err, ErrNoLibrary) {
-		t.Errorf("message does not name the variable, or does not match ErrNoLibrary:\n%s", err)
-	}
-}
-
-func TestLibraryWithoutNvrtcVersionIsNotNVRTC(t *testing.T) {
-	l, err := open(env(map[string]string{EnvLibrary: "libc.so.6"}))
-	if l != nil {
-		t.Fatalf("took libc as NVRTC")
-	}
-	if !errors.Is(err, ErrNoLibrary) || !strings.Contains(err.Error(), "libc.so.6: no nvrtcVersion: not NVRTC") {
-		t.Fatalf("got %v; want libc.so.6 refused as not NVRTC", err)
-	}
+	testenv.CheckVariableOnly(t, search, ErrNoLibrary, func(getenv func(string) string) error {
+		l, err := open(getenv)
+		if l != nil {
+			t.Fatalf("opened %s", l.path)
+		}
+		return err
+	}, "nvrtcVersion")
 }
 
 func TestMissingSymbolIsATypedErrorNamingIt(t *testing.T) {

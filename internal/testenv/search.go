@@ -1,10 +1,12 @@
 package testenv
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/purecuda/purecuda/internal/dl"
@@ -61,5 +63,41 @@ func CheckSearch(t *testing.T, s *dl.Search) {
 			t.Errorf("%s is searched before the places listed ahead of it: %q", w, places)
 		}
 		at = i
+	}
+}
+
+// CheckVariableOnly checks what a library's open (the package's, reading
+// the environment through getenv) does with its variable set (s.Env): a
+// path there that does not load is the only place tried, and the error is
+// a *dl.LoadError that says so, names the variable and matches sentinel;
+// on Linux a library there that opens but is not the one wanted (libc) is
+// refused for lacking ident, the symbol that identifies the library.
+func CheckVariableOnly(t *testing.T, s *dl.Search, sentinel error, open func(getenv func(string) string) error, ident string) {
+	t.Helper()
+	bad := filepath.Join(TempDir(t), s.Names[0])
+	err := open(func(k string) string {
+		if k == s.Env {
+			return bad
+		}
+		return ""
+	})
+	var le *dl.LoadError
+	if !errors.As(err, &le) || !le.FromEnv || len(le.Tried) != 1 || le.Tried[0].Path != bad {
+		t.Fatalf("got %v; want a LoadError from %s that tried only %s", err, s.Env, bad)
+	}
+	if !strings.Contains(err.Error(), "$"+s.Env) || !errors.Is(err, sentinel) {
+		t.Errorf("the error does not name $%s, or does not match %v:\n%s", s.Env, sentinel, err)
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	err = open(func(k string) string {
+		if k == s.Env {
+			return "libc.so.6"
+		}
+		return ""
+	})
+	if !errors.Is(err, sentinel) || !strings.Contains(err.Error(), "libc.so.6: no "+ident+": not ") {
+		t.Errorf("got %v; want libc.so.6 refused for lacking %s", err, ident)
 	}
 }

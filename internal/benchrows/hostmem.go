@@ -365,7 +365,7 @@ func (f *Fixture) stallLoops() []stallLoop {
 	var cur libcuda.Context
 	var cs libcuda.StreamCaptureStatus
 	cycle := func(s libcuda.Stream, _ libcuda.Event, i int) error { return f.tryCycle(mems[i%len(mems)], s) }
-	var id uint64
+	var id, ctxID uint64
 	perUse := func(s libcuda.Stream, ev libcuda.Event, _ int) error {
 		return errors.Join(libcuda.StreamIsCapturing(s, &cs), libcuda.StreamGetId(s, &id), libcuda.EventRecord(ev, s))
 	}
@@ -415,6 +415,11 @@ func (f *Fixture) stallLoops() []stallLoop {
 		}, false, false},
 		{"with cuCtxGetCurrent loop", func(libcuda.Stream, libcuda.Event, int) error {
 			return libcuda.CtxGetCurrent(&cur)
+		}, false, false},
+		// Wrap asks it once, and the owner once a round per stream it
+		// waits on (whether the context still exists).
+		{"with cuCtxGetId loop", func(libcuda.Stream, libcuda.Event, int) error {
+			return libcuda.CtxGetId(f.Ctx, &ctxID)
 		}, false, false},
 	}
 }

@@ -35,6 +35,7 @@ type C struct {
 	cachedKernels func(f libcuda.Function, s libcuda.Stream, buf libcuda.Deviceptr, ints uint64, k, n int) int32
 	jacobi        func(f libcuda.Function, s libcuda.Stream, a, b, x, xnew, sum libcuda.Deviceptr, n uint64,
 		host unsafe.Pointer, tol float64, max int32, iters *int32) int32
+	hostFuncs func(s libcuda.Stream, n int) int32
 }
 
 // LoadC compiles paired.c with the C compiler cc into a temporary
@@ -76,6 +77,7 @@ func LoadC(cc, libPath string) (c *C, done func(), err error) {
 	purego.RegisterLibFunc(&c.launch4, h, "pc_launch4")
 	purego.RegisterLibFunc(&c.cachedKernels, h, "pc_cached_kernels")
 	purego.RegisterLibFunc(&c.jacobi, h, "pc_jacobi")
+	purego.RegisterLibFunc(&c.hostFuncs, h, "pc_host_funcs")
 	return c, done, nil
 }
 
@@ -179,7 +181,7 @@ func median(v []float64) float64 {
 func (f *Fixture) PairedRows(c *C) []Row {
 	rows := []pair{f.waitPair(c), f.eventPair(c)}
 	rows = append(rows, f.floorPairs(c)...)
-	rows = append(rows, f.launchPair(c), f.streamLaunchPair(c))
+	rows = append(rows, f.launchPair(c), f.streamLaunchPair(c), f.hostFuncPair(c))
 	rows = append(rows, f.cachedPairs(c)...)
 	rows = append(rows, f.usePairs()...)
 	rows = append(rows, f.jacobiPairs(c)...)

@@ -5,7 +5,9 @@ package bench
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -156,6 +158,37 @@ func (f *Fixture) streamLaunchPair(c *C) pair {
 			return sl.round, func(n int) error {
 				return cErr(c.launch4(sl.fn.Raw(), sl.s.Raw(), uint64(sl.in.DevicePtr()), 0, uint64(sl.out.DevicePtr()), 0, n))
 			}
+		}}
+}
+
+// hostFuncPair: host functions in a stream, each run after the one
+// before (the stream waits for each), then a wait: what a host function
+// costs the stream's timeline, as simplecudagraphs' check does. Go's run
+// on a goroutine of package cuda that the driver's callback thread hands
+// them to; C's run on the callback thread itself.
+func (f *Fixture) hostFuncPair(c *C) pair {
+	return pair{op: "host function in a stream, then a wait each 100", a: "cuda.Stream.HostFunc", bName: "C cuLaunchHostFunc", perRound: 100, pairs: 21,
+		setup: func(b *testing.B) (func(int) error, func(int) error) {
+			sl := newStreamLaunch(b)
+			var calls atomic.Int64
+			count := func() { calls.Add(1) }
+			return func(n int) error {
+					before := calls.Load()
+					for range n {
+						if err := sl.s.HostFunc(count); err != nil {
+							return err
+						}
+					}
+					if err := sl.s.Sync(context.Background()); err != nil {
+						return err
+					}
+					if got := calls.Load() - before; got != int64(n) {
+						return fmt.Errorf("%d of %d host functions ran", got, n)
+					}
+					return nil
+				}, func(n int) error {
+					return cErr(c.hostFuncs(sl.s.Raw(), n))
+				}
 		}}
 }
 

@@ -39,6 +39,7 @@ static struct {
 	CUresult (*execDestroy)(CUgraphExec);
 	CUresult (*memsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
 	CUresult (*memcpyDtoHAsync)(void *, CUdeviceptr, size_t, CUstream);
+	CUresult (*launchHostFunc)(CUstream, void (*)(void *), void *);
 } cu;
 
 // pc_paired_init finds the driver's functions in the library at path; it
@@ -62,6 +63,7 @@ int pc_paired_init(const char *path) {
 	SYM(execDestroy, "cuGraphExecDestroy");
 	SYM(memsetD8Async, "cuMemsetD8Async");
 	SYM(memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+	SYM(launchHostFunc, "cuLaunchHostFunc");
 #undef SYM
 	return ok ? 0 : -1;
 }
@@ -207,4 +209,18 @@ int pc_jacobi(CUfunction f, CUstream s, CUdeviceptr A, CUdeviceptr b, CUdevicept
 		if (!r) r = d;
 	}
 	return r;
+}
+
+static void count_call(void *arg) { ++*(volatile long *)arg; }
+
+// pc_host_funcs submits n host functions to s, each counting its call,
+// then synchronizes s: the stream runs them one after another, each on the
+// driver's callback thread, as cuda.Stream.HostFunc's do through their
+// trampoline. It fails with 999 when a host function did not run.
+int pc_host_funcs(CUstream s, long n) {
+	static long calls;
+	long before = calls;
+	for (long i = 0; i < n; i++) TRY(cu.launchHostFunc(s, count_call, &calls));
+	TRY(cu.streamSynchronize(s));
+	return calls - before == n ? 0 : 999;
 }

@@ -2,6 +2,7 @@ package sync
 
 import (
 	"errors"
+	"math"
 	"runtime"
 	gosync "sync"
 	"sync/atomic"
@@ -24,23 +25,39 @@ import (
 // (every spin slot taken: see wait) is within its Spin and Yield budgets:
 // the poller spins for all such waits together, one goroutine instead of
 // one each, with a wake-up as quick as a lone spinning wait's for as long
-// as its round is short. After a round in which nothing finished, past
-// those budgets, it sleeps, from pollMinSleep doubling while nothing
-// finishes, up to pollMaxSleep or the smallest Policy.MaxSleep of its
-// waits, whatever the round took: a wake-up comes at most that sleep and
-// one round after the work ends, which is what one thread querying every
-// target round-robin gives, plus the sleep. Being one goroutine, it never
-// uses more than one core; with many targets (a round much longer than
-// its sleep) it uses nearly one. It runs only while waits are outstanding:
-// it starts with the first and ends when none is left.
+// as its round is short. A wait that joins so while the poller sleeps
+// wakes it (a kick): its first round comes at once, not after the sleep.
+// After a round in which nothing finished, past those budgets, it sleeps,
+// from pollMinSleep doubling while nothing finishes, up to pollMaxSleep
+// (or a quarter of its last round, when that is longer: a poller with
+// thousands of targets does not query without pause) or the smallest
+// Policy.MaxSleep of its waits, whichever is least. A wake-up comes at
+// most that sleep and one round after the work ends, which is what one
+// thread querying every target round-robin gives, plus the sleep. Being
+// one goroutine, it never uses more than one core; with many targets (a
+// round much longer than its sleep) it uses most of one. It runs only
+// while waits are outstanding: it starts with the first and ends when
+// none is left.
+//
+// The sleeps are the poller's own (see sleeper), not the runtime's timers:
+// on Linux the runtime waits for timers in epoll_wait, whose timeout is in
+// milliseconds, so a 100µs timer in a process with nothing else to do
+// fires after about 1.1ms (measured), and a polled wake-up came up to that
+// late (issue 29). The poller sleeps in the kernel instead, with its
+// thread's timer slack at 1ns for the sleep.
 //
 // Its queries are guardedQuery's: counted in flight for StartCapture, and
 // made in relaxed mode while a capture is in progress. A target being
 // captured (ErrCapturing) or any other error ends the waits on it with
 // that error, as a wait's own query would.
 
-// pollMaxSleep caps the poller's sleep between rounds.
+// pollMaxSleep caps the poller's sleep between rounds, unless its last
+// round took more than four times as long.
 const pollMaxSleep = 100 * time.Microsecond
+
+// pollSleepFor, when not zero, is how long every sleep of the poller lasts
+// (tests set it).
+var pollSleepFor atomic.Int64
 
 // pollMinSleep is the poller's first sleep after a round in which some
 // target finished.
@@ -83,15 +100,21 @@ type poller struct {
 	mu      gosync.Mutex
 	running bool
 	pending []pollEntry // waits added since the last round
+	// sleeping is set while the poller sleeps between rounds, until a
+	// wait that joins without spinning of its own kicks it (clearing it).
+	sleeping bool
+	wake     sleeper
 }
 
-var shared poller
+var shared = poller{wake: newSleeper()}
 
 var (
 	polledWaits   atomic.Int64 // waits added and not ended (done or cancelled)
 	pollerRounds  atomic.Int64 // rounds since the program started
 	pollerQueries atomic.Int64 // queries the poller made since the program started
 	pollerSleeps  atomic.Int64 // sleeps between rounds since the program started
+	pollerSlept   atomic.Int64 // the time those sleeps took, in ns
+	pollerKicks   atomic.Int64 // sleeps cut short by a wait that joined
 )
 
 // add puts a wait on t with the given longest sleep on the poller, and
@@ -106,8 +129,42 @@ func (p *poller) add(t target, maxSleep time.Duration, fresh time.Time) *pollWai
 		p.running = true
 		go p.run()
 	}
+	kick := p.sleeping && !fresh.IsZero()
+	if kick {
+		p.sleeping = false
+	}
 	p.mu.Unlock()
+	if kick {
+		pollerKicks.Add(1)
+		p.wake.kick()
+	}
 	return w
+}
+
+// sleep sleeps for d between rounds, or until a wait that joins without
+// spinning kicks it; it does not sleep at all when such a wait has joined
+// since the round.
+func (p *poller) sleep(d time.Duration) {
+	p.mu.Lock()
+	for _, e := range p.pending {
+		if !e.w.fresh.IsZero() {
+			p.mu.Unlock()
+			return
+		}
+	}
+	p.sleeping = true
+	p.wake.arm()
+	p.mu.Unlock()
+	pollerSleeps.Add(1)
+	if o := pollSleepFor.Load(); o != 0 {
+		d = time.Duration(o)
+	}
+	start := time.Now()
+	p.wake.sleep(d)
+	pollerSlept.Add(int64(time.Since(start)))
+	p.mu.Lock()
+	p.sleeping = false
+	p.mu.Unlock()
 }
 
 // cancel ends w for a waiter that leaves. It returns once the poller is not
@@ -132,8 +189,6 @@ func (w *pollWait) cancel() {
 func (p *poller) run() {
 	groups := map[target]*pollGroup{}
 	var list []*pollGroup
-	timer := time.NewTimer(time.Hour)
-	defer timer.Stop()
 	var sleep time.Duration
 	var fresh time.Time // the latest fresh of the waits added
 	for {
@@ -160,10 +215,12 @@ func (p *poller) run() {
 		}
 		p.mu.Unlock()
 
+		start := time.Now()
 		var progress bool
-		limit := pollMaxSleep
-		list, progress, limit = round(list, groups, limit)
-		if progress || (!fresh.IsZero() && time.Now().Before(fresh)) {
+		var limit time.Duration
+		list, progress, limit = round(list, groups)
+		now := time.Now()
+		if progress || (!fresh.IsZero() && now.Before(fresh)) {
 			// More targets are likely to finish soon after, or a wait
 			// is in its spinning budget: query again once the waiters
 			// woken (and other goroutines) have had their turn.
@@ -172,19 +229,19 @@ func (p *poller) run() {
 			continue
 		}
 		fresh = time.Time{}
-		sleep = min(max(2*sleep, pollMinSleep), limit)
-		pollerSleeps.Add(1)
-		timer.Reset(sleep)
-		<-timer.C
+		longest := max(pollMaxSleep, now.Sub(start)/4)
+		sleep = min(max(2*sleep, pollMinSleep), longest, limit)
+		p.sleep(sleep)
 	}
 }
 
 // round queries each group's target once and ends the waits whose target
 // finished or failed; it drops the groups left with no wait. It returns
-// the groups still waiting, whether any target finished, and limit
-// lowered to the smallest longest sleep of the waits still waiting.
-func round(list []*pollGroup, groups map[target]*pollGroup, limit time.Duration) ([]*pollGroup, bool, time.Duration) {
+// the groups still waiting, whether any target finished, and the smallest
+// longest sleep (Policy.MaxSleep) of the waits still waiting.
+func round(list []*pollGroup, groups map[target]*pollGroup) ([]*pollGroup, bool, time.Duration) {
 	pollerRounds.Add(1)
+	limit := time.Duration(math.MaxInt64)
 	queries := int64(0)
 	progress := false
 	k := 0

@@ -1,5 +1,7 @@
 package sync
 
+import "time"
+
 // Stats are counts of the package's helper threads and registry.
 type Stats struct {
 	// ActiveHelpers are helper threads blocking in the driver for a waiter
@@ -21,6 +23,15 @@ type Stats struct {
 	// goroutine now, each in a spin slot: at most a quarter of
 	// GOMAXPROCS (at least one, at most four).
 	SpinningWaits int
+	// PollerRounds, PollerQueries and PollerSleeps count, since the
+	// program started, the shared poller's rounds, the queries they made
+	// (one a target a round) and its sleeps between rounds; PollerSlept is
+	// the time those sleeps took, and PollerKicks counts the sleeps that a
+	// wait joining without spinning of its own cut short. (PollerSlept
+	// over PollerSleeps is the mean sleep; a round's mean length is about
+	// the poller's running time less PollerSlept, over PollerRounds.)
+	PollerRounds, PollerQueries, PollerSleeps, PollerKicks int64
+	PollerSlept                                            time.Duration
 	// Captures are the registered captures in progress.
 	Captures int
 	// Postponed are the functions queued by Postpone that have not started.
@@ -58,6 +69,9 @@ func ReadStats() Stats {
 	helpers.mu.Unlock()
 	s.PolledWaits = int(polledWaits.Load())
 	s.SpinningWaits = int(spinning.Load())
+	s.PollerRounds, s.PollerQueries = pollerRounds.Load(), pollerQueries.Load()
+	s.PollerSleeps, s.PollerKicks = pollerSleeps.Load(), pollerKicks.Load()
+	s.PollerSlept = time.Duration(pollerSlept.Load())
 	s.Captures = CapturesInProgress()
 	s.CaptureWakeups = captureWakeups.Load()
 	s.CapturesBesideContextSyncs = capturesPastSyncs.Load()

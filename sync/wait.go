@@ -54,8 +54,8 @@ type Policy struct {
 	// MaxSleep caps the backoff between queries of Polling mode, and of
 	// Auto and Blocking mode while every helper thread is busy (default
 	// 1ms). Those waits share one poller, which sleeps at most 100µs
-	// between its rounds, or the smallest MaxSleep of its waits when that
-	// is less.
+	// between its rounds (or a quarter of its last round, when that is
+	// longer), or the smallest MaxSleep of its waits when that is less.
 	MaxSleep time.Duration
 }
 

@@ -395,6 +395,7 @@ func waiters(b *testing.B, ctx libcuda.Context, m int, way int) {
 	}
 	var wakes []time.Duration
 	var cpu, wall, heldCPU, heldWall time.Duration
+	s0 := sync.ReadStats()
 	for range b.N {
 		b.StopTimer()
 		g.close()
@@ -492,6 +493,23 @@ func waiters(b *testing.B, ctx libcuda.Context, m int, way int) {
 		}
 		wakes = append(wakes, lat...)
 		b.StartTimer()
+	}
+	if way == bySync {
+		// What sync's shared poller did: its rounds and sleeps a hold, the
+		// mean sleep (the runtime's timers made a 100µs sleep ~1.1ms) and
+		// the mean round (its running time less its sleeps: an upper
+		// bound, as the poller also yields between rounds).
+		s1 := sync.ReadStats()
+		rounds, sleeps := s1.PollerRounds-s0.PollerRounds, s1.PollerSleeps-s0.PollerSleeps
+		slept := s1.PollerSlept - s0.PollerSlept
+		b.ReportMetric(float64(rounds)/float64(b.N), "poller-rounds/op")
+		b.ReportMetric(float64(sleeps)/float64(b.N), "poller-sleeps/op")
+		if sleeps > 0 {
+			b.ReportMetric(float64(slept.Nanoseconds())/float64(sleeps), "sleep-ns")
+		}
+		if rounds > 0 {
+			b.ReportMetric(float64((wall-slept).Nanoseconds())/float64(rounds), "round-ns")
+		}
 	}
 	slices.Sort(wakes)
 	b.ReportMetric(float64(wakes[len(wakes)/2].Nanoseconds()), "p50-ns")

@@ -131,7 +131,11 @@ func lastOut(n uint64) {
 // scheduler's lock, so the first query of a wait (for work that has
 // finished, the only one) is limited by the value that an earlier wait
 // read, and a wait that goes on past it reads it anew.
-var procs atomic.Int32
+var procs struct {
+	_ [64]byte // alone in its cache line(s), as state is: read by every wait
+	atomic.Int32
+	_ [60]byte
+}
 
 func init() { procs.Store(int32(runtime.GOMAXPROCS(0))) }
 
@@ -142,6 +146,8 @@ func queryLimit() int32 { return procs.Load() }
 // readQueryLimit reads GOMAXPROCS again, for a wait past its first query.
 func readQueryLimit() int32 {
 	n := int32(runtime.GOMAXPROCS(0))
-	procs.Store(n)
+	if procs.Load() != n { // a store would take the line from every core that reads it
+		procs.Store(n)
+	}
 	return n
 }

@@ -40,13 +40,23 @@ import (
 //     capture is admitted or entering; a capture that starts meanwhile
 //     waits for the running function to return.
 var (
-	state atomic.Uint64
+	state paddedUint64
 	// relaxedQueries counts guardedQuery's limited queries in flight in
 	// relaxed mode (those in the caller's mode are counted in state).
 	relaxedQueries atomic.Int32
 
 	captureWakeups atomic.Int64 // times a StartCapture woke while waiting for calls in flight
 )
+
+// paddedUint64 is an atomic word alone in its cache line(s): the word that
+// every wait adds to twice shares no line with a counter that another
+// core writes (the linker had put the poller's counters beside it), so
+// that an uncontended addition stays a hit in the core's own cache.
+type paddedUint64 struct {
+	_ [64]byte
+	atomic.Uint64
+	_ [56]byte
+}
 
 // The fields of state, and what bounds them.
 //

@@ -190,13 +190,9 @@ func (p *poller) run() {
 	groups := map[target]*pollGroup{}
 	var list []*pollGroup
 	var sleep time.Duration
-	var fresh time.Time // the latest fresh of the waits added
 	for {
 		p.mu.Lock()
 		for _, e := range p.pending {
-			if e.w.fresh.After(fresh) {
-				fresh = e.w.fresh
-			}
 			g := groups[e.t]
 			if g == nil {
 				g = &pollGroup{t: e.t}
@@ -218,9 +214,10 @@ func (p *poller) run() {
 		start := time.Now()
 		var progress bool
 		var limit time.Duration
-		list, progress, limit = round(list, groups)
+		var fresh time.Time // the latest fresh of the waits still waiting
+		list, progress, limit, fresh = round(list, groups)
 		now := time.Now()
-		if progress || (!fresh.IsZero() && now.Before(fresh)) {
+		if progress || now.Before(fresh) {
 			// More targets are likely to finish soon after, or a wait
 			// is in its spinning budget: query again once the waiters
 			// woken (and other goroutines) have had their turn.
@@ -228,7 +225,6 @@ func (p *poller) run() {
 			runtime.Gosched()
 			continue
 		}
-		fresh = time.Time{}
 		longest := max(pollMaxSleep, now.Sub(start)/4)
 		sleep = min(max(2*sleep, pollMinSleep), longest, limit)
 		p.sleep(sleep)
@@ -238,10 +234,13 @@ func (p *poller) run() {
 // round queries each group's target once and ends the waits whose target
 // finished or failed; it drops the groups left with no wait. It returns
 // the groups still waiting, whether any target finished, and the smallest
-// longest sleep (Policy.MaxSleep) of the waits still waiting.
-func round(list []*pollGroup, groups map[target]*pollGroup) ([]*pollGroup, bool, time.Duration) {
+// longest sleep (Policy.MaxSleep) and the latest fresh of the waits still
+// waiting: once the waits that joined without spinning have ended, their
+// budgets keep the poller querying no more.
+func round(list []*pollGroup, groups map[target]*pollGroup) ([]*pollGroup, bool, time.Duration, time.Time) {
 	pollerRounds.Add(1)
 	limit := time.Duration(math.MaxInt64)
+	var fresh time.Time
 	queries := int64(0)
 	progress := false
 	k := 0
@@ -264,6 +263,9 @@ func round(list []*pollGroup, groups map[target]*pollGroup) ([]*pollGroup, bool,
 		if errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 			for _, w := range g.waits {
 				limit = min(limit, w.maxSleep)
+				if w.fresh.After(fresh) {
+					fresh = w.fresh
+				}
 				w.state.Store(pollIdle)
 			}
 			list[k] = g
@@ -280,5 +282,5 @@ func round(list []*pollGroup, groups map[target]*pollGroup) ([]*pollGroup, bool,
 	}
 	clear(list[k:])
 	pollerQueries.Add(queries)
-	return list[:k], progress, limit
+	return list[:k], progress, limit, fresh
 }

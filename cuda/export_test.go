@@ -13,3 +13,10 @@ func HostWorkersIdle() int {
 	defer hostWorkers.mu.Unlock()
 	return len(hostWorkers.idle)
 }
+
+// HostHandoffs counts host function hand-offs since the program began:
+// all of them, those a spinning worker took without being woken, and
+// those whose caller had the result without blocking.
+func HostHandoffs() (calls, warm, unblocked uint64) {
+	return hostStats.calls.Load(), hostStats.warm.Load(), hostStats.unblocked.Load()
+}

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	gosync "sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -71,25 +73,77 @@ func hostTrampoline(user uintptr) uintptr {
 // hostWorkerIdle before it ends, so that the host functions of a loop (a
 // graph launched again and again) cost a hand-off each instead of a new
 // goroutine.
+//
+// The hand-off is kept off the OS's scheduler where it can be: waking a
+// parked worker, and then the driver's thread once the worker is done,
+// each cost an OS thread wake-up (tens of µs on a server whose idle cores
+// sleep deeply). So a worker that has just finished a call keeps checking
+// for the next one for hostWorkerSpin (yielding to other goroutines
+// between checks) before it parks, and a caller that finds its worker so
+// checking checks for the result for up to hostCallerSpin before it
+// blocks (when GOMAXPROCS leaves Ps to spare: see spinCall). Both spins
+// are bounded; the caller's does not yield, since
+// the driver's thread holds its P while in Go and a yield would hand the P
+// away and park the thread, the very wake-up the spin saves.
 func runHostFunc(f func()) error {
 	w := idleHostWorker()
-	w.in <- f
-	r := <-w.out
+	spinning := w.spinning.Load()
+	hostStats.calls.Add(1)
+	w.in <- f // w.in has room for one call: this never blocks
+	var r hostResult
+	if !spinning || !w.spinResult(&r) {
+		r = <-w.out
+	}
 	if !r.exited {
 		putHostWorker(w)
 	}
 	return r.err
 }
 
+// spinResult checks for w's result for up to hostCallerSpin without
+// blocking; it reports whether the result came.
+func (w *hostWorker) spinResult(r *hostResult) bool {
+	start := time.Now()
+	for {
+		for range 32 {
+			select {
+			case *r = <-w.out:
+				hostStats.unblocked.Add(1)
+				return true
+			default:
+			}
+		}
+		if time.Since(start) > hostCallerSpin {
+			return false
+		}
+	}
+}
+
 // hostWorkerIdle is how long a host worker waits for its next call
-// before it ends.
+// before it ends; hostWorkerSpin, how long of that it checks for the call
+// before it parks; hostCallerSpin, how long the driver's thread checks for
+// a spinning worker's result before it blocks.
 const hostWorkerIdle = 100 * time.Millisecond
+
+const (
+	hostSpinProcs  = 4
+	hostWorkerSpin = 50 * time.Microsecond
+	hostCallerSpin = 30 * time.Microsecond
+)
+
+// hostStats counts hand-offs, for tests: calls (all of them), warm (those
+// that a spinning worker took without being woken) and unblocked (those
+// whose caller had the result without blocking).
+var hostStats struct {
+	calls, warm, unblocked atomic.Uint64
+}
 
 // A hostWorker is a goroutine that runs host functions handed to it, one
 // at a time.
 type hostWorker struct {
-	in  chan func()
-	out chan hostResult
+	in       chan func()     // room for one call
+	out      chan hostResult // room for one result
+	spinning atomic.Bool     // checking for its next call instead of parked
 }
 
 type hostResult struct {
@@ -114,7 +168,7 @@ func idleHostWorker() *hostWorker {
 		return w
 	}
 	hostWorkers.mu.Unlock()
-	w := &hostWorker{in: make(chan func()), out: make(chan hostResult, 1)}
+	w := &hostWorker{in: make(chan func(), 1), out: make(chan hostResult, 1)}
 	go w.loop()
 	return w
 }
@@ -132,24 +186,55 @@ func (w *hostWorker) loop() {
 	idle := time.NewTimer(hostWorkerIdle)
 	defer idle.Stop()
 	for {
+		f := w.spinCall()
+		if f == nil {
+			select {
+			case f = <-w.in:
+			case <-idle.C:
+				// Leave the idle list, unless a caller has just taken w:
+				// then its call is on the way.
+				hostWorkers.mu.Lock()
+				i := slices.Index(hostWorkers.idle, w)
+				if i >= 0 {
+					hostWorkers.idle = slices.Delete(hostWorkers.idle, i, i+1)
+				}
+				hostWorkers.mu.Unlock()
+				if i >= 0 {
+					return
+				}
+				idle.Reset(hostWorkerIdle)
+				continue
+			}
+		}
+		w.out <- w.run(f)
+		idle.Reset(hostWorkerIdle)
+	}
+}
+
+// spinCall checks for w's next call for up to hostWorkerSpin, yielding
+// between checks; nil when none came. It does not spin with fewer than
+// hostSpinProcs Ps: the driver's thread needs an idle P to enter Go, and a
+// worker spinning on the last one would make the thread wait for it (a
+// wake-up again), while a goroutine that submits host functions holds
+// another.
+func (w *hostWorker) spinCall() func() {
+	if runtime.GOMAXPROCS(0) < hostSpinProcs {
+		return nil
+	}
+	w.spinning.Store(true)
+	defer w.spinning.Store(false)
+	start := time.Now()
+	for {
 		select {
 		case f := <-w.in:
-			w.out <- w.run(f)
-			idle.Reset(hostWorkerIdle)
-		case <-idle.C:
-			// Leave the idle list, unless a caller has just taken w:
-			// then its call is on the way.
-			hostWorkers.mu.Lock()
-			i := slices.Index(hostWorkers.idle, w)
-			if i >= 0 {
-				hostWorkers.idle = slices.Delete(hostWorkers.idle, i, i+1)
-			}
-			hostWorkers.mu.Unlock()
-			if i >= 0 {
-				return
-			}
-			idle.Reset(hostWorkerIdle)
+			hostStats.warm.Add(1)
+			return f
+		default:
 		}
+		if time.Since(start) > hostWorkerSpin {
+			return nil
+		}
+		runtime.Gosched()
 	}
 }
 

@@ -84,14 +84,15 @@ func Check(t *testing.T, p Program, types []Type) {
 	if p.Required {
 		stop = t.Fatal
 	}
-	dirs := p.includeDirs()
-	if len(dirs) == 0 {
-		stop(fmt.Sprintf("no %s in %s", p.Header, strings.Join(p.candidates(), ", ")))
+	cands := p.candidates()
+	dir := headerDir(cands, p.Header)
+	if dir == "" {
+		stop(fmt.Sprintf("no %s in %s", p.Header, strings.Join(cands, ", ")))
 		return
 	}
 	for _, need := range p.Needs {
-		if !inAny(dirs, need) && !inAny(p.candidates(), need) {
-			stop(fmt.Sprintf("%s needs %s, which none of %s has", p.Header, need, strings.Join(p.candidates(), ", ")))
+		if headerDir(cands, need) == "" {
+			stop(fmt.Sprintf("%s needs %s, which none of %s has", p.Header, need, strings.Join(cands, ", ")))
 			return
 		}
 	}
@@ -107,13 +108,18 @@ func Check(t *testing.T, p Program, types []Type) {
 		stop("no C compiler (cc, gcc, clang, or the cross compiler asked for)")
 		return
 	}
-	dir := t.TempDir()
-	src, bin := filepath.Join(dir, "layout.c"), filepath.Join(dir, "layout"+exe)
+	tmp := t.TempDir()
+	src, bin := filepath.Join(tmp, "layout.c"), filepath.Join(tmp, "layout"+exe)
 	if err := os.WriteFile(src, p.source(types), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range append(dirs, p.candidates()...) {
-		args = append(args, "-I", d)
+	// The header's folder first, so that its own includes come from
+	// there; the other folders give what it lacks (the toolkit's crt/).
+	args = append(args, "-I", dir)
+	for _, d := range cands {
+		if d != dir {
+			args = append(args, "-I", d)
+		}
 	}
 	args = append(args, "-o", bin, src)
 	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
@@ -128,7 +134,7 @@ func Check(t *testing.T, p Program, types []Type) {
 	if err != nil {
 		t.Fatalf("running the layout program %v: %v", cmd.Args, err)
 	}
-	compare(t, p, dirs[0], out, types)
+	compare(t, p, dir, out, types)
 }
 
 // compare checks the program's output, one pair a line, against types.
@@ -228,23 +234,14 @@ func (p Program) candidates() []string {
 	return dirs
 }
 
-// includeDirs is the first candidate that has p.Header, or nothing.
-func (p Program) includeDirs() []string {
-	for _, d := range p.candidates() {
-		if inAny([]string{d}, p.Header) {
-			return []string{d}
-		}
-	}
-	return nil
-}
-
-func inAny(dirs []string, name string) bool {
+// headerDir is the first of dirs that has name, or "".
+func headerDir(dirs []string, name string) string {
 	for _, d := range dirs {
 		if _, err := os.Stat(filepath.Join(d, name)); err == nil {
-			return true
+			return d
 		}
 	}
-	return false
+	return ""
 }
 
 // moduleRoot is the folder holding go.mod, above the working directory.

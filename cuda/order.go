@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"runtime"
+	"slices"
 	gosync "sync"
 	"sync/atomic"
 
@@ -106,7 +107,7 @@ func (a *alloc) orderSlow(st *streamState, access Access, lo, hi uintptr) error 
 		if u.st == st || u.hi <= lo || hi <= u.lo || (!u.write && !write) {
 			continue
 		}
-		if st.waitedFor(u.st, u.seq) || has(waits, u.st) {
+		if st.waitedFor(u.st, u.seq) || slices.Contains(waits, u.st) {
 			continue
 		}
 		waits = append(waits, u.st)
@@ -148,15 +149,6 @@ func (a *alloc) orderSlow(st *streamState, access Access, lo, hi uintptr) error 
 		}
 	}
 	return nil
-}
-
-func has(list []*streamState, st *streamState) bool {
-	for _, x := range list {
-		if x == st {
-			return true
-		}
-	}
-	return false
 }
 
 // waitedFor says whether st has waited for x's work up to its seq-th use.

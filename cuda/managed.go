@@ -299,7 +299,7 @@ func (a *alloc) freeManaged(used []*streamState) error {
 	for _, u := range used {
 		m, err := u.mark()
 		if err != nil {
-			destroyMarks(marks)
+			dropMarks(marks)
 			return err // the memory stays allocated
 		}
 		marks = append(marks, m)
@@ -308,11 +308,11 @@ func (a *alloc) freeManaged(used []*streamState) error {
 		for _, m := range marks {
 			if err := sync.Event(context.Background(), m.ev); err != nil {
 				logErr("waiting for the users of managed memory; it stays allocated", err)
-				destroyMarks(marks)
+				dropMarks(marks)
 				return
 			}
 		}
-		destroyMarks(marks)
+		dropMarks(marks)
 		free := func() {
 			if err := a.ctx.do(func() error { return libcuda.MemFree(a.ptr) }); err != nil {
 				logErr("freeing managed memory", driverErr("cuMemFree", err))
@@ -327,13 +327,9 @@ func (a *alloc) freeManaged(used []*streamState) error {
 	return nil
 }
 
-// destroyMarks destroys the events made for a free.
-func destroyMarks(marks []mark) {
-	for _, m := range marks {
-		if m.own {
-			if err := m.ctx.do(func() error { return libcuda.EventDestroy(m.ev) }); err != nil {
-				logErr("destroying the event of a free", driverErr("cuEventDestroy", err))
-			}
-		}
+// dropMarks is destroyMarks where no caller takes the error: it is logged.
+func dropMarks(marks []mark) {
+	if err := destroyMarks(marks); err != nil {
+		logErr("destroying the event of a free", err)
 	}
 }

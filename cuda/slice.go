@@ -344,12 +344,8 @@ func (a *alloc) freeNow(used []*streamState) error {
 func freeAfter(ctx *ctxState, p libcuda.Deviceptr, used []*streamState) (err error) {
 	marks := make([]mark, 0, len(used))
 	defer func() {
-		for _, m := range marks {
-			if m.own {
-				if derr := m.ctx.do(func() error { return libcuda.EventDestroy(m.ev) }); derr != nil && err == nil {
-					err = driverErr("cuEventDestroy", derr)
-				}
-			}
+		if derr := destroyMarks(marks); derr != nil && err == nil {
+			err = derr
 		}
 	}()
 	for _, u := range used {
@@ -400,6 +396,20 @@ func freeAfter(ctx *ctxState, p libcuda.Deviceptr, used []*streamState) (err err
 		}
 		return nil
 	})
+}
+
+// destroyMarks destroys the events made for a free (those it owns), all
+// of them; the error is the first failure.
+func destroyMarks(marks []mark) error {
+	var first error
+	for _, m := range marks {
+		if m.own {
+			if err := m.ctx.do(func() error { return libcuda.EventDestroy(m.ev) }); err != nil && first == nil {
+				first = driverErr("cuEventDestroy", err)
+			}
+		}
+	}
+	return first
 }
 
 // mark is an event after the work submitted to a stream so far.

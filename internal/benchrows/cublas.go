@@ -91,14 +91,7 @@ func (f *Fixture) BLASRows(c *BLASC) []Row {
 // blasSetup makes a context, a stream and a cuBLAS handle on it with a
 // workspace of 32 MiB, closed when the benchmark ends.
 func blasSetup(b *testing.B) (*cuda.Stream, *cublas.BLAS) {
-	devs, err := cuda.Devices()
-	must(b, err)
-	ctx, err := devs[0].Context()
-	must(b, err)
-	b.Cleanup(func() { must(b, ctx.Close()) })
-	s, err := ctx.NewStream(cuda.NonBlocking())
-	must(b, err)
-	b.Cleanup(func() { must(b, s.Close()) })
+	_, s := newStream(b)
 	h, err := cublas.New(s)
 	must(b, err)
 	b.Cleanup(func() { must(b, h.Close()) })

@@ -200,7 +200,9 @@ type streamLaunch struct {
 	in, out cuda.Slice[int64]
 }
 
-func newStreamLaunch(b *testing.B) *streamLaunch {
+// newStream makes a context on the first device and a non-blocking
+// stream in it, closed when the benchmark ends.
+func newStream(b *testing.B) (*cuda.Context, *cuda.Stream) {
 	devs, err := cuda.Devices()
 	must(b, err)
 	ctx, err := devs[0].Context()
@@ -209,6 +211,11 @@ func newStreamLaunch(b *testing.B) *streamLaunch {
 	s, err := ctx.NewStream(cuda.NonBlocking())
 	must(b, err)
 	b.Cleanup(func() { must(b, s.Close()) })
+	return ctx, s
+}
+
+func newStreamLaunch(b *testing.B) *streamLaunch {
+	ctx, s := newStream(b)
 	mod, err := cuda.LoadModule(ctx, kernels.PTX)
 	must(b, err)
 	b.Cleanup(func() { must(b, mod.Close()) })

@@ -13,9 +13,6 @@ import (
 	"github.com/purecuda/purecuda/internal/testenv"
 )
 
-// env is a fake environment for open and the search.
-func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
-
 // The search follows $CUDA_PATH, conda and pip's nvidia/cu13/lib and
 // nvidia/cublas/lib, after the names through the loader.
 func TestSearchPlacesFollowToolkitCondaAndPip(t *testing.T) { testenv.CheckSearch(t, search) }
@@ -24,12 +21,12 @@ func TestSearchPlacesFollowToolkitCondaAndPip(t *testing.T) { testenv.CheckSearc
 // and the variable.
 func TestLoadErrorNamesEveryPlaceAndTheVariable(t *testing.T) {
 	dir := testenv.TempDir(t)
-	_, err := open(env(map[string]string{"CUDA_PATH": dir, "HOME": dir}))
+	_, err := open(testenv.Env(map[string]string{"CUDA_PATH": dir, "HOME": dir}))
 	if runtime.GOOS == "linux" {
 		if err := os.MkdirAll(filepath.Join(dir, "lib64"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		_, err = open(env(map[string]string{"CUDA_PATH": dir, "HOME": dir}))
+		_, err = open(testenv.Env(map[string]string{"CUDA_PATH": dir, "HOME": dir}))
 	}
 	var le *LoadError
 	if !errors.As(err, &le) || !errors.Is(err, ErrNoLibrary) {

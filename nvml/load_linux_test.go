@@ -7,18 +7,15 @@ import (
 	"os"
 	"strings"
 	"testing"
-)
 
-// env is a fake environment for open.
-func env(vars map[string]string) func(string) string {
-	return func(k string) string { return vars[k] }
-}
+	"github.com/purecuda/purecuda/internal/testenv"
+)
 
 func TestLoadErrorNamesEveryPlaceTried(t *testing.T) {
 	if _, err := os.Stat("/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1"); err == nil {
 		t.Skip("this machine has NVML installed")
 	}
-	_, err := open(env(nil))
+	_, err := open(testenv.Env(nil))
 	var le *LoadError
 	if !errors.As(err, &le) || le.FromEnv || !errors.Is(err, ErrNoLibrary) {
 		t.Fatalf("open without NVML: %v", err)
@@ -40,7 +37,7 @@ func TestLoadErrorNamesEveryPlaceTried(t *testing.T) {
 }
 
 func TestLoadFromTheEnvironmentTriesThatAlone(t *testing.T) {
-	_, err := open(env(map[string]string{EnvLibrary: "/nonexistent/libnvidia-ml.so.1"}))
+	_, err := open(testenv.Env(map[string]string{EnvLibrary: "/nonexistent/libnvidia-ml.so.1"}))
 	var le *LoadError
 	if !errors.As(err, &le) || !le.FromEnv || len(le.Tried) != 1 || !errors.Is(le.Tried[0].Err, os.ErrNotExist) {
 		t.Fatalf("open of a missing $%s: %v", EnvLibrary, err)
@@ -51,7 +48,7 @@ func TestLoadFromTheEnvironmentTriesThatAlone(t *testing.T) {
 }
 
 func TestALibraryWithoutNvmlInitIsNotTaken(t *testing.T) {
-	_, err := open(env(map[string]string{EnvLibrary: "libc.so.6"}))
+	_, err := open(testenv.Env(map[string]string{EnvLibrary: "libc.so.6"}))
 	var le *LoadError
 	if !errors.As(err, &le) || len(le.Tried) != 1 || le.Tried[0].Err == nil || le.Tried[0].Err.Error() != "no nvmlInit_v2: not NVML" {
 		t.Fatalf("open of libc: %v, want the attempt's error to say it has no nvmlInit_v2", err)

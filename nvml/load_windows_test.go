@@ -12,23 +12,19 @@ import (
 	"golang.org/x/sys/windows"
 
 	"github.com/purecuda/purecuda/internal/dl"
+	"github.com/purecuda/purecuda/internal/testenv"
 )
 
 // envSystem32NVML, set to 1, says that the system directory holds an
 // nvml.dll (.ci/windows-wine puts the NVML simulator there).
 const envSystem32NVML = "PURECUDA_SYSTEM32_NVML"
 
-// env is a fake environment for open and searchPlaces.
-func env(vars map[string]string) func(string) string {
-	return func(k string) string { return vars[k] }
-}
-
 func TestSearchPlacesAreSystem32ThenNVSMI(t *testing.T) {
 	sys, err := windows.GetSystemDirectory()
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := searchPlaces(env(map[string]string{"ProgramW6432": `C:\Program Files`}))
+	got := searchPlaces(testenv.Env(map[string]string{"ProgramW6432": `C:\Program Files`}))
 	want := []string{filepath.Join(sys, "nvml.dll"), `C:\Program Files\NVIDIA Corporation\NVSMI\nvml.dll`}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("searchPlaces = %q, want %q", got, want)
@@ -45,7 +41,7 @@ func TestLoadTakesNvmlFromSystem32(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := open(env(nil))
+	l, err := open(testenv.Env(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +92,7 @@ func TestLoadFallsBackToNVSMI(t *testing.T) {
 	if l.path != filepath.Join(nvsmi, "nvml.dll") {
 		t.Errorf("loaded %s, want NVSMI's", l.path)
 	}
-	_, err = open(env(map[string]string{EnvLibrary: missing}))
+	_, err = open(testenv.Env(map[string]string{EnvLibrary: missing}))
 	var le *LoadError
 	if !errors.As(err, &le) || len(le.Tried) != 1 || le.Tried[0].Path != missing || le.Tried[0].Err == nil {
 		t.Errorf("a missing DLL: %v", err)

@@ -14,7 +14,7 @@ import (
 
 func TestSimulatorLibraryIsNotNVRTC(t *testing.T) {
 	sim := testenv.SimLibrary()
-	l, err := open(env(map[string]string{EnvLibrary: sim}))
+	l, err := open(testenv.Env(map[string]string{EnvLibrary: sim}))
 	if l != nil || !errors.Is(err, ErrNoLibrary) || !strings.Contains(err.Error(), sim+": no nvrtcVersion: not NVRTC") {
 		t.Fatalf("open(%s) = %v, %v; want it refused as not NVRTC", sim, l, err)
 	}
@@ -74,9 +74,4 @@ func TestWrapperCallAllocatesNothing(t *testing.T) {
 	if major < 1000 {
 		t.Errorf("the call did not write through its pointer: %d", major)
 	}
-}
-
-// env is a fake environment for open.
-func env(vars map[string]string) func(string) string {
-	return func(k string) string { return vars[k] }
 }

@@ -48,7 +48,7 @@ func CheckSearch(t *testing.T, s *dl.Search) {
 		"VIRTUAL_ENV":  filepath.Join(root, "venv"),
 		"HOME":         filepath.Join(root, "home"),
 	}
-	places := s.Places(func(k string) string { return vars[k] })
+	places := s.Places(Env(vars))
 	if len(places) < len(s.Names) || !slices.Equal(places[:len(s.Names)], s.Names) {
 		t.Errorf("the loader's names %q do not come first: %q", s.Names, places)
 	}

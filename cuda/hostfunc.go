@@ -185,11 +185,20 @@ func putHostWorker(w *hostWorker) {
 func (w *hostWorker) loop() {
 	idle := time.NewTimer(hostWorkerIdle)
 	defer idle.Stop()
+	// Whether to spin, from GOMAXPROCS as read when w started or last
+	// woke from a park: runtime.GOMAXPROCS takes the scheduler's lock, so
+	// a hand-off that a spinning worker takes does not read it (a change
+	// takes effect after w's next park, at most one spin later).
+	spin := runtime.GOMAXPROCS(0) >= hostSpinProcs
 	for {
-		f := w.spinCall()
+		var f func()
+		if spin {
+			f = w.spinCall()
+		}
 		if f == nil {
 			select {
 			case f = <-w.in:
+				spin = runtime.GOMAXPROCS(0) >= hostSpinProcs
 			case <-idle.C:
 				// Leave the idle list, unless a caller has just taken w:
 				// then its call is on the way.
@@ -212,15 +221,12 @@ func (w *hostWorker) loop() {
 }
 
 // spinCall checks for w's next call for up to hostWorkerSpin, yielding
-// between checks; nil when none came. It does not spin with fewer than
+// between checks; nil when none came. loop calls it only with at least
 // hostSpinProcs Ps: the driver's thread needs an idle P to enter Go, and a
 // worker spinning on the last one would make the thread wait for it (a
 // wake-up again), while a goroutine that submits host functions holds
 // another.
 func (w *hostWorker) spinCall() func() {
-	if runtime.GOMAXPROCS(0) < hostSpinProcs {
-		return nil
-	}
 	w.spinning.Store(true)
 	defer w.spinning.Store(false)
 	start := time.Now()

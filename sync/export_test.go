@@ -1,5 +1,7 @@
 package sync
 
+import gosync "sync"
+
 // PollerCounts returns the shared poller's rounds and queries since the
 // program started.
 func PollerCounts() (rounds, queries int64) { return pollerRounds.Load(), pollerQueries.Load() }
@@ -31,9 +33,10 @@ func SpinningPeak() int { return int(spinningPeak.Load()) }
 func ResetSpinningPeak() { spinningPeak.Store(spinning.Load()) }
 
 // HoldSpinSlots takes every spin slot for the GOMAXPROCS read last, as
-// that many spinning waits would, and returns what gives them back.
+// that many spinning waits would, and returns what gives them back (once,
+// however often it is called: a test may release early and at cleanup).
 func HoldSpinSlots() (release func()) {
 	n := spinSlots(procs.Load())
 	spinning.Add(n)
-	return func() { spinning.Add(-n) }
+	return gosync.OnceFunc(func() { spinning.Add(-n) })
 }

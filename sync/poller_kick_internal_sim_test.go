@@ -46,9 +46,7 @@ func sleepingPoller(t *testing.T) (*testenv.Gate, <-chan error) {
 func TestAWaitJoiningThePollerWakesItsSleep(t *testing.T) {
 	testenv.OnPrimary(t, 0)
 	ga, polled := sleepingPoller(t)
-	slots := spinSlots(procs.Load())
-	spinning.Add(slots)
-	defer spinning.Add(-slots)
+	defer HoldSpinSlots()()
 
 	gb := testenv.NewGate(t)
 	s := testenv.NewStream(t)
@@ -76,7 +74,7 @@ func TestAWaitJoiningThePollerWakesItsSleep(t *testing.T) {
 	if err := testenv.Recv(t, polled, "the polled wait"); err != nil {
 		t.Fatalf("the polled wait: %v", err)
 	}
-	testenv.Eventually(t, "the poller to end", func() bool { return !PollerRunningNow() })
+	testenv.Eventually(t, "the poller to end", func() bool { return !PollerRunning() })
 }
 
 // wakePollerAtCleanup ends the poller's hour-long sleeps when the test
@@ -87,11 +85,4 @@ func wakePollerAtCleanup(t *testing.T) {
 		pollSleepFor.Store(0)
 		shared.wake.kick()
 	})
-}
-
-// PollerRunningNow reports whether the shared poller's goroutine runs.
-func PollerRunningNow() bool {
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	return shared.running
 }

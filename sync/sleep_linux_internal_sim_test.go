@@ -53,7 +53,7 @@ func TestThePollerSleepsWithoutTimerSlack(t *testing.T) {
 	if err := testenv.Recv(t, res, "the polled wait"); err != nil {
 		t.Fatalf("the polled wait: %v", err)
 	}
-	testenv.Eventually(t, "the poller to end", func() bool { return !PollerRunningNow() })
+	testenv.Eventually(t, "the poller to end", func() bool { return !PollerRunning() })
 	if n := threadSlack(t, tid); n != before {
 		t.Errorf("the poller left its thread with a timer slack of %dns; it was %dns", n, before)
 	}

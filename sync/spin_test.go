@@ -60,6 +60,7 @@ func TestThePollerSpinsForWaitsThatDidNot(t *testing.T) {
 	g := testenv.NewGate(t)
 	b := takeBaseline(t)
 	release := sync.HoldSpinSlots()
+	t.Cleanup(release) // should the test end early; it releases them itself below
 	fresh := heldStreams(t, g, 1)
 	res := startWaits(sync.Policy{Mode: sync.Polling, Spin: time.Minute}, fresh, nil)
 	testenv.Eventually(t, "the fresh wait on the poller", func() bool { return sync.ReadStats().PolledWaits == 1 })

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
-	sync2 "sync"
+	gosync "sync"
 
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
@@ -216,7 +216,7 @@ var errStillCapturing = errors.New("the stream is still being captured")
 // capturing, by stream: each stays registered (package sync's captures in
 // progress) until a later Capture on its stream ends it.
 var stale struct {
-	mu sync2.Mutex
+	mu gosync.Mutex
 	by map[libcuda.Stream]*sync.CaptureEntry
 }
 
@@ -243,7 +243,7 @@ func endStale(s libcuda.Stream) error {
 	if e == nil {
 		return nil
 	}
-	if err := unstick(s); err != nil && errors.Is(err, errStillCapturing) {
+	if err := unstick(s); errors.Is(err, errStillCapturing) {
 		keepStale(s, e)
 		return fmt.Errorf("graph: %s is still being captured by an earlier capture whose end failed: %w", streamName(s), err)
 	}

@@ -10,6 +10,7 @@ package layoutcheck
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Type is one generated struct or union: a C type expression and the Go
@@ -122,20 +124,31 @@ func Check(t *testing.T, p Program, types []Type) {
 		}
 	}
 	args = append(args, "-o", bin, src)
-	if out, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+	// The compiler and the program (under Wine, for a cross check) are
+	// bounded, generously, so that a stuck runner fails the test instead
+	// of hanging it until go test's own timeout.
+	ctx, cancel := context.WithTimeout(t.Context(), commandBound)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, cc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", cc, strings.Join(args, " "), err, out)
 	}
-	cmd := exec.Command(bin)
+	cmd := exec.CommandContext(ctx, bin)
 	if len(run) > 0 {
-		cmd = exec.Command(run[0], append(run[1:], bin)...)
+		cmd = exec.CommandContext(ctx, run[0], append(run[1:], bin)...)
 		cmd.Env = append(os.Environ(), p.Cross.Env...)
 	}
+	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("running the layout program %v: %v", cmd.Args, err)
 	}
 	compare(t, p, dir, out, types)
 }
+
+// commandBound bounds the compile and the run of a layout program
+// together: seconds on an idle machine, far more under load or in a first
+// Wine start.
+const commandBound = 3 * time.Minute
 
 // compare checks the program's output, one pair a line, against types.
 func compare(t *testing.T, p Program, dir string, out []byte, types []Type) {

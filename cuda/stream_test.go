@@ -157,7 +157,7 @@ func TestHostFuncsReuseTheirGoroutines(t *testing.T) {
 		case 70:
 			testenv.Must(t, f.s.HostFunc(runtime.Goexit))
 		}
-		if err := f.s.Sync(t.Context()); err != nil && (i != 40 && i != 70 || !errors.Is(err, cuda.ErrHostFunc)) {
+		if err := f.s.Sync(testenv.Context(t)); err != nil && (i != 40 && i != 70 || !errors.Is(err, cuda.ErrHostFunc)) {
 			t.Fatalf("Sync after host function %d: %v", i, err)
 		}
 	}
@@ -187,7 +187,7 @@ func TestBackToBackHostFuncsAreHandedOffWithoutBlocking(t *testing.T) {
 	for range n {
 		testenv.Must(t, f.s.HostFunc(func() { ran.Add(1) }))
 	}
-	testenv.Must(t, f.s.Sync(t.Context()))
+	testenv.Must(t, f.s.Sync(testenv.Context(t)))
 	if got := ran.Load(); got != n {
 		t.Fatalf("%d of %d host functions ran", got, n)
 	}
@@ -277,7 +277,7 @@ func TestHostFuncCallingTFatalFailsOnlyItsTest(t *testing.T) {
 	if os.Getenv(env) == "1" {
 		f := newFixture(t)
 		testenv.Must(t, f.s.HostFunc(func() { t.Fatal("t.Fatal in a host function") }))
-		err := f.s.Sync(t.Context())
+		err := f.s.Sync(testenv.Context(t))
 		fmt.Printf("the process lived; Sync reported the host function: %v\n", errors.Is(err, cuda.ErrHostFunc))
 		return
 	}
@@ -309,7 +309,7 @@ func TestHostFuncFailuresNoSyncReportsAreLogged(t *testing.T) {
 	s := newStream(t, f.ctx)
 	testenv.Must(t, s.HostFunc(func() { panic("first") }))
 	testenv.Must(t, s.HostFunc(func() { panic("second") }))
-	if err := s.Sync(t.Context()); err == nil || !strings.Contains(err.Error(), "first") {
+	if err := s.Sync(testenv.Context(t)); err == nil || !strings.Contains(err.Error(), "first") {
 		t.Errorf("Sync: %v, want the first panic", err)
 	}
 	ran := make(chan struct{})
@@ -448,7 +448,7 @@ func TestCrossedFreesAndClosesFinish(t *testing.T) {
 		}
 		testenv.Recv(t, testenv.Go(wg.Wait), "the Frees and Closes")
 	}
-	testenv.Must(t, f.ctx.Sync(t.Context()))
+	testenv.Must(t, f.ctx.Sync(testenv.Context(t)))
 }
 
 func mustRecord(t *testing.T, s *cuda.Stream) *cuda.Event {

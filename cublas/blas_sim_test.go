@@ -128,7 +128,7 @@ func TestGemmRecordsItsSlices(t *testing.T) {
 	home := newStream(t, f.ctx)
 	c, err := cuda.Alloc[float32](home, 4)
 	testenv.Must(t, err)
-	testenv.Must(t, f.ctx.Sync(t.Context())) // earlier frees are done: the count moves only for this one
+	testenv.Must(t, f.ctx.Sync(testenv.Context(t))) // earlier frees are done: the count moves only for this one
 	base := testenv.SimStat(t, "live_allocations")
 	gate.Hold(t, f.s.Raw())
 	testenv.Must(t, cublas.Gemm(f.h, cublas.NoTrans, cublas.NoTrans, 2, 2, 2, 1, a, 2, a, 2, 0, c, 2))

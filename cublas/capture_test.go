@@ -24,7 +24,7 @@ func TestGemmInsideCaptureLaunched100Times(t *testing.T) {
 	const m, n, k, launches = 4, 3, 2, 100
 	ha, hb, hc := randoms[float64](m*k, 9), randoms[float64](k*n, 10), randoms[float64](m*n, 11)
 	a, b, c := upload(t, f.s, ha), upload(t, f.s, hb), upload(t, f.s, hc)
-	testenv.Must(t, f.s.Sync(t.Context()))
+	testenv.Must(t, f.s.Sync(testenv.Context(t)))
 	g, err := f.s.Capture(func(s *cuda.Stream) error {
 		return cublas.Gemm(f.h, cublas.NoTrans, cublas.NoTrans, m, n, k, 1.0, a, m, b, k, 1.0, c, m)
 	})
@@ -100,7 +100,7 @@ func TestGemmAllocatesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	testenv.Must(t, f.s.Sync(t.Context()))
+	testenv.Must(t, f.s.Sync(testenv.Context(t)))
 	if n != 0 {
 		t.Errorf("%v allocations a Gemm", n)
 	}

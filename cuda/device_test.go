@@ -200,7 +200,7 @@ func TestZeroValuesDoNotCrash(t *testing.T) {
 	zs, zf, zp := new(cuda.Stream), new(cuda.Func), new(cuda.Pinned[float32])
 	for name, err := range map[string]error{
 		"Context.Close":         new(cuda.Context).Close(),
-		"Stream.Sync":           zs.Sync(t.Context()),
+		"Stream.Sync":           zs.Sync(testenv.Context(t)),
 		"Event.Close":           new(cuda.Event).Close(),
 		"Module.Close":          new(cuda.Module).Close(),
 		"Launch zero Func":      f.s.Launch(zf, cuda.Grid(1, 1, 1), cuda.Block(1, 1, 1)),

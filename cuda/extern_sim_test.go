@@ -21,7 +21,7 @@ func TestDoRecordsTheStreamOnItsOperands(t *testing.T) {
 	gate := testenv.NewGate(t)
 	home := newStream(t, f.ctx, cuda.NonBlocking())
 	user := newStream(t, f.ctx, cuda.NonBlocking())
-	testenv.Must(t, f.ctx.Sync(t.Context()))
+	testenv.Must(t, f.ctx.Sync(testenv.Context(t)))
 	base := testenv.SimStat(t, "live_allocations")
 	x, err := cuda.Alloc[uint32](home, 1024)
 	testenv.Must(t, err)

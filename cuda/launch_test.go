@@ -107,7 +107,7 @@ func TestLaunchOnPinnedMemory(t *testing.T) {
 	testenv.Must(t, f.s.Launch(f.fn(t, "fill_i32"), cuda.Grid(1, 1, 1), cuda.Block(32, 1, 1),
 		p.Arg(), cuda.Uint64(8), cuda.Int32(5)))
 	testenv.Must(t, p.Free())
-	testenv.Must(t, hostmem.Wait(t.Context()))
+	testenv.Must(t, hostmem.Wait(testenv.Context(t)))
 	for i, v := range p.Data() {
 		if v != 5 {
 			t.Fatalf("data[%d] = %d", i, v)

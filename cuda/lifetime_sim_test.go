@@ -27,7 +27,7 @@ func TestFailedCloseLeavesTheStreamOpen(t *testing.T) {
 			gate := testenv.NewGate(t)
 			s := newStream(t, f.ctx, cuda.NonBlocking())
 			add := f.fn(t, "add_one_i32")
-			testenv.Must(t, f.ctx.Sync(t.Context()))
+			testenv.Must(t, f.ctx.Sync(testenv.Context(t)))
 			illegal := testenv.SimStat(t, "illegal_addresses")
 			base := testenv.SimStat(t, "live_allocations")
 			streams := testenv.SimStat(t, "live_streams")
@@ -73,7 +73,7 @@ func TestStreamJoinedToACaptureIsCapturing(t *testing.T) {
 	f := newFixture(t)
 	joined := newStream(t, f.ctx, cuda.NonBlocking())
 	add := f.fn(t, "add_one_i32")
-	testenv.Must(t, f.ctx.Sync(t.Context()))
+	testenv.Must(t, f.ctx.Sync(testenv.Context(t)))
 	base := testenv.SimStat(t, "live_allocations")
 	x, err := cuda.Alloc[int32](joined, 4)
 	testenv.Must(t, err)
@@ -114,7 +114,7 @@ func TestStreamJoinedToACaptureIsCapturing(t *testing.T) {
 		t.Errorf("the graph has %d nodes (%v), want 1: the kernel, and no free", n, err)
 	}
 	testenv.Must(t, g.Destroy())
-	testenv.Must(t, graph.Drain(t.Context()))
+	testenv.Must(t, graph.Drain(testenv.Context(t)))
 	testenv.Eventually(t, "the free after the capture", func() bool { return testenv.SimStat(t, "live_allocations") == base })
 	testenv.Must(t, joined.Close())
 }
@@ -129,7 +129,7 @@ func TestStreamDroppedAfterARefusedCloseIsDestroyed(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t)
-			testenv.Must(t, f.ctx.Sync(t.Context()))
+			testenv.Must(t, f.ctx.Sync(testenv.Context(t)))
 			base := testenv.SimStat(t, "live_streams")
 			func() {
 				s, err := f.ctx.NewStream(cuda.NonBlocking())
@@ -171,7 +171,7 @@ func TestStreamDroppedAfterARefusedCloseIsDestroyed(t *testing.T) {
 					t.Fatalf("%d live streams after the capture, want %d", n, base+1)
 				}
 			}()
-			testenv.Must(t, graph.Drain(t.Context()))
+			testenv.Must(t, graph.Drain(testenv.Context(t)))
 			testenv.Eventually(t, "the dropped stream's cleanup", func() bool {
 				runtime.GC()
 				return testenv.SimStat(t, "live_streams") <= base
@@ -215,7 +215,7 @@ func TestFreeWaitsForCopiesAndMemsets(t *testing.T) {
 			home := newStream(t, f.ctx, cuda.NonBlocking())
 			user := newStream(t, f.ctx, cuda.NonBlocking())
 			other := alloc(t, home, make([]int32, 1024))
-			testenv.Must(t, f.ctx.Sync(t.Context()))
+			testenv.Must(t, f.ctx.Sync(testenv.Context(t)))
 			illegal := testenv.SimStat(t, "illegal_addresses")
 			base := testenv.SimStat(t, "live_allocations")
 			x, err := cuda.Alloc[int32](home, 1024)
@@ -282,7 +282,7 @@ func TestFreeRacingASubmissionWaitsForIt(t *testing.T) {
 			// An earlier use, done: the release must not stop at it.
 			testenv.Must(t, cuda.CopyToHost(f.s, p, x))
 			sync(t, f.s)
-			testenv.Must(t, hostmem.Wait(t.Context()))
+			testenv.Must(t, hostmem.Wait(testenv.Context(t)))
 			illegal := testenv.SimStat(t, "illegal_addresses")
 
 			fence.Hold(t, busy.Raw())
@@ -308,7 +308,7 @@ func TestFreeRacingASubmissionWaitsForIt(t *testing.T) {
 			testenv.Finished(t, "the fence", freed)
 			testenv.Finished(t, "the submission", submitted)
 
-			released := testenv.WaitAsync(func() error { return hostmem.Wait(t.Context()) })
+			released := testenv.WaitAsync(func() error { return hostmem.Wait(testenv.Context(t)) })
 			testenv.StillWaiting(t, "the release of the pinned memory", released)
 			hold.Open()
 			testenv.Finished(t, "the release", released)

@@ -42,7 +42,7 @@ func newFaultSetup(t *testing.T) *faultSetup {
 	testenv.Must(t, err)
 	fs.x, err = cuda.Alloc[int32](fs.bad, 1024)
 	testenv.Must(t, err)
-	testenv.Must(t, fs.bad.Sync(t.Context()))
+	testenv.Must(t, fs.bad.Sync(testenv.Context(t)))
 	return fs
 }
 
@@ -96,7 +96,7 @@ func TestKernelFaultIsContextLostNamingTheLaunch(t *testing.T) {
 	fs.goodLaunches(t, 10)
 	line, lerr := fs.launchOutOfBounds()
 	testenv.Must(t, lerr)
-	err := fs.bad.Sync(t.Context())
+	err := fs.bad.Sync(testenv.Context(t))
 	t.Logf("lost-context: the faulting stream's Sync returned: %v", err)
 	var l *cuda.LostError
 	if !errors.Is(err, cuda.ErrContextLost) || !errors.Is(err, libcuda.ErrContextLost) || !errors.As(err, &l) {
@@ -123,9 +123,9 @@ func TestKernelFaultIsContextLostNamingTheLaunch(t *testing.T) {
 	launches, counted := testenv.Stat(t, "kernel_launches")
 	y, _ := fs.x.Slice(0, 16)
 	calls := map[string]error{
-		"Stream.Sync of another stream": fs.others[0].Sync(t.Context()),
+		"Stream.Sync of another stream": fs.others[0].Sync(testenv.Context(t)),
 		"Stream.Launch":                 fs.others[1].Launch(fs.fill, cuda.Grid(1, 1, 1), cuda.Block(16, 1, 1), y.Arg(), cuda.Uint64(16), cuda.Int32(1)),
-		"Context.Sync":                  fs.ctx.Sync(t.Context()),
+		"Context.Sync":                  fs.ctx.Sync(testenv.Context(t)),
 		"CopyToHost":                    cuda.CopyToHost(fs.others[2], make([]int32, 16), y),
 	}
 	_, calls["Alloc"] = cuda.Alloc[int32](fs.others[0], 16)
@@ -174,7 +174,7 @@ func TestDebugSyncNamesExactlyTheFaultingLaunch(t *testing.T) {
 	if args := l.Launches[0].Args; len(args) != 3 || !strings.HasPrefix(args[0], "Slice at ") || !strings.Contains(args[0], "4096 bytes") || !strings.Contains(args[1], "0x10000000000") {
 		t.Errorf("arguments %q: want the Slice (an allocation of 4096 bytes) and the count 2^40", args)
 	}
-	if err := fs.others[0].Sync(t.Context()); !errors.As(err, new(*cuda.LostError)) {
+	if err := fs.others[0].Sync(testenv.Context(t)); !errors.As(err, new(*cuda.LostError)) {
 		t.Errorf("a later Sync = %v, want the *LostError", err)
 	}
 }
@@ -219,7 +219,7 @@ func TestCloseInALostContextReturnsTheLoss(t *testing.T) {
 	_, lerr := fs.launchOutOfBounds()
 	testenv.Must(t, lerr)
 	var l *cuda.LostError
-	if err := fs.bad.Sync(t.Context()); !errors.As(err, &l) {
+	if err := fs.bad.Sync(testenv.Context(t)); !errors.As(err, &l) {
 		t.Fatalf("Sync after the fault = %v, want a *LostError", err)
 	}
 	for i, s := range append(fs.others, fs.bad) {
@@ -259,7 +259,7 @@ func TestKernelFaultInAGraphNamesTheGraphsLaunch(t *testing.T) {
 			err = fs.bad.LaunchGraph(e)
 			if !debug {
 				testenv.Must(t, err)
-				err = fs.bad.Sync(t.Context())
+				err = fs.bad.Sync(testenv.Context(t))
 			}
 			t.Logf("lost-context: a graph's fault (debug %v): %v", debug, err)
 			var l *cuda.LostError

@@ -37,7 +37,7 @@ func TestFreeWaitsForEveryStreamThatUsedIt(t *testing.T) {
 			home := newStream(t, f.ctx, cuda.NonBlocking())
 			user := newStream(t, f.ctx, cuda.NonBlocking())
 			// Earlier tests' frees are done: the counts move only for this one.
-			testenv.Must(t, f.ctx.Sync(t.Context()))
+			testenv.Must(t, f.ctx.Sync(testenv.Context(t)))
 			illegal := testenv.SimStat(t, "illegal_addresses")
 			base := testenv.SimStat(t, "live_allocations")
 			x, err := cuda.Alloc[int32](home, 1024)
@@ -234,7 +234,7 @@ func TestConcurrentUseFreeAndClose(t *testing.T) {
 		}
 		sync(t, f.s)
 	}
-	testenv.Must(t, f.ctx.Sync(t.Context()))
+	testenv.Must(t, f.ctx.Sync(testenv.Context(t)))
 	if n := testenv.SimStat(t, "illegal_addresses"); n != illegal {
 		t.Errorf("%d illegal addresses", n-illegal)
 	}
@@ -246,7 +246,7 @@ func TestConcurrentUseFreeAndClose(t *testing.T) {
 func TestFreeDuringCaptureWaitsForTheCapture(t *testing.T) {
 	testenv.NoErrorsLogged(t)
 	f := newFixture(t)
-	testenv.Must(t, f.ctx.Sync(t.Context()))
+	testenv.Must(t, f.ctx.Sync(testenv.Context(t)))
 	base := testenv.SimStat(t, "live_allocations")
 	x, err := cuda.Alloc[int32](f.s, 4)
 	testenv.Must(t, err)
@@ -271,6 +271,6 @@ func TestFreeDuringCaptureWaitsForTheCapture(t *testing.T) {
 	if err := x.Free(); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("second Free: %v, want ErrFreed", err)
 	}
-	testenv.Must(t, graph.Drain(t.Context()))
+	testenv.Must(t, graph.Drain(testenv.Context(t)))
 	testenv.Eventually(t, "the free after the capture", func() bool { return testenv.SimStat(t, "live_allocations") == base })
 }

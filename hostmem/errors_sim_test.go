@@ -88,7 +88,7 @@ func TestDriverErrorsNameTheCall(t *testing.T) {
 	b, err := hostmem.Wrap(primary, make([]byte, 4096))
 	testenv.Must(t, err)
 	for _, call := range []string{"cuStreamIsCapturing", "cuStreamGetId", "cuStreamGetCtx", "cuEventCreate", "cuEventRecord"} {
-		testenv.Must(t, hostmem.Drain(t.Context())) // no event kept for reuse: a use creates one
+		testenv.Must(t, hostmem.Drain(testenv.Context(t))) // no event kept for reuse: a use creates one
 		s := testenv.NewStream(t)                   // a stream not seen before
 		namesCall(t, "Use", call, failing(call, func() error { return b.Use(s) }))
 	}

@@ -69,14 +69,14 @@ func modeRestoreRounds(t *testing.T, stat string, rewrap bool, make func() (*hos
 		if err != nil && !errors.Is(err, injected) {
 			t.Fatalf("round %d: %v, want nil or the injected failure", skip, err)
 		}
-		if err := hostmem.Drain(t.Context()); err != nil && !errors.Is(err, injected) {
+		if err := hostmem.Drain(testenv.Context(t)); err != nil && !errors.Is(err, injected) {
 			t.Fatalf("round %d: Drain: %v", skip, err)
 		}
 		testenv.SimFailNext(t, call, 0, 0)
 		// A failed restore leaves this thread in relaxed mode: back to global.
 		mode := libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL
 		testenv.Must(t, libcuda.ThreadExchangeStreamCaptureMode(&mode))
-		testenv.Must(t, hostmem.Drain(t.Context()))
+		testenv.Must(t, hostmem.Drain(testenv.Context(t)))
 		for _, m := range logged.Messages()[seen:] {
 			if strings.Contains(m, "restoring capture mode") {
 				restores++
@@ -93,7 +93,7 @@ func modeRestoreRounds(t *testing.T, stat string, rewrap bool, make func() (*hos
 				t.Fatalf("round %d: wrapping the memory again: %v", skip, err)
 			}
 			testenv.Must(t, b.Free())
-			testenv.Must(t, hostmem.Drain(t.Context()))
+			testenv.Must(t, hostmem.Drain(testenv.Context(t)))
 		}
 	}
 	// The restore after the register or allocation and the one after the

@@ -89,7 +89,7 @@ func TestDriverErrorsNameTheCall(t *testing.T) {
 	testenv.Must(t, err)
 	for _, call := range []string{"cuStreamIsCapturing", "cuStreamGetId", "cuStreamGetCtx", "cuEventCreate", "cuEventRecord"} {
 		testenv.Must(t, hostmem.Drain(testenv.Context(t))) // no event kept for reuse: a use creates one
-		s := testenv.NewStream(t)                   // a stream not seen before
+		s := testenv.NewStream(t)                          // a stream not seen before
 		namesCall(t, "Use", call, failing(call, func() error { return b.Use(s) }))
 	}
 	namesCall(t, "Use of the per-thread stream", "cuCtxGetCurrent", failing("cuCtxGetCurrent", func() error {

@@ -27,6 +27,10 @@ var cublasC []byte
 type BLASC struct {
 	sgemm  func(h cublas.Handle, s libcuda.Stream, m int32, a, b, c libcuda.Deviceptr, n int32, enqueue *int64) int32
 	gemmEx func(h cublas.Handle, s libcuda.Stream, m int32, a, b, c libcuda.Deviceptr, t, compute, n int32) int32
+
+	// The call-path rows of the small SGEMM (callpath.go).
+	sgemm1   uintptr
+	sgemmVar func(h cublas.Handle, s libcuda.Stream, m int32, a, b, c libcuda.Deviceptr, n, ctx int32, gap int, enqueue *int64) int32
 }
 
 // LoadBLASC compiles cublas.c with cc and loads it; done removes its files.
@@ -65,6 +69,10 @@ func LoadBLASC(cc string) (c *BLASC, done func(), err error) {
 	c = &BLASC{}
 	purego.RegisterLibFunc(&c.sgemm, h, "pb_sgemm")
 	purego.RegisterLibFunc(&c.gemmEx, h, "pb_gemmex")
+	purego.RegisterLibFunc(&c.sgemmVar, h, "pb_sgemm_var")
+	if c.sgemm1, err = purego.Dlsym(h, "pb_sgemm1"); err != nil {
+		return nil, nil, err
+	}
 	return c, done, nil
 }
 
@@ -81,6 +89,7 @@ func (f *Fixture) BLASRows(c *BLASC) []Row {
 		rows = append(rows, f.gemmPair(c, "SGEMM", m, 5, false), f.gemmPair(c, "BF16 GEMM", m, 5, true))
 	}
 	rows = append(rows, f.gemmPair(c, "SGEMM", 64, 200, false))
+	rows = append(rows, f.gemmCallPathPairs(c)...)
 	var out []Row
 	for _, p := range rows {
 		out = append(out, p.row(f))

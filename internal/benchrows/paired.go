@@ -36,6 +36,13 @@ type C struct {
 	jacobi        func(f libcuda.Function, s libcuda.Stream, a, b, x, xnew, sum libcuda.Deviceptr, n uint64,
 		host unsafe.Pointer, tol float64, max int32, iters *int32) int32
 	hostFuncs func(s libcuda.Stream, n int) int32
+
+	// The call-path rows (callpath.go): functions Go calls once an
+	// operation through internal/dl, by address, and two C loops.
+	launch1, query1, empty uintptr
+	emptyLoop              func(n int) int32
+	queryLocked            func(s libcuda.Stream, n int) int32
+	launch4Gap             func(f libcuda.Function, s libcuda.Stream, a, b, c, d uint64, n, gap int) int32
 }
 
 // LoadC compiles paired.c with the C compiler cc into a temporary
@@ -78,6 +85,17 @@ func LoadC(cc, libPath string) (c *C, done func(), err error) {
 	purego.RegisterLibFunc(&c.cachedKernels, h, "pc_cached_kernels")
 	purego.RegisterLibFunc(&c.jacobi, h, "pc_jacobi")
 	purego.RegisterLibFunc(&c.hostFuncs, h, "pc_host_funcs")
+	purego.RegisterLibFunc(&c.emptyLoop, h, "pc_empty_loop")
+	purego.RegisterLibFunc(&c.queryLocked, h, "pc_query_locked")
+	purego.RegisterLibFunc(&c.launch4Gap, h, "pc_launch4_gap")
+	for _, s := range []struct {
+		p    *uintptr
+		name string
+	}{{&c.launch1, "pc_launch1"}, {&c.query1, "pc_query1"}, {&c.empty, "pc_empty"}} {
+		if *s.p, err = purego.Dlsym(h, s.name); err != nil {
+			return nil, nil, err
+		}
+	}
 	return c, done, nil
 }
 
@@ -182,6 +200,7 @@ func (f *Fixture) PairedRows(c *C) []Row {
 	rows := []pair{f.waitPair(c), f.eventPair(c)}
 	rows = append(rows, f.floorPairs(c)...)
 	rows = append(rows, f.launchPair(c), f.streamLaunchPair(c), f.hostFuncPair(c))
+	rows = append(rows, f.callPathPairs(c)...)
 	rows = append(rows, f.cachedPairs(c)...)
 	rows = append(rows, f.usePairs()...)
 	rows = append(rows, f.jacobiPairs(c)...)

@@ -122,15 +122,7 @@ func (f *Fixture) floorPairs(c *C) []pair {
 func (f *Fixture) launchPair(c *C) pair {
 	return pair{op: "launch, 4 args, then a wait each 1000", a: "Function.Launch", bName: "C cuLaunchKernel", perRound: 1000, pairs: 21,
 		setup: func(b *testing.B) (func(int) error, func(int) error) {
-			m, err := libcuda.LoadModule(kernels.PTX)
-			must(b, err)
-			fn, err := m.Function("sum_i64")
-			must(b, err)
-			var buf libcuda.Deviceptr
-			must(b, libcuda.MemAlloc(&buf, 64))
-			b.Cleanup(func() {
-				must(b, libcuda.WithContext(f.Ctx, func() error { return errors.Join(libcuda.MemFree(buf), libcuda.ModuleUnload(m)) }))
-			})
+			fn, buf := f.launchSetup(b)
 			one := libcuda.Dim3{X: 1}
 			return func(n int) error {
 					for range n {
@@ -143,6 +135,21 @@ func (f *Fixture) launchPair(c *C) pair {
 					return cErr(c.launch4(fn.Handle(), f.Stream, uint64(buf), 0, uint64(buf+8), 0, n))
 				}
 		}}
+}
+
+// launchSetup loads sum_i64 and allocates the 64 bytes its launches
+// use, both freed when the benchmark ends.
+func (f *Fixture) launchSetup(b *testing.B) (libcuda.Func, libcuda.Deviceptr) {
+	m, err := libcuda.LoadModule(kernels.PTX)
+	must(b, err)
+	fn, err := m.Function("sum_i64")
+	must(b, err)
+	var buf libcuda.Deviceptr
+	must(b, libcuda.MemAlloc(&buf, 64))
+	b.Cleanup(func() {
+		must(b, libcuda.WithContext(f.Ctx, func() error { return errors.Join(libcuda.MemFree(buf), libcuda.ModuleUnload(m)) }))
+	})
+	return fn, buf
 }
 
 // streamLaunchPair: package cuda's Stream.Launch of sum_i64 with 4

@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 typedef int CUresult;
 typedef void *CUstream;
@@ -103,6 +104,64 @@ int pc_event_sync(CUevent e, long n) {
 int pc_launch4(CUfunction f, CUstream s, uint64_t a, uint64_t b, uint64_t c, uint64_t d, long n) {
 	void *params[] = {&a, &b, &c, &d};
 	for (long i = 0; i < n; i++) TRY(cu.launchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+	return cu.streamSynchronize(s);
+}
+
+// The call-path rows (callpath.go) split what a Go call of the driver
+// costs: pc_launch1 and pc_query1 make one call each, for Go to call once
+// an operation; pc_empty does nothing (the bare Go-to-C transition);
+// pc_launch4_gap is pc_launch4 with a busy wait of gap ns after each
+// launch (does a pause between calls alone make the next call dearer?).
+int pc_launch1(CUfunction f, CUstream s, uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+	void *params[] = {&a, &b, &c, &d};
+	return cu.launchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, NULL);
+}
+
+int pc_query1(CUstream s) { return cu.streamQuery(s); }
+
+int pc_empty(void) { return 0; }
+
+// pc_empty_loop calls pc_empty n times through a volatile pointer, so
+// that the compiler keeps the calls.
+int pc_empty_loop(long n) {
+	int (*volatile fn)(void) = pc_empty;
+	for (long i = 0; i < n; i++) TRY(fn());
+	return 0;
+}
+
+static long long pc_now(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+// pc_spin busy-waits about ns nanoseconds.
+void pc_spin(long ns) {
+	long long end = pc_now() + ns;
+	while (pc_now() < end) {
+	}
+}
+
+// pc_query_locked queries s n times with a locked add before and after
+// each query, as runtime.cgocall's status changes make around a call:
+// do two full barriers a call alone explain the Go-to-C overhead?
+int pc_query_locked(CUstream s, long n) {
+	static long word;
+	for (long i = 0; i < n; i++) {
+		__atomic_fetch_add(&word, 1, __ATOMIC_SEQ_CST);
+		CUresult r = cu.streamQuery(s);
+		__atomic_fetch_add(&word, 1, __ATOMIC_SEQ_CST);
+		if (r) return r;
+	}
+	return 0;
+}
+
+int pc_launch4_gap(CUfunction f, CUstream s, uint64_t a, uint64_t b, uint64_t c, uint64_t d, long n, long gap) {
+	void *params[] = {&a, &b, &c, &d};
+	for (long i = 0; i < n; i++) {
+		TRY(cu.launchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, params, NULL));
+		pc_spin(gap);
+	}
 	return cu.streamSynchronize(s);
 }
 

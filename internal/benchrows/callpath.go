@@ -1,0 +1,208 @@
+//go:build linux
+
+package bench
+
+import (
+	"fmt"
+	"os"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/purecuda/purecuda/cublas"
+	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/internal/dl"
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// The call-path rows split what a call from Go costs over the same call
+// in a C loop, for a launch, a stream query and a 64x64 SGEMM, each
+// against the C loop of the same calls:
+//
+//   - "Go→C per call": Go calls a C function that makes the one call,
+//     through internal/dl as the generated wrappers do. Over the C loop,
+//     this is the transition alone (runtime.cgocall), and whatever a
+//     return to Go between calls does to the next call.
+//   - "raw generated": the generated wrapper (libcuda.LaunchKernel,
+//     libcuda.StreamQuery, cublas.Sgemm) with nothing of the Go layers.
+//   - "C, a gap after each": the C loop with a busy wait after each call,
+//     the length of Go's own overhead: whether a pause between calls
+//     alone makes the calls dearer (if so, a-b-ns exceeds the gap).
+//   - "C, cuCtxGetCurrent before each" (SGEMM): what package cuda's
+//     context check adds in C.
+//   - "C, a locked add before and after each" (query): whether two full
+//     barriers a call, as runtime.cgocall's status changes are, explain
+//     the transition's cost over the C loop.
+//   - "empty C function": the bare transition, against a C loop of
+//     calls through a pointer.
+
+// cframe is an argument block of internal/dl for up to 8 words.
+type cframe struct {
+	dl.Frame
+	a [8]uintptr
+}
+
+func (fr *cframe) call() int32 {
+	fr.R = 0
+	dl.Call(&fr.Frame)
+	return int32(fr.R)
+}
+
+func (f *Fixture) callPathPairs(c *C) []pair {
+	const launchOp, queryOp = "launch, 4 args, then a wait each 1000", "cuStreamQuery (idle)"
+	launchRounds := func(b *testing.B) (libcuda.Func, libcuda.Deviceptr, func(int) error) {
+		fn, buf := f.launchSetup(b)
+		return fn, buf, func(n int) error {
+			return cErr(c.launch4(fn.Handle(), f.Stream, uint64(buf), 0, uint64(buf+8), 0, n))
+		}
+	}
+	query := func(n int) error { return cErr(c.streamQuery(f.Stream, n)) }
+	return []pair{
+		{op: launchOp, a: "call path: Go→C per call (dl.Call)", bName: "C cuLaunchKernel", perRound: 1000, pairs: 21,
+			setup: func(b *testing.B) (func(int) error, func(int) error) {
+				fn, buf, other := launchRounds(b)
+				return func(n int) error {
+					fr := cframe{Frame: dl.Frame{Fn: c.launch1, N: 6}, a: [8]uintptr{uintptr(fn.Handle()), uintptr(f.Stream), uintptr(buf), 0, uintptr(buf + 8), 0}}
+					for range n {
+						if r := fr.call(); r != 0 {
+							return libcuda.Result(r)
+						}
+					}
+					return libcuda.StreamSynchronize(f.Stream)
+				}, other
+			}},
+		{op: launchOp, a: "call path: raw generated libcuda.LaunchKernel", bName: "C cuLaunchKernel", perRound: 1000, pairs: 21,
+			setup: func(b *testing.B) (func(int) error, func(int) error) {
+				fn, buf, other := launchRounds(b)
+				return func(n int) error {
+					args := [4]uint64{uint64(buf), 0, uint64(buf + 8), 0}
+					params := [4]unsafe.Pointer{unsafe.Pointer(&args[0]), unsafe.Pointer(&args[1]), unsafe.Pointer(&args[2]), unsafe.Pointer(&args[3])}
+					for range n {
+						if err := libcuda.LaunchKernel(fn.Handle(), 1, 1, 1, 1, 1, 1, 0, f.Stream, &params[0], nil); err != nil {
+							return err
+						}
+					}
+					return libcuda.StreamSynchronize(f.Stream)
+				}, other
+			}},
+		{op: launchOp, a: "call path: C, a 250 ns gap after each", bName: "C cuLaunchKernel", perRound: 1000, pairs: 21,
+			setup: func(b *testing.B) (func(int) error, func(int) error) {
+				fn, buf, other := launchRounds(b)
+				return func(n int) error {
+					return cErr(c.launch4Gap(fn.Handle(), f.Stream, uint64(buf), 0, uint64(buf+8), 0, n, 250))
+				}, other
+			}},
+		{op: queryOp, a: "call path: Go→C per call (dl.Call)", bName: "C cuStreamQuery", perRound: 20000, pairs: 21,
+			setup: func(b *testing.B) (func(int) error, func(int) error) {
+				return func(n int) error {
+					fr := cframe{Frame: dl.Frame{Fn: c.query1, N: 1}, a: [8]uintptr{uintptr(f.Stream)}}
+					for range n {
+						if r := fr.call(); r != 0 {
+							return libcuda.Result(r)
+						}
+					}
+					return nil
+				}, query
+			}},
+		{op: queryOp, a: "call path: C, a locked add before and after each", bName: "C cuStreamQuery", perRound: 20000, pairs: 21,
+			setup: func(b *testing.B) (func(int) error, func(int) error) {
+				return func(n int) error { return cErr(c.queryLocked(f.Stream, n)) }, query
+			}},
+		{op: "empty C function", a: "call path: Go→C per call (dl.Call)", bName: "C loop", perRound: 20000, pairs: 21,
+			setup: func(b *testing.B) (func(int) error, func(int) error) {
+				return func(n int) error {
+					fr := cframe{Frame: dl.Frame{Fn: c.empty}}
+					for range n {
+						if r := fr.call(); r != 0 {
+							return libcuda.Result(r)
+						}
+					}
+					return nil
+				}, func(n int) error { return cErr(c.emptyLoop(n)) }
+			}},
+	}
+}
+
+// gemmCallPathPairs are the call-path rows of the 64x64 SGEMM: each way
+// against C's loop (pb_sgemm), with the enqueue time of each printed as
+// the SGEMM row's is.
+func (f *Fixture) gemmCallPathPairs(c *BLASC) []pair {
+	const m = 64
+	type way struct {
+		name  string
+		round func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (enq int64, err error)
+	}
+	cVar := func(ctx int32, gap int) func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
+		return func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
+			var enq int64
+			err := cBLASErr(c.sgemmVar(h.Raw(), s.Raw(), m, x[0].DevicePtr(), x[1].DevicePtr(), x[2].DevicePtr(), int32(k), ctx, gap, &enq))
+			return enq, err
+		}
+	}
+	ways := []way{
+		{"call path: Go→C per call (dl.Call)", func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
+			fr := cframe{Frame: dl.Frame{Fn: c.sgemm1, N: 5}, a: [8]uintptr{uintptr(h.Raw()), m, uintptr(x[0].DevicePtr()), uintptr(x[1].DevicePtr()), uintptr(x[2].DevicePtr())}}
+			t0 := time.Now()
+			for range k {
+				if r := fr.call(); r != 0 {
+					return 0, cBLASErr(r)
+				}
+			}
+			return time.Since(t0).Nanoseconds(), nil
+		}},
+		{"call path: raw generated cublas.Sgemm", func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
+			one, zero := float32(1), float32(0)
+			pa, pb, pc := devPtr32(x[0]), devPtr32(x[1]), devPtr32(x[2])
+			t0 := time.Now()
+			for range k {
+				if err := cublas.Sgemm(h.Raw(), cublas.NoTrans, cublas.NoTrans, m, m, m, &one, pa, m, pb, m, &zero, pc, m); err != nil {
+					return 0, err
+				}
+			}
+			return time.Since(t0).Nanoseconds(), nil
+		}},
+		{"call path: C, cuCtxGetCurrent before each", cVar(1, 0)},
+		{"call path: C, a 1500 ns gap after each", cVar(0, 1500)},
+	}
+	var out []pair
+	for _, w := range ways {
+		var aEnq, cEnq []float64
+		op := fmt.Sprintf("SGEMM %dx%d (host overhead)", m, m)
+		out = append(out, pair{op: op, a: w.name, bName: "C cublasSgemm_v2", perRound: 200, pairs: 7,
+			setup: func(b *testing.B) (func(int) error, func(int) error) {
+				s, h := blasSetup(b)
+				var x [3]cuda.Slice[float32]
+				for i := range x {
+					var err error
+					x[i], err = cuda.Alloc[float32](s, m*m)
+					must(b, err)
+					b.Cleanup(func() { must(b, x[i].Free()) })
+					must(b, cuda.Memset(s, x[i], 0.01))
+				}
+				return func(k int) error {
+						enq, err := w.round(h, s, x, k)
+						if err != nil {
+							return err
+						}
+						aEnq = append(aEnq, float64(enq)/float64(k))
+						return libcuda.StreamSynchronize(s.Raw())
+					}, func(k int) error {
+						enq, err := cVar(0, 0)(h, s, x, k)
+						cEnq = append(cEnq, float64(enq)/float64(k))
+						return err
+					}
+			},
+			report: func() {
+				if len(aEnq) > 1 && len(cEnq) > 1 {
+					g, cc := median(aEnq[1:]), median(cEnq[1:])
+					fmt.Fprintf(os.Stderr, "%s, %s: enqueue %.0f ns/call, C %.0f ns/call, %+.0f ns\n", op, w.name, g, cc, g-cc)
+				}
+			}})
+	}
+	return out
+}
+
+func devPtr32(s cuda.Slice[float32]) *float32 {
+	p := s.DevicePtr()
+	return *(**float32)(unsafe.Pointer(&p))
+}

@@ -48,6 +48,7 @@ func (a Access) String() string {
 type Operand struct {
 	mem    *allocHandle
 	off    uintptr // of the first element, in bytes
+	n      uintptr // the Slice's length, in bytes
 	access Access
 	err    error // why the Slice cannot be passed
 
@@ -64,7 +65,8 @@ func (x Slice[T]) Operand(access Access) Operand {
 	if access&ReadWrite == 0 || access&^ReadWrite != 0 {
 		return Operand{err: fmt.Errorf("%v: not Read, Write or ReadWrite", access)}
 	}
-	return Operand{mem: x.h, off: uintptr(x.off) * unsafe.Sizeof(*new(T)), access: access}
+	size := unsafe.Sizeof(*new(T))
+	return Operand{mem: x.h, off: uintptr(x.off) * size, n: uintptr(x.n) * size, access: access}
 }
 
 // Ptr is the device address of the operand's first element while the
@@ -83,6 +85,9 @@ func (o *Operand) Access() Access { return o.access }
 //   - each operand's memory is held against Free during f, and
 //     ops[i].Ptr() gives its device address; a zero or freed Slice fails
 //     the call before f runs, with ErrNil or ErrFreed;
+//   - f's work must touch only the operands' own elements (a Slice of
+//     part of an allocation is ordered after other streams' uses of that
+//     part alone, not of the rest);
 //   - once f has run, the stream is recorded as a user of every operand,
 //     with its Access, as a launch records the Slices it passes, so that
 //     Free is ordered after the work. It is recorded even when f fails,
@@ -152,10 +157,9 @@ func (st *streamState) doOperands(name string, ops []Operand, f func(raw libcuda
 		}
 		o.ptr = o.mem.a.ptr + libcuda.Deviceptr(o.off)
 		held = i + 1
-		// Ordered after other streams' conflicting uses (order.go), as a
-		// launch's arguments are.
-		// The operand's extent is unknown: from its first byte to the end.
-		if err := o.mem.a.orderUse(st, o.access, o.off, o.mem.a.bytes); err != nil {
+		// Ordered after other streams' conflicting uses of the Slice's
+		// bytes (order.go), as a launch's arguments are.
+		if err := o.mem.a.orderUse(st, o.access, o.off, o.off+o.n); err != nil {
 			return fmt.Errorf("cuda: %s: operand %d: ordering after other streams: %w", name, i, err)
 		}
 	}

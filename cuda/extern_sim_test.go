@@ -170,3 +170,51 @@ func TestDoAllocatesNothing(t *testing.T) {
 		t.Errorf("%v allocations a call", n)
 	}
 }
+
+// Library calls through Stream.Do that write disjoint parts of one
+// allocation on four streams (each its own chunk, as a batched library
+// call per stream would) are not serialized: once each stream has waited
+// for the allocation, repetitions record no event (the simulator's
+// counter). An operand that counted from its first byte to the end of the
+// allocation would order every stream after the ones writing the chunks
+// above its own. The writes land where they should.
+func TestDoOnDisjointPartsOfAnAllocationIsNotSerialized(t *testing.T) {
+	f := newFixture(t)
+	const nstreams, chunk = 4, 256
+	var st [nstreams]*cuda.Stream
+	for i := range st {
+		st[i] = newStream(t, f.ctx, cuda.NonBlocking())
+	}
+	x, err := cuda.Alloc[uint32](st[0], nstreams*chunk)
+	testenv.Must(t, err)
+	t.Cleanup(func() { testenv.Must(t, x.Free()) })
+	sync(t, st[0])
+	rep := func(v uint32) {
+		for i, s := range st {
+			part, err := x.Slice(i*chunk, (i+1)*chunk)
+			testenv.Must(t, err)
+			ops := [1]cuda.Operand{part.Operand(cuda.Write)}
+			testenv.Must(t, s.Do("cuMemsetD32Async", ops[:], func(raw libcuda.Stream) error {
+				return libcuda.MemsetD32Async(ops[0].Ptr(), v+uint32(i), chunk, raw)
+			}))
+		}
+	}
+	rep(10) // each stream's first use waits for st[0]'s allocation
+	records := testenv.SimStat(t, "event_records")
+	for r := range 3 {
+		rep(uint32(20 + 10*r))
+	}
+	got := testenv.SimStat(t, "event_records") - records
+	for _, s := range st {
+		sync(t, s)
+	}
+	if got != 0 {
+		t.Errorf("3 repetitions of disjoint writes recorded %d events, want 0: the streams wait for each other", got)
+	}
+	data := read(t, st[0], x)
+	for i := range nstreams {
+		if v := data[i*chunk]; v != uint32(40+i) || data[(i+1)*chunk-1] != uint32(40+i) {
+			t.Errorf("chunk %d reads %d .. %d, want %d", i, v, data[(i+1)*chunk-1], 40+i)
+		}
+	}
+}

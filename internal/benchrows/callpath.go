@@ -5,6 +5,7 @@ package bench
 import (
 	"fmt"
 	"os"
+	"syscall"
 	"testing"
 	"time"
 	"unsafe"
@@ -24,7 +25,9 @@ import (
 //     this is the transition alone (runtime.cgocall), and whatever a
 //     return to Go between calls does to the next call.
 //   - "raw generated": the generated wrapper (libcuda.LaunchKernel,
-//     libcuda.StreamQuery, cublas.Sgemm) with nothing of the Go layers.
+//     libcuda.StreamQuery, cublas.Sgemm) with nothing of the Go layers;
+//     for the SGEMM also with alpha and beta in a page outside Go's
+//     memory (does the address of a host argument matter to the call?).
 //   - "C, a gap after each": the C loop with a busy wait after each call,
 //     the length of Go's own overhead: whether a pause between calls
 //     alone makes the calls dearer (if so, a-b-ns exceeds the gap).
@@ -156,6 +159,25 @@ func (f *Fixture) gemmCallPathPairs(c *BLASC) []pair {
 			t0 := time.Now()
 			for range k {
 				if err := cublas.Sgemm(h.Raw(), cublas.NoTrans, cublas.NoTrans, m, m, m, &one, pa, m, pb, m, &zero, pc, m); err != nil {
+					return 0, err
+				}
+			}
+			return time.Since(t0).Nanoseconds(), nil
+		}},
+		{"call path: raw generated cublas.Sgemm, alpha and beta outside Go's memory", func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
+			// A page of its own, neither Go's heap or stacks nor memory
+			// the driver knows: does where alpha and beta live matter?
+			page, err := syscall.Mmap(-1, 0, 4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
+			if err != nil {
+				return 0, err
+			}
+			defer syscall.Munmap(page)
+			one, zero := (*float32)(unsafe.Pointer(&page[0])), (*float32)(unsafe.Pointer(&page[64]))
+			*one = 1
+			pa, pb, pc := devPtr32(x[0]), devPtr32(x[1]), devPtr32(x[2])
+			t0 := time.Now()
+			for range k {
+				if err := cublas.Sgemm(h.Raw(), cublas.NoTrans, cublas.NoTrans, m, m, m, one, pa, m, pb, m, zero, pc, m); err != nil {
 					return 0, err
 				}
 			}

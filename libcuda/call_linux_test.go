@@ -16,7 +16,7 @@ var abiSource []byte
 // abiLibrary compiles testdata/abi.c into a shared library with the system
 // C compiler and opens it, so the trampoline is checked against the
 // system's C calling convention.
-func abiLibrary(t *testing.T) library {
+func abiLibrary(t testing.TB) library {
 	t.Helper()
 	cc := ""
 	for _, c := range []string{os.Getenv("CC"), "cc", "gcc", "clang"} {

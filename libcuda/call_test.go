@@ -8,7 +8,7 @@ import (
 	"unsafe"
 )
 
-func mustSym(t *testing.T, lib library, name string) uintptr {
+func mustSym(t testing.TB, lib library, name string) uintptr {
 	t.Helper()
 	a, ok := lib.sym(name)
 	if !ok {

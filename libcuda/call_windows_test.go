@@ -18,7 +18,7 @@ const envABIDLL = "PURECUDA_ABI_DLL"
 // trampoline is checked against the Windows x64 calling convention. Without
 // it the tests skip, unless PURECUDA_REQUIRE_SIM=1 (as in CI) makes that a
 // failure.
-func abiLibrary(t *testing.T) library {
+func abiLibrary(t testing.TB) library {
 	t.Helper()
 	p := os.Getenv(envABIDLL)
 	if p == "" {

@@ -12,6 +12,13 @@ import (
 // in memory (see frame).
 func call(f *frame) { dl.Call((*dl.Frame)(unsafe.Pointer(f))) }
 
+// callPinned is call for the entry points that return without waiting
+// (see dl.CallPinned); callFence is call for the device-wide fences (see
+// dl.CallFence). tools/gen's library table says which is which.
+func callPinned(f *frame) { dl.CallPinned((*dl.Frame)(unsafe.Pointer(f))) }
+
+func callFence(f *frame) { dl.CallFence((*dl.Frame)(unsafe.Pointer(f))) }
+
 // callf calls a C function that takes float or double arguments by value
 // (see dl.CallFloat).
 func callf(fn uintptr, floats, doubles uint32, args ...uint64) uintptr {

@@ -492,6 +492,8 @@ func DevicePrimaryCtxRetain(pctx *Context, dev Device) error {
 // DevicePrimaryCtxRelease calls cuDevicePrimaryCtxRelease_v2, resolved as cuDevicePrimaryCtxRelease at ABI version 11000.
 //
 //	CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev);
+//
+// It is a fence (see Pinned calls in the package documentation).
 func DevicePrimaryCtxRelease(dev Device) error {
 	_fn, _err := procDevicePrimaryCtxRelease.fn()
 	if _err != nil {
@@ -504,7 +506,7 @@ func DevicePrimaryCtxRelease(dev Device) error {
 	}
 	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(dev)
-	call(&_f.frame)
+	callFence(&_f.frame)
 	return procDevicePrimaryCtxRelease.result(_f.r)
 }
 
@@ -555,6 +557,8 @@ func DevicePrimaryCtxGetState(dev Device, flags *uint32, active *int32) error {
 // DevicePrimaryCtxReset calls cuDevicePrimaryCtxReset_v2, resolved as cuDevicePrimaryCtxReset at ABI version 11000.
 //
 //	CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev);
+//
+// It is a fence (see Pinned calls in the package documentation).
 func DevicePrimaryCtxReset(dev Device) error {
 	_fn, _err := procDevicePrimaryCtxReset.fn()
 	if _err != nil {
@@ -567,7 +571,7 @@ func DevicePrimaryCtxReset(dev Device) error {
 	}
 	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(dev)
-	call(&_f.frame)
+	callFence(&_f.frame)
 	return procDevicePrimaryCtxReset.result(_f.r)
 }
 
@@ -599,6 +603,8 @@ func CtxCreate(pctx *Context, ctxCreateParams *CtxCreateParams, flags uint32, de
 // CtxDestroy calls cuCtxDestroy_v2, resolved as cuCtxDestroy at ABI version 4000.
 //
 //	CUresult cuCtxDestroy_v2(CUcontext ctx);
+//
+// It is a fence (see Pinned calls in the package documentation).
 func CtxDestroy(ctx Context) error {
 	_fn, _err := procCtxDestroy.fn()
 	if _err != nil {
@@ -611,13 +617,15 @@ func CtxDestroy(ctx Context) error {
 	}
 	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(ctx)
-	call(&_f.frame)
+	callFence(&_f.frame)
 	return procCtxDestroy.result(_f.r)
 }
 
 // CtxPushCurrent calls cuCtxPushCurrent_v2, resolved as cuCtxPushCurrent at ABI version 4000.
 //
 //	CUresult cuCtxPushCurrent_v2(CUcontext ctx);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func CtxPushCurrent(ctx Context) error {
 	_fn, _err := procCtxPushCurrent.fn()
 	if _err != nil {
@@ -630,13 +638,15 @@ func CtxPushCurrent(ctx Context) error {
 	}
 	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(ctx)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procCtxPushCurrent.result(_f.r)
 }
 
 // CtxPopCurrent calls cuCtxPopCurrent_v2, resolved as cuCtxPopCurrent at ABI version 4000.
 //
 //	CUresult cuCtxPopCurrent_v2(CUcontext *pctx);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func CtxPopCurrent(pctx *Context) error {
 	_fn, _err := procCtxPopCurrent.fn()
 	if _err != nil {
@@ -649,13 +659,15 @@ func CtxPopCurrent(pctx *Context) error {
 	}
 	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(pctx)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procCtxPopCurrent.result(_f.r)
 }
 
 // CtxSetCurrent calls cuCtxSetCurrent, resolved as cuCtxSetCurrent at ABI version 4000.
 //
 //	CUresult cuCtxSetCurrent(CUcontext ctx);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func CtxSetCurrent(ctx Context) error {
 	_fn, _err := procCtxSetCurrent.fn()
 	if _err != nil {
@@ -668,13 +680,15 @@ func CtxSetCurrent(ctx Context) error {
 	}
 	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(ctx)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procCtxSetCurrent.result(_f.r)
 }
 
 // CtxGetCurrent calls cuCtxGetCurrent, resolved as cuCtxGetCurrent at ABI version 4000.
 //
 //	CUresult cuCtxGetCurrent(CUcontext *pctx);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func CtxGetCurrent(pctx *Context) error {
 	_fn, _err := procCtxGetCurrent.fn()
 	if _err != nil {
@@ -687,13 +701,15 @@ func CtxGetCurrent(pctx *Context) error {
 	}
 	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(pctx)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procCtxGetCurrent.result(_f.r)
 }
 
 // CtxGetDevice calls cuCtxGetDevice, resolved as cuCtxGetDevice at ABI version 2000.
 //
 //	CUresult cuCtxGetDevice(CUdevice *device);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func CtxGetDevice(device *Device) error {
 	_fn, _err := procCtxGetDevice.fn()
 	if _err != nil {
@@ -706,13 +722,15 @@ func CtxGetDevice(device *Device) error {
 	}
 	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(device)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procCtxGetDevice.result(_f.r)
 }
 
 // CtxGetDevice_v2 calls cuCtxGetDevice_v2, resolved as cuCtxGetDevice at ABI version 13000.
 //
 //	CUresult cuCtxGetDevice_v2(CUdevice *device, CUcontext ctx);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func CtxGetDevice_v2(device *Device, ctx Context) error {
 	_fn, _err := procCtxGetDevice_v2.fn()
 	if _err != nil {
@@ -727,13 +745,15 @@ func CtxGetDevice_v2(device *Device, ctx Context) error {
 	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(device)
 	_f.a1 = uintptr(ctx)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procCtxGetDevice_v2.result(_f.r)
 }
 
 // CtxGetFlags calls cuCtxGetFlags, resolved as cuCtxGetFlags at ABI version 7000.
 //
 //	CUresult cuCtxGetFlags(unsigned int *flags);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func CtxGetFlags(flags *uint32) error {
 	_fn, _err := procCtxGetFlags.fn()
 	if _err != nil {
@@ -746,7 +766,7 @@ func CtxGetFlags(flags *uint32) error {
 	}
 	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(flags)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procCtxGetFlags.result(_f.r)
 }
 
@@ -772,6 +792,8 @@ func CtxSetFlags(flags uint32) error {
 // CtxGetId calls cuCtxGetId, resolved as cuCtxGetId at ABI version 12000.
 //
 //	CUresult cuCtxGetId(CUcontext ctx, unsigned long long *ctxId);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func CtxGetId(ctx Context, ctxId *uint64) error {
 	_fn, _err := procCtxGetId.fn()
 	if _err != nil {
@@ -786,7 +808,7 @@ func CtxGetId(ctx Context, ctxId *uint64) error {
 	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(ctx)
 	_f.a1 = unsafe.Pointer(ctxId)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procCtxGetId.result(_f.r)
 }
 
@@ -1207,6 +1229,8 @@ func ModuleLoadFatBinary(module *Module, fatCubin unsafe.Pointer) error {
 // ModuleUnload calls cuModuleUnload, resolved as cuModuleUnload at ABI version 2000.
 //
 //	CUresult cuModuleUnload(CUmodule hmod);
+//
+// It is a fence (see Pinned calls in the package documentation).
 func ModuleUnload(hmod Module) error {
 	_fn, _err := procModuleUnload.fn()
 	if _err != nil {
@@ -1219,7 +1243,7 @@ func ModuleUnload(hmod Module) error {
 	}
 	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(hmod)
-	call(&_f.frame)
+	callFence(&_f.frame)
 	return procModuleUnload.result(_f.r)
 }
 
@@ -1579,6 +1603,8 @@ func LibraryLoadFromFile(library *Library, fileName *byte, jitOptions *Jit_optio
 // LibraryUnload calls cuLibraryUnload, resolved as cuLibraryUnload at ABI version 12000.
 //
 //	CUresult cuLibraryUnload(CUlibrary library);
+//
+// It is a fence (see Pinned calls in the package documentation).
 func LibraryUnload(library Library) error {
 	_fn, _err := procLibraryUnload.fn()
 	if _err != nil {
@@ -1591,7 +1617,7 @@ func LibraryUnload(library Library) error {
 	}
 	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(library)
-	call(&_f.frame)
+	callFence(&_f.frame)
 	return procLibraryUnload.result(_f.r)
 }
 
@@ -1989,6 +2015,8 @@ func MemAllocPitch(dptr *Deviceptr, pPitch *uint64, WidthInBytes uint64, Height 
 // MemFree calls cuMemFree_v2, resolved as cuMemFree at ABI version 3020.
 //
 //	CUresult cuMemFree_v2(CUdeviceptr dptr);
+//
+// It is a fence (see Pinned calls in the package documentation).
 func MemFree(dptr Deviceptr) error {
 	_fn, _err := procMemFree.fn()
 	if _err != nil {
@@ -2001,7 +2029,7 @@ func MemFree(dptr Deviceptr) error {
 	}
 	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(dptr)
-	call(&_f.frame)
+	callFence(&_f.frame)
 	return procMemFree.result(_f.r)
 }
 
@@ -2052,6 +2080,8 @@ func MemAllocHost(pp *unsafe.Pointer, bytesize uint64) error {
 // MemFreeHost calls cuMemFreeHost, resolved as cuMemFreeHost at ABI version 2000.
 //
 //	CUresult cuMemFreeHost(void *p);
+//
+// It is a fence (see Pinned calls in the package documentation).
 func MemFreeHost(p unsafe.Pointer) error {
 	_fn, _err := procMemFreeHost.fn()
 	if _err != nil {
@@ -2064,7 +2094,7 @@ func MemFreeHost(p unsafe.Pointer) error {
 	}
 	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(p)
-	call(&_f.frame)
+	callFence(&_f.frame)
 	return procMemFreeHost.result(_f.r)
 }
 
@@ -2407,6 +2437,8 @@ func MemHostRegister(p unsafe.Pointer, bytesize uint64, Flags uint32) error {
 // MemHostUnregister calls cuMemHostUnregister, resolved as cuMemHostUnregister at ABI version 4000.
 //
 //	CUresult cuMemHostUnregister(void *p);
+//
+// It is a fence (see Pinned calls in the package documentation).
 func MemHostUnregister(p unsafe.Pointer) error {
 	_fn, _err := procMemHostUnregister.fn()
 	if _err != nil {
@@ -2419,7 +2451,7 @@ func MemHostUnregister(p unsafe.Pointer) error {
 	}
 	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(p)
-	call(&_f.frame)
+	callFence(&_f.frame)
 	return procMemHostUnregister.result(_f.r)
 }
 
@@ -4865,6 +4897,8 @@ func StreamCreateWithPriority(phStream *Stream, flags uint32, priority int32) er
 // StreamGetPriority calls cuStreamGetPriority, resolved as cuStreamGetPriority at ABI version 5050.
 //
 //	CUresult cuStreamGetPriority(CUstream hStream, int *priority);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func StreamGetPriority(hStream Stream, priority *int32) error {
 	_fn, _err := procStreamGetPriority.fn()
 	if _err != nil {
@@ -4879,7 +4913,7 @@ func StreamGetPriority(hStream Stream, priority *int32) error {
 	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hStream)
 	_f.a1 = unsafe.Pointer(priority)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procStreamGetPriority.result(_f.r)
 }
 
@@ -4907,6 +4941,8 @@ func StreamGetDevice(hStream Stream, device *Device) error {
 // StreamGetFlags calls cuStreamGetFlags, resolved as cuStreamGetFlags at ABI version 5050.
 //
 //	CUresult cuStreamGetFlags(CUstream hStream, unsigned int *flags);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func StreamGetFlags(hStream Stream, flags *uint32) error {
 	_fn, _err := procStreamGetFlags.fn()
 	if _err != nil {
@@ -4921,13 +4957,15 @@ func StreamGetFlags(hStream Stream, flags *uint32) error {
 	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hStream)
 	_f.a1 = unsafe.Pointer(flags)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procStreamGetFlags.result(_f.r)
 }
 
 // StreamGetId calls cuStreamGetId, resolved as cuStreamGetId at ABI version 12000.
 //
 //	CUresult cuStreamGetId(CUstream hStream, unsigned long long *streamId);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func StreamGetId(hStream Stream, streamId *uint64) error {
 	_fn, _err := procStreamGetId.fn()
 	if _err != nil {
@@ -4942,13 +4980,15 @@ func StreamGetId(hStream Stream, streamId *uint64) error {
 	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hStream)
 	_f.a1 = unsafe.Pointer(streamId)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procStreamGetId.result(_f.r)
 }
 
 // StreamGetCtx calls cuStreamGetCtx, resolved as cuStreamGetCtx at ABI version 9020.
 //
 //	CUresult cuStreamGetCtx(CUstream hStream, CUcontext *pctx);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func StreamGetCtx(hStream Stream, pctx *Context) error {
 	_fn, _err := procStreamGetCtx.fn()
 	if _err != nil {
@@ -4963,13 +5003,15 @@ func StreamGetCtx(hStream Stream, pctx *Context) error {
 	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hStream)
 	_f.a1 = unsafe.Pointer(pctx)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procStreamGetCtx.result(_f.r)
 }
 
 // StreamGetCtx_v2 calls cuStreamGetCtx_v2, resolved as cuStreamGetCtx at ABI version 12050.
 //
 //	CUresult cuStreamGetCtx_v2(CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func StreamGetCtx_v2(hStream Stream, pCtx *Context, pGreenCtx *GreenCtx) error {
 	_fn, _err := procStreamGetCtx_v2.fn()
 	if _err != nil {
@@ -4986,13 +5028,15 @@ func StreamGetCtx_v2(hStream Stream, pCtx *Context, pGreenCtx *GreenCtx) error {
 	_f.a0 = uintptr(hStream)
 	_f.a1 = unsafe.Pointer(pCtx)
 	_f.a2 = unsafe.Pointer(pGreenCtx)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procStreamGetCtx_v2.result(_f.r)
 }
 
 // StreamWaitEvent calls cuStreamWaitEvent, resolved as cuStreamWaitEvent at ABI version 3020.
 //
 //	CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func StreamWaitEvent(hStream Stream, hEvent Event, Flags uint32) error {
 	_fn, _err := procStreamWaitEvent.fn()
 	if _err != nil {
@@ -5009,7 +5053,7 @@ func StreamWaitEvent(hStream Stream, hEvent Event, Flags uint32) error {
 	_f.a0 = uintptr(hStream)
 	_f.a1 = uintptr(hEvent)
 	_f.a2 = uintptr(Flags)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procStreamWaitEvent.result(_f.r)
 }
 
@@ -5091,6 +5135,8 @@ func StreamBeginCaptureToGraph(hStream Stream, hGraph Graph, dependencies *Graph
 // ThreadExchangeStreamCaptureMode calls cuThreadExchangeStreamCaptureMode, resolved as cuThreadExchangeStreamCaptureMode at ABI version 10010.
 //
 //	CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func ThreadExchangeStreamCaptureMode(mode *StreamCaptureMode) error {
 	_fn, _err := procThreadExchangeStreamCaptureMode.fn()
 	if _err != nil {
@@ -5103,7 +5149,7 @@ func ThreadExchangeStreamCaptureMode(mode *StreamCaptureMode) error {
 	}
 	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(mode)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procThreadExchangeStreamCaptureMode.result(_f.r)
 }
 
@@ -5131,6 +5177,8 @@ func StreamEndCapture(hStream Stream, phGraph *Graph) error {
 // StreamIsCapturing calls cuStreamIsCapturing, resolved as cuStreamIsCapturing at ABI version 10000.
 //
 //	CUresult cuStreamIsCapturing(CUstream hStream, CUstreamCaptureStatus *captureStatus);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func StreamIsCapturing(hStream Stream, captureStatus *StreamCaptureStatus) error {
 	_fn, _err := procStreamIsCapturing.fn()
 	if _err != nil {
@@ -5145,13 +5193,15 @@ func StreamIsCapturing(hStream Stream, captureStatus *StreamCaptureStatus) error
 	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hStream)
 	_f.a1 = unsafe.Pointer(captureStatus)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procStreamIsCapturing.result(_f.r)
 }
 
 // StreamGetCaptureInfo calls cuStreamGetCaptureInfo_v3, resolved as cuStreamGetCaptureInfo at ABI version 12030.
 //
 //	CUresult cuStreamGetCaptureInfo_v3(CUstream hStream, CUstreamCaptureStatus *captureStatus_out, cuuint64_t *id_out, CUgraph *graph_out, const CUgraphNode **dependencies_out, const CUgraphEdgeData **edgeData_out, size_t *numDependencies_out);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func StreamGetCaptureInfo(hStream Stream, captureStatus_out *StreamCaptureStatus, id_out *uint64, graph_out *Graph, dependencies_out **GraphNode, edgeData_out **GraphEdgeData, numDependencies_out *uint64) error {
 	_fn, _err := procStreamGetCaptureInfo.fn()
 	if _err != nil {
@@ -5176,7 +5226,7 @@ func StreamGetCaptureInfo(hStream Stream, captureStatus_out *StreamCaptureStatus
 	_f.a4 = unsafe.Pointer(dependencies_out)
 	_f.a5 = unsafe.Pointer(edgeData_out)
 	_f.a6 = unsafe.Pointer(numDependencies_out)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procStreamGetCaptureInfo.result(_f.r)
 }
 
@@ -5235,6 +5285,8 @@ func StreamAttachMemAsync(hStream Stream, dptr Deviceptr, length uint64, flags u
 // StreamQuery calls cuStreamQuery, resolved as cuStreamQuery at ABI version 2000.
 //
 //	CUresult cuStreamQuery(CUstream hStream);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func StreamQuery(hStream Stream) error {
 	_fn, _err := procStreamQuery.fn()
 	if _err != nil {
@@ -5247,7 +5299,7 @@ func StreamQuery(hStream Stream) error {
 	}
 	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(hStream)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procStreamQuery.result(_f.r)
 }
 
@@ -5380,6 +5432,8 @@ func EventCreate(phEvent *Event, Flags uint32) error {
 // EventRecord calls cuEventRecord, resolved as cuEventRecord at ABI version 2000.
 //
 //	CUresult cuEventRecord(CUevent hEvent, CUstream hStream);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func EventRecord(hEvent Event, hStream Stream) error {
 	_fn, _err := procEventRecord.fn()
 	if _err != nil {
@@ -5394,13 +5448,15 @@ func EventRecord(hEvent Event, hStream Stream) error {
 	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hEvent)
 	_f.a1 = uintptr(hStream)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procEventRecord.result(_f.r)
 }
 
 // EventRecordWithFlags calls cuEventRecordWithFlags, resolved as cuEventRecordWithFlags at ABI version 11010.
 //
 //	CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func EventRecordWithFlags(hEvent Event, hStream Stream, flags uint32) error {
 	_fn, _err := procEventRecordWithFlags.fn()
 	if _err != nil {
@@ -5417,13 +5473,15 @@ func EventRecordWithFlags(hEvent Event, hStream Stream, flags uint32) error {
 	_f.a0 = uintptr(hEvent)
 	_f.a1 = uintptr(hStream)
 	_f.a2 = uintptr(flags)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procEventRecordWithFlags.result(_f.r)
 }
 
 // EventQuery calls cuEventQuery, resolved as cuEventQuery at ABI version 2000.
 //
 //	CUresult cuEventQuery(CUevent hEvent);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func EventQuery(hEvent Event) error {
 	_fn, _err := procEventQuery.fn()
 	if _err != nil {
@@ -5436,7 +5494,7 @@ func EventQuery(hEvent Event) error {
 	}
 	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(hEvent)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procEventQuery.result(_f.r)
 }
 
@@ -5979,6 +6037,8 @@ func FuncLoad(function Function) error {
 // LaunchKernel calls cuLaunchKernel, resolved as cuLaunchKernel at ABI version 4000.
 //
 //	CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func LaunchKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams *unsafe.Pointer, extra *unsafe.Pointer) error {
 	_fn, _err := procLaunchKernel.fn()
 	if _err != nil {
@@ -6010,13 +6070,15 @@ func LaunchKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32,
 	_f.a8 = uintptr(hStream)
 	_f.a9 = unsafe.Pointer(kernelParams)
 	_f.a10 = unsafe.Pointer(extra)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procLaunchKernel.result(_f.r)
 }
 
 // LaunchKernelEx calls cuLaunchKernelEx, resolved as cuLaunchKernelEx at ABI version 11060.
 //
 //	CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func LaunchKernelEx(config *LaunchConfig, f Function, kernelParams *unsafe.Pointer, extra *unsafe.Pointer) error {
 	_fn, _err := procLaunchKernelEx.fn()
 	if _err != nil {
@@ -6035,7 +6097,7 @@ func LaunchKernelEx(config *LaunchConfig, f Function, kernelParams *unsafe.Point
 	_f.a1 = uintptr(f)
 	_f.a2 = unsafe.Pointer(kernelParams)
 	_f.a3 = unsafe.Pointer(extra)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procLaunchKernelEx.result(_f.r)
 }
 
@@ -7895,6 +7957,8 @@ func GraphUpload(hGraphExec GraphExec, hStream Stream) error {
 // GraphLaunch calls cuGraphLaunch, resolved as cuGraphLaunch at ABI version 10000.
 //
 //	CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func GraphLaunch(hGraphExec GraphExec, hStream Stream) error {
 	_fn, _err := procGraphLaunch.fn()
 	if _err != nil {
@@ -7909,7 +7973,7 @@ func GraphLaunch(hGraphExec GraphExec, hStream Stream) error {
 	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hGraphExec)
 	_f.a1 = uintptr(hStream)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procGraphLaunch.result(_f.r)
 }
 

@@ -200,6 +200,9 @@ func (f *Fixture) PairedRows(c *C) []Row {
 	rows := []pair{f.waitPair(c), f.eventPair(c)}
 	rows = append(rows, f.floorPairs(c)...)
 	rows = append(rows, f.launchPair(c), f.streamLaunchPair(c), f.hostFuncPair(c))
+	// The rows of issue 29 items 2 and 3 again with pinned calls off.
+	rows = append(rows, throughCgocall(f.waitPair(c)), throughCgocall(f.eventPair(c)),
+		throughCgocall(f.launchPair(c)), throughCgocall(f.streamLaunchPair(c)))
 	rows = append(rows, f.callPathPairs(c)...)
 	rows = append(rows, f.cachedPairs(c)...)
 	rows = append(rows, f.usePairs()...)

@@ -79,3 +79,39 @@ int abi_struct_mid(uint64_t a, uint64_t b, uint64_t c, uint64_t d, uint64_t e,
 	}
 	return handle_bad(&h);
 }
+
+// The pinned-call tests (call_pinned_linux_test.go).
+
+// abi_sp returns an address in its own frame: where the stack it runs on
+// is.
+uintptr_t abi_sp(void) {
+	volatile char c = 0;
+	return (uintptr_t)&c;
+}
+
+// abi_stack uses kib KiB of stack (kib nested frames of a KiB each) and
+// returns kib when every frame read back what it wrote.
+int abi_stack(int kib) {
+	if (kib <= 0) return 0;
+	volatile unsigned char buf[1024];
+	for (int i = 0; i < 1024; i++) buf[i] = (unsigned char)(i ^ kib);
+	int ok = 1;
+	for (int i = 0; i < 1024; i++) ok &= buf[i] == (unsigned char)(i ^ kib);
+	return abi_stack(kib - 1) + ok;
+}
+
+// abi_spin counts to n: C code that takes a while without a system call.
+int abi_spin(long long n) {
+	volatile long long i;
+	for (i = 0; i < n; i++) {
+	}
+	return 0;
+}
+
+// abi_wait_flag returns 0 once *flag is nonzero, or 1 after max checks.
+int abi_wait_flag(volatile int32_t *flag, long long max) {
+	for (long long i = 0; i < max; i++) {
+		if (*flag) return 0;
+	}
+	return 1;
+}

@@ -124,6 +124,7 @@ func run(cc string, benchtime time.Duration) (err error) {
 	rows = append(rows, f.HostmemRows()...)
 	rows = append(rows, f.StallRows()...)
 	rows = append(rows, f.ProfileRows()...)
+	rows = append(rows, f.QueueRows()...)
 	var devices int32
 	if err := libcuda.DeviceGetCount(&devices); err != nil {
 		return err

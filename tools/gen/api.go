@@ -112,6 +112,15 @@ func (g *gen) wrapper(b *strings.Builder, f *function) (big bool) {
 		}
 		ret = func(r string) string { return fmt.Sprintf("return *(*%s)(unsafe.Pointer(&%s)), nil\n", t, r) }
 	}
+	callName := "call"
+	switch base := ai.base; {
+	case g.lib.pinned[base]:
+		callName = "callPinned"
+		b.WriteString("//\n// It is a pinned call (see Pinned calls in the package documentation).\n")
+	case g.lib.fences[base]:
+		callName = "callFence"
+		b.WriteString("//\n// It is a fence (see Pinned calls in the package documentation).\n")
+	}
 	if f.deprecated {
 		fmt.Fprintf(b, "//\n// Deprecated: %s marks %s deprecated.\n", g.lib.header(), f.symbol)
 	}
@@ -139,12 +148,12 @@ func (g *gen) wrapper(b *strings.Builder, f *function) (big bool) {
 		b.WriteString(ret("_r") + "}\n\n")
 	case big:
 		b.WriteString("if structsOnStack {\n")
-		g.frameCall(b, args, true, ret)
+		g.frameCall(b, args, true, callName, ret)
 		b.WriteString("}\n")
-		g.frameCall(b, args, false, ret)
+		g.frameCall(b, args, false, callName, ret)
 		b.WriteString("}\n\n")
 	default:
-		g.frameCall(b, args, false, ret)
+		g.frameCall(b, args, false, callName, ret)
 		b.WriteString("}\n\n")
 	}
 	return big
@@ -168,11 +177,12 @@ const maxArgWords = 28
 // minWords is the number of argument words the trampoline always reads.
 const minWords = 8
 
-// frameCall writes the frame, the call and the return, which ret writes
-// from the result word. With onStack, large structs are laid into the stack
-// words after the System V registers; otherwise they are passed as a
-// pointer to the parameter, a copy.
-func (g *gen) frameCall(b *strings.Builder, args []arg, onStack bool, ret func(r string) string) {
+// frameCall writes the frame, the call (through the package's function
+// callName: call, callPinned or callFence) and the return, which ret
+// writes from the result word. With onStack, large structs are laid into
+// the stack words after the System V registers; otherwise they are passed
+// as a pointer to the parameter, a copy.
+func (g *gen) frameCall(b *strings.Builder, args []arg, onStack bool, callName string, ret func(r string) string) {
 	type slot struct {
 		typ, value string
 		words      int64
@@ -228,5 +238,5 @@ func (g *gen) frameCall(b *strings.Builder, args []arg, onStack bool, ret func(r
 		fmt.Fprintf(b, "_f.a%d = %s\n", words, s.value)
 		words += s.words
 	}
-	b.WriteString("call(&_f.frame)\n" + ret("_f.r"))
+	b.WriteString(callName + "(&_f.frame)\n" + ret("_f.r"))
 }

@@ -29,6 +29,10 @@ type gen struct {
 // counts says how much a run generated.
 type counts struct {
 	functions, enums, values, defines, structs, unions int
+	// unlisted are the names in the library's pinned and fences lists
+	// that its header does not declare: an error for the real headers
+	// (run), not for the test fixtures, which declare a few.
+	unlisted []string
 }
 
 func (c counts) String() string {

@@ -119,6 +119,8 @@ func TestFixtureOutputBuildsAndRuns(t *testing.T) {
 var wrappers = []string{`// CtxGetCurrent calls cuCtxGetCurrent, resolved as cuCtxGetCurrent at ABI version 4000.
 //
 //	CUresult cuCtxGetCurrent(CUcontext *pctx);
+//
+// It is a pinned call (see Pinned calls in the package documentation).
 func CtxGetCurrent(pctx *Context) error {
 	_fn, _err := procCtxGetCurrent.fn()
 	if _err != nil {
@@ -131,7 +133,7 @@ func CtxGetCurrent(pctx *Context) error {
 	}
 	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(pctx)
-	call(&_f.frame)
+	callPinned(&_f.frame)
 	return procCtxGetCurrent.result(_f.r)
 }
 `, `// MemPrefetchAsync calls cuMemPrefetchAsync_v2, resolved as cuMemPrefetchAsync at ABI version 12020.
@@ -242,6 +244,9 @@ func TestFixtureDeclarations(t *testing.T) {
 		{"zapi.go", `func FuncSetFlags\(hfunc Function, flags Flags, more FlagsAlias, type_ int32\) error`},
 		{"zapi.go", `_r := callf\(_fn, 0b100, 0b10, uint64\(hfunc\), math.Float64bits\(value\), uint64\(math.Float32bits\(scale\)\)\)`},
 		{"zapi.go", `_f.fn, _f.n = _fn, 11\n`},
+		// The call paths: pinned (CtxGetCurrent, above), fences, the rest.
+		{"zapi.go", `// It is a fence \(see Pinned calls in the package documentation\). func MemFree\(dptr Deviceptr\) error {(?s:.)*?callFence\(&_f.frame\) return procMemFree.result`},
+		{"zapi.go", `_f.a1 = uintptr\(bytesize\) call\(&_f.frame\) return procMemAlloc.result`},
 		{"zapi.go", `const structsOnStack = runtime.GOARCH == "amd64" && runtime.GOOS != "windows"`},
 		// Enums: explicit, implicit, hex, shifted, negative and computed values.
 		{"zconst.go", `type Result int32`},

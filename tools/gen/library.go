@@ -62,6 +62,50 @@ type library struct {
 	// intResults lets entry points return an integer instead of the status
 	// (cuBLAS's size_t cublasGetCudartVersion); elsewhere that is refused.
 	intResults bool
+	// pinned lists, by base name, the entry points whose wrappers make a
+	// pinned call (internal/dl.CallPinned: no system-call bookkeeping, the
+	// goroutine keeps its P): those that return without waiting for the
+	// GPU or for another thread and never call back into Go. fences lists
+	// those that stall the whole device while they run (DESIGN.md's driver
+	// facts): their wrappers count themselves in flight, and pinned calls
+	// meanwhile take the system-call path. Only the driver (byVersion) has
+	// them: the package provides callPinned and callFence.
+	pinned, fences map[string]bool
+}
+
+// driverPinned are the driver's entry points made as pinned calls: the
+// queries a wait makes, the current context and capture state that every
+// layer asks, the lookups of a stream's or context's identity, and the
+// calls that enqueue work on a stream (a launch, a record, a wait on an
+// event, a graph launch), which return once the work is queued. An enqueue
+// finding the GPU's queue full waits for room: its goroutine holds its P
+// meanwhile (internal/dl.CallPinned says what that costs).
+var driverPinned = set(
+	"cuCtxGetCurrent", "cuCtxSetCurrent", "cuCtxPushCurrent", "cuCtxPopCurrent",
+	"cuCtxGetDevice", "cuCtxGetId", "cuCtxGetFlags",
+	"cuStreamQuery", "cuEventQuery",
+	"cuStreamGetCtx", "cuStreamGetId", "cuStreamGetFlags", "cuStreamGetPriority",
+	"cuStreamIsCapturing", "cuStreamGetCaptureInfo", "cuThreadExchangeStreamCaptureMode",
+	"cuLaunchKernel", "cuLaunchKernelEx", "cuGraphLaunch",
+	"cuEventRecord", "cuEventRecordWithFlags", "cuStreamWaitEvent",
+)
+
+// driverFences are the driver's entry points that wait for all the work in
+// flight on the device and hold other threads' calls meanwhile (measured
+// for cuMemHostUnregister, cuMemFreeHost and cuMemFree; the unloads and
+// context teardowns free device memory the same way).
+var driverFences = set(
+	"cuMemHostUnregister", "cuMemFreeHost", "cuMemFree",
+	"cuModuleUnload", "cuLibraryUnload", "cuCtxDestroy",
+	"cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxReset",
+)
+
+func set(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
 }
 
 // libraries drives the generator: one entry per generated package.
@@ -77,6 +121,8 @@ var libraries = []*library{
 		funcPrefix: "cu",
 		byVersion:  true,
 		layout:     true,
+		pinned:     driverPinned,
+		fences:     driverFences,
 	},
 	{
 		pkg:        "nvrtc",

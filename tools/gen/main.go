@@ -105,6 +105,9 @@ func run(include, only string, check, verbose bool) error {
 		if err != nil {
 			return err
 		}
+		if len(stats.unlisted) > 0 {
+			return fmt.Errorf("%s: %s, listed as pinned or fences, are no entry points of %s", l.pkg, strings.Join(stats.unlisted, ", "), l.header())
+		}
 		dir := filepath.Join(root, l.pkg)
 		if check {
 			errs = append(errs, checkFiles(dir, files))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -123,6 +124,7 @@ func (g *gen) nameFunctions() {
 		}
 	}
 	seen := map[abiInfo]string{}
+	bases := map[string]bool{}
 	for _, f := range g.h.funcs {
 		g.declare(g.funcNames[f], f.symbol)
 		g.declare("proc"+g.funcNames[f], f.symbol)
@@ -139,7 +141,16 @@ func (g *gen) nameFunctions() {
 		}
 		seen[ai] = f.symbol
 		g.abi[f] = ai
+		bases[base] = true
 	}
+	for _, list := range []map[string]bool{g.lib.pinned, g.lib.fences} {
+		for n := range list {
+			if !bases[n] {
+				g.counts.unlisted = append(g.counts.unlisted, n)
+			}
+		}
+	}
+	sort.Strings(g.counts.unlisted)
 }
 
 // definedName is the C name of the Go type a typedef chain defines. When

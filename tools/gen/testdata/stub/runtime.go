@@ -15,6 +15,10 @@ type frame struct {
 
 func call(f *frame) { f.r = 0 }
 
+func callPinned(f *frame) { f.r = 0 }
+
+func callFence(f *frame) { f.r = 0 }
+
 func callf(fn uintptr, floats, doubles uint32, args ...uint64) uintptr { return 0 }
 
 // library is the open library's state; loaded (libcuda's) and lazy (the

@@ -10,6 +10,8 @@ func call(f *frame) { f.r = uintptr(CUDA_ERROR_NOT_SUPPORTED) }
 
 func callPinned(f *frame) { call(f) }
 
+func callQueued(f *frame) { call(f) }
+
 func callFence(f *frame) { call(f) }
 
 func callf(fn uintptr, floats, doubles uint32, args ...uint64) uintptr {

@@ -226,3 +226,30 @@ func BenchmarkCallPath(b *testing.B) {
 		})
 	}
 }
+
+func TestCallQueuedIsPinnedOnlyWhenAskedFor(t *testing.T) {
+	setPinned(t, true)
+	fn := mustSym(t, abiLibrary(t), "abi_sp")
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for range 4 { // a stack for this P
+		spOf(t, fn, callPinned)
+	}
+	was := PinQueued(false)
+	defer PinQueued(was)
+	for i := range 8 {
+		if sp := spOf(t, fn, callQueued); dl.OnPinnedStack(sp) {
+			t.Fatalf("queued call %d ran pinned without PinQueued", i)
+		}
+	}
+	PinQueued(true)
+	onPinned := 0
+	for range 8 {
+		if dl.OnPinnedStack(spOf(t, fn, callQueued)) {
+			onPinned++
+		}
+	}
+	if onPinned == 0 {
+		t.Fatal("no queued call of 8 ran pinned with PinQueued(true)")
+	}
+}

@@ -49,26 +49,28 @@
 // processor (the runtime's P) and never holds up the garbage collector.
 // That costs about 40 ns a call, and beside a driver call that takes
 // microseconds it costs more, in what it does to the caches. The entry
-// points that return without waiting for the GPU are made as pinned calls
-// instead: the calling goroutine keeps its P, and the C code runs on a
-// stack that the package keeps for that P. These are the queries
-// (StreamQuery, EventQuery), the current context and the capture state
-// (CtxGetCurrent, CtxSetCurrent, StreamIsCapturing, StreamGetCaptureInfo,
-// ThreadExchangeStreamCaptureMode, ...), the identity of streams and
-// contexts, and the calls that queue work (LaunchKernel, LaunchKernelEx,
-// GraphLaunch, EventRecord, StreamWaitEvent); each says so in its doc
-// comment. A stop of the world (the collector's) waits for a pinned call
-// to return.
+// points that return without waiting, neither for the GPU nor for Go code,
+// are made as pinned calls instead: the calling goroutine keeps its P, and
+// the C code runs on a stack that the package keeps for that P. These are
+// the queries (StreamQuery, EventQuery), the current context and the
+// capture state (CtxGetCurrent, CtxSetCurrent, StreamIsCapturing,
+// StreamGetCaptureInfo, ThreadExchangeStreamCaptureMode, ...) and the
+// identity of streams and contexts; each says so in its doc comment. A
+// stop of the world (the collector's) waits for a pinned call to return.
 //
-// Two cases make a pinned call wait: a call that queues work when the
-// GPU's queue is full waits for room, and every call waits while another
-// thread runs a device-wide fence (MemHostUnregister, MemFree,
-// MemFreeHost, the unloads and context teardowns, each marked a fence in
-// its doc comment). While a fence made through this package is in flight,
-// pinned calls go through runtime.cgocall as the others do; fences made
-// by other code in the process (another library's) are not seen.
-// PURECUDA_PINNED=0 in the environment makes every call go through
-// runtime.cgocall. On Windows every call does.
+// The calls that queue work on a stream (LaunchKernel, GraphLaunch,
+// EventRecord, StreamWaitEvent, ...) return once the work is queued, but
+// wait for the GPU when its queue is full; they are pinned only where
+// PinQueued asks for it, which says when that is safe.
+//
+// A pinned call also waits while another thread runs a device-wide fence
+// (MemHostUnregister, MemFree, MemFreeHost, the unloads and context
+// teardowns, each marked a fence in its doc comment). While a fence made
+// through this package is in flight, pinned calls go through
+// runtime.cgocall as the others do; fences made by other code in the
+// process (C code of its own) are not seen. PURECUDA_PINNED=0 in the
+// environment makes every call go through runtime.cgocall. On Windows
+// every call does.
 //
 // # Memory
 //

@@ -13,9 +13,12 @@ import (
 func call(f *frame) { dl.Call((*dl.Frame)(unsafe.Pointer(f))) }
 
 // callPinned is call for the entry points that return without waiting
-// (see dl.CallPinned); callFence is call for the device-wide fences (see
-// dl.CallFence). tools/gen's library table says which is which.
+// (see dl.CallPinned), callQueued for those that queue work on a stream
+// (dl.CallQueued), callFence for the device-wide fences (dl.CallFence).
+// tools/gen's library table says which is which.
 func callPinned(f *frame) { dl.CallPinned((*dl.Frame)(unsafe.Pointer(f))) }
+
+func callQueued(f *frame) { dl.CallQueued((*dl.Frame)(unsafe.Pointer(f))) }
 
 func callFence(f *frame) { dl.CallFence((*dl.Frame)(unsafe.Pointer(f))) }
 

@@ -5036,7 +5036,8 @@ func StreamGetCtx_v2(hStream Stream, pCtx *Context, pGreenCtx *GreenCtx) error {
 //
 //	CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags);
 //
-// It is a pinned call (see Pinned calls in the package documentation).
+// It queues work: a pinned call where PinQueued asks for it (see Pinned
+// calls in the package documentation).
 func StreamWaitEvent(hStream Stream, hEvent Event, Flags uint32) error {
 	_fn, _err := procStreamWaitEvent.fn()
 	if _err != nil {
@@ -5053,7 +5054,7 @@ func StreamWaitEvent(hStream Stream, hEvent Event, Flags uint32) error {
 	_f.a0 = uintptr(hStream)
 	_f.a1 = uintptr(hEvent)
 	_f.a2 = uintptr(Flags)
-	callPinned(&_f.frame)
+	callQueued(&_f.frame)
 	return procStreamWaitEvent.result(_f.r)
 }
 
@@ -5433,7 +5434,8 @@ func EventCreate(phEvent *Event, Flags uint32) error {
 //
 //	CUresult cuEventRecord(CUevent hEvent, CUstream hStream);
 //
-// It is a pinned call (see Pinned calls in the package documentation).
+// It queues work: a pinned call where PinQueued asks for it (see Pinned
+// calls in the package documentation).
 func EventRecord(hEvent Event, hStream Stream) error {
 	_fn, _err := procEventRecord.fn()
 	if _err != nil {
@@ -5448,7 +5450,7 @@ func EventRecord(hEvent Event, hStream Stream) error {
 	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hEvent)
 	_f.a1 = uintptr(hStream)
-	callPinned(&_f.frame)
+	callQueued(&_f.frame)
 	return procEventRecord.result(_f.r)
 }
 
@@ -5456,7 +5458,8 @@ func EventRecord(hEvent Event, hStream Stream) error {
 //
 //	CUresult cuEventRecordWithFlags(CUevent hEvent, CUstream hStream, unsigned int flags);
 //
-// It is a pinned call (see Pinned calls in the package documentation).
+// It queues work: a pinned call where PinQueued asks for it (see Pinned
+// calls in the package documentation).
 func EventRecordWithFlags(hEvent Event, hStream Stream, flags uint32) error {
 	_fn, _err := procEventRecordWithFlags.fn()
 	if _err != nil {
@@ -5473,7 +5476,7 @@ func EventRecordWithFlags(hEvent Event, hStream Stream, flags uint32) error {
 	_f.a0 = uintptr(hEvent)
 	_f.a1 = uintptr(hStream)
 	_f.a2 = uintptr(flags)
-	callPinned(&_f.frame)
+	callQueued(&_f.frame)
 	return procEventRecordWithFlags.result(_f.r)
 }
 
@@ -6038,7 +6041,8 @@ func FuncLoad(function Function) error {
 //
 //	CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra);
 //
-// It is a pinned call (see Pinned calls in the package documentation).
+// It queues work: a pinned call where PinQueued asks for it (see Pinned
+// calls in the package documentation).
 func LaunchKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32, blockDimX uint32, blockDimY uint32, blockDimZ uint32, sharedMemBytes uint32, hStream Stream, kernelParams *unsafe.Pointer, extra *unsafe.Pointer) error {
 	_fn, _err := procLaunchKernel.fn()
 	if _err != nil {
@@ -6070,7 +6074,7 @@ func LaunchKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32,
 	_f.a8 = uintptr(hStream)
 	_f.a9 = unsafe.Pointer(kernelParams)
 	_f.a10 = unsafe.Pointer(extra)
-	callPinned(&_f.frame)
+	callQueued(&_f.frame)
 	return procLaunchKernel.result(_f.r)
 }
 
@@ -6078,7 +6082,8 @@ func LaunchKernel(f Function, gridDimX uint32, gridDimY uint32, gridDimZ uint32,
 //
 //	CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra);
 //
-// It is a pinned call (see Pinned calls in the package documentation).
+// It queues work: a pinned call where PinQueued asks for it (see Pinned
+// calls in the package documentation).
 func LaunchKernelEx(config *LaunchConfig, f Function, kernelParams *unsafe.Pointer, extra *unsafe.Pointer) error {
 	_fn, _err := procLaunchKernelEx.fn()
 	if _err != nil {
@@ -6097,7 +6102,7 @@ func LaunchKernelEx(config *LaunchConfig, f Function, kernelParams *unsafe.Point
 	_f.a1 = uintptr(f)
 	_f.a2 = unsafe.Pointer(kernelParams)
 	_f.a3 = unsafe.Pointer(extra)
-	callPinned(&_f.frame)
+	callQueued(&_f.frame)
 	return procLaunchKernelEx.result(_f.r)
 }
 
@@ -7958,7 +7963,8 @@ func GraphUpload(hGraphExec GraphExec, hStream Stream) error {
 //
 //	CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream);
 //
-// It is a pinned call (see Pinned calls in the package documentation).
+// It queues work: a pinned call where PinQueued asks for it (see Pinned
+// calls in the package documentation).
 func GraphLaunch(hGraphExec GraphExec, hStream Stream) error {
 	_fn, _err := procGraphLaunch.fn()
 	if _err != nil {
@@ -7973,7 +7979,7 @@ func GraphLaunch(hGraphExec GraphExec, hStream Stream) error {
 	_f.fn, _f.n = _fn, 2
 	_f.a0 = uintptr(hGraphExec)
 	_f.a1 = uintptr(hStream)
-	callPinned(&_f.frame)
+	callQueued(&_f.frame)
 	return procGraphLaunch.result(_f.r)
 }
 

@@ -200,13 +200,18 @@ func (f *Fixture) PairedRows(c *C) []Row {
 	rows := []pair{f.waitPair(c), f.eventPair(c)}
 	rows = append(rows, f.floorPairs(c)...)
 	rows = append(rows, f.launchPair(c), f.streamLaunchPair(c), f.hostFuncPair(c))
-	// The rows of issue 29 items 2 and 3 again with pinned calls off.
+	// The rows of issue 29 items 2 and 3 again with pinned calls off, and
+	// the launches with the calls that queue work pinned too.
 	rows = append(rows, throughCgocall(f.waitPair(c)), throughCgocall(f.eventPair(c)),
-		throughCgocall(f.launchPair(c)), throughCgocall(f.streamLaunchPair(c)))
+		throughCgocall(f.launchPair(c)), throughCgocall(f.streamLaunchPair(c)),
+		withQueuedPinned(f.launchPair(c)), withQueuedPinned(f.streamLaunchPair(c)))
 	rows = append(rows, f.callPathPairs(c)...)
 	rows = append(rows, f.cachedPairs(c)...)
 	rows = append(rows, f.usePairs()...)
 	rows = append(rows, f.jacobiPairs(c)...)
+	for _, p := range f.jacobiPairs(c) {
+		rows = append(rows, withQueuedPinned(p))
+	}
 	var out []Row
 	for _, p := range rows {
 		out = append(out, p.row(f))

@@ -28,13 +28,30 @@ func throughCgocall(p pair) pair {
 	return p
 }
 
+// withQueuedPinned is p with its Go half's launches, records and graph
+// launches made as pinned calls too (libcuda.PinQueued): what a program
+// that may turn them on gets.
+func withQueuedPinned(p pair) pair {
+	setup := p.setup
+	p.a += ", with libcuda.PinQueued(true)"
+	p.setup = func(b *testing.B) (func(int) error, func(int) error) {
+		a, other := setup(b)
+		return func(n int) error {
+			was := libcuda.PinQueued(true)
+			defer libcuda.PinQueued(was)
+			return a(n)
+		}, other
+	}
+	return p
+}
+
 // QueueRows probe what a pinned launch can wait for: launches of a kernel
 // that runs 100 µs, on one stream, each timed, until the calls have waited
 // for room in the GPU's queue for a while; a row reports how many launches
 // went in before the first that took over 50 µs (the queue's depth) and
 // the median and longest duration of the launches after it.
 func (f *Fixture) QueueRows() []Row {
-	return []Row{{Op: "launch queue, 100µs kernels", Way: "pinned cuLaunchKernel", F: func(b *testing.B) {
+	return []Row{{Op: "launch queue, 100µs kernels", Way: "cuLaunchKernel", F: func(b *testing.B) {
 		f.OnThread(b, func(b *testing.B) {
 			fn, buf := f.launchSetup(b)
 			const n, spin, slow = 6000, 100_000, 50 * time.Microsecond

@@ -34,6 +34,13 @@ import (
 // outside the generated wrappers (another library's, C code's) are not
 // seen.
 //
+// Calls that queue work on a stream (CallQueued) are pinned only when the
+// program asks for it (SetPinnedQueued, PURECUDA_PINNED=queued): such a
+// call finding the GPU's queue full waits for the GPU, and the GPU may be
+// waiting for Go code (a host function, a stream waiting for a value the
+// program writes), which a stop of the world held up by the pinned call
+// would never let run.
+//
 // PURECUDA_PINNED=0 in the environment turns pinned calls off for the
 // process: every call then goes through runtime.cgocall.
 
@@ -73,6 +80,8 @@ var (
 	// stacks holds the top of each P's C stack: 0 before it is made,
 	// noStack when making it failed (that P calls through cgocall).
 	stacks [maxPinnedProcs]uintptr
+	// queuedPinned: CallQueued makes pinned calls.
+	queuedPinned atomic.Bool
 	// unpinned counts what sends pinned calls through runtime.cgocall:
 	// fences in flight, plus offBias while pinned calls are turned off.
 	unpinned atomic.Int32
@@ -88,8 +97,11 @@ const (
 )
 
 func init() {
-	if os.Getenv("PURECUDA_PINNED") == "0" {
+	switch os.Getenv("PURECUDA_PINNED") {
+	case "0":
 		unpinned.Add(offBias)
+	case "queued":
+		queuedPinned.Store(true)
 	}
 }
 
@@ -114,6 +126,23 @@ func CallPinned(f *Frame) {
 	}
 	runtime_cgocall(trampolineABI0, unsafe.Pointer(f))
 }
+
+// CallQueued runs the C function that f describes as CallPinned does
+// where calls that queue work are pinned (SetPinnedQueued), else as Call
+// does.
+//
+//go:nosplit
+func CallQueued(f *Frame) {
+	if queuedPinned.Load() {
+		CallPinned(f)
+		return
+	}
+	runtime_cgocall(trampolineABI0, unsafe.Pointer(f))
+}
+
+// SetPinnedQueued makes CallQueued's calls pinned (on) or not, and
+// reports whether they were.
+func SetPinnedQueued(on bool) (was bool) { return queuedPinned.Swap(on) }
 
 // CallFence runs the C function that f describes through runtime.cgocall,
 // counted as a fence in flight (see above) for its duration.

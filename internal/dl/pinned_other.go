@@ -10,6 +10,14 @@ package dl
 //go:nosplit
 func CallPinned(f *Frame) { Call(f) }
 
+// CallQueued is Call on Windows.
+//
+//go:nosplit
+func CallQueued(f *Frame) { Call(f) }
+
+// SetPinnedQueued reports false: there are no pinned calls on Windows.
+func SetPinnedQueued(on bool) (was bool) { return false }
+
 // CallFence is Call on Windows.
 //
 //go:nosplit

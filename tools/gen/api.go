@@ -117,6 +117,9 @@ func (g *gen) wrapper(b *strings.Builder, f *function) (big bool) {
 	case g.lib.pinned[base]:
 		callName = "callPinned"
 		b.WriteString("//\n// It is a pinned call (see Pinned calls in the package documentation).\n")
+	case g.lib.queued[base]:
+		callName = "callQueued"
+		b.WriteString("//\n// It queues work: a pinned call where PinQueued asks for it (see Pinned\n// calls in the package documentation).\n")
 	case g.lib.fences[base]:
 		callName = "callFence"
 		b.WriteString("//\n// It is a fence (see Pinned calls in the package documentation).\n")
@@ -178,7 +181,7 @@ const maxArgWords = 28
 const minWords = 8
 
 // frameCall writes the frame, the call (through the package's function
-// callName: call, callPinned or callFence) and the return, which ret
+// callName: call, callPinned, callQueued or callFence) and the return, which ret
 // writes from the result word. With onStack, large structs are laid into
 // the stack words after the System V registers; otherwise they are passed
 // as a pointer to the parameter, a copy.

@@ -29,7 +29,7 @@ type gen struct {
 // counts says how much a run generated.
 type counts struct {
 	functions, enums, values, defines, structs, unions int
-	// unlisted are the names in the library's pinned and fences lists
+	// unlisted are the names in the library's pinned, queued and fences lists
 	// that its header does not declare: an error for the real headers
 	// (run), not for the test fixtures, which declare a few.
 	unlisted []string

@@ -64,28 +64,35 @@ type library struct {
 	intResults bool
 	// pinned lists, by base name, the entry points whose wrappers make a
 	// pinned call (internal/dl.CallPinned: no system-call bookkeeping, the
-	// goroutine keeps its P): those that return without waiting for the
-	// GPU or for another thread and never call back into Go. fences lists
-	// those that stall the whole device while they run (DESIGN.md's driver
-	// facts): their wrappers count themselves in flight, and pinned calls
-	// meanwhile take the system-call path. Only the driver (byVersion) has
-	// them: the package provides callPinned and callFence.
-	pinned, fences map[string]bool
+	// goroutine keeps its P): those that return without waiting, neither
+	// for the GPU nor for Go code (a host function), and never call back
+	// into Go. queued lists those that queue work on a stream: they return
+	// once it is queued unless the GPU's queue is full, and then wait for
+	// the GPU, which may wait for Go code; their wrappers make pinned calls
+	// only where the program has asked for it (internal/dl.CallQueued).
+	// fences lists those that stall the whole device while they run
+	// (DESIGN.md's driver facts): their wrappers count themselves in
+	// flight, and pinned calls meanwhile take the system-call path. Only
+	// the driver (byVersion) has them: the package provides callPinned,
+	// callQueued and callFence.
+	pinned, queued, fences map[string]bool
 }
 
 // driverPinned are the driver's entry points made as pinned calls: the
 // queries a wait makes, the current context and capture state that every
-// layer asks, the lookups of a stream's or context's identity, and the
-// calls that enqueue work on a stream (a launch, a record, a wait on an
-// event, a graph launch), which return once the work is queued. An enqueue
-// finding the GPU's queue full waits for room: its goroutine holds its P
-// meanwhile (internal/dl.CallPinned says what that costs).
+// layer asks, and the identity of streams and contexts. None waits for a
+// running host function (tests' TestConformancePinnedCallsDoNotWaitForARunningHostFunction).
 var driverPinned = set(
 	"cuCtxGetCurrent", "cuCtxSetCurrent", "cuCtxPushCurrent", "cuCtxPopCurrent",
 	"cuCtxGetDevice", "cuCtxGetId", "cuCtxGetFlags",
 	"cuStreamQuery", "cuEventQuery",
 	"cuStreamGetCtx", "cuStreamGetId", "cuStreamGetFlags", "cuStreamGetPriority",
 	"cuStreamIsCapturing", "cuStreamGetCaptureInfo", "cuThreadExchangeStreamCaptureMode",
+)
+
+// driverQueued are the calls that queue work on a stream (a launch, a
+// record, a wait on an event, a graph launch).
+var driverQueued = set(
 	"cuLaunchKernel", "cuLaunchKernelEx", "cuGraphLaunch",
 	"cuEventRecord", "cuEventRecordWithFlags", "cuStreamWaitEvent",
 )
@@ -122,6 +129,7 @@ var libraries = []*library{
 		byVersion:  true,
 		layout:     true,
 		pinned:     driverPinned,
+		queued:     driverQueued,
 		fences:     driverFences,
 	},
 	{

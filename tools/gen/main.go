@@ -106,7 +106,7 @@ func run(include, only string, check, verbose bool) error {
 			return err
 		}
 		if len(stats.unlisted) > 0 {
-			return fmt.Errorf("%s: %s, listed as pinned or fences, are no entry points of %s", l.pkg, strings.Join(stats.unlisted, ", "), l.header())
+			return fmt.Errorf("%s: %s, listed as pinned, queued or fences, are no entry points of %s", l.pkg, strings.Join(stats.unlisted, ", "), l.header())
 		}
 		dir := filepath.Join(root, l.pkg)
 		if check {

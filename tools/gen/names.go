@@ -143,7 +143,7 @@ func (g *gen) nameFunctions() {
 		g.abi[f] = ai
 		bases[base] = true
 	}
-	for _, list := range []map[string]bool{g.lib.pinned, g.lib.fences} {
+	for _, list := range []map[string]bool{g.lib.pinned, g.lib.queued, g.lib.fences} {
 		for n := range list {
 			if !bases[n] {
 				g.counts.unlisted = append(g.counts.unlisted, n)

@@ -17,6 +17,8 @@ func call(f *frame) { f.r = 0 }
 
 func callPinned(f *frame) { f.r = 0 }
 
+func callQueued(f *frame) { f.r = 0 }
+
 func callFence(f *frame) { f.r = 0 }
 
 func callf(fn uintptr, floats, doubles uint32, args ...uint64) uintptr { return 0 }

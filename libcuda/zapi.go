@@ -1139,6 +1139,8 @@ func CtxSetSharedMemConfig(config Sharedconfig) error {
 // ModuleLoad calls cuModuleLoad, resolved as cuModuleLoad at ABI version 2000.
 //
 //	CUresult cuModuleLoad(CUmodule *module, const char *fname);
+//
+// It is a fence (see Pinned calls in the package documentation).
 func ModuleLoad(module *Module, fname *byte) error {
 	_fn, _err := procModuleLoad.fn()
 	if _err != nil {
@@ -1153,13 +1155,15 @@ func ModuleLoad(module *Module, fname *byte) error {
 	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(module)
 	_f.a1 = unsafe.Pointer(fname)
-	call(&_f.frame)
+	callFence(&_f.frame)
 	return procModuleLoad.result(_f.r)
 }
 
 // ModuleLoadData calls cuModuleLoadData, resolved as cuModuleLoadData at ABI version 2000.
 //
 //	CUresult cuModuleLoadData(CUmodule *module, const void *image);
+//
+// It is a fence (see Pinned calls in the package documentation).
 func ModuleLoadData(module *Module, image unsafe.Pointer) error {
 	_fn, _err := procModuleLoadData.fn()
 	if _err != nil {
@@ -1174,13 +1178,15 @@ func ModuleLoadData(module *Module, image unsafe.Pointer) error {
 	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(module)
 	_f.a1 = unsafe.Pointer(image)
-	call(&_f.frame)
+	callFence(&_f.frame)
 	return procModuleLoadData.result(_f.r)
 }
 
 // ModuleLoadDataEx calls cuModuleLoadDataEx, resolved as cuModuleLoadDataEx at ABI version 2010.
 //
 //	CUresult cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions, CUjit_option *options, void **optionValues);
+//
+// It is a fence (see Pinned calls in the package documentation).
 func ModuleLoadDataEx(module *Module, image unsafe.Pointer, numOptions uint32, options *Jit_option, optionValues *unsafe.Pointer) error {
 	_fn, _err := procModuleLoadDataEx.fn()
 	if _err != nil {
@@ -1201,13 +1207,15 @@ func ModuleLoadDataEx(module *Module, image unsafe.Pointer, numOptions uint32, o
 	_f.a2 = uintptr(numOptions)
 	_f.a3 = unsafe.Pointer(options)
 	_f.a4 = unsafe.Pointer(optionValues)
-	call(&_f.frame)
+	callFence(&_f.frame)
 	return procModuleLoadDataEx.result(_f.r)
 }
 
 // ModuleLoadFatBinary calls cuModuleLoadFatBinary, resolved as cuModuleLoadFatBinary at ABI version 2000.
 //
 //	CUresult cuModuleLoadFatBinary(CUmodule *module, const void *fatCubin);
+//
+// It is a fence (see Pinned calls in the package documentation).
 func ModuleLoadFatBinary(module *Module, fatCubin unsafe.Pointer) error {
 	_fn, _err := procModuleLoadFatBinary.fn()
 	if _err != nil {
@@ -1222,7 +1230,7 @@ func ModuleLoadFatBinary(module *Module, fatCubin unsafe.Pointer) error {
 	_f.fn, _f.n = _fn, 2
 	_f.a0 = unsafe.Pointer(module)
 	_f.a1 = unsafe.Pointer(fatCubin)
-	call(&_f.frame)
+	callFence(&_f.frame)
 	return procModuleLoadFatBinary.result(_f.r)
 }
 
@@ -1539,6 +1547,8 @@ func ModuleGetSurfRef(pSurfRef *Surfref, hmod Module, name *byte) error {
 // LibraryLoadData calls cuLibraryLoadData, resolved as cuLibraryLoadData at ABI version 12000.
 //
 //	CUresult cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions);
+//
+// It is a fence (see Pinned calls in the package documentation).
 func LibraryLoadData(library *Library, code unsafe.Pointer, jitOptions *Jit_option, jitOptionsValues *unsafe.Pointer, numJitOptions uint32, libraryOptions *LibraryOption, libraryOptionValues *unsafe.Pointer, numLibraryOptions uint32) error {
 	_fn, _err := procLibraryLoadData.fn()
 	if _err != nil {
@@ -1564,13 +1574,15 @@ func LibraryLoadData(library *Library, code unsafe.Pointer, jitOptions *Jit_opti
 	_f.a5 = unsafe.Pointer(libraryOptions)
 	_f.a6 = unsafe.Pointer(libraryOptionValues)
 	_f.a7 = uintptr(numLibraryOptions)
-	call(&_f.frame)
+	callFence(&_f.frame)
 	return procLibraryLoadData.result(_f.r)
 }
 
 // LibraryLoadFromFile calls cuLibraryLoadFromFile, resolved as cuLibraryLoadFromFile at ABI version 12000.
 //
 //	CUresult cuLibraryLoadFromFile(CUlibrary *library, const char *fileName, CUjit_option *jitOptions, void **jitOptionsValues, unsigned int numJitOptions, CUlibraryOption *libraryOptions, void **libraryOptionValues, unsigned int numLibraryOptions);
+//
+// It is a fence (see Pinned calls in the package documentation).
 func LibraryLoadFromFile(library *Library, fileName *byte, jitOptions *Jit_option, jitOptionsValues *unsafe.Pointer, numJitOptions uint32, libraryOptions *LibraryOption, libraryOptionValues *unsafe.Pointer, numLibraryOptions uint32) error {
 	_fn, _err := procLibraryLoadFromFile.fn()
 	if _err != nil {
@@ -1596,7 +1608,7 @@ func LibraryLoadFromFile(library *Library, fileName *byte, jitOptions *Jit_optio
 	_f.a5 = unsafe.Pointer(libraryOptions)
 	_f.a6 = unsafe.Pointer(libraryOptionValues)
 	_f.a7 = uintptr(numLibraryOptions)
-	call(&_f.frame)
+	callFence(&_f.frame)
 	return procLibraryLoadFromFile.result(_f.r)
 }
 

@@ -39,6 +39,14 @@ func TestConformancePinnedCallsDoNotWaitForARunningHostFunction(t *testing.T) {
 	testenv.Must(t, libcuda.EventCreate(&after, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
 	t.Cleanup(func() { testenv.Must(t, libcuda.EventDestroy(after)) })
 
+	// What the probes use is made before the host function starts: a
+	// module load waits for a running host function (measured on the
+	// H200: cuModuleLoadData did not return while one ran).
+	fill := testenv.Kernel(t, testenv.LoadKernels(t), "fill_i32")
+	var buf libcuda.Deviceptr
+	testenv.Must(t, libcuda.MemAlloc(&buf, 64*4))
+	testenv.Fenced(t, func() { testenv.Must(t, libcuda.MemFree(buf)) })
+
 	entered, release := make(chan struct{}), make(chan struct{})
 	testenv.Must(t, s.HostFunc(func() {
 		close(entered)
@@ -57,10 +65,6 @@ func TestConformancePinnedCallsDoNotWaitForARunningHostFunction(t *testing.T) {
 
 	was := dl.SetPinned(false)
 	defer dl.SetPinned(was)
-	fill := testenv.Kernel(t, testenv.LoadKernels(t), "fill_i32")
-	var buf libcuda.Deviceptr
-	testenv.Must(t, libcuda.MemAlloc(&buf, 64*4))
-	testenv.Fenced(t, func() { testenv.Must(t, libcuda.MemFree(buf)) })
 
 	type probe struct {
 		name string

@@ -100,11 +100,14 @@ var driverQueued = set(
 // driverFences are the driver's entry points that wait for all the work in
 // flight on the device and hold other threads' calls meanwhile (measured
 // for cuMemHostUnregister, cuMemFreeHost and cuMemFree; the unloads and
-// context teardowns free device memory the same way).
+// context teardowns free device memory the same way, and a module load
+// was seen to wait for a running host function).
 var driverFences = set(
 	"cuMemHostUnregister", "cuMemFreeHost", "cuMemFree",
 	"cuModuleUnload", "cuLibraryUnload", "cuCtxDestroy",
 	"cuDevicePrimaryCtxRelease", "cuDevicePrimaryCtxReset",
+	"cuModuleLoad", "cuModuleLoadData", "cuModuleLoadDataEx", "cuModuleLoadFatBinary",
+	"cuLibraryLoadData", "cuLibraryLoadFromFile",
 )
 
 func set(names ...string) map[string]bool {

@@ -83,6 +83,9 @@ type pollWait struct {
 	// that joined without spinning; zero for others. Until then the
 	// poller does not sleep.
 	fresh time.Time
+	// sent is when the poller saw the target finished (mono), written
+	// before the send on done.
+	sent int64
 }
 
 type pollEntry struct {
@@ -115,7 +118,16 @@ var (
 	pollerSleeps  atomic.Int64 // sleeps between rounds since the program started
 	pollerSlept   atomic.Int64 // the time those sleeps took, in ns
 	pollerKicks   atomic.Int64 // sleeps cut short by a wait that joined
+	pollerBusy    atomic.Int64 // the time the rounds took, in ns
+	polledWakes   atomic.Int64 // polled waits ended by the poller with their target's answer
+	polledWakeNs  atomic.Int64 // the time from the poller's answer to those waits' return, in ns
 )
+
+// monoBase is the origin of mono.
+var monoBase = time.Now()
+
+// mono is a reading of the monotonic clock in ns, for the counters.
+func mono() int64 { return int64(time.Since(monoBase)) }
 
 // add puts a wait on t with the given longest sleep on the poller, and
 // starts the poller when it is not running; until fresh (zero for none)
@@ -217,6 +229,7 @@ func (p *poller) run() {
 		var fresh time.Time // the latest fresh of the waits still waiting
 		list, progress, limit, fresh = round(list, groups)
 		now := time.Now()
+		pollerBusy.Add(int64(now.Sub(start)))
 		if progress || now.Before(fresh) {
 			// More targets are likely to finish soon after, or a wait
 			// is in its spinning budget: query again once the waiters
@@ -273,7 +286,9 @@ func round(list []*pollGroup, groups map[target]*pollGroup) ([]*pollGroup, bool,
 			continue
 		}
 		progress = true
+		sent := mono()
 		for _, w := range g.waits {
+			w.sent = sent
 			w.done <- err
 			w.state.Store(pollDone)
 			polledWaits.Add(-1)

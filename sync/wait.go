@@ -292,6 +292,12 @@ var errHandOver = errors.New("sync: the wait is handed over")
 func spin[T target](p Policy, ctx context.Context, t T, limit int32) error {
 	cancelled := ctx.Done()
 	start := time.Now()
+	queries := int64(0)
+	defer func() {
+		spunWaits.Add(1)
+		spinQueries.Add(queries)
+		spinTime.Add(int64(time.Since(start)))
+	}()
 	for {
 		select {
 		case <-cancelled:
@@ -305,6 +311,7 @@ func spin[T target](p Policy, ctx context.Context, t T, limit int32) error {
 		if since > p.Spin {
 			runtime.Gosched()
 		}
+		queries++
 		switch err := guardedQuery(t, limit); {
 		case err == errBusy:
 			// As many goroutines as can run are querying already: more
@@ -326,6 +333,10 @@ var spinning atomic.Int32
 // spinSlots is the number of spin slots for GOMAXPROCS procs: a quarter
 // of them, at least one and at most four.
 func spinSlots(procs int32) int32 { return min(max(procs/4, 1), 4) }
+
+// The counts of the waits that spun in a slot since the program started:
+// the waits, their queries there and the time they spent there (ns).
+var spunWaits, spinQueries, spinTime atomic.Int64
 
 // spinningPeak is the most waits seen in spin slots at once (tests read
 // and reset it).
@@ -394,6 +405,8 @@ func polledFresh[T target](p Policy, ctx context.Context, t T) error {
 func onPoller[T target](ctx context.Context, t T, w *pollWait) error {
 	select {
 	case err := <-w.done:
+		polledWakes.Add(1)
+		polledWakeNs.Add(mono() - w.sent)
 		return wrap(t, err)
 	case <-ctx.Done():
 		w.cancel()

@@ -49,6 +49,11 @@ type Stats struct {
 	// queries they made there and Spun is the time they spent there.
 	SpunWaits, SpinQueries int64
 	Spun                   time.Duration
+	// HandedOver counts the waits, since the program started, that left
+	// their spin slot before their budgets were spent because the shared
+	// poller had begun spinning for waits beyond the slots: they went on
+	// waiting there.
+	HandedOver int64
 	// Captures are the registered captures in progress.
 	Captures int
 	// Postponed are the functions queued by Postpone that have not started.
@@ -92,6 +97,7 @@ func ReadStats() Stats {
 	s.PollerBusy = time.Duration(pollerBusy.Load())
 	s.PolledWakeups, s.PolledWakeupDelay = polledWakes.Load(), time.Duration(polledWakeNs.Load())
 	s.SpunWaits, s.SpinQueries, s.Spun = spunWaits.Load(), spinQueries.Load(), time.Duration(spinTime.Load())
+	s.HandedOver = handedOver.Load()
 	s.Captures = CapturesInProgress()
 	s.CaptureWakeups = captureWakeups.Load()
 	s.CapturesBesideContextSyncs = capturesPastSyncs.Load()

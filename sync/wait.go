@@ -251,11 +251,15 @@ const noLimit = ^uint64(0)
 // interface until it is handed over.
 //
 // A wait that the first query does not end spins and yields only in one
-// of the spin slots (spinSlots): at most a few waits spin at once,
-// whatever the number of waiters, and the others join the shared poller
-// at once, which queries its newcomers back to back for their Spin budget
-// and between yields for their Yield budget (see poller): one goroutine
-// spins for all of them instead of each for itself (issue 29).
+// of the spin slots (spinSlots), and only while the shared poller is not
+// spinning already: at most a few waits spin at once, whatever the number
+// of waiters, and the others join the shared poller at once, which
+// queries its newcomers back to back for their Spin budget and between
+// yields for their Yield budget (see poller): one goroutine spins for all
+// of them instead of each for itself (issue 29). Once the poller spins
+// so, the waits in the slots join it as well, with what is left of their
+// budgets: many waits that start together cost one goroutine's spinning,
+// and the first query of each.
 func wait[T target](p Policy, ctx context.Context, t T, first error) error {
 	switch err := first; {
 	case err == nil:
@@ -266,14 +270,23 @@ func wait[T target](p Policy, ctx context.Context, t T, first error) error {
 	if p.Mode == Blocking {
 		return onHelper(p, ctx, t)
 	}
-	limit := readQueryLimit()
 	p = p.withDefaults()
-	if !takeSpinSlot(limit) {
-		return polledFresh(p, ctx, t)
+	if pollerSpins.Load() {
+		return polledFresh(p, ctx, t, time.Now())
 	}
-	err := spin(p, ctx, t, limit)
+	limit := readQueryLimit()
+	if !takeSpinSlot(limit) {
+		return polledFresh(p, ctx, t, time.Now())
+	}
+	start := time.Now()
+	err := spin(p, ctx, t, limit, start)
 	giveSpinSlot()
-	if err != errHandOver {
+	switch err {
+	case errJoin:
+		handedOver.Add(1)
+		return polledFresh(p, ctx, t, start)
+	case errHandOver:
+	default:
 		return err
 	}
 	if p.Mode == Auto {
@@ -286,12 +299,21 @@ func wait[T target](p Policy, ctx context.Context, t T, first error) error {
 // budgets are spent, or as many queries as can run are in flight.
 var errHandOver = errors.New("sync: the wait is handed over")
 
+// errJoin is spin's answer when the shared poller spins for other waits:
+// the wait joins it for the rest of its budgets.
+var errJoin = errors.New("sync: the wait joins the spinning poller")
+
+// handedOver counts the waits that left their spin slot for the spinning
+// poller (errJoin) since the program started.
+var handedOver atomic.Int64
+
 // spin queries t back to back for p.Spin, then between runtime.Gosched
-// calls for p.Yield, and returns nil when t has finished, its error, ctx's
-// error, or errHandOver.
-func spin[T target](p Policy, ctx context.Context, t T, limit int32) error {
+// calls for p.Yield, from start, and returns nil when t has finished, its
+// error, ctx's error, errHandOver, or errJoin as soon as the shared poller
+// spins for other waits (it queries t as often there, and one goroutine
+// spinning for all costs less than each spinning for itself).
+func spin[T target](p Policy, ctx context.Context, t T, limit int32, start time.Time) error {
 	cancelled := ctx.Done()
-	start := time.Now()
 	queries := int64(0)
 	defer func() {
 		spunWaits.Add(1)
@@ -304,6 +326,9 @@ func spin[T target](p Policy, ctx context.Context, t T, limit int32) error {
 			return ctx.Err()
 		default:
 		}
+		if pollerSpins.Load() {
+			return errJoin
+		}
 		since := time.Since(start)
 		if since > p.Spin+p.Yield {
 			return errHandOver
@@ -315,7 +340,11 @@ func spin[T target](p Policy, ctx context.Context, t T, limit int32) error {
 		switch err := guardedQuery(t, limit); {
 		case err == errBusy:
 			// As many goroutines as can run are querying already: more
-			// spinning would only take their CPU. Hand the wait over.
+			// spinning would only take their CPU. Hand the wait over, to
+			// the poller if it spins.
+			if pollerSpins.Load() {
+				return errJoin
+			}
 			return errHandOver
 		case !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY):
 			return wrap(t, err)
@@ -390,28 +419,38 @@ func polled[T target](p Policy, ctx context.Context, t T) error {
 	return onPoller(ctx, t, shared.add(t, p.withDefaults().MaxSleep, time.Time{}))
 }
 
-// polledFresh is polled for a wait that has not spun: the poller runs its
-// rounds back to back, yielding between them, for p.Spin+p.Yield from now
-// (as long as the wait would have spun and yielded in a spin slot of its
-// own) before it backs off; p has its defaults.
-func polledFresh[T target](p Policy, ctx context.Context, t T) error {
+// polledFresh is polled for a wait that has not spun, or has cut its
+// spinning short, since start: the poller runs its rounds back to back,
+// yielding between them, until p.Spin+p.Yield after start (as long as the
+// wait would have spun and yielded in a spin slot of its own) before it
+// backs off; p has its defaults.
+func polledFresh[T target](p Policy, ctx context.Context, t T, start time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return onPoller(ctx, t, shared.add(t, p.MaxSleep, time.Now().Add(p.Spin+p.Yield)))
+	fresh := start.Add(p.Spin + p.Yield)
+	if !time.Now().Before(fresh) {
+		fresh = time.Time{} // its budgets are spent: an ordinary polled wait
+	}
+	return onPoller(ctx, t, shared.add(t, p.MaxSleep, fresh))
 }
 
 // onPoller waits for w, a wait on t on the shared poller, or for ctx.
 func onPoller[T target](ctx context.Context, t T, w *pollWait) error {
-	select {
-	case err := <-w.done:
-		polledWakes.Add(1)
-		polledWakeNs.Add(mono() - w.sent)
-		return wrap(t, err)
-	case <-ctx.Done():
-		w.cancel()
-		return ctx.Err()
+	var err error
+	if cancelled := ctx.Done(); cancelled == nil {
+		err = <-w.done
+	} else {
+		select {
+		case err = <-w.done:
+		case <-cancelled:
+			w.cancel()
+			return ctx.Err()
+		}
 	}
+	polledWakes.Add(1)
+	polledWakeNs.Add(mono() - w.sent)
+	return wrap(t, err)
 }
 
 // onHelper hands the blocking wait to a helper thread and waits for its

@@ -106,9 +106,16 @@ func EventDone(e libcuda.Event) (bool, error) {
 // Context waits until all work in context cu has finished.
 func Context(ctx context.Context, cu libcuda.Context) error { return DefaultPolicy.Context(ctx, cu) }
 
-// check refuses what no wait can go by: a nil ctx, an unknown Mode and
-// negative durations (zero means the default).
-func (p Policy) check(ctx context.Context) error {
+// valid reports whether a wait can go by p and ctx: ctx is not nil, the
+// Mode is one, no duration is negative (zero means the default). It is
+// small enough to be inlined into the waits: the path of a finished wait
+// makes no call for it; refuse says what is wrong.
+func (p Policy) valid(ctx context.Context) bool {
+	return ctx != nil && uint(p.Mode) <= uint(Polling) && p.Spin|p.Yield|p.MaxSleep >= 0
+}
+
+// refuse is the error of a wait that valid refuses.
+func (p Policy) refuse(ctx context.Context) error {
 	switch {
 	case ctx == nil:
 		return errors.New("sync: nil context.Context (use context.Background())")
@@ -122,8 +129,8 @@ func (p Policy) check(ctx context.Context) error {
 
 // Stream waits with p until the work submitted to s so far has finished.
 func (p Policy) Stream(ctx context.Context, cu libcuda.Context, s libcuda.Stream) error {
-	if err := p.check(ctx); err != nil {
-		return err
+	if !p.valid(ctx) {
+		return p.refuse(ctx)
 	}
 	t := streamTarget{cu: cu, s: s}
 	switch s {
@@ -159,15 +166,29 @@ func (p Policy) Stream(ctx context.Context, cu libcuda.Context, s libcuda.Stream
 
 // Event waits with p until e has completed.
 func (p Policy) Event(ctx context.Context, e libcuda.Event) error {
-	if err := p.check(ctx); err != nil {
-		return err
+	if !p.valid(ctx) {
+		return p.refuse(ctx)
 	}
 	if e == 0 {
 		return errors.New("sync: wait on a nil event")
 	}
-	err := quickEventQuery(e, uint64(procs.Load()))
-	if err == nil {
+	// quickEventQuery written out, as Stream's first query is: the path
+	// of a done event makes no call but the query.
+	err := errSlow
+	if n := enter(queryUnit); n < captureUnit && n&queryMask <= uint64(procs.Load()) {
+		err = libcuda.EventQuery(e)
+	}
+	if n := state.Add(^(queryUnit - 1)); n >= captureUnit { // leave(queryUnit)
+		lastOut(n)
+	}
+	switch err {
+	case nil:
 		return nil
+	case errSlow: // a capture is admitted, or the queries are at their limit
+		err = guardedQuery(eventTarget(e), queryLimit())
+	case libcuda.CUDA_ERROR_NOT_READY:
+	default:
+		err = named("cuEventQuery", err)
 	}
 	return wait(p, ctx, eventTarget(e), err)
 }
@@ -204,8 +225,8 @@ func quickEventQuery(e libcuda.Event, limit uint64) error {
 
 // Context waits until all work in cu has finished, on a helper thread.
 func (p Policy) Context(ctx context.Context, cu libcuda.Context) error {
-	if err := p.check(ctx); err != nil {
-		return err
+	if !p.valid(ctx) {
+		return p.refuse(ctx)
 	}
 	if cu == 0 {
 		return errors.New("sync: wait on a nil context")

@@ -46,7 +46,9 @@ type Stats struct {
 	PolledWakeupDelay time.Duration
 	// SpunWaits counts the waits, since the program started, that spun
 	// and yielded in a spin slot of their own; SpinQueries counts the
-	// queries they made there and Spun is the time they spent there.
+	// queries they made there and Spun is the time they spent there (wall
+	// time, to the start of each one's last query: the CPU they took,
+	// unless the machine had more runnable threads than cores).
 	SpunWaits, SpinQueries int64
 	Spun                   time.Duration
 	// HandedOver counts the waits, since the program started, that left

@@ -335,11 +335,13 @@ var handedOver atomic.Int64
 // spinning for all costs less than each spinning for itself).
 func spin[T target](p Policy, ctx context.Context, t T, limit int32, start time.Time) error {
 	cancelled := ctx.Done()
-	queries := int64(0)
+	// Counted as it goes, with the time read before its last query: the
+	// wake-up of a spinning wait pays no clock read for the counts.
+	var queries int64
+	var since time.Duration
 	defer func() {
-		spunWaits.Add(1)
 		spinQueries.Add(queries)
-		spinTime.Add(int64(time.Since(start)))
+		spinTime.Add(int64(since))
 	}()
 	for {
 		select {
@@ -350,7 +352,7 @@ func spin[T target](p Policy, ctx context.Context, t T, limit int32, start time.
 		if pollerSpins.Load() {
 			return errJoin
 		}
-		since := time.Since(start)
+		since = time.Since(start)
 		if since > p.Spin+p.Yield {
 			return errHandOver
 		}
@@ -385,7 +387,8 @@ var spinning atomic.Int32
 func spinSlots(procs int32) int32 { return min(max(procs/4, 1), 4) }
 
 // The counts of the waits that spun in a slot since the program started:
-// the waits, their queries there and the time they spent there (ns).
+// the waits, their queries there and the time they spent there (ns, to
+// the start of their last query).
 var spunWaits, spinQueries, spinTime atomic.Int64
 
 // spinningPeak is the most waits seen in spin slots at once (tests read
@@ -395,6 +398,7 @@ var spinningPeak atomic.Int32
 // takeSpinSlot takes a spin slot, if one is free.
 func takeSpinSlot(procs int32) bool {
 	if n := spinning.Add(1); n <= spinSlots(procs) {
+		spunWaits.Add(1)
 		for {
 			peak := spinningPeak.Load()
 			if n <= peak || spinningPeak.CompareAndSwap(peak, n) {

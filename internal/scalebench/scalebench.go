@@ -380,7 +380,11 @@ func (p *sharedPoller) run(ctx libcuda.Context, m int) error {
 // process's CPU while the streams are held and draining (cores) and
 // while they are held, until the write (held-cores), in cores; compare
 // Wait/M=m/sync with Wait/M=m/reference (issue 29's goal: held-cores at
-// most 1, p50 at most the reference's + 100µs).
+// most 1, p50 at most the reference's + 100µs). For sync it also reports
+// what sync.ReadStats counted: how held-cores splits between the shared
+// poller's rounds and the waits' own spinning (the rest is the waits'
+// start and the runtime), and the mean hand-over from the poller to a
+// woken waiter (see the end of the function).
 func waiters(b *testing.B, ctx libcuda.Context, m int, way int) {
 	testenv.OnThread(b, ctx)
 	g := newGate(b)

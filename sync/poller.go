@@ -311,23 +311,30 @@ func round(list []*pollGroup, groups map[target]*pollGroup) ([]*pollGroup, bool,
 	queries := int64(0)
 	progress := false
 	k := 0
-	for _, g := range list {
+	for i, g := range list {
+		// Claim the waits, dropping those whose waiter left. (The slices
+		// are written only when something changes: a round of a thousand
+		// targets dirties no line of theirs that it need not.)
 		n := 0
-		for _, w := range g.waits {
+		for j, w := range g.waits {
 			if w.state.CompareAndSwap(pollIdle, pollQuerying) {
-				g.waits[n] = w
+				if n != j {
+					g.waits[n] = w
+				}
 				n++
 			}
 		}
-		clear(g.waits[n:])
-		g.waits = g.waits[:n]
+		if n != len(g.waits) {
+			clear(g.waits[n:])
+			g.waits = g.waits[:n]
+		}
 		if n == 0 {
 			delete(groups, g.t)
 			continue
 		}
 		queries++
 		err := guardedQuery(g.t, 0)
-		if errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+		if err == libcuda.CUDA_ERROR_NOT_READY || err != nil && errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 			for _, w := range g.waits {
 				limit = min(limit, w.maxSleep)
 				if w.fresh.After(fresh) {
@@ -335,7 +342,9 @@ func round(list []*pollGroup, groups map[target]*pollGroup) ([]*pollGroup, bool,
 				}
 				w.state.Store(pollIdle)
 			}
-			list[k] = g
+			if k != i {
+				list[k] = g
+			}
 			k++
 			continue
 		}

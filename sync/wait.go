@@ -293,11 +293,11 @@ func wait[T target](p Policy, ctx context.Context, t T, first error) error {
 	}
 	p = p.withDefaults()
 	if pollerSpins.Load() {
-		return polledFresh(p, ctx, t, time.Now())
+		return polledFresh(p, ctx, t, time.Now().Add(p.Spin+p.Yield))
 	}
 	limit := readQueryLimit()
 	if !takeSpinSlot(limit) {
-		return polledFresh(p, ctx, t, time.Now())
+		return polledFresh(p, ctx, t, time.Now().Add(p.Spin+p.Yield))
 	}
 	start := time.Now()
 	err := spin(p, ctx, t, limit, start)
@@ -305,7 +305,11 @@ func wait[T target](p Policy, ctx context.Context, t T, first error) error {
 	switch err {
 	case errJoin:
 		handedOver.Add(1)
-		return polledFresh(p, ctx, t, start)
+		fresh := start.Add(p.Spin + p.Yield)
+		if !time.Now().Before(fresh) {
+			fresh = time.Time{} // its budgets are spent: an ordinary polled wait
+		}
+		return polledFresh(p, ctx, t, fresh)
 	case errHandOver:
 	default:
 		return err
@@ -445,17 +449,13 @@ func polled[T target](p Policy, ctx context.Context, t T) error {
 }
 
 // polledFresh is polled for a wait that has not spun, or has cut its
-// spinning short, since start: the poller runs its rounds back to back,
-// yielding between them, until p.Spin+p.Yield after start (as long as the
-// wait would have spun and yielded in a spin slot of its own) before it
-// backs off; p has its defaults.
-func polledFresh[T target](p Policy, ctx context.Context, t T, start time.Time) error {
+// spinning short: the poller runs its rounds back to back, yielding
+// between them, until fresh (when the wait's spinning in a slot of its
+// own would have ended; zero for none) before it backs off; p has its
+// defaults.
+func polledFresh[T target](p Policy, ctx context.Context, t T, fresh time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
-	}
-	fresh := start.Add(p.Spin + p.Yield)
-	if !time.Now().Before(fresh) {
-		fresh = time.Time{} // its budgets are spent: an ordinary polled wait
 	}
 	return onPoller(ctx, t, shared.add(t, p.MaxSleep, fresh))
 }

@@ -52,10 +52,11 @@ type Policy struct {
 	// Gosched (microseconds), so its wake-up is coarser in this phase.
 	Yield time.Duration
 	// MaxSleep caps the backoff between queries of Polling mode, and of
-	// Auto and Blocking mode while every helper thread is busy (default
-	// 1ms). Those waits share one poller, which sleeps at most 100µs
-	// between its rounds (or a quarter of its last round, when that is
-	// longer), or the smallest MaxSleep of its waits when that is less.
+	// Auto and Blocking mode while every helper thread is busy or the
+	// poller spins for other waits (default 1ms). Those waits share one
+	// poller, which sleeps at most 100µs between its rounds (or half its
+	// last round, when that is longer), or the smallest MaxSleep of its
+	// waits when that is less.
 	MaxSleep time.Duration
 }
 

@@ -73,6 +73,14 @@ var pollSleepFor atomic.Int64
 // target finished.
 const pollMinSleep = time.Microsecond
 
+// yieldSlow is how long, in ns, the poller's yield to the waits it woke
+// may take (a handful of woken goroutines on an otherwise idle processor
+// take a few microseconds) before the round stops yielding: 50µs (tests
+// change it).
+var yieldSlow atomic.Int64
+
+func init() { yieldSlow.Store(int64(50 * time.Microsecond)) }
+
 // nextSleep is the poller's sleep after a round in which nothing finished
 // and no wait is within its spinning budgets: prev is the sleep before
 // it (0 after a round in which something finished), busy how long the
@@ -156,6 +164,7 @@ var (
 	pollerBusy    atomic.Int64 // the time the rounds took, in ns
 	polledWakes   atomic.Int64 // polled waits ended by the poller with their target's answer
 	polledWakeNs  atomic.Int64 // the time from the poller's answer to those waits' return, in ns
+	pollerYields  atomic.Int64 // the rounds' yields to the waits they woke
 )
 
 // monoBase is the origin of mono.
@@ -303,13 +312,15 @@ func (p *poller) run() {
 // yields after them (runtime.Gosched), before its next query: the woken
 // goroutines are on its processor's run queue, and run there, on a thread
 // that is awake, instead of waiting for another thread to wake and take
-// them.
+// them. A yield that takes longer than yieldSlow (every processor busy)
+// is the round's last.
 func round(list []*pollGroup, groups map[target]*pollGroup) ([]*pollGroup, bool, time.Duration, time.Time) {
 	pollerRounds.Add(1)
 	limit := time.Duration(math.MaxInt64)
 	var fresh time.Time
 	queries := int64(0)
 	progress := false
+	yield := true
 	k := 0
 	for i, g := range list {
 		// Claim the waits, dropping those whose waiter left. (The slices
@@ -359,7 +370,16 @@ func round(list []*pollGroup, groups map[target]*pollGroup) ([]*pollGroup, bool,
 		delete(groups, g.t)
 		pollerQueries.Add(queries) // counted before the yield: tests read them from the woken waits
 		queries = 0
-		runtime.Gosched()
+		if yield {
+			pollerYields.Add(1)
+			runtime.Gosched()
+			// A yield that took long found the processors busy: the
+			// yielding poller waits in the runtime's global queue behind
+			// other goroutines, and yielding at each target would hold
+			// the round back that long each time. The woken waits run
+			// when the runtime gets to them.
+			yield = mono()-sent < yieldSlow.Load()
+		}
 	}
 	clear(list[k:])
 	pollerQueries.Add(queries)

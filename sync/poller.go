@@ -43,11 +43,15 @@ import (
 // Each target found finished hands its waits back at once: the poller
 // readies their goroutines and yields, so that they run on its own
 // processor, whose thread is awake, before its next query, instead of
-// waiting for the runtime to wake another thread to take them (a thread
-// idle for the whole wait may be in a deep sleep state of its core, tens
-// to hundreds of microseconds from running). Being one goroutine, the
-// poller never uses more than one core. It runs only while waits are
-// outstanding: it starts with the first and ends when none is left.
+// waiting for the round's end or for the runtime to wake another thread
+// to take them (an idle thread takes microseconds to run, more when its
+// core sleeps deeply; on a loaded 2-core machine, 1,000 goroutines readied
+// 2.4µs apart by a goroutine that did not yield ran a median 40µs to 1.5ms
+// later, 0.4µs when it yielded after each, at 0.4µs more of its time per
+// wake-up). A yield that takes long (every processor busy) is the round's
+// last. Being one goroutine, the poller never uses more than one core. It
+// runs only while waits are outstanding: it starts with the first and
+// ends when none is left.
 //
 // The sleeps are the poller's own (see sleeper), not the runtime's timers:
 // on Linux the runtime waits for timers in epoll_wait, whose timeout is in

@@ -130,7 +130,7 @@ func lastOut(n uint64) {
 // procs is GOMAXPROCS as a wait last read it. Reading GOMAXPROCS takes the
 // scheduler's lock, so the first query of a wait (for work that has
 // finished, the only one) is limited by the value that an earlier wait
-// read, and a wait that goes on past it reads it anew.
+// read, and a wait that goes on past it to spin reads it anew.
 var procs struct {
 	_ [64]byte // alone in its cache line(s), as state is: read by every wait
 	atomic.Int32
@@ -143,7 +143,10 @@ func init() { procs.Store(int32(runtime.GOMAXPROCS(0))) }
 // last.
 func queryLimit() int32 { return procs.Load() }
 
-// readQueryLimit reads GOMAXPROCS again, for a wait past its first query.
+// readQueryLimit reads GOMAXPROCS again, for a wait that is about to spin
+// (a wait that joins the spinning poller at once does not: reading it
+// takes the scheduler's lock, which a thousand waits starting together
+// would take in turn).
 func readQueryLimit() int32 {
 	n := int32(runtime.GOMAXPROCS(0))
 	if procs.Load() != n { // a store would take the line from every core that reads it

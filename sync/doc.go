@@ -20,9 +20,12 @@
 // A wait that finds every slot taken joins the shared poller at once, and
 // the poller runs its rounds back to back, without sleeping, for as long
 // as such a wait would have spun and yielded: one goroutine spins for all
-// of them. So a lone wait wakes as quickly as a spinning one, and a
-// thousand waits cost about what one thread querying them all costs, not
-// a core each. Cancelling the context.Context returns ctx.Err() at once
+// of them. While it does, later waits join it without spinning, and the
+// waits in the slots leave them for it. So a lone wait wakes as quickly as
+// a spinning one, and a thousand waits cost about what one thread querying
+// them all costs, not a core each. When the poller sees a target finished,
+// the waiters it wakes run on its own thread before its next query.
+// Cancelling the context.Context returns ctx.Err() at once
 // and leaves the GPU work alone. Policy sets the budgets and the Blocking
 // and Polling modes.
 //
@@ -75,8 +78,9 @@
 // MaxHelpers; the shared poller is one goroutine. Thousands of goroutines
 // can wait at once with a bounded number of threads. The bound is
 // GOMAXPROCS as a wait last read it: a wait reads it again when its first
-// query finds the work unfinished, so after runtime.GOMAXPROCS changes it,
-// the bound follows at the first such wait.
+// query finds the work unfinished and it goes on to spin on its own, so
+// after runtime.GOMAXPROCS changes it, the bound follows at the first such
+// wait.
 //
 // # Contexts
 //

@@ -35,8 +35,11 @@ func ResetSpinningPeak() { spinningPeak.Store(spinning.Load()) }
 // HoldSpinSlots takes every spin slot for the GOMAXPROCS read last, as
 // that many spinning waits would, and returns what gives them back (once,
 // however often it is called: a test may release early and at cleanup).
-func HoldSpinSlots() (release func()) {
-	n := spinSlots(procs.Load())
-	spinning.Add(n)
-	return gosync.OnceFunc(func() { spinning.Add(-n) })
+func HoldSpinSlots() (release func()) { return HoldSomeSpinSlots(int(spinSlots(procs.Load()))) }
+
+// HoldSomeSpinSlots takes n spin slots, as n spinning waits would, and
+// returns what gives them back (once).
+func HoldSomeSpinSlots(n int) (release func()) {
+	spinning.Add(int32(n))
+	return gosync.OnceFunc(func() { spinning.Add(int32(-n)) })
 }

@@ -19,25 +19,39 @@ import (
 // one timer per wait: a round makes one query per distinct target, however
 // many waits are on it.
 //
-// After a round in which some target finished, the poller goes on at once
-// (it yields first, so that the waiters it woke run). So it does, yielding
-// between rounds, while a wait that joined it without spinning of its own
-// (every spin slot taken: see wait) is within its Spin and Yield budgets:
-// the poller spins for all such waits together, one goroutine instead of
-// one each, with a wake-up as quick as a lone spinning wait's for as long
-// as its round is short. A wait that joins so while the poller sleeps
-// wakes it (a kick): its first round comes at once, not after the sleep.
-// After a round in which nothing finished, past those budgets, it sleeps,
-// from pollMinSleep doubling while nothing finishes, up to pollMaxSleep
-// (or a quarter of its last round, when that is longer: a poller with
-// thousands of targets does not query without pause) or the smallest
+// The poller also spins for the waits that do not spin on their own:
+// while a wait that joined it without spinning (see wait: every spin slot
+// was taken, or the poller was spinning already) is within its Spin and
+// Yield budgets, it runs its rounds back to back, yielding between them,
+// one goroutine instead of one each, with a wake-up as quick as a lone
+// spinning wait's for as long as its round is short. While it does so
+// (pollerSpins), no new wait spins on its own and the waits spinning in
+// their slots join it: the CPU that many waits spend while they start is
+// one goroutine's. A wait that joins so while the poller sleeps wakes it
+// (a kick): its first round comes at once, not after the sleep.
+//
+// Completions come together (one host write or one kernel releases many
+// waits), so after a round in which some target finished, the next round
+// starts at once, and after one in which none did, the sleeps start again
+// from pollMinSleep, doubling while nothing finishes, up to pollMaxSleep
+// (or half its last round, when that is longer: a poller with thousands
+// of targets queries at most two thirds of the time) or the smallest
 // Policy.MaxSleep of its waits, whichever is least. A wake-up comes at
 // most that sleep and one round after the work ends, which is what one
-// thread querying every target round-robin gives, plus the sleep. Being
-// one goroutine, it never uses more than one core; with many targets (a
-// round much longer than its sleep) it uses most of one. It runs only
-// while waits are outstanding: it starts with the first and ends when
-// none is left.
+// thread querying every target round-robin gives, plus the sleep.
+//
+// Each target found finished hands its waits back at once: the poller
+// readies their goroutines and yields, so that they run on its own
+// processor, whose thread is awake, before its next query, instead of
+// waiting for the round's end or for the runtime to wake another thread
+// to take them (an idle thread takes microseconds to run, more when its
+// core sleeps deeply; on a loaded 2-core machine, 1,000 goroutines readied
+// 2.4µs apart by a goroutine that did not yield ran a median 40µs to 1.5ms
+// later, 0.4µs when it yielded after each, at 0.4µs more of its time per
+// wake-up). A yield that takes long (every processor busy) is the round's
+// last. Being one goroutine, the poller never uses more than one core. It
+// runs only while waits are outstanding: it starts with the first and
+// ends when none is left.
 //
 // The sleeps are the poller's own (see sleeper), not the runtime's timers:
 // on Linux the runtime waits for timers in epoll_wait, whose timeout is in
@@ -52,7 +66,7 @@ import (
 // that error, as a wait's own query would.
 
 // pollMaxSleep caps the poller's sleep between rounds, unless its last
-// round took more than four times as long.
+// round took more than twice as long.
 const pollMaxSleep = 100 * time.Microsecond
 
 // pollSleepFor, when not zero, is how long every sleep of the poller lasts
@@ -62,6 +76,22 @@ var pollSleepFor atomic.Int64
 // pollMinSleep is the poller's first sleep after a round in which some
 // target finished.
 const pollMinSleep = time.Microsecond
+
+// yieldSlow is how long, in ns, the poller's yield to the waits it woke
+// may take (a handful of woken goroutines on an otherwise idle processor
+// take a few microseconds) before the round stops yielding: 50µs (tests
+// change it).
+var yieldSlow atomic.Int64
+
+func init() { yieldSlow.Store(int64(50 * time.Microsecond)) }
+
+// nextSleep is the poller's sleep after a round in which nothing finished
+// and no wait is within its spinning budgets: prev is the sleep before
+// it (0 after a round in which something finished), busy how long the
+// round took and limit the smallest Policy.MaxSleep of its waits.
+func nextSleep(prev, busy, limit time.Duration) time.Duration {
+	return min(max(2*prev, pollMinSleep), max(pollMaxSleep, busy/2), limit)
+}
 
 // The states of a polled wait. The poller claims a wait (idle → querying)
 // before each query of its target and gives it back (querying → idle)
@@ -80,9 +110,12 @@ type pollWait struct {
 	done     chan error // buffered: the poller never blocks on it
 	maxSleep time.Duration
 	// fresh is when the wait's own spinning would have ended, for a wait
-	// that joined without spinning; zero for others. Until then the
-	// poller does not sleep.
+	// that joined without spinning (or cut its spinning short); zero for
+	// others. Until then the poller does not sleep.
 	fresh time.Time
+	// sent is when the poller saw the target finished (mono), written
+	// before the send on done.
+	sent int64
 }
 
 type pollEntry struct {
@@ -108,6 +141,23 @@ type poller struct {
 
 var shared = poller{wake: newSleeper()}
 
+// pollerSpins is set while the poller runs its rounds back to back for
+// waits that did not spin on their own: from the moment such a wait
+// joins (poller.add) until the poller next sleeps or ends, both under
+// poller.mu. New waits then join the poller instead of spinning, and the
+// waits spinning in their slots join it too (see wait and spin), which
+// read it without the lock.
+var pollerSpins paddedBool
+
+// paddedBool is an atomic flag alone in its cache line(s): the spinning
+// waits read it between their queries, and a write beside it by another
+// core would make each read a miss.
+type paddedBool struct {
+	_ [64]byte
+	atomic.Bool
+	_ [63]byte
+}
+
 var (
 	polledWaits   atomic.Int64 // waits added and not ended (done or cancelled)
 	pollerRounds  atomic.Int64 // rounds since the program started
@@ -115,7 +165,17 @@ var (
 	pollerSleeps  atomic.Int64 // sleeps between rounds since the program started
 	pollerSlept   atomic.Int64 // the time those sleeps took, in ns
 	pollerKicks   atomic.Int64 // sleeps cut short by a wait that joined
+	pollerBusy    atomic.Int64 // the time the rounds took, in ns
+	polledWakes   atomic.Int64 // polled waits ended by the poller with their target's answer
+	polledWakeNs  atomic.Int64 // the time from the poller's answer to those waits' return, in ns
+	pollerYields  atomic.Int64 // the rounds' yields to the waits they woke
 )
+
+// monoBase is the origin of mono.
+var monoBase = time.Now()
+
+// mono is a reading of the monotonic clock in ns, for the counters.
+func mono() int64 { return int64(time.Since(monoBase)) }
 
 // add puts a wait on t with the given longest sleep on the poller, and
 // starts the poller when it is not running; until fresh (zero for none)
@@ -129,9 +189,12 @@ func (p *poller) add(t target, maxSleep time.Duration, fresh time.Time) *pollWai
 		p.running = true
 		go p.run()
 	}
-	kick := p.sleeping && !fresh.IsZero()
-	if kick {
-		p.sleeping = false
+	kick := false
+	if !fresh.IsZero() {
+		if !pollerSpins.Load() {
+			pollerSpins.Store(true)
+		}
+		kick, p.sleeping = p.sleeping, false
 	}
 	p.mu.Unlock()
 	if kick {
@@ -152,6 +215,7 @@ func (p *poller) sleep(d time.Duration) {
 			return
 		}
 	}
+	pollerSpins.Store(false)
 	p.sleeping = true
 	p.wake.arm()
 	p.mu.Unlock()
@@ -189,10 +253,23 @@ func (w *pollWait) cancel() {
 func (p *poller) run() {
 	groups := map[target]*pollGroup{}
 	var list []*pollGroup
+	var batch []pollEntry // the waits taken from pending, then pending's next backing array
 	var sleep time.Duration
 	for {
+		// Take the waits added since the last round and give pending the
+		// array of the last batch: the lock is held for a moment only,
+		// however many waits join at once.
 		p.mu.Lock()
-		for _, e := range p.pending {
+		batch, p.pending = p.pending, batch[:0]
+		if len(batch) == 0 && len(list) == 0 {
+			p.running = false
+			p.pending = nil
+			pollerSpins.Store(false)
+			p.mu.Unlock()
+			return
+		}
+		p.mu.Unlock()
+		for _, e := range batch {
 			g := groups[e.t]
 			if g == nil {
 				g = &pollGroup{t: e.t}
@@ -201,15 +278,7 @@ func (p *poller) run() {
 			}
 			g.waits = append(g.waits, e.w)
 		}
-		clear(p.pending)
-		p.pending = p.pending[:0]
-		if len(list) == 0 {
-			p.running = false
-			p.pending = nil
-			p.mu.Unlock()
-			return
-		}
-		p.mu.Unlock()
+		clear(batch)
 
 		start := time.Now()
 		var progress bool
@@ -217,17 +286,22 @@ func (p *poller) run() {
 		var fresh time.Time // the latest fresh of the waits still waiting
 		list, progress, limit, fresh = round(list, groups)
 		now := time.Now()
-		if progress || now.Before(fresh) {
-			// More targets are likely to finish soon after, or a wait
-			// is in its spinning budget: query again once the waiters
-			// woken (and other goroutines) have had their turn.
+		busy := now.Sub(start)
+		pollerBusy.Add(int64(busy))
+		switch {
+		case progress:
+			// More targets are likely to finish soon after: query again
+			// at once (the round yielded to each waiter it woke).
+			sleep = 0
+		case now.Before(fresh):
+			// A wait is within its spinning budgets: query again once
+			// other goroutines have had their turn.
 			sleep = 0
 			runtime.Gosched()
-			continue
+		default:
+			sleep = nextSleep(sleep, busy, limit)
+			p.sleep(sleep)
 		}
-		longest := max(pollMaxSleep, now.Sub(start)/4)
-		sleep = min(max(2*sleep, pollMinSleep), longest, limit)
-		p.sleep(sleep)
 	}
 }
 
@@ -237,30 +311,45 @@ func (p *poller) run() {
 // longest sleep (Policy.MaxSleep) and the latest fresh of the waits still
 // waiting: once the waits that joined without spinning have ended, their
 // budgets keep the poller querying no more.
+//
+// The waits on a target found finished are woken at once, and the poller
+// yields after them (runtime.Gosched), before its next query: the woken
+// goroutines are on its processor's run queue, and run there, on a thread
+// that is awake, instead of waiting for another thread to wake and take
+// them. A yield that takes longer than yieldSlow (every processor busy)
+// is the round's last.
 func round(list []*pollGroup, groups map[target]*pollGroup) ([]*pollGroup, bool, time.Duration, time.Time) {
 	pollerRounds.Add(1)
 	limit := time.Duration(math.MaxInt64)
 	var fresh time.Time
 	queries := int64(0)
 	progress := false
+	yield := true
 	k := 0
-	for _, g := range list {
+	for i, g := range list {
+		// Claim the waits, dropping those whose waiter left. (The slices
+		// are written only when something changes: a round of a thousand
+		// targets dirties no line of theirs that it need not.)
 		n := 0
-		for _, w := range g.waits {
+		for j, w := range g.waits {
 			if w.state.CompareAndSwap(pollIdle, pollQuerying) {
-				g.waits[n] = w
+				if n != j {
+					g.waits[n] = w
+				}
 				n++
 			}
 		}
-		clear(g.waits[n:])
-		g.waits = g.waits[:n]
+		if n != len(g.waits) {
+			clear(g.waits[n:])
+			g.waits = g.waits[:n]
+		}
 		if n == 0 {
 			delete(groups, g.t)
 			continue
 		}
 		queries++
 		err := guardedQuery(g.t, 0)
-		if errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+		if err == libcuda.CUDA_ERROR_NOT_READY || err != nil && errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 			for _, w := range g.waits {
 				limit = min(limit, w.maxSleep)
 				if w.fresh.After(fresh) {
@@ -268,17 +357,33 @@ func round(list []*pollGroup, groups map[target]*pollGroup) ([]*pollGroup, bool,
 				}
 				w.state.Store(pollIdle)
 			}
-			list[k] = g
+			if k != i {
+				list[k] = g
+			}
 			k++
 			continue
 		}
 		progress = true
+		sent := mono()
 		for _, w := range g.waits {
+			w.sent = sent
 			w.done <- err
 			w.state.Store(pollDone)
 			polledWaits.Add(-1)
 		}
 		delete(groups, g.t)
+		pollerQueries.Add(queries) // counted before the yield: tests read them from the woken waits
+		queries = 0
+		if yield {
+			pollerYields.Add(1)
+			runtime.Gosched()
+			// A yield that took long found the processors busy: the
+			// yielding poller waits in the runtime's global queue behind
+			// other goroutines, and yielding at each target would hold
+			// the round back that long each time. The woken waits run
+			// when the runtime gets to them.
+			yield = mono()-sent < yieldSlow.Load()
+		}
 	}
 	clear(list[k:])
 	pollerQueries.Add(queries)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
 
@@ -113,6 +114,93 @@ func TestManyWaitsSpinInTheSlotsOnly(t *testing.T) {
 	}
 	g.Open()
 	for i, ch := range res {
+		if err := testenv.Recv(t, ch, fmt.Sprintf("wait %d", i)); err != nil {
+			t.Fatalf("wait %d: %v", i, err)
+		}
+	}
+	b.back(t)
+}
+
+// spinningPoller puts a wait that did not spin on the shared poller (every
+// spin slot taken while it joins), with a spinning budget of a minute, so
+// that the poller runs its rounds back to back until the test ends or the
+// stream s (held) ends; it gives the slots back once the wait is on the
+// poller.
+func spinningPoller(t *testing.T, s libcuda.Stream) <-chan error {
+	t.Helper()
+	release := sync.HoldSpinSlots()
+	t.Cleanup(release)
+	res := startWaits(sync.Policy{Mode: sync.Polling, Spin: time.Minute}, []libcuda.Stream{s}, nil)
+	testenv.Eventually(t, "the fresh wait on the poller", func() bool { return sync.ReadStats().PolledWaits == 1 })
+	release()
+	return res[0]
+}
+
+// While the shared poller spins for a wait that did not spin (its budget
+// a minute here), new waits join it after their first query, although
+// the spin slots are free: none spins on its own goroutine, none makes a
+// query of its own past the first, none takes a helper (issue 29: a
+// thousand waits starting together took the slots again and again, 326
+// of them a hold in the simulator's scale bench).
+func TestWaitsJoinASpinningPollerWithoutSpinning(t *testing.T) {
+	testenv.OnPrimary(t, 0)
+	const m = 20
+	g := testenv.NewGate(t)
+	streams := heldStreams(t, g, m+1)
+	b := takeBaseline(t)
+	testenv.Eventually(t, "no wait spinning", func() bool { return sync.ReadStats().SpinningWaits == 0 })
+	first := spinningPoller(t, streams[m])
+	s0 := sync.ReadStats()
+	res := startWaits(sync.DefaultPolicy, streams[:m], nil)
+	testenv.Eventually(t, "the new waits on a helper or the poller", func() bool {
+		st := sync.ReadStats()
+		return st.ActiveHelpers+st.PolledWaits == m+1 && st.SpinningWaits == 0
+	})
+	s1 := sync.ReadStats()
+	if n, q := s1.SpunWaits-s0.SpunWaits, s1.SpinQueries-s0.SpinQueries; n != 0 || q != 0 {
+		t.Errorf("%d of %d waits spun on their own (%d queries) while the poller spun; want none", n, m, q)
+	}
+	if s1.ActiveHelpers != 0 {
+		t.Errorf("%d waits on helpers; want all on the poller", s1.ActiveHelpers)
+	}
+	g.Open()
+	for i, ch := range append(res, first) {
+		if err := testenv.Recv(t, ch, fmt.Sprintf("wait %d", i)); err != nil {
+			t.Fatalf("wait %d: %v", i, err)
+		}
+	}
+	b.back(t)
+}
+
+// A wait spinning in its slot (a budget of a minute) leaves it for the
+// shared poller as soon as the poller spins for a wait beyond the slots:
+// it goes on waiting there, and returns when its work ends.
+func TestASpinningWaitJoinsThePollerOnceItSpins(t *testing.T) {
+	testenv.OnPrimary(t, 0)
+	g := testenv.NewGate(t)
+	streams := heldStreams(t, g, 2)
+	b := takeBaseline(t)
+	testenv.Eventually(t, "no wait spinning", func() bool { return sync.ReadStats().SpinningWaits == 0 })
+	s0 := sync.ReadStats()
+	spinner := startWaits(sync.Policy{Spin: time.Minute}, streams[:1], nil)[0]
+	testenv.Eventually(t, "the wait spinning in its slot", func() bool { return sync.ReadStats().SpinningWaits == 1 })
+	testenv.StillWaiting(t, "the spinning wait on a held stream", spinner)
+	// Every other slot taken: the next wait joins the poller, which spins
+	// for it (for a minute: however late the spinning wait looks).
+	held := sync.SpinSlots() - 1
+	release := sync.HoldSomeSpinSlots(held)
+	t.Cleanup(release)
+	joined := startWaits(sync.Policy{Spin: time.Minute}, streams[1:], nil)[0]
+	testenv.Eventually(t, "the spinning wait on the poller beside the new one", func() bool {
+		st := sync.ReadStats()
+		return st.PolledWaits == 2 && st.SpinningWaits == held
+	})
+	if n := sync.ReadStats().HandedOver - s0.HandedOver; n != 1 {
+		t.Errorf("%d waits handed over to the poller; want 1", n)
+	}
+	release()
+	g.Open()
+	for i, ch := range []<-chan error{spinner, joined} {
 		if err := testenv.Recv(t, ch, fmt.Sprintf("wait %d", i)); err != nil {
 			t.Fatalf("wait %d: %v", i, err)
 		}

@@ -32,6 +32,30 @@ type Stats struct {
 	// the poller's running time less PollerSlept, over PollerRounds.)
 	PollerRounds, PollerQueries, PollerSleeps, PollerKicks int64
 	PollerSlept                                            time.Duration
+	// PollerBusy is the time the poller's rounds took since the program
+	// started: its queries and the hand-over of the waits whose target
+	// finished (with the turns it yields to them), not its sleeps nor its
+	// yields between rounds.
+	PollerBusy time.Duration
+	// PolledWakeups counts the polled waits, since the program started,
+	// that the poller ended with their target's answer (finished or
+	// failed); PolledWakeupDelay is the time, summed over them, from the
+	// poller's seeing that answer to the wait's return: what the hand-over
+	// from the poller to the waiting goroutine costs.
+	PolledWakeups     int64
+	PolledWakeupDelay time.Duration
+	// SpunWaits counts the waits, since the program started, that spun
+	// and yielded in a spin slot of their own; SpinQueries counts the
+	// queries they made there and Spun is the time they spent there (wall
+	// time, to the start of each one's last query: the CPU they took,
+	// unless the machine had more runnable threads than cores).
+	SpunWaits, SpinQueries int64
+	Spun                   time.Duration
+	// HandedOver counts the waits, since the program started, that left
+	// their spin slot before their budgets were spent because the shared
+	// poller had begun spinning for waits beyond the slots: they went on
+	// waiting there.
+	HandedOver int64
 	// Captures are the registered captures in progress.
 	Captures int
 	// Postponed are the functions queued by Postpone that have not started.
@@ -72,6 +96,10 @@ func ReadStats() Stats {
 	s.PollerRounds, s.PollerQueries = pollerRounds.Load(), pollerQueries.Load()
 	s.PollerSleeps, s.PollerKicks = pollerSleeps.Load(), pollerKicks.Load()
 	s.PollerSlept = time.Duration(pollerSlept.Load())
+	s.PollerBusy = time.Duration(pollerBusy.Load())
+	s.PolledWakeups, s.PolledWakeupDelay = polledWakes.Load(), time.Duration(polledWakeNs.Load())
+	s.SpunWaits, s.SpinQueries, s.Spun = spunWaits.Load(), spinQueries.Load(), time.Duration(spinTime.Load())
+	s.HandedOver = handedOver.Load()
 	s.Captures = CapturesInProgress()
 	s.CaptureWakeups = captureWakeups.Load()
 	s.CapturesBesideContextSyncs = capturesPastSyncs.Load()

@@ -52,10 +52,11 @@ type Policy struct {
 	// Gosched (microseconds), so its wake-up is coarser in this phase.
 	Yield time.Duration
 	// MaxSleep caps the backoff between queries of Polling mode, and of
-	// Auto and Blocking mode while every helper thread is busy (default
-	// 1ms). Those waits share one poller, which sleeps at most 100µs
-	// between its rounds (or a quarter of its last round, when that is
-	// longer), or the smallest MaxSleep of its waits when that is less.
+	// Auto and Blocking mode while every helper thread is busy or the
+	// poller spins for other waits (default 1ms). Those waits share one
+	// poller, which sleeps at most 100µs between its rounds (or half its
+	// last round, when that is longer), or the smallest MaxSleep of its
+	// waits when that is less.
 	MaxSleep time.Duration
 }
 
@@ -106,9 +107,16 @@ func EventDone(e libcuda.Event) (bool, error) {
 // Context waits until all work in context cu has finished.
 func Context(ctx context.Context, cu libcuda.Context) error { return DefaultPolicy.Context(ctx, cu) }
 
-// check refuses what no wait can go by: a nil ctx, an unknown Mode and
-// negative durations (zero means the default).
-func (p Policy) check(ctx context.Context) error {
+// valid reports whether a wait can go by p and ctx: ctx is not nil, the
+// Mode is one, no duration is negative (zero means the default). It is
+// small enough to be inlined into the waits: the path of a finished wait
+// makes no call for it; refuse says what is wrong.
+func (p Policy) valid(ctx context.Context) bool {
+	return ctx != nil && uint(p.Mode) <= uint(Polling) && p.Spin|p.Yield|p.MaxSleep >= 0
+}
+
+// refuse is the error of a wait that valid refuses.
+func (p Policy) refuse(ctx context.Context) error {
 	switch {
 	case ctx == nil:
 		return errors.New("sync: nil context.Context (use context.Background())")
@@ -122,8 +130,8 @@ func (p Policy) check(ctx context.Context) error {
 
 // Stream waits with p until the work submitted to s so far has finished.
 func (p Policy) Stream(ctx context.Context, cu libcuda.Context, s libcuda.Stream) error {
-	if err := p.check(ctx); err != nil {
-		return err
+	if !p.valid(ctx) {
+		return p.refuse(ctx)
 	}
 	t := streamTarget{cu: cu, s: s}
 	switch s {
@@ -159,15 +167,29 @@ func (p Policy) Stream(ctx context.Context, cu libcuda.Context, s libcuda.Stream
 
 // Event waits with p until e has completed.
 func (p Policy) Event(ctx context.Context, e libcuda.Event) error {
-	if err := p.check(ctx); err != nil {
-		return err
+	if !p.valid(ctx) {
+		return p.refuse(ctx)
 	}
 	if e == 0 {
 		return errors.New("sync: wait on a nil event")
 	}
-	err := quickEventQuery(e, uint64(procs.Load()))
-	if err == nil {
+	// quickEventQuery written out, as Stream's first query is: the path
+	// of a done event makes no call but the query.
+	err := errSlow
+	if n := enter(queryUnit); n < captureUnit && n&queryMask <= uint64(procs.Load()) {
+		err = libcuda.EventQuery(e)
+	}
+	if n := state.Add(^(queryUnit - 1)); n >= captureUnit { // leave(queryUnit)
+		lastOut(n)
+	}
+	switch err {
+	case nil:
 		return nil
+	case errSlow: // a capture is admitted, or the queries are at their limit
+		err = guardedQuery(eventTarget(e), queryLimit())
+	case libcuda.CUDA_ERROR_NOT_READY:
+	default:
+		err = named("cuEventQuery", err)
 	}
 	return wait(p, ctx, eventTarget(e), err)
 }
@@ -204,8 +226,8 @@ func quickEventQuery(e libcuda.Event, limit uint64) error {
 
 // Context waits until all work in cu has finished, on a helper thread.
 func (p Policy) Context(ctx context.Context, cu libcuda.Context) error {
-	if err := p.check(ctx); err != nil {
-		return err
+	if !p.valid(ctx) {
+		return p.refuse(ctx)
 	}
 	if cu == 0 {
 		return errors.New("sync: wait on a nil context")
@@ -251,11 +273,15 @@ const noLimit = ^uint64(0)
 // interface until it is handed over.
 //
 // A wait that the first query does not end spins and yields only in one
-// of the spin slots (spinSlots): at most a few waits spin at once,
-// whatever the number of waiters, and the others join the shared poller
-// at once, which queries its newcomers back to back for their Spin budget
-// and between yields for their Yield budget (see poller): one goroutine
-// spins for all of them instead of each for itself (issue 29).
+// of the spin slots (spinSlots), and only while the shared poller is not
+// spinning already: at most a few waits spin at once, whatever the number
+// of waiters, and the others join the shared poller at once, which
+// queries its newcomers back to back for their Spin budget and between
+// yields for their Yield budget (see poller): one goroutine spins for all
+// of them instead of each for itself (issue 29). Once the poller spins
+// so, the waits in the slots join it as well, with what is left of their
+// budgets: many waits that start together cost one goroutine's spinning,
+// and the first query of each.
 func wait[T target](p Policy, ctx context.Context, t T, first error) error {
 	switch err := first; {
 	case err == nil:
@@ -266,14 +292,27 @@ func wait[T target](p Policy, ctx context.Context, t T, first error) error {
 	if p.Mode == Blocking {
 		return onHelper(p, ctx, t)
 	}
-	limit := readQueryLimit()
 	p = p.withDefaults()
-	if !takeSpinSlot(limit) {
-		return polledFresh(p, ctx, t)
+	if pollerSpins.Load() {
+		return polledFresh(p, ctx, t, time.Now().Add(p.Spin+p.Yield))
 	}
-	err := spin(p, ctx, t, limit)
+	limit := readQueryLimit()
+	if !takeSpinSlot(limit) {
+		return polledFresh(p, ctx, t, time.Now().Add(p.Spin+p.Yield))
+	}
+	start := time.Now()
+	err := spin(p, ctx, t, limit, start)
 	giveSpinSlot()
-	if err != errHandOver {
+	switch err {
+	case errJoin:
+		handedOver.Add(1)
+		fresh := start.Add(p.Spin + p.Yield)
+		if !time.Now().Before(fresh) {
+			fresh = time.Time{} // its budgets are spent: an ordinary polled wait
+		}
+		return polledFresh(p, ctx, t, fresh)
+	case errHandOver:
+	default:
 		return err
 	}
 	if p.Mode == Auto {
@@ -286,29 +325,54 @@ func wait[T target](p Policy, ctx context.Context, t T, first error) error {
 // budgets are spent, or as many queries as can run are in flight.
 var errHandOver = errors.New("sync: the wait is handed over")
 
+// errJoin is spin's answer when the shared poller spins for other waits:
+// the wait joins it for the rest of its budgets.
+var errJoin = errors.New("sync: the wait joins the spinning poller")
+
+// handedOver counts the waits that left their spin slot for the spinning
+// poller (errJoin) since the program started.
+var handedOver atomic.Int64
+
 // spin queries t back to back for p.Spin, then between runtime.Gosched
-// calls for p.Yield, and returns nil when t has finished, its error, ctx's
-// error, or errHandOver.
-func spin[T target](p Policy, ctx context.Context, t T, limit int32) error {
+// calls for p.Yield, from start, and returns nil when t has finished, its
+// error, ctx's error, errHandOver, or errJoin as soon as the shared poller
+// spins for other waits (it queries t as often there, and one goroutine
+// spinning for all costs less than each spinning for itself).
+func spin[T target](p Policy, ctx context.Context, t T, limit int32, start time.Time) error {
 	cancelled := ctx.Done()
-	start := time.Now()
+	// Counted as it goes, with the time read before its last query: the
+	// wake-up of a spinning wait pays no clock read for the counts.
+	var queries int64
+	var since time.Duration
+	defer func() {
+		spinQueries.Add(queries)
+		spinTime.Add(int64(since))
+	}()
 	for {
 		select {
 		case <-cancelled:
 			return ctx.Err()
 		default:
 		}
-		since := time.Since(start)
+		if pollerSpins.Load() {
+			return errJoin
+		}
+		since = time.Since(start)
 		if since > p.Spin+p.Yield {
 			return errHandOver
 		}
 		if since > p.Spin {
 			runtime.Gosched()
 		}
+		queries++
 		switch err := guardedQuery(t, limit); {
 		case err == errBusy:
 			// As many goroutines as can run are querying already: more
-			// spinning would only take their CPU. Hand the wait over.
+			// spinning would only take their CPU. Hand the wait over, to
+			// the poller if it spins.
+			if pollerSpins.Load() {
+				return errJoin
+			}
 			return errHandOver
 		case !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY):
 			return wrap(t, err)
@@ -327,6 +391,11 @@ var spinning atomic.Int32
 // of them, at least one and at most four.
 func spinSlots(procs int32) int32 { return min(max(procs/4, 1), 4) }
 
+// The counts of the waits that spun in a slot since the program started:
+// the waits, their queries there and the time they spent there (ns, to
+// the start of their last query).
+var spunWaits, spinQueries, spinTime atomic.Int64
+
 // spinningPeak is the most waits seen in spin slots at once (tests read
 // and reset it).
 var spinningPeak atomic.Int32
@@ -334,6 +403,7 @@ var spinningPeak atomic.Int32
 // takeSpinSlot takes a spin slot, if one is free.
 func takeSpinSlot(procs int32) bool {
 	if n := spinning.Add(1); n <= spinSlots(procs) {
+		spunWaits.Add(1)
 		for {
 			peak := spinningPeak.Load()
 			if n <= peak || spinningPeak.CompareAndSwap(peak, n) {
@@ -379,26 +449,34 @@ func polled[T target](p Policy, ctx context.Context, t T) error {
 	return onPoller(ctx, t, shared.add(t, p.withDefaults().MaxSleep, time.Time{}))
 }
 
-// polledFresh is polled for a wait that has not spun: the poller runs its
-// rounds back to back, yielding between them, for p.Spin+p.Yield from now
-// (as long as the wait would have spun and yielded in a spin slot of its
-// own) before it backs off; p has its defaults.
-func polledFresh[T target](p Policy, ctx context.Context, t T) error {
+// polledFresh is polled for a wait that has not spun, or has cut its
+// spinning short: the poller runs its rounds back to back, yielding
+// between them, until fresh (when the wait's spinning in a slot of its
+// own would have ended; zero for none) before it backs off; p has its
+// defaults.
+func polledFresh[T target](p Policy, ctx context.Context, t T, fresh time.Time) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return onPoller(ctx, t, shared.add(t, p.MaxSleep, time.Now().Add(p.Spin+p.Yield)))
+	return onPoller(ctx, t, shared.add(t, p.MaxSleep, fresh))
 }
 
 // onPoller waits for w, a wait on t on the shared poller, or for ctx.
 func onPoller[T target](ctx context.Context, t T, w *pollWait) error {
-	select {
-	case err := <-w.done:
-		return wrap(t, err)
-	case <-ctx.Done():
-		w.cancel()
-		return ctx.Err()
+	var err error
+	if cancelled := ctx.Done(); cancelled == nil {
+		err = <-w.done
+	} else {
+		select {
+		case err = <-w.done:
+		case <-cancelled:
+			w.cancel()
+			return ctx.Err()
+		}
 	}
+	polledWakes.Add(1)
+	polledWakeNs.Add(mono() - w.sent)
+	return wrap(t, err)
 }
 
 // onHelper hands the blocking wait to a helper thread and waits for its

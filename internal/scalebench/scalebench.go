@@ -380,7 +380,11 @@ func (p *sharedPoller) run(ctx libcuda.Context, m int) error {
 // process's CPU while the streams are held and draining (cores) and
 // while they are held, until the write (held-cores), in cores; compare
 // Wait/M=m/sync with Wait/M=m/reference (issue 29's goal: held-cores at
-// most 1, p50 at most the reference's + 100µs).
+// most 1, p50 at most the reference's + 100µs). For sync it also reports
+// what sync.ReadStats counted: how held-cores splits between the shared
+// poller's rounds and the waits' own spinning (the rest is the waits'
+// start and the runtime), and the mean hand-over from the poller to a
+// woken waiter (see the end of the function).
 func waiters(b *testing.B, ctx libcuda.Context, m int, way int) {
 	testenv.OnThread(b, ctx)
 	g := newGate(b)
@@ -395,6 +399,7 @@ func waiters(b *testing.B, ctx libcuda.Context, m int, way int) {
 	}
 	var wakes []time.Duration
 	var cpu, wall, heldCPU, heldWall time.Duration
+	var heldBusy, heldSpun time.Duration // the poller's rounds and the waits' own spinning while held
 	s0 := sync.ReadStats()
 	for range b.N {
 		b.StopTimer()
@@ -416,6 +421,7 @@ func waiters(b *testing.B, ctx libcuda.Context, m int, way int) {
 		done := make(chan struct{})
 		errs := make(chan error, m+1)
 		b.StartTimer()
+		h0 := sync.ReadStats()
 		c0 := cpuTime()
 		if way == byReference {
 			go func() {
@@ -475,6 +481,9 @@ func waiters(b *testing.B, ctx libcuda.Context, m int, way int) {
 		}
 		time.Sleep(holdFor)
 		heldCPU += cpuTime() - c0
+		h1 := sync.ReadStats()
+		heldBusy += h1.PollerBusy - h0.PollerBusy
+		heldSpun += h1.Spun - h0.Spun
 		opened.Store(int64(time.Since(start)))
 		heldWall += time.Duration(opened.Load())
 		g.open()
@@ -495,10 +504,16 @@ func waiters(b *testing.B, ctx libcuda.Context, m int, way int) {
 		b.StartTimer()
 	}
 	if way == bySync {
-		// What sync's shared poller did: its rounds and sleeps a hold, the
+		// What sync did: the shared poller's rounds and sleeps a hold, the
 		// mean sleep (the runtime's timers made a 100µs sleep ~1.1ms) and
-		// the mean round (its running time less its sleeps: an upper
-		// bound, as the poller also yields between rounds).
+		// the mean round (its queries and hand-overs, not its sleeps); the
+		// cores that its rounds and the waits' own spinning took while the
+		// streams were held (held-poller-cores, held-spin-cores: the rest
+		// of held-cores is the waits' start, their first queries and joins,
+		// and the runtime); the waits that spun in a slot of their own a
+		// hold (spun/op); and the mean time from the poller's seeing a
+		// stream finished to its waiter's return (handoff-ns: the
+		// poller's wake-up of the waiting goroutine).
 		s1 := sync.ReadStats()
 		rounds, sleeps := s1.PollerRounds-s0.PollerRounds, s1.PollerSleeps-s0.PollerSleeps
 		slept := s1.PollerSlept - s0.PollerSlept
@@ -508,7 +523,13 @@ func waiters(b *testing.B, ctx libcuda.Context, m int, way int) {
 			b.ReportMetric(float64(slept.Nanoseconds())/float64(sleeps), "sleep-ns")
 		}
 		if rounds > 0 {
-			b.ReportMetric(float64((wall-slept).Nanoseconds())/float64(rounds), "round-ns")
+			b.ReportMetric(float64((s1.PollerBusy-s0.PollerBusy).Nanoseconds())/float64(rounds), "round-ns")
+		}
+		b.ReportMetric(heldBusy.Seconds()/heldWall.Seconds(), "held-poller-cores")
+		b.ReportMetric(heldSpun.Seconds()/heldWall.Seconds(), "held-spin-cores")
+		b.ReportMetric(float64(s1.SpunWaits-s0.SpunWaits)/float64(b.N), "spun/op")
+		if n := s1.PolledWakeups - s0.PolledWakeups; n > 0 {
+			b.ReportMetric(float64((s1.PolledWakeupDelay-s0.PolledWakeupDelay).Nanoseconds())/float64(n), "handoff-ns")
 		}
 	}
 	slices.Sort(wakes)

@@ -12,14 +12,20 @@ import (
 // The owner waits for the uses of freed buffers by querying their events.
 // Each query holds other threads' launches for a moment (on the H200 a
 // loop of cuEventQuery on one thread raised the p99 of another thread's
-// launch calls by 40-70%), so it does not query every pending event: on
+// launch calls by 60-90%), so it does not query every pending event: on
 // one stream, work completes in the order it was submitted, so an event
 // found complete proves every event recorded before it on the same stream
-// complete too. Each round queries a target use of each stream, the newest
-// one when the target was chosen, and once it is complete finishes all the
-// uses up to it at once; while it is still running, a binary search over
-// the older ones finds the newest complete one, so that memory whose work
-// is done does not wait for later work on its stream.
+// complete too. Each round queries a target use of each stream, and once
+// it is complete finishes all the uses up to it at once; while it is
+// still running, a binary search over the older ones finds the newest
+// complete one, so that memory whose work is done does not wait for later
+// work on its stream. The target is the newest use recorded before the
+// owner's previous round (a tick ago at least): on a stream whose work
+// keeps up, that one is complete, so one query a round finishes the uses
+// of a whole tick, and the uses recorded since, whose work may still be in
+// flight, wait for the next round instead of costing a search. A stream
+// whose uses are all that recent is not queried in the round. The rounds
+// of a Wait (help) target the newest use.
 //
 // Record order is known from a sequence number taken under a lock of the
 // stream, and a stream is known by its unique id (cuStreamGetId), not by
@@ -150,17 +156,35 @@ type probe struct {
 // a steady loop of releases allocates nothing here.
 type roundScratch struct {
 	probes []probe
+	asked  []ctxAnswer // contexts asked whether they still exist, this round
+}
+
+// ctxAnswer is whether a context is gone, asked once a round.
+type ctxAnswer struct {
+	k    ctxKey
+	gone bool
 }
 
 // round queries the target of each queue once and finishes the uses that
-// completed; it reports whether any did.
-func (o *owner) round() (progress bool) {
-	probes := o.choose(o.scratch.probes[:0])
+// completed; it reports whether any did, and whether it queried at all.
+//
+// fresh targets the newest use of each stream; otherwise the newest one
+// recorded before the previous round.
+func (o *owner) round(fresh bool) (progress, queried bool) {
+	o.scratch.asked = o.scratch.asked[:0]
+	limit := o.mark
+	if fresh {
+		limit = ^uint64(0)
+	}
+	// Uses recorded from here on are the next round's.
+	o.mark = recordSeq.Load()
+	probes := o.choose(o.scratch.probes[:0], limit)
 	for i := range probes {
 		p := &probes[i]
 		if p.gone {
 			continue
 		}
+		queried = true
 		p.done, p.err = sync.EventDone(p.ev)
 		if !p.done && p.err == nil {
 			p.upTo = o.newestDone(p.q, p.seq)
@@ -173,12 +197,26 @@ func (o *owner) round() (progress bool) {
 		probes[i] = probe{}
 	}
 	o.scratch.probes = probes[:0]
-	return progress
+	return progress, queried
 }
 
-// choose returns a probe of each queue with uses, and deletes the queues
-// empty for idleRounds rounds.
-func (o *owner) choose(probes []probe) []probe {
+// gone reports whether the context k has been destroyed, asking the
+// driver (cuCtxGetId) once a round for each context however many of its
+// streams have uses pending.
+func (o *owner) gone(k ctxKey) bool {
+	for _, a := range o.scratch.asked {
+		if a.k == k {
+			return a.gone
+		}
+	}
+	g := ctxGone(k.ctx, k.id)
+	o.scratch.asked = append(o.scratch.asked, ctxAnswer{k, g})
+	return g
+}
+
+// choose returns a probe of each queue with uses recorded up to limit (a
+// seq), and deletes the queues empty for idleRounds rounds.
+func (o *owner) choose(probes []probe, limit uint64) []probe {
 	for k, q := range o.queues {
 		if len(q.uses) == 0 {
 			if q.idle++; q.idle > idleRounds {
@@ -187,11 +225,18 @@ func (o *owner) choose(probes []probe) []probe {
 			continue
 		}
 		if q.target == 0 {
-			// The newest use; those after it wait for the next round.
-			q.target = q.uses[len(q.uses)-1].u.seq
+			// The newest use up to limit; those after it wait.
+			n := len(q.uses)
+			if limit != ^uint64(0) {
+				n = q.index(limit + 1)
+			}
+			if n == 0 {
+				continue // all recorded since the previous round
+			}
+			q.target = q.uses[n-1].u.seq
 		}
 		p := probe{q: q, seq: q.target}
-		if ctxGone(q.ctx, q.ctxID) {
+		if o.gone(ctxKey{q.ctx, q.ctxID}) {
 			// Its events went with it, and its work can no longer reach
 			// the memory: the driver unregistered it with the context.
 			p.gone = true

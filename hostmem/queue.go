@@ -47,7 +47,9 @@ var aloneKeys atomic.Uint64
 // that has run empty is kept for a few rounds, with its room for uses, for
 // the stream's next ones.
 type queue struct {
-	uses   []waiting
+	uses   []waiting // buf[head:head+len(uses)]
+	buf    []waiting // the room for uses (len is cap), kept zero outside uses
+	head   int
 	ctx    libcuda.Context // the context of the uses' events
 	ctxID  uint64          // its unique id; 0 where unknown
 	target uint64          // seq of the use queried next; 0 until chosen
@@ -104,29 +106,51 @@ func (o *owner) enqueue(st *state) {
 			o.queues[k] = q
 		}
 		q.idle = 0
-		// Usually the newest record; insert in seq order otherwise.
-		i := len(q.uses)
-		for i > 0 && q.uses[i-1].u.seq > u.seq {
-			i--
-		}
-		q.uses = append(q.uses, waiting{})
-		copy(q.uses[i+1:], q.uses[i:])
-		q.uses[i] = waiting{st, u}
+		q.push(waiting{st, u})
 	}
+}
+
+// push adds w to q's uses, in seq order: usually the newest record, at
+// the end. When the room after the uses has run out, the uses move to its
+// front if at least as much room is free before them (the cuts since the
+// last move pay for it), else the room doubles; so a steady loop whose
+// uses are cut as fast as they come allocates nothing, however long it
+// runs.
+func (q *queue) push(w waiting) {
+	n := len(q.uses)
+	if q.head+n == len(q.buf) {
+		if q.head > 0 && q.head >= n {
+			copy(q.buf, q.uses) // no overlap: head >= n
+			clear(q.buf[n : q.head+n])
+		} else {
+			buf := make([]waiting, max(2*len(q.buf), 16))
+			copy(buf, q.uses)
+			q.buf = buf
+		}
+		q.head = 0
+	}
+	q.uses = q.buf[q.head : q.head+n+1]
+	i := n
+	for i > 0 && q.uses[i-1].u.seq > w.u.seq {
+		i--
+	}
+	copy(q.uses[i+1:], q.uses[i:n])
+	q.uses[i] = w
 }
 
 func (o *owner) newQueue() *queue {
 	q := &queue{}
 	if n := len(o.spare); n > 0 {
-		q.uses, o.spare = o.spare[n-1], o.spare[:n-1]
+		q.buf, o.spare = o.spare[n-1], o.spare[:n-1]
 	}
+	q.uses = q.buf[:0]
 	return q
 }
 
 func (o *owner) deleteQueue(k queueKey, q *queue) {
 	delete(o.queues, k)
-	if len(o.spare) < maxSpare && cap(q.uses) <= maxSpareUses {
-		o.spare = append(o.spare, q.uses[:0])
+	if len(o.spare) < maxSpare && len(q.buf) <= maxSpareUses {
+		o.spare = append(o.spare, q.buf) // zero: its uses were cut
 	}
 }
 
@@ -349,17 +373,15 @@ func (o *owner) finishGone(q *queue) {
 	q.target = 0
 }
 
-// cut drops the first k uses. The room before the remaining ones is
-// reclaimed when they are few, so that a cut costs O(k) amortized.
+// cut drops the first k uses, which the caller has zeroed; their room is
+// reclaimed by push.
 func (q *queue) cut(k int) {
-	rest := len(q.uses) - k
-	if rest == 0 || k >= rest {
-		n := copy(q.uses[:cap(q.uses)][:rest], q.uses[k:])
-		clear(q.uses[n:len(q.uses)])
-		q.uses = q.uses[:n]
-		return
-	}
 	q.uses = q.uses[k:]
+	q.head += k
+	if len(q.uses) == 0 {
+		q.head = 0
+		q.uses = q.buf[:0]
+	}
 }
 
 // failTarget fails the release of the buffer whose use's event could not

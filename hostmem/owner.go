@@ -3,6 +3,7 @@ package hostmem
 import (
 	"runtime"
 	gosync "sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -47,8 +48,16 @@ func init() {
 func poke() {
 	select {
 	case wake <- struct{}{}:
+		activity.wakeups.Add(1)
 	default:
 	}
+}
+
+// activity counts what the release machinery does for Stats: event
+// queries and the owner's wake-ups, the costs that a loop of releases
+// adds to other threads' driver calls.
+var activity struct {
+	queries, wakeups atomic.Int64
 }
 
 // startLocked starts the owner if it is not running; inbox.mu is held.
@@ -58,6 +67,7 @@ func startLocked() bool {
 		return false
 	}
 	inbox.running = true
+	activity.wakeups.Add(1)
 	go ownerLoop()
 	return true
 }

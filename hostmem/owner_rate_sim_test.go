@@ -160,16 +160,24 @@ func TestOwnerQueriesAtABoundedRate(t *testing.T) {
 		testenv.Must(t, b.Free())
 	}
 	warmUp(t, ctx, s, mems, 1024)
-	c0 := readCalls(t)
+	c0, st0 := readCalls(t), hostmem.ReadStats()
 	start := time.Now()
 	for i := range cycles {
 		cycle(i)
 	}
 	elapsed := time.Since(start)
-	d := readCalls(t).since(c0)
+	d, st := readCalls(t).since(c0), hostmem.ReadStats()
 	testenv.Must(t, hostmem.Wait(testenv.Context(t)))
 	ticks := int64(elapsed / hostmem.OwnerTick)
-	t.Logf("%d cycles in %v (%d ticks): %v", cycles, elapsed, ticks, d)
+	queries, wakeups := st.EventQueries-st0.EventQueries, st.OwnerWakeups-st0.OwnerWakeups
+	t.Logf("%d cycles in %v (%d ticks): %v; Stats: %d event queries, %d owner wake-ups", cycles, elapsed, ticks, d, queries, wakeups)
+	if queries != d.others["cuEventQuery"] {
+		t.Errorf("Stats.EventQueries counted %d queries, the simulator %d", queries, d.others["cuEventQuery"])
+	}
+	// A Free wakes nobody: the owner takes new work at its ticks.
+	if limit := ticks + 2; wakeups > limit {
+		t.Errorf("the owner was started or woken %d times in %d ticks, %.3f a cycle; want at most one a tick (%d)", wakeups, ticks, float64(wakeups)/cycles, limit)
+	}
 	// The first round may come at once; the uses are all complete, so
 	// each round queries one event (the stream's target) and asks for
 	// the one context's id once.

@@ -209,7 +209,7 @@ func (o *owner) round(fresh bool) (progress, queried bool) {
 			continue
 		}
 		queried = true
-		p.done, p.err = sync.EventDone(p.ev)
+		p.done, p.err = eventDone(p.ev)
 		if !p.done && p.err == nil {
 			p.upTo = o.newestDone(p.q, p.seq)
 		}
@@ -222,6 +222,12 @@ func (o *owner) round(fresh bool) (progress, queried bool) {
 	}
 	o.scratch.probes = probes[:0]
 	return progress, queried
+}
+
+// eventDone queries ev, counted in Stats.EventQueries.
+func eventDone(ev libcuda.Event) (bool, error) {
+	activity.queries.Add(1)
+	return sync.EventDone(ev)
 }
 
 // gone reports whether the context k has been destroyed, asking the
@@ -301,13 +307,13 @@ func (o *owner) newestDone(q *queue, seq uint64) uint64 {
 		return 0
 	}
 	// Most often, behind a busy stream, not even the oldest is complete.
-	if done, err := sync.EventDone(uses[0].u.ev); err != nil || !done {
+	if done, err := eventDone(uses[0].u.ev); err != nil || !done {
 		return 0
 	}
 	lo, hi := 0, len(uses) // uses[:lo+1] complete, uses[hi:] not
 	for hi-lo > 1 {
 		mid := int(uint(lo+hi) >> 1)
-		done, err := sync.EventDone(uses[mid].u.ev)
+		done, err := eventDone(uses[mid].u.ev)
 		if err != nil {
 			break
 		}

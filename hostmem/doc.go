@@ -36,13 +36,17 @@
 // cuStreamGetId, cuEventRecord).
 //
 // A steady loop of Wrap, Use and Free on memory whose registration is
-// retired makes no register or unregister call and one small allocation
-// a cycle (the Buffer, 32 bytes; its finalizer allocates nothing): the
-// state behind a Buffer is reused once its release has ended (a freed
-// Buffer stays freed), and the background goroutine keeps its scratch
-// space from round to round. Each allocated byte brings
-// the garbage collector's next run closer, and its runs hold up other
-// goroutines' driver calls.
+// retired makes no register or unregister call, four driver calls a
+// cycle on its own thread (Wrap's cuCtxGetId and Use's three), about one
+// event query a millisecond on the background goroutine's, and one small
+// allocation a cycle (the Buffer, 32 bytes; its finalizer allocates
+// nothing): the state behind a Buffer is reused once its release has
+// ended (a freed Buffer stays freed), and the background goroutine keeps
+// its scratch space and each stream's room for pending uses from round to
+// round. Each allocated byte brings the garbage collector's next run
+// closer, and its runs hold up other goroutines' driver calls.
+// Stats.EventQueries and Stats.OwnerWakeups count what the background
+// goroutine does.
 //
 // # Why retire instead of unregister
 //

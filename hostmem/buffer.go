@@ -225,20 +225,47 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 // Free: its release goes to the owner as Free's would.
 func (b *Buffer) collected() { b.st.free(b.gen) }
 
-var statePool = gosync.Pool{New: func() any { return new(state) }}
+// freeStates holds states whose release has ended, for new buffers: a
+// list under a lock, not a sync.Pool, which the garbage collector empties
+// at each of its cycles (every state is then allocated anew, and a loop's
+// garbage is what makes the collector run), and which drops a part of what
+// it is given under the race detector. It keeps at most maxFreeStates
+// (248 bytes each), as many as a loop has releases in flight.
+var freeStates struct {
+	mu   gosync.Mutex
+	list []*state
+}
+
+const maxFreeStates = 4096
 
 // newState returns a state for a new buffer, one whose release has ended
 // if there is one.
-func newState() *state { return statePool.Get().(*state) }
+func newState() *state {
+	freeStates.mu.Lock()
+	if n := len(freeStates.list); n > 0 {
+		st := freeStates.list[n-1]
+		freeStates.list[n-1] = nil
+		freeStates.list = freeStates.list[:n-1]
+		freeStates.mu.Unlock()
+		return st
+	}
+	freeStates.mu.Unlock()
+	return new(state)
+}
 
 // reuse makes st, whose release has ended, available for a new buffer;
-// nothing of hostmem refers to it any more.
+// nothing of hostmem refers to it any more (a stale Buffer of it sees
+// another generation).
 func (st *state) reuse() {
 	st.mu.Lock()
 	st.gen++
 	st.stateFields = stateFields{}
 	st.mu.Unlock()
-	statePool.Put(st)
+	freeStates.mu.Lock()
+	if len(freeStates.list) < maxFreeStates {
+		freeStates.list = append(freeStates.list, st)
+	}
+	freeStates.mu.Unlock()
 }
 
 // lock locks b's state and reports whether it is still b's and not freed

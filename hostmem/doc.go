@@ -20,28 +20,33 @@
 // # Waiting for the GPU
 //
 // Use records an event on the stream. One background goroutine, running
-// only while releases are pending, waits for the events of freed buffers.
-// Work on a stream completes in the order it was submitted, so it queries
-// one event per stream at a time (the newest when it looks) and, once that
-// one has completed, finishes every release recorded before it on that
-// stream; while that one runs, a binary search over the older uses finds
-// those already complete. Each query is a driver call that briefly holds
-// other threads' launches, so it looks at most every millisecond per
-// stream, doubling to 4ms while nothing completes, so a release ends
-// within a few milliseconds of its GPU work. Wait and Drain poll every
-// 10µs while they wait. Streams are told apart by their unique id
+// only while releases are pending (and a few milliseconds after), waits
+// for the events of freed buffers. Work on a stream completes in the
+// order it was submitted, so it queries one event per stream at a time
+// (the newest recorded before its previous look) and, once that one has
+// completed, finishes every release recorded before it on that stream;
+// while that one runs, a binary search over the older uses finds those
+// already complete. Each query is a driver call that briefly holds other
+// threads' launches, so it looks at most every millisecond, doubling to
+// 4ms while nothing completes, however fast buffers are freed: a Free
+// does not make it look sooner. A release ends within a few milliseconds
+// of its GPU work. Wait and Drain poll every 10µs while they wait. Streams are told apart by their unique id
 // (cuStreamGetId), never by a handle the driver may reuse; a use on a
 // stream used before makes three driver calls (cuStreamIsCapturing,
 // cuStreamGetId, cuEventRecord).
 //
 // A steady loop of Wrap, Use and Free on memory whose registration is
-// retired makes no register or unregister call and one small allocation
-// a cycle (the Buffer, 32 bytes; its finalizer allocates nothing): the
-// state behind a Buffer is reused once its release has ended (a freed
-// Buffer stays freed), and the background goroutine keeps its scratch
-// space from round to round. Each allocated byte brings
-// the garbage collector's next run closer, and its runs hold up other
-// goroutines' driver calls.
+// retired makes no register or unregister call, four driver calls a
+// cycle on its own thread (Wrap's cuCtxGetId and Use's three), about one
+// event query a millisecond on the background goroutine's, and one small
+// allocation a cycle (the Buffer, 32 bytes; its finalizer allocates
+// nothing): the state behind a Buffer is reused once its release has
+// ended (a freed Buffer stays freed), and the background goroutine keeps
+// its scratch space and each stream's room for pending uses from round to
+// round. Each allocated byte brings the garbage collector's next run
+// closer, and its runs hold up other goroutines' driver calls.
+// Stats.EventQueries and Stats.OwnerWakeups count what the background
+// goroutine does.
 //
 // # Why retire instead of unregister
 //

@@ -3,6 +3,7 @@ package hostmem
 import (
 	"runtime"
 	gosync "sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -47,8 +48,16 @@ func init() {
 func poke() {
 	select {
 	case wake <- struct{}{}:
+		activity.wakeups.Add(1)
 	default:
 	}
+}
+
+// activity counts what the release machinery does for Stats: event
+// queries and the owner's wake-ups, the costs that a loop of releases
+// adds to other threads' driver calls.
+var activity struct {
+	queries, wakeups atomic.Int64
 }
 
 // startLocked starts the owner if it is not running; inbox.mu is held.
@@ -58,6 +67,7 @@ func startLocked() bool {
 		return false
 	}
 	inbox.running = true
+	activity.wakeups.Add(1)
 	go ownerLoop()
 	return true
 }
@@ -114,23 +124,31 @@ func finished(n int) {
 	inbox.mu.Unlock()
 }
 
-// Ticks of the owner: the shortest after new work or progress, doubling
-// while nothing completes, up to the longest. While a Wait waits, the
-// owner polls every hurryTick, yielding between, for up to hurryFor after
-// the last progress.
+// Rounds of the owner. A round queries the events of the pending uses
+// (queue.go); each query briefly holds other threads' launches (on the
+// H200 a loop of cuEventQuery on one thread raised another thread's launch
+// p99 by 60-90%), so rounds run at a bounded rate whatever the rate of the
+// Frees: at most one every minTick, doubling up to maxTick while nothing
+// completes. A Free never starts a round of its own: a loop that wraps,
+// uses and frees as fast as it can, on a stream whose work completes at
+// once, made the owner wake, query and sleep again for nearly every cycle
+// (0.9 queries a cycle on the simulator), which is a loop of cuEventQuery.
+// Its uses now wait for the next tick, and one query of the newest use
+// finishes them all. While a Wait waits, the owner polls every hurryTick,
+// yielding between, for up to hurryFor after the last progress.
 //
-// Behind a loop that wraps, uses and frees as fast as it can, a 10µs tick
-// queries every few tens of microseconds; a 1ms tick keeps the owner to
-// about a thousand queries a second per stream while its work completes,
-// and each query holds other threads' launches for a moment.
+// An owner with nothing left to do stays lingerTicks ticks before it
+// exits, taking new work at its ticks: a Free meanwhile wakes nobody.
 const (
-	minTick   = time.Millisecond
-	maxTick   = 4 * time.Millisecond
-	hurryTick = 10 * time.Microsecond
-	hurryFor  = 2 * time.Millisecond
+	minTick     = time.Millisecond
+	maxTick     = 4 * time.Millisecond
+	hurryTick   = 10 * time.Microsecond
+	hurryFor    = 2 * time.Millisecond
+	lingerTicks = 4
 )
 
-// owner is the owner goroutine's state; only the running owner touches it.
+// owner is the owner goroutine's state; only the goroutine that holds
+// token touches it.
 type owner struct {
 	queues  map[queueKey]*queue
 	spare   [][]waiting // room of deleted queues, for new ones
@@ -141,28 +159,33 @@ type owner struct {
 	ctxDone []ctxResult
 	retry   []ctxKey
 
-	tick       time.Duration
-	yieldUntil time.Time
-	timer      *time.Timer
+	tick       time.Duration // between rounds: minTick, doubling while nothing completes
+	lastRound  time.Time     // when the last round with uses pending began
+	mark       uint64        // recordSeq when the last round began (see queue.go)
+	yieldUntil time.Time     // while a Wait waits, rounds every hurryTick until then
+	quiet      int           // ticks in a row with nothing to do
+	timer      *time.Timer   // the owner goroutine's only
 }
 
 var own = &owner{
 	queues: make(map[queueKey]*queue),
 	groups: make(map[ctxKey]*ctxGroup),
+	tick:   minTick,
 }
 
 func ownerLoop() {
 	o := own
-	o.tick = minTick
 	for {
 		token.Lock()
-		goOn := o.intake(true)
-		progress := goOn && o.step()
+		goOn := o.intake(o.quiet > lingerTicks)
+		if goOn {
+			o.step(time.Now(), false)
+		}
 		token.Unlock()
 		if !goOn {
 			return
 		}
-		o.pause(progress)
+		o.pause()
 	}
 }
 
@@ -172,15 +195,56 @@ func ownerLoop() {
 // that blocks is made with it held.
 var token gosync.Mutex
 
-// step runs one round and starts a batch if one is due; token is held.
-func (o *owner) step() (progress bool) {
-	progress = o.round()
+// step runs a round if one is due (always: whether or not) and starts a
+// batch if one is due; token is held. It reports whether the round made
+// progress.
+func (o *owner) step(now time.Time, always bool) (progress bool) {
+	if always || o.roundDue(now) {
+		pending := o.usesPending()
+		// A round long after the last one targets the newest uses: the
+		// mark of the last one says nothing about what may have finished.
+		fresh := always || o.hurried(now) || now.Sub(o.lastRound) > maxTick
+		var queried bool
+		progress, queried = o.round(fresh)
+		if pending {
+			// Also when no use was old enough to query: the next round
+			// comes a tick later, and finds them older than its mark.
+			o.lastRound = now
+		}
+		if progress {
+			o.tick = minTick
+			o.yieldUntil = now.Add(hurryFor)
+		} else if queried {
+			o.tick = min(2*o.tick, maxTick)
+		}
+	}
 	o.runBatches()
 	return progress
 }
 
-// help runs a step on the caller's goroutine, if the owner is not in one,
-// and reports whether it made progress.
+// roundDue reports whether the next round is due: a tick after the last
+// one, or hurryTick while a Wait hurries the owner; token is held.
+func (o *owner) roundDue(now time.Time) bool {
+	every := o.tick
+	if o.hurried(now) {
+		every = hurryTick
+	}
+	return !now.Before(o.lastRound.Add(every))
+}
+
+// hurried reports whether a Wait waits and the last progress, or the
+// Wait's arrival, is recent; token is held.
+func (o *owner) hurried(now time.Time) bool {
+	if !now.Before(o.yieldUntil) {
+		return false
+	}
+	inbox.mu.Lock()
+	defer inbox.mu.Unlock()
+	return inbox.hurry > 0
+}
+
+// help runs a round on the caller's goroutine, due or not, if the owner
+// is not in one, and reports whether it made progress.
 func help() bool {
 	if !token.TryLock() {
 		return false
@@ -188,7 +252,7 @@ func help() bool {
 	defer token.Unlock()
 	o := own
 	o.intake(false)
-	return o.step()
+	return o.step(time.Now(), true)
 }
 
 // intake takes the inbox's work, or, when stop is set and there is no
@@ -214,7 +278,11 @@ func (o *owner) intake(stop bool) bool {
 	}
 	inbox.mu.Unlock()
 	if idle {
+		o.quiet = 0 // for the next owner
 		return false
+	}
+	if len(o.freed) > 0 {
+		o.tick = minTick // new uses: a round a tick after the last
 	}
 	if batched >= 0 {
 		o.batchDone(batched)
@@ -268,32 +336,44 @@ func (o *owner) retire(st *state) {
 	finished(1)
 }
 
-// pause sleeps until the next tick or new work; while a Wait waits and
-// progress is recent, it yields instead.
-func (o *owner) pause(progress bool) {
+// pause sleeps until the next round is due, or new work comes; while a
+// Wait waits and progress is recent, it yields instead. With nothing to
+// do, it sleeps a tick at a time, lingerTicks of them, then returns for
+// the owner to exit.
+func (o *owner) pause() {
 	now := time.Now()
-	if progress {
-		o.tick = minTick
-		o.yieldUntil = now.Add(hurryFor)
-	} else {
-		o.tick = min(2*o.tick, maxTick)
-	}
 	token.Lock()
 	idle, pending := o.idle(), o.usesPending()
-	token.Unlock()
+	hurried := pending && o.hurried(now)
+	next := o.lastRound.Add(o.tick)
 	if idle {
-		return // intake stops the owner unless work came meanwhile
+		o.quiet++
+	} else {
+		o.quiet = 0
 	}
-	inbox.mu.Lock()
-	hurry := inbox.hurry > 0
-	inbox.mu.Unlock()
-	if hurry && now.Before(o.yieldUntil) && pending {
+	linger := idle && o.quiet <= lingerTicks
+	token.Unlock()
+	switch {
+	case idle && !linger:
+		return // intake stops the owner unless work came meanwhile
+	case hurried:
 		for end := now.Add(hurryTick); time.Now().Before(end); {
 			runtime.Gosched()
 		}
 		return
-	}
-	if !pending {
+	case pending:
+		if o.sleep(next.Sub(now)) {
+			o.woken()
+		}
+	case linger:
+		// New work is taken at the next tick, unless a message wakes the
+		// owner: a Free does not.
+		if o.sleep(minTick) {
+			o.woken()
+		}
+	default:
+		// Waiting only for messages (batches, context waits): a Free
+		// wakes the owner too, which then waits for its round's tick.
 		inbox.mu.Lock()
 		inbox.sleeping = true
 		work := len(inbox.freed) > 0
@@ -305,23 +385,33 @@ func (o *owner) pause(progress bool) {
 		inbox.sleeping = false
 		inbox.mu.Unlock()
 		o.woken()
-		return
-	}
-	if o.timer == nil {
-		o.timer = time.NewTimer(o.tick)
-	} else {
-		o.timer.Reset(o.tick)
-	}
-	select {
-	case <-o.timer.C:
-	case <-wake:
-		o.timer.Stop()
-		o.woken()
 	}
 }
 
-// woken is new work or a Wait: back to the shortest tick.
+// sleep waits for d or a wake-up, and reports whether it was woken.
+func (o *owner) sleep(d time.Duration) bool {
+	if d <= 0 {
+		return false
+	}
+	if o.timer == nil {
+		o.timer = time.NewTimer(d)
+	} else {
+		o.timer.Reset(d)
+	}
+	select {
+	case <-o.timer.C:
+		return false
+	case <-wake:
+		o.timer.Stop()
+		return true
+	}
+}
+
+// woken is new work or a Wait: the owner hurries while a Wait waits, and
+// polls at the shortest tick.
 func (o *owner) woken() {
+	token.Lock()
 	o.tick = minTick
 	o.yieldUntil = time.Now().Add(hurryFor)
+	token.Unlock()
 }

@@ -12,14 +12,20 @@ import (
 // The owner waits for the uses of freed buffers by querying their events.
 // Each query holds other threads' launches for a moment (on the H200 a
 // loop of cuEventQuery on one thread raised the p99 of another thread's
-// launch calls by 40-70%), so it does not query every pending event: on
+// launch calls by 60-90%), so it does not query every pending event: on
 // one stream, work completes in the order it was submitted, so an event
 // found complete proves every event recorded before it on the same stream
-// complete too. Each round queries a target use of each stream, the newest
-// one when the target was chosen, and once it is complete finishes all the
-// uses up to it at once; while it is still running, a binary search over
-// the older ones finds the newest complete one, so that memory whose work
-// is done does not wait for later work on its stream.
+// complete too. Each round queries a target use of each stream, and once
+// it is complete finishes all the uses up to it at once; while it is
+// still running, a binary search over the older ones finds the newest
+// complete one, so that memory whose work is done does not wait for later
+// work on its stream. The target is the newest use recorded before the
+// owner's previous round (a tick ago at least): on a stream whose work
+// keeps up, that one is complete, so one query a round finishes the uses
+// of a whole tick, and the uses recorded since, whose work may still be in
+// flight, wait for the next round instead of costing a search. A stream
+// whose uses are all that recent is not queried in the round. The rounds
+// of a Wait (help) target the newest use.
 //
 // Record order is known from a sequence number taken under a lock of the
 // stream, and a stream is known by its unique id (cuStreamGetId), not by
@@ -41,7 +47,9 @@ var aloneKeys atomic.Uint64
 // that has run empty is kept for a few rounds, with its room for uses, for
 // the stream's next ones.
 type queue struct {
-	uses   []waiting
+	uses   []waiting // buf[head:head+len(uses)]
+	buf    []waiting // the room for uses (len is cap), kept zero outside uses
+	head   int
 	ctx    libcuda.Context // the context of the uses' events
 	ctxID  uint64          // its unique id; 0 where unknown
 	target uint64          // seq of the use queried next; 0 until chosen
@@ -98,29 +106,51 @@ func (o *owner) enqueue(st *state) {
 			o.queues[k] = q
 		}
 		q.idle = 0
-		// Usually the newest record; insert in seq order otherwise.
-		i := len(q.uses)
-		for i > 0 && q.uses[i-1].u.seq > u.seq {
-			i--
-		}
-		q.uses = append(q.uses, waiting{})
-		copy(q.uses[i+1:], q.uses[i:])
-		q.uses[i] = waiting{st, u}
+		q.push(waiting{st, u})
 	}
+}
+
+// push adds w to q's uses, in seq order: usually the newest record, at
+// the end. When the room after the uses has run out, the uses move to its
+// front if at least as much room is free before them (the cuts since the
+// last move pay for it), else the room doubles; so a steady loop whose
+// uses are cut as fast as they come allocates nothing, however long it
+// runs.
+func (q *queue) push(w waiting) {
+	n := len(q.uses)
+	if q.head+n == len(q.buf) {
+		if q.head > 0 && q.head >= n {
+			copy(q.buf, q.uses) // no overlap: head >= n
+			clear(q.buf[n : q.head+n])
+		} else {
+			buf := make([]waiting, max(2*len(q.buf), 16))
+			copy(buf, q.uses)
+			q.buf = buf
+		}
+		q.head = 0
+	}
+	q.uses = q.buf[q.head : q.head+n+1]
+	i := n
+	for i > 0 && q.uses[i-1].u.seq > w.u.seq {
+		i--
+	}
+	copy(q.uses[i+1:], q.uses[i:n])
+	q.uses[i] = w
 }
 
 func (o *owner) newQueue() *queue {
 	q := &queue{}
 	if n := len(o.spare); n > 0 {
-		q.uses, o.spare = o.spare[n-1], o.spare[:n-1]
+		q.buf, o.spare = o.spare[n-1], o.spare[:n-1]
 	}
+	q.uses = q.buf[:0]
 	return q
 }
 
 func (o *owner) deleteQueue(k queueKey, q *queue) {
 	delete(o.queues, k)
-	if len(o.spare) < maxSpare && cap(q.uses) <= maxSpareUses {
-		o.spare = append(o.spare, q.uses[:0])
+	if len(o.spare) < maxSpare && len(q.buf) <= maxSpareUses {
+		o.spare = append(o.spare, q.buf) // zero: its uses were cut
 	}
 }
 
@@ -150,18 +180,36 @@ type probe struct {
 // a steady loop of releases allocates nothing here.
 type roundScratch struct {
 	probes []probe
+	asked  []ctxAnswer // contexts asked whether they still exist, this round
+}
+
+// ctxAnswer is whether a context is gone, asked once a round.
+type ctxAnswer struct {
+	k    ctxKey
+	gone bool
 }
 
 // round queries the target of each queue once and finishes the uses that
-// completed; it reports whether any did.
-func (o *owner) round() (progress bool) {
-	probes := o.choose(o.scratch.probes[:0])
+// completed; it reports whether any did, and whether it queried at all.
+//
+// fresh targets the newest use of each stream; otherwise the newest one
+// recorded before the previous round.
+func (o *owner) round(fresh bool) (progress, queried bool) {
+	o.scratch.asked = o.scratch.asked[:0]
+	limit := o.mark
+	if fresh {
+		limit = ^uint64(0)
+	}
+	// Uses recorded from here on are the next round's.
+	o.mark = recordSeq.Load()
+	probes := o.choose(o.scratch.probes[:0], limit)
 	for i := range probes {
 		p := &probes[i]
 		if p.gone {
 			continue
 		}
-		p.done, p.err = sync.EventDone(p.ev)
+		queried = true
+		p.done, p.err = eventDone(p.ev)
 		if !p.done && p.err == nil {
 			p.upTo = o.newestDone(p.q, p.seq)
 		}
@@ -173,12 +221,32 @@ func (o *owner) round() (progress bool) {
 		probes[i] = probe{}
 	}
 	o.scratch.probes = probes[:0]
-	return progress
+	return progress, queried
 }
 
-// choose returns a probe of each queue with uses, and deletes the queues
-// empty for idleRounds rounds.
-func (o *owner) choose(probes []probe) []probe {
+// eventDone queries ev, counted in Stats.EventQueries.
+func eventDone(ev libcuda.Event) (bool, error) {
+	activity.queries.Add(1)
+	return sync.EventDone(ev)
+}
+
+// gone reports whether the context k has been destroyed, asking the
+// driver (cuCtxGetId) once a round for each context however many of its
+// streams have uses pending.
+func (o *owner) gone(k ctxKey) bool {
+	for _, a := range o.scratch.asked {
+		if a.k == k {
+			return a.gone
+		}
+	}
+	g := ctxGone(k.ctx, k.id)
+	o.scratch.asked = append(o.scratch.asked, ctxAnswer{k, g})
+	return g
+}
+
+// choose returns a probe of each queue with uses recorded up to limit (a
+// seq), and deletes the queues empty for idleRounds rounds.
+func (o *owner) choose(probes []probe, limit uint64) []probe {
 	for k, q := range o.queues {
 		if len(q.uses) == 0 {
 			if q.idle++; q.idle > idleRounds {
@@ -187,11 +255,18 @@ func (o *owner) choose(probes []probe) []probe {
 			continue
 		}
 		if q.target == 0 {
-			// The newest use; those after it wait for the next round.
-			q.target = q.uses[len(q.uses)-1].u.seq
+			// The newest use up to limit; those after it wait.
+			n := len(q.uses)
+			if limit != ^uint64(0) {
+				n = q.index(limit + 1)
+			}
+			if n == 0 {
+				continue // all recorded since the previous round
+			}
+			q.target = q.uses[n-1].u.seq
 		}
 		p := probe{q: q, seq: q.target}
-		if ctxGone(q.ctx, q.ctxID) {
+		if o.gone(ctxKey{q.ctx, q.ctxID}) {
 			// Its events went with it, and its work can no longer reach
 			// the memory: the driver unregistered it with the context.
 			p.gone = true
@@ -232,13 +307,13 @@ func (o *owner) newestDone(q *queue, seq uint64) uint64 {
 		return 0
 	}
 	// Most often, behind a busy stream, not even the oldest is complete.
-	if done, err := sync.EventDone(uses[0].u.ev); err != nil || !done {
+	if done, err := eventDone(uses[0].u.ev); err != nil || !done {
 		return 0
 	}
 	lo, hi := 0, len(uses) // uses[:lo+1] complete, uses[hi:] not
 	for hi-lo > 1 {
 		mid := int(uint(lo+hi) >> 1)
-		done, err := sync.EventDone(uses[mid].u.ev)
+		done, err := eventDone(uses[mid].u.ev)
 		if err != nil {
 			break
 		}
@@ -304,17 +379,15 @@ func (o *owner) finishGone(q *queue) {
 	q.target = 0
 }
 
-// cut drops the first k uses. The room before the remaining ones is
-// reclaimed when they are few, so that a cut costs O(k) amortized.
+// cut drops the first k uses, which the caller has zeroed; their room is
+// reclaimed by push.
 func (q *queue) cut(k int) {
-	rest := len(q.uses) - k
-	if rest == 0 || k >= rest {
-		n := copy(q.uses[:cap(q.uses)][:rest], q.uses[k:])
-		clear(q.uses[n:len(q.uses)])
-		q.uses = q.uses[:n]
-		return
-	}
 	q.uses = q.uses[k:]
+	q.head += k
+	if len(q.uses) == 0 {
+		q.head = 0
+		q.uses = q.buf[:0]
+	}
 }
 
 // failTarget fails the release of the buffer whose use's event could not

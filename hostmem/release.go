@@ -211,6 +211,14 @@ type Stats struct {
 	// because their context had been destroyed (the driver drops them with
 	// it).
 	Dropped int64
+	// EventQueries counts the cuEventQuery calls made to learn whether
+	// released buffers' uses are done (the owner's rounds and Wait's),
+	// and OwnerWakeups the times the owner goroutine was started or woken,
+	// since the program started: each query holds other threads' launches
+	// for a moment, so a steady loop of releases should make at most about
+	// a thousand of each a second, however fast it goes.
+	EventQueries int64
+	OwnerWakeups int64
 }
 
 // ReadStats returns the current counts.
@@ -242,5 +250,7 @@ func ReadStats() Stats {
 	holds.mu.Lock()
 	s.HeldContexts = len(holds.n)
 	holds.mu.Unlock()
+	s.EventQueries = activity.queries.Load()
+	s.OwnerWakeups = activity.wakeups.Load()
 	return s
 }

@@ -497,7 +497,7 @@ func (f *Fixture) stall(b *testing.B, l stallLoop) {
 		done <- nil
 	}
 	<-warm
-	unregs := hostmem.ReadStats().Unregisters
+	st0 := hostmem.ReadStats()
 	f.OnThread(b, func(b *testing.B) {
 		var s libcuda.Stream
 		must(b, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
@@ -557,8 +557,18 @@ func (f *Fixture) stall(b *testing.B, l stallLoop) {
 		}
 		b.ReportMetric(float64(percentile(durs, 0.5).Nanoseconds()), "p50")
 		if l.body != nil {
-			b.ReportMetric(float64(hostmem.ReadStats().Unregisters-unregs), "unregisters")
-			b.ReportMetric(float64(cycles.Load()), "loop-cycles")
+			// What the releases made beside the launches: hostmem's event
+			// queries and the owner's wake-ups (at most about one a
+			// millisecond each, whatever the loop's rate).
+			st := hostmem.ReadStats()
+			n := float64(cycles.Load())
+			b.ReportMetric(float64(st.Unregisters-st0.Unregisters), "unregisters")
+			b.ReportMetric(n, "loop-cycles")
+			b.ReportMetric(float64(st.EventQueries-st0.EventQueries), "owner-queries")
+			b.ReportMetric(float64(st.OwnerWakeups-st0.OwnerWakeups), "owner-wakeups")
+			if n > 0 {
+				b.ReportMetric(float64(st.EventQueries-st0.EventQueries)/n, "queries/cycle")
+			}
 		}
 	})
 	drainB(b)

@@ -328,8 +328,48 @@ static int take_fault(const char *name, CUresult *code) {
     return hit;
 }
 
+/* Calls of each entry point, for sim_stat("calls:NAME") (every thread) and
+ * sim_stat("thread_calls:NAME") (the thread that asks): each FAIL_POINT is
+ * a call site, numbered at its first call. Counted without mu. */
+enum { max_call_sites = 512 };
+static struct call_site { const char *name; int idx; } *call_sites[max_call_sites];
+static int ncall_sites;
+static long long call_counts[max_call_sites];
+static _Thread_local long long thread_call_counts[max_call_sites];
+
+static void count_entry(struct call_site *c) {
+    int i = __atomic_load_n(&c->idx, __ATOMIC_ACQUIRE);
+    if (i == 0) {
+        static int lock;
+        while (__atomic_exchange_n(&lock, 1, __ATOMIC_ACQUIRE)) {}
+        i = c->idx;
+        if (i == 0 && ncall_sites < max_call_sites) {
+            call_sites[ncall_sites] = c;
+            i = ncall_sites + 1; /* idx is 1-based: 0 means not numbered yet */
+            __atomic_store_n(&ncall_sites, i, __ATOMIC_RELEASE);
+            __atomic_store_n(&c->idx, i, __ATOMIC_RELEASE);
+        }
+        __atomic_store_n(&lock, 0, __ATOMIC_RELEASE);
+        if (i == 0) return;
+    }
+    __atomic_add_fetch(&call_counts[i - 1], 1, __ATOMIC_RELAXED);
+    thread_call_counts[i - 1]++;
+}
+
+/* The count of calls to name: of every thread, or of the calling thread's. */
+static long long calls_of(const char *name, int thread) {
+    long long v = 0;
+    int n = __atomic_load_n(&ncall_sites, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < n; i++) {
+        struct call_site *c = __atomic_load_n(&call_sites[i], __ATOMIC_ACQUIRE);
+        if (c && strcmp(c->name, name) == 0)
+            v += thread ? thread_call_counts[i] : __atomic_load_n(&call_counts[i], __ATOMIC_RELAXED);
+    }
+    return v;
+}
+
 /* First statement of every driver entry point (called without mu held). */
-#define FAIL_POINT(name) do { CUresult fc_; \
+#define FAIL_POINT(name) do { CUresult fc_; static struct call_site cs_ = { name, 0 }; count_entry(&cs_); \
     if (__atomic_load_n(&faults_armed, __ATOMIC_ACQUIRE) && take_fault(name, &fc_)) return fc_; } while (0)
 
 /* Second statement of the entry points that work in the calling thread's
@@ -4109,6 +4149,9 @@ static const struct { const char *name; long long *value; int cumulative; } stat
 
 long long sim_stat(const char *name) {
     long long v = -1;
+    /* Calls of an entry point since the library was loaded (FAIL_POINT). */
+    if (name && strncmp(name, "calls:", 6) == 0) return calls_of(name + 6, 0);
+    if (name && strncmp(name, "thread_calls:", 13) == 0) return calls_of(name + 13, 1);
     LOCK();
     for (size_t i = 0; name && i < sizeof stat_names / sizeof stat_names[0]; i++)
         if (strcmp(stat_names[i].name, name) == 0) v = *stat_names[i].value;

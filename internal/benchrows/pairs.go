@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/purecuda/purecuda/cuda"
@@ -170,32 +171,62 @@ func (f *Fixture) streamLaunchPair(c *C) pair {
 
 // hostFuncPair: host functions in a stream, each run after the one
 // before (the stream waits for each), then a wait: what a host function
-// costs the stream's timeline, as simplecudagraphs' check does. Go's run
-// on a goroutine of package cuda that the driver's callback thread hands
-// them to; C's run on the callback thread itself.
-func (f *Fixture) hostFuncPair(c *C) pair {
-	return pair{op: "host function in a stream, then a wait each 100", a: "cuda.Stream.HostFunc", bName: "C cuLaunchHostFunc", perRound: 100, pairs: 21,
+// costs the stream's timeline, as simplecudagraphs' check does. C's run on
+// the driver's callback thread; Go's too with direct
+// (Stream.HostFuncOnDriverThread), else on a goroutine of package cuda
+// that the callback thread hands them to (Stream.HostFunc). With idle set,
+// each host function is waited for on its own and followed by that long
+// a sleep on both sides, so that package cuda's worker has gone idle (it
+// spins 50µs) by the next one, as between simplecudagraphs' launches: the
+// hand-off then wakes threads.
+func (f *Fixture) hostFuncPair(c *C, direct bool, idle time.Duration) pair {
+	op, way, perRound := "host function in a stream, then a wait each 100", "cuda.Stream.HostFunc", 100
+	if idle > 0 {
+		op, perRound = fmt.Sprintf("host function and a wait, then %v idle", idle), 20
+	}
+	if direct {
+		way = "cuda.Stream.HostFuncOnDriverThread"
+	}
+	return pair{op: op, a: way, bName: "C cuLaunchHostFunc", perRound: perRound, pairs: 21,
 		setup: func(b *testing.B) (func(int) error, func(int) error) {
 			sl := newStreamLaunch(b)
 			var calls atomic.Int64
 			count := func() { calls.Add(1) }
-			return func(n int) error {
-					before := calls.Load()
-					for range n {
-						if err := sl.s.HostFunc(count); err != nil {
-							return err
-						}
-					}
-					if err := sl.s.Sync(context.Background()); err != nil {
+			submit := sl.s.HostFunc
+			if direct {
+				submit = sl.s.HostFuncOnDriverThread
+			}
+			goRound := func(n int) error {
+				before := calls.Load()
+				for range n {
+					if err := submit(count); err != nil {
 						return err
 					}
-					if got := calls.Load() - before; got != int64(n) {
-						return fmt.Errorf("%d of %d host functions ran", got, n)
+				}
+				if err := sl.s.Sync(context.Background()); err != nil {
+					return err
+				}
+				if got := calls.Load() - before; got != int64(n) {
+					return fmt.Errorf("%d of %d host functions ran", got, n)
+				}
+				return nil
+			}
+			cRound := func(n int) error { return cErr(c.hostFuncs(sl.s.Raw(), n)) }
+			if idle == 0 {
+				return goRound, cRound
+			}
+			spaced := func(round func(int) error) func(int) error {
+				return func(n int) error {
+					for range n {
+						if err := round(1); err != nil {
+							return err
+						}
+						time.Sleep(idle)
 					}
 					return nil
-				}, func(n int) error {
-					return cErr(c.hostFuncs(sl.s.Raw(), n))
 				}
+			}
+			return spaced(goRound), spaced(cRound)
 		}}
 }
 

@@ -282,11 +282,13 @@ func (sl *streamLaunch) round(n int) error {
 // a wait, against C's capture, cuGraphExecUpdate, cuGraphLaunch and
 // cuStreamSynchronize. The first row's captured function launches through
 // cuLaunchKernel with arguments made once, so that its allocations are
-// Cached.Run's own; the second's through Function.Launch.
+// Cached.Run's own; the second's through Function.Launch; the third is the
+// first through Cached.RunCurrent (the fixture's thread has the context
+// current, as C's: no driver call to find it).
 func (f *Fixture) cachedPairs(c *C) []pair {
 	ctx := context.Background()
 	const op = "100-kernel capture + update + launch + wait, unchanged"
-	mk := func(way string, raw bool) pair {
+	mk := func(way string, raw, current bool) pair {
 		return pair{op: op, a: way, bName: "C capture + cuGraphExecUpdate + launch + sync", perRound: 20, pairs: 11,
 			setup: func(b *testing.B) (func(int) error, func(int) error) {
 				gs := f.graphSetup(b)
@@ -316,7 +318,13 @@ func (f *Fixture) cachedPairs(c *C) []pair {
 				b.Cleanup(func() { must(b, cached.Close()) })
 				return func(k int) error {
 						for range k {
-							if err := cached.Run(f.Stream, body); err != nil {
+							var err error
+							if current {
+								err = cached.RunCurrent(f.Ctx, f.Stream, body)
+							} else {
+								err = cached.Run(f.Stream, body)
+							}
+							if err != nil {
 								return err
 							}
 							if err := sync.Stream(ctx, 0, f.Stream); err != nil {
@@ -330,8 +338,9 @@ func (f *Fixture) cachedPairs(c *C) []pair {
 			}}
 	}
 	return []pair{
-		mk("Cached.Run, 100 cuLaunchKernel", true),
-		mk("Cached.Run, 100 Function.Launch", false),
+		mk("Cached.Run, 100 cuLaunchKernel", true, false),
+		mk("Cached.Run, 100 Function.Launch", false, false),
+		mk("Cached.RunCurrent, 100 cuLaunchKernel", true, true),
 	}
 }
 

@@ -88,10 +88,9 @@ func (c *Cached) Run(s libcuda.Stream, f func(s libcuda.Stream) error) error {
 //
 // The run that instantiates (the first, and one whose topology changed)
 // checks that cu is s's context and current, and fails before the capture
-// when it is not; later runs take the caller's word. A capture made while
+// when it is not; later runs take the caller's word: one made while
 // another context is current makes f's calls that depend on the current
-// context in that one, and an update or launch of a graph of another
-// context fails in the driver.
+// context in that one.
 func (c *Cached) RunCurrent(cu libcuda.Context, s libcuda.Stream, f func(s libcuda.Stream) error) error {
 	if err := checkCapture(s, f); err != nil {
 		return err

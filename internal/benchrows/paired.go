@@ -198,9 +198,9 @@ func median(v []float64) float64 {
 // once (-benchtime=1x): a row runs all its rounds whatever b.N is.
 func (f *Fixture) PairedRows(c *C) []Row {
 	rows := []pair{f.waitPair(c), f.eventPair(c)}
+	rows = append(rows, f.hostFuncPairs(c)...) // host functions on the driver's thread, and after an idle spell
 	rows = append(rows, f.floorPairs(c)...)
-	rows = append(rows, f.launchPair(c), f.streamLaunchPair(c), f.hostFuncPair(c, false, 0), f.hostFuncPair(c, true, 0),
-		f.hostFuncPair(c, false, time.Millisecond), f.hostFuncPair(c, true, time.Millisecond))
+	rows = append(rows, f.launchPair(c), f.streamLaunchPair(c), f.hostFuncPair(c))
 	rows = append(rows, f.callPathPairs(c)...)
 	rows = append(rows, f.cachedPairs(c)...)
 	rows = append(rows, f.usePairs()...)

@@ -179,7 +179,16 @@ func (f *Fixture) streamLaunchPair(c *C) pair {
 // a sleep on both sides, so that package cuda's worker has gone idle (it
 // spins 50µs) by the next one, as between simplecudagraphs' launches: the
 // hand-off then wakes threads.
-func (f *Fixture) hostFuncPair(c *C, direct bool, idle time.Duration) pair {
+func (f *Fixture) hostFuncPair(c *C) pair { return f.hostFuncRow(c, false, 0) }
+
+// hostFuncPairs are hostFuncPair's other rows: through
+// HostFuncOnDriverThread, and both ways with a millisecond idle between
+// host functions.
+func (f *Fixture) hostFuncPairs(c *C) []pair {
+	return []pair{f.hostFuncRow(c, true, 0), f.hostFuncRow(c, false, time.Millisecond), f.hostFuncRow(c, true, time.Millisecond)}
+}
+
+func (f *Fixture) hostFuncRow(c *C, direct bool, idle time.Duration) pair {
 	op, way, perRound := "host function in a stream, then a wait each 100", "cuda.Stream.HostFunc", 100
 	if idle > 0 {
 		op, perRound = fmt.Sprintf("host function and a wait, then %v idle", idle), 20

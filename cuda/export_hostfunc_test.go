@@ -4,6 +4,9 @@ package cuda
 // thread (HostFuncOnDriverThread) since the program began.
 func HostFuncsOnDriverThread() uint64 { return hostStats.direct.Load() }
 
-// HostWokenUnblocked counts the hand-offs to a parked worker whose caller
-// had the result without blocking, since the program began.
-func HostWokenUnblocked() uint64 { return hostStats.woken.Load() }
+// HostWakeHandoffs counts, since the program began, the hand-offs to a
+// parked worker whose caller checked for the result instead of blocking at
+// once, and of those the ones that had it without blocking.
+func HostWakeHandoffs() (spun, unblocked uint64) {
+	return hostStats.wakeSpins.Load(), hostStats.woken.Load()
+}

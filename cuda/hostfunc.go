@@ -105,6 +105,9 @@ func runHostFunc(f func()) error {
 	hostStats.calls.Add(1)
 	w.in <- f // w.in has room for one call: this never blocks
 	var r hostResult
+	if limit == hostWakeSpin {
+		hostStats.wakeSpins.Add(1)
+	}
 	switch {
 	case limit == 0 || !w.spinResult(&r, limit):
 		r = <-w.out
@@ -177,11 +180,12 @@ const (
 
 // hostStats counts hand-offs, for tests: calls (all of them), warm (those
 // that a spinning worker took without being woken), unblocked (those
-// whose caller had the result without blocking) and woken (those of
-// unblocked whose worker had parked); direct counts the host functions
-// run on the driver's thread, with no hand-off.
+// whose caller had the result without blocking), wakeSpins (those whose
+// caller checked for the result of a worker it had to wake) and woken (of
+// those, the ones that had it without blocking); direct counts the host
+// functions run on the driver's thread, with no hand-off.
 var hostStats struct {
-	calls, warm, unblocked, woken, direct atomic.Uint64
+	calls, warm, unblocked, wakeSpins, woken, direct atomic.Uint64
 }
 
 // A hostWorker is a goroutine that runs host functions handed to it, one

@@ -65,7 +65,10 @@ func (s *Stream) LaunchGraph(e *Exec) error {
 // captures what f submits, and later calls update the cached executable
 // graph in place when they can and launch it (see graph.Cached). The
 // graph's launch goes into the device's launch history as one entry, as
-// LaunchGraph's does.
+// LaunchGraph's does. Beside the driver calls of the capture, the update
+// and the launch, a run makes one: the thread's context, asked as every
+// call of this package that needs it current asks (graph.Cached's
+// RunCurrent, with the context the stream carries).
 //
 //go:noinline
 func (s *Stream) RunCached(c *Cached, f func(s *Stream) error) error {
@@ -80,7 +83,10 @@ func (s *Stream) RunCached(c *Cached, f func(s *Stream) error) error {
 	st.inCapture.Add(1) // under the read lock: a Close after it sees it
 	st.mu.RUnlock()
 	defer st.inCapture.Add(-1)
-	if err := st.ctx.do(func() error { return c.Run(st.raw, func(libcuda.Stream) error { return f(s) }) }); err != nil {
+	err = st.ctx.do(func() error {
+		return c.RunCurrent(st.ctx.cu, st.raw, func(libcuda.Stream) error { return f(s) })
+	})
+	if err != nil {
 		return err
 	}
 	return st.debugGraph(st.recordGraph(pc))

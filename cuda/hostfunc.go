@@ -33,9 +33,10 @@ var hostFuncs struct {
 }
 
 type hostEntry struct {
-	f    func()
-	keep bool         // captured: runs at every launch of the graph
-	st   *streamState // submitted outside a capture: where a failure is reported
+	f      func()
+	keep   bool         // captured: runs at every launch of the graph
+	direct bool         // runs on the driver's thread (HostFuncOnDriverThread)
+	st     *streamState // submitted outside a capture: where a failure is reported
 }
 
 // hostTrampoline is the one function the driver calls for every host
@@ -51,7 +52,11 @@ func hostTrampoline(user uintptr) uintptr {
 		slog.Error("cuda: the driver called a host function that is not in the table")
 		return 0
 	}
-	if err := runHostFunc(e.f); err != nil {
+	run := runHostFunc
+	if e.direct {
+		run = runOnDriverThread
+	}
+	if err := run(e.f); err != nil {
 		if e.st != nil {
 			e.st.hostFailed(err)
 		} else {
@@ -81,18 +86,33 @@ func hostTrampoline(user uintptr) uintptr {
 // for the next one for hostWorkerSpin (yielding to other goroutines
 // between checks) before it parks, and a caller that finds its worker so
 // checking checks for the result for up to hostCallerSpin before it
-// blocks (when GOMAXPROCS leaves Ps to spare: see spinCall). Both spins
-// are bounded; the caller's does not yield, since
-// the driver's thread holds its P while in Go and a yield would hand the P
-// away and park the thread, the very wake-up the spin saves.
+// blocks. A caller whose worker had parked checks for up to hostWakeSpin,
+// the time the worker's own wake-up may take: the driver's thread then
+// costs no second wake-up. The callers spin only when GOMAXPROCS leaves Ps
+// to spare (see spinCall), as the worker read it last. Both spins are
+// bounded; the caller's does not yield, since the driver's thread holds
+// its P while in Go and a yield would hand the P away and park the
+// thread, the very wake-up the spin saves.
 func runHostFunc(f func()) error {
 	w := idleHostWorker()
-	spinning := w.spinning.Load()
+	limit := time.Duration(0)
+	switch {
+	case w.spinning.Load():
+		limit = hostCallerSpin
+	case w.spare.Load():
+		limit = hostWakeSpin
+	}
 	hostStats.calls.Add(1)
 	w.in <- f // w.in has room for one call: this never blocks
 	var r hostResult
-	if !spinning || !w.spinResult(&r) {
+	if limit == hostWakeSpin {
+		hostStats.wakeSpins.Add(1)
+	}
+	switch {
+	case limit == 0 || !w.spinResult(&r, limit):
 		r = <-w.out
+	case limit == hostWakeSpin:
+		hostStats.woken.Add(1)
 	}
 	if !r.exited {
 		putHostWorker(w)
@@ -100,9 +120,34 @@ func runHostFunc(f func()) error {
 	return r.err
 }
 
-// spinResult checks for w's result for up to hostCallerSpin without
-// blocking; it reports whether the result came.
-func (w *hostWorker) spinResult(r *hostResult) bool {
+// runOnDriverThread runs f on the calling thread, the driver's, for
+// HostFuncOnDriverThread: no hand-off, no wake-up of another thread. A
+// panic is recovered here and returned as a *HostFuncError, so that it
+// never unwinds into the driver. A runtime.Goexit cannot be stopped (no
+// deferred call can), and on a thread that the Go runtime did not create
+// the runtime ends the process after the deferred calls: it is logged
+// first, so that the cause is said.
+func runOnDriverThread(f func()) (err error) {
+	hostStats.direct.Add(1)
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		if p := recover(); p != nil {
+			err = &HostFuncError{Panic: p, Stack: debug.Stack()}
+			return
+		}
+		slog.Error("cuda: a host function submitted with Stream.HostFuncOnDriverThread called runtime.Goexit (t.Fatal, t.FailNow or t.SkipNow in a test?) on the driver's thread: the Go runtime ends the program; submit it with Stream.HostFunc instead")
+	}()
+	f()
+	returned = true
+	return nil
+}
+
+// spinResult checks for w's result for up to limit without blocking; it
+// reports whether the result came.
+func (w *hostWorker) spinResult(r *hostResult, limit time.Duration) bool {
 	start := time.Now()
 	for {
 		for range 32 {
@@ -113,7 +158,7 @@ func (w *hostWorker) spinResult(r *hostResult) bool {
 			default:
 			}
 		}
-		if time.Since(start) > hostCallerSpin {
+		if time.Since(start) > limit {
 			return false
 		}
 	}
@@ -122,20 +167,25 @@ func (w *hostWorker) spinResult(r *hostResult) bool {
 // hostWorkerIdle is how long a host worker waits for its next call
 // before it ends; hostWorkerSpin, how long of that it checks for the call
 // before it parks; hostCallerSpin, how long the driver's thread checks for
-// a spinning worker's result before it blocks.
+// a spinning worker's result before it blocks, and hostWakeSpin for a
+// parked worker's (which is woken first).
 const hostWorkerIdle = 100 * time.Millisecond
 
 const (
 	hostSpinProcs  = 4
 	hostWorkerSpin = 50 * time.Microsecond
 	hostCallerSpin = 30 * time.Microsecond
+	hostWakeSpin   = 100 * time.Microsecond
 )
 
 // hostStats counts hand-offs, for tests: calls (all of them), warm (those
-// that a spinning worker took without being woken) and unblocked (those
-// whose caller had the result without blocking).
+// that a spinning worker took without being woken), unblocked (those
+// whose caller had the result without blocking), wakeSpins (those whose
+// caller checked for the result of a worker it had to wake) and woken (of
+// those, the ones that had it without blocking); direct counts the host
+// functions run on the driver's thread, with no hand-off.
 var hostStats struct {
-	calls, warm, unblocked atomic.Uint64
+	calls, warm, unblocked, wakeSpins, woken, direct atomic.Uint64
 }
 
 // A hostWorker is a goroutine that runs host functions handed to it, one
@@ -144,6 +194,7 @@ type hostWorker struct {
 	in       chan func()     // room for one call
 	out      chan hostResult // room for one result
 	spinning atomic.Bool     // checking for its next call instead of parked
+	spare    atomic.Bool     // GOMAXPROCS >= hostSpinProcs, as it read it last
 }
 
 type hostResult struct {
@@ -169,6 +220,7 @@ func idleHostWorker() *hostWorker {
 	}
 	hostWorkers.mu.Unlock()
 	w := &hostWorker{in: make(chan func(), 1), out: make(chan hostResult, 1)}
+	w.spare.Store(runtime.GOMAXPROCS(0) >= hostSpinProcs) // once per worker
 	go w.loop()
 	return w
 }
@@ -189,7 +241,7 @@ func (w *hostWorker) loop() {
 	// woke from a park: runtime.GOMAXPROCS takes the scheduler's lock, so
 	// a hand-off that a spinning worker takes does not read it (a change
 	// takes effect after w's next park, at most one spin later).
-	spin := runtime.GOMAXPROCS(0) >= hostSpinProcs
+	spin := w.spare.Load()
 	for {
 		var f func()
 		if spin {
@@ -199,6 +251,7 @@ func (w *hostWorker) loop() {
 			select {
 			case f = <-w.in:
 				spin = runtime.GOMAXPROCS(0) >= hostSpinProcs
+				w.spare.Store(spin)
 			case <-idle.C:
 				// Leave the idle list, unless a caller has just taken w:
 				// then its call is on the way.
@@ -354,11 +407,42 @@ func HostFuncsPending() int {
 //
 // Any number of host functions can be submitted over the program's life:
 // they share one callback.
-func (s *Stream) HostFunc(f func()) error {
+//
+// The hand-off to a goroutine costs the stream's timeline: once the
+// goroutine has gone idle (about 50µs after its last call), the driver's
+// thread wakes it and then waits to be woken in turn, two OS thread
+// wake-ups. HostFuncOnDriverThread runs f on the driver's thread instead,
+// for a function that does not call runtime.Goexit.
+func (s *Stream) HostFunc(f func()) error { return s.hostFunc("HostFunc", f, false) }
+
+// HostFuncOnDriverThread is HostFunc for a function that runs on the
+// driver's own thread, as a C program's host function does (its callback
+// thread, which the stream's later work waits for), instead of being
+// handed to a goroutine of package cuda's: no other thread is woken for
+// it, so a host function costs the stream's timeline what it costs in C
+// plus the entry into Go (HostFunc's hand-off costs an OS thread wake-up
+// or two each time the worker has gone idle: tens of µs on an idle
+// server). For short functions in a graph launched in a loop, say.
+//
+// The guarantee kept: a panic in f is recovered on the driver's thread and
+// reported as HostFunc's are (the next Sync returns it, once, as a
+// *HostFuncError; one that no Sync can report is logged), and the stream
+// goes on. f must not call runtime.Goexit, which t.Fatal, t.FailNow and
+// t.SkipNow do: no deferred call can stop a Goexit, and on a thread that
+// the Go runtime did not create the runtime then ends the process (after
+// a log line that says so). Use HostFunc for a function that may. f must
+// not call the CUDA driver, and should be short: while it runs, the
+// driver's thread runs no other host function.
+func (s *Stream) HostFuncOnDriverThread(f func()) error {
+	return s.hostFunc("HostFuncOnDriverThread", f, true)
+}
+
+// hostFunc submits f for HostFunc (op) or, direct, HostFuncOnDriverThread.
+func (s *Stream) hostFunc(op string, f func(), direct bool) error {
 	if f == nil {
-		return errors.New("cuda: Stream.HostFunc: nil function")
+		return errors.New("cuda: Stream." + op + ": nil function")
 	}
-	st, err := s.acquire("HostFunc")
+	st, err := s.acquire(op)
 	if err != nil {
 		return err
 	}
@@ -369,9 +453,9 @@ func (s *Stream) HostFunc(f func()) error {
 	})
 	capturing, err := sync.Capturing(st.raw)
 	if err != nil {
-		return fmt.Errorf("cuda: Stream.HostFunc: cuStreamIsCapturing: %w", err)
+		return fmt.Errorf("cuda: Stream.%s: cuStreamIsCapturing: %w", op, err)
 	}
-	e := &hostEntry{f: f, keep: capturing}
+	e := &hostEntry{f: f, keep: capturing, direct: direct}
 	if !capturing {
 		e.st = st
 	}
@@ -395,7 +479,7 @@ func (s *Stream) HostFunc(f func()) error {
 			delete(hostFuncs.table, key)
 			hostFuncs.mu.Unlock()
 		}) {
-			return errors.New("cuda: Stream.HostFunc: the stream is captured outside package graph: the function is kept for the life of the program")
+			return errors.New("cuda: Stream." + op + ": the stream is captured outside package graph: the function is kept for the life of the program")
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	gosync "sync"
 
 	"github.com/purecuda/purecuda/libcuda"
@@ -50,29 +51,84 @@ func NewCached(mode libcuda.StreamCaptureMode) *Cached { return &Cached{mode: mo
 // returns, on the calling goroutine and with c unlocked, when that run's
 // launch has finished by the time of the update; else in the background
 // once it has (see Exec.Update).
-func (c *Cached) Run(s libcuda.Stream, f func(s libcuda.Stream) error) (err error) {
-	var done *leases
-	defer func() { done.unrefHere() }() // after c.mu is unlocked: a release may call back
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return fmt.Errorf("graph: Cached.Run: %w", ErrDestroyed)
-	}
+//
+// Run asks the driver for s's context and for the thread's each time
+// (cuStreamGetCtx, cuCtxGetCurrent), and makes s's context current for
+// the run if it is not; the capture, the update and the launch run in one
+// stretch on the calling goroutine's thread, locked. RunCurrent is Run for
+// a caller that knows both.
+func (c *Cached) Run(s libcuda.Stream, f func(s libcuda.Stream) error) error {
 	if err := checkCapture(s, f); err != nil {
 		return err
 	}
+	var cu libcuda.Context
+	if err := libcuda.StreamGetCtx(s, &cu); err != nil {
+		return fmt.Errorf("graph: capture of %s: the stream's context: cuStreamGetCtx: %w", streamName(s), err)
+	}
+	var done *leases
+	var err error
+	ran := false
+	werr := withContext(cu, func() error {
+		ran = true
+		done, err = c.run(cu, s, f, false)
+		return nil
+	})
+	done.unrefHere() // c is unlocked: a release may call back
+	if werr != nil { // making the context current, or restoring it, failed
+		err = errors.Join(err, fmt.Errorf("graph: Cached.Run on %s: the thread's context (run made: %v): %w", streamName(s), ran, werr))
+	}
+	return err
+}
+
+// RunCurrent is Run for a caller whose goroutine is locked to its OS thread
+// (runtime.LockOSThread) with cu, the context of s, current on it, as a C
+// program's loop has its context current: it asks the driver for neither
+// context, so that a run makes the driver calls of C's capture, update and
+// launch and no other. f runs on the calling thread with cu current.
+//
+// The run that instantiates (the first, and one whose topology changed)
+// checks that cu is s's context and current, and fails before the capture
+// when it is not; later runs take the caller's word: one made while
+// another context is current makes f's calls that depend on the current
+// context in that one.
+func (c *Cached) RunCurrent(cu libcuda.Context, s libcuda.Stream, f func(s libcuda.Stream) error) error {
+	if err := checkCapture(s, f); err != nil {
+		return err
+	}
+	runtime.LockOSThread() // the capture's thread, whatever the caller did
+	defer runtime.UnlockOSThread()
+	done, err := c.run(cu, s, f, true)
+	done.unrefHere() // c is unlocked: a release may call back
+	return err
+}
+
+// run is Run with s's context cu current on the calling goroutine's
+// locked thread; check says to check that before an instantiation. It
+// returns the reference on the leases that the update released, for the
+// caller to drop once c is unlocked.
+func (c *Cached) run(cu libcuda.Context, s libcuda.Stream, f func(s libcuda.Stream) error, check bool) (done *leases, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil, fmt.Errorf("graph: Cached.Run: %w", ErrDestroyed)
+	}
+	if check && c.exec == nil {
+		if err := checkCurrent(cu, s); err != nil {
+			return nil, err
+		}
+	}
 	// The captured graph is the driver's, destroyed before Run returns
 	// unless it is instantiated: a Graph is made only for that.
-	raw, cu, l, err := captureRaw(s, c.mode, f, &c.rec)
+	raw, l, err := runCapture(s, c.mode, f, &c.rec)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	// A graph that cannot be destroyed (what it leases is then kept) is
 	// no failed update: the work runs, and Run returns the error.
 	var derr error
 	if c.exec != nil {
 		var inPlace bool
-		inPlace, done, err = c.exec.updateRaw(raw, l)
+		inPlace, done, err = c.exec.updateRaw(raw, l, cu)
 		switch {
 		case err != nil && inPlace:
 			// Updated, but its launches cannot be tracked: what its
@@ -80,7 +136,7 @@ func (c *Cached) Run(s libcuda.Stream, f func(s libcuda.Stream) error) (err erro
 			// so it runs; the loss is logged, as a failed release is.
 			slog.Error("graph: Cached.Run", "err", err)
 		case err != nil:
-			return errors.Join(err, dropRaw(raw, l))
+			return done, errors.Join(err, dropRaw(raw, l))
 		}
 		if inPlace {
 			c.stats.Updates++
@@ -89,7 +145,7 @@ func (c *Cached) Run(s libcuda.Stream, f func(s libcuda.Stream) error) (err erro
 			old := c.exec
 			c.exec = nil
 			if err := old.Destroy(); err != nil {
-				return errors.Join(err, dropRaw(raw, l))
+				return done, errors.Join(err, dropRaw(raw, l))
 			}
 		}
 	}
@@ -98,15 +154,34 @@ func (c *Cached) Run(s libcuda.Stream, f func(s libcuda.Stream) error) (err erro
 		c.exec, err = g.Instantiate()
 		derr = g.Destroy()
 		if err != nil {
-			return errors.Join(err, derr)
+			return done, errors.Join(err, derr)
 		}
 		c.stats.Instantiations++
 	}
 	if err := c.exec.Launch(s); err != nil {
-		return errors.Join(err, derr)
+		return done, errors.Join(err, derr)
 	}
 	c.stats.Runs++
-	return derr
+	return done, derr
+}
+
+// checkCurrent fails unless cu is s's context and current on the calling
+// thread (RunCurrent's word, checked when it instantiates).
+func checkCurrent(cu libcuda.Context, s libcuda.Stream) error {
+	var sc, cur libcuda.Context
+	if err := libcuda.StreamGetCtx(s, &sc); err != nil {
+		return fmt.Errorf("graph: Cached.RunCurrent on %s: the stream's context: cuStreamGetCtx: %w", streamName(s), err)
+	}
+	if err := libcuda.CtxGetCurrent(&cur); err != nil {
+		return fmt.Errorf("graph: Cached.RunCurrent on %s: the thread's context: cuCtxGetCurrent: %w", streamName(s), err)
+	}
+	switch {
+	case sc != cu:
+		return fmt.Errorf("graph: Cached.RunCurrent on %s: the context given is not the stream's", streamName(s))
+	case cur != cu:
+		return fmt.Errorf("graph: Cached.RunCurrent on %s: the context given is not current on the calling thread (lock the goroutine to its thread and make it current first)", streamName(s))
+	}
+	return nil
 }
 
 // dropRaw destroys the driver's graph raw that a capture made and drops

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
@@ -120,15 +121,18 @@ func runCapture(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(libcuda
 		entry.End()
 		return 0, nil, fmt.Errorf("graph: cannot begin capturing %s in %s: cuStreamBeginCapture: %w%s", streamName(s), modeName(mode), err, beginHint(err))
 	}
-	var status libcuda.StreamCaptureStatus
+	// The capture's id is asked for now only on the per-thread stream,
+	// whose captures Lease finds by id alone (see capture).
 	var id uint64
-	if err := libcuda.StreamGetCaptureInfo(s, &status, &id, nil, nil, nil, nil); err != nil {
-		eerr := endCapture(s)
-		entry.End()
-		return 0, nil, errors.Join(fmt.Errorf("graph: capture of %s: cuStreamGetCaptureInfo: %w", streamName(s), err), eerr)
+	if s == libcuda.CU_STREAM_PER_THREAD {
+		var status libcuda.StreamCaptureStatus
+		if err := libcuda.StreamGetCaptureInfo(s, &status, &id, nil, nil, nil, nil); err != nil {
+			eerr := endCapture(s)
+			entry.End()
+			return 0, nil, errors.Join(fmt.Errorf("graph: capture of %s: cuStreamGetCaptureInfo: %w", streamName(s), err), eerr)
+		}
 	}
-	c.begin(id)
-	entry.Begun(id, s, c)
+	c.begin(s, id)
 
 	done := false
 	defer func() {
@@ -218,6 +222,7 @@ var errStillCapturing = errors.New("the stream is still being captured")
 var stale struct {
 	mu gosync.Mutex
 	by map[libcuda.Stream]*sync.CaptureEntry
+	n  atomic.Int32 // len(by), read without mu
 }
 
 func keepStale(s libcuda.Stream, e *sync.CaptureEntry) {
@@ -230,15 +235,20 @@ func keepStale(s libcuda.Stream, e *sync.CaptureEntry) {
 		old.End()
 	}
 	stale.by[s] = e
+	stale.n.Store(int32(len(stale.by)))
 }
 
 // endStale ends the capture left on s by an earlier Capture whose end
 // failed, and then its registration; it fails, keeping both, while s
 // stays capturing. It runs on the thread that will capture s.
 func endStale(s libcuda.Stream) error {
+	if stale.n.Load() == 0 { // the common case: no lock
+		return nil
+	}
 	stale.mu.Lock()
 	e := stale.by[s]
 	delete(stale.by, s)
+	stale.n.Store(int32(len(stale.by)))
 	stale.mu.Unlock()
 	if e == nil {
 		return nil

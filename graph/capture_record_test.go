@@ -6,34 +6,35 @@ import (
 	"github.com/purecuda/purecuda/libcuda"
 )
 
-// Cached reuses one capture record for each of its captures, and Lease
-// finds a record before it locks it: a lease that looked up the record
-// during one capture may reach it after that capture has ended, or while
-// the next one is in progress. The record refuses it then, unless the
-// driver said the capture was invalidated (an invalidated capture may not
-// tell its id; its graph never runs, so a later capture keeping the
-// function longer is harmless). The leases of one capture go with it.
-func TestCaptureRecordRefusesLeasesOfAnotherCapture(t *testing.T) {
-	const active, invalidated = libcuda.CU_STREAM_CAPTURE_STATUS_ACTIVE, libcuda.CU_STREAM_CAPTURE_STATUS_INVALIDATED
+// Cached reuses one capture record for each of its captures. A lease
+// finds the record of the capture in progress on its stream; once that
+// capture has ended the record takes no lease, and the next capture with
+// the same record takes only its own. A lease by id (from a stream that
+// joined the capture) finds the capture whose id the driver gives; an id
+// of no capture in progress finds none.
+// The leases of one capture go with it.
+func TestCaptureRecordTakesTheLeasesOfItsCaptureOnly(t *testing.T) {
+	const s = libcuda.Stream(0x5eed) // no driver call is made with it
+	const active = libcuda.CU_STREAM_CAPTURE_STATUS_ACTIVE
 	var released [4]int
 	fn := func(i int) leaseFn { return leaseFn{f: func() { released[i]++ }} }
 	var c capture
-	if c.lease(0, active, fn(0)) {
+	if leaseOn(s, fn(0)) {
 		t.Fatal("a record never begun took a lease")
 	}
-	c.begin(1)
-	if !c.lease(1, active, fn(0)) {
+	c.begin(s, 0)
+	if !leaseOn(s, fn(0)) {
 		t.Fatal("the capture in progress refused its own lease")
 	}
 	first := c.end()
-	if c.lease(1, active, fn(1)) {
+	if leaseOn(s, fn(1)) {
 		t.Fatal("an ended capture took a lease")
 	}
-	c.begin(2)
-	if c.lease(1, active, fn(1)) {
-		t.Fatal("the next capture took a lease of the one before")
+	c.begin(s, 7) // its id known: leaseByID asks the driver for none
+	if leaseByID(1<<62, active, 0x5eef, fn(1)) {
+		t.Fatal("a lease by an id of no capture in progress was taken")
 	}
-	if !c.lease(2, active, fn(2)) || !c.lease(0, invalidated, fn(3)) {
+	if !leaseByID(7, active, 0x5eef, fn(2)) || !leaseOn(s, fn(3)) {
 		t.Fatal("the capture in progress refused a lease of its own")
 	}
 	second := c.end()

@@ -11,7 +11,10 @@
 // Cached does what CUDA.jl's @captured does: its first Run captures,
 // instantiates and launches; later runs capture again and update the
 // executable graph in place when the topology allows, else instantiate
-// again.
+// again. A run in a loop makes the driver calls that C's loop of capture,
+// update and launch makes, and two more to find the stream's context and
+// the thread's (Run); none more where the caller's thread has the
+// context current already (RunCurrent). It allocates nothing.
 //
 // # Threads
 //
@@ -71,7 +74,9 @@
 // # Leases
 //
 // Lease attaches a release function to the capture in progress on a
-// stream. It runs once the graph made by that capture and every executable
+// stream: on the stream the capture began on, with no driver call; on one
+// that joined it, after asking the driver which capture that is. It runs
+// once the graph made by that capture and every executable
 // graph made from it are destroyed (or updated with another graph) and
 // their last launches have finished. An executable graph's launches run
 // one after another, so an executable graph that leases anything tracks

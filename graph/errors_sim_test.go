@@ -37,7 +37,7 @@ func namesCall(t *testing.T, what, call string, err error) {
 // locked thread, the primary context current.
 func TestDriverErrorsNameTheCall(t *testing.T) {
 	errs := testenv.CaptureErrors(t)
-	testenv.OnPrimary(t, 0)
+	cu := testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
 	const n = 64
 	s, other := testenv.NewStream(t), testenv.NewStream(t)
@@ -70,7 +70,7 @@ func TestDriverErrorsNameTheCall(t *testing.T) {
 	}
 
 	// Capture.
-	for _, call := range []string{"cuStreamGetCtx", "cuCtxGetCurrent", "cuStreamBeginCapture", "cuStreamGetCaptureInfo", "cuStreamEndCapture"} {
+	for _, call := range []string{"cuStreamGetCtx", "cuCtxGetCurrent", "cuStreamBeginCapture", "cuStreamEndCapture"} {
 		namesCall(t, "Capture", call, failing(call, func() error {
 			g, err := graph.Capture(s, graph.DefaultMode, body)
 			if g != nil {
@@ -79,6 +79,14 @@ func TestDriverErrorsNameTheCall(t *testing.T) {
 			return err
 		}))
 	}
+	// The capture of the per-thread stream asks for its id at the begin.
+	namesCall(t, "Capture of the per-thread stream", "cuStreamGetCaptureInfo", failing("cuStreamGetCaptureInfo", func() error {
+		g, err := graph.Capture(libcuda.CU_STREAM_PER_THREAD, graph.DefaultMode, body)
+		if g != nil {
+			testenv.Must(t, g.Destroy())
+		}
+		return err
+	}))
 	noCaptureLeft(t)
 
 	// Graph.
@@ -129,10 +137,17 @@ func TestDriverErrorsNameTheCall(t *testing.T) {
 	// Cached.Run.
 	c := graph.NewCached(graph.DefaultMode)
 	testenv.Must(t, c.Run(s, body))
-	namesCall(t, "Run", "cuGraphExecUpdate", failing("cuGraphExecUpdate", func() error { return c.Run(s, body) }))
-	namesCall(t, "Run", "cuStreamBeginCapture", failing("cuStreamBeginCapture", func() error { return c.Run(s, body) }))
+	for _, call := range []string{"cuStreamGetCtx", "cuCtxGetCurrent", "cuStreamBeginCapture", "cuGraphExecUpdate"} {
+		namesCall(t, "Run", call, failing(call, func() error { return c.Run(s, body) }))
+	}
 	testenv.Must(t, libcuda.StreamSynchronize(s))
 	testenv.Must(t, c.Close())
+	// RunCurrent asks for the contexts only when it instantiates.
+	for _, call := range []string{"cuStreamGetCtx", "cuCtxGetCurrent"} {
+		c := graph.NewCached(graph.DefaultMode)
+		namesCall(t, "RunCurrent", call, failing(call, func() error { return c.RunCurrent(cu, s, body) }))
+		testenv.Must(t, c.Close())
+	}
 	drained(t)
 	// Ending a capture that failed is logged too, with the call's name.
 	for _, m := range errs.Messages() {

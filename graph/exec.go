@@ -259,7 +259,7 @@ func (e *Exec) Update(g *Graph) (inPlace bool, err error) {
 		st.mu.Unlock()
 		return false, err
 	}
-	inPlace, done, err := st.update(g.raw, g.leases)
+	inPlace, done, err := st.update(g.raw, g.leases, 0)
 	g.mu.Unlock()
 	st.mu.Unlock()
 	done.unrefHere() // no lock of this package held: a release may call back
@@ -267,24 +267,27 @@ func (e *Exec) Update(g *Graph) (inPlace bool, err error) {
 }
 
 // updateRaw is Update with the driver's graph raw and its leases l, for
-// Cached; the caller runs done's release (unrefHere) with no lock held.
-func (e *Exec) updateRaw(raw libcuda.Graph, l *leases) (inPlace bool, done *leases, err error) {
+// Cached, whose goroutine is locked to its thread with context cur
+// current; the caller runs done's release (unrefHere) with no lock held.
+func (e *Exec) updateRaw(raw libcuda.Graph, l *leases, cur libcuda.Context) (inPlace bool, done *leases, err error) {
 	st, err := e.lock("Update")
 	if err != nil {
 		return false, nil, err
 	}
 	defer st.mu.Unlock()
-	return st.update(raw, l)
+	return st.update(raw, l, cur)
 }
 
 // update updates the executable graph with the driver's graph raw, whose
 // leases are l, and takes a reference on l when they hold anything; st.mu
-// is held. When the launches before the update have finished, the event
+// is held. cur is the context current on the caller's locked thread, or 0
+// when that is not known: when it is the executable graph's, the update
+// makes no driver call for the thread's context. When the launches before the update have finished, the event
 // that tracked them serves the launches after it, and done is the
 // reference on the old leases, for the caller to drop once it holds no
 // lock of this package; else the old leases are retired in the background
 // (retire) and a new event tracks the new launches.
-func (st *execState) update(raw libcuda.Graph, l *leases) (inPlace bool, done *leases, err error) {
+func (st *execState) update(raw libcuda.Graph, l *leases, cur libcuda.Context) (inPlace bool, done *leases, err error) {
 	held := l.held()
 	// The new leases hold what the old ones do: the old are released at
 	// the update whether or not the launches before it have finished,
@@ -295,7 +298,7 @@ func (st *execState) update(raw libcuda.Graph, l *leases) (inPlace bool, done *l
 	var info libcuda.GraphExecUpdateResultInfo
 	var ev libcuda.Event
 	updated, finished, settled := false, false, true
-	err = inMode(st.ctx, func() error {
+	body := func() error {
 		if err := libcuda.GraphExecUpdate(st.raw, raw, &info); err != nil {
 			return fmt.Errorf("cuGraphExecUpdate: %w", err)
 		}
@@ -319,7 +322,12 @@ func (st *execState) update(raw libcuda.Graph, l *leases) (inPlace bool, done *l
 			return newEvent(&ev)
 		}
 		return nil
-	})
+	}
+	if cur != 0 && cur == st.ctx {
+		err = inModeHere(body)
+	} else {
+		err = inMode(st.ctx, body)
+	}
 	switch {
 	case !updated && errors.Is(err, libcuda.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE):
 		return false, nil, nil

@@ -47,18 +47,20 @@ func lease(s libcuda.Stream, release func(), counted bool) (ok bool) {
 	if release == nil || InProgress() == 0 {
 		return false
 	}
+	f := leaseFn{release, counted}
+	// The stream a capture of this package began on needs no driver
+	// call (see capture); a stream that joined one, or the per-thread
+	// stream, is asked which capture it is in.
+	if s != libcuda.CU_STREAM_PER_THREAD && leaseOn(s, f) {
+		return true
+	}
 	var status libcuda.StreamCaptureStatus
 	var id uint64
 	if err := libcuda.StreamGetCaptureInfo(s, &status, &id, nil, nil, nil, nil); err != nil ||
 		status == libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
 		return false
 	}
-	v, ok := sync.LookupCapture(id, s)
-	c, _ := v.(*capture)
-	if !ok || c == nil {
-		return false
-	}
-	return c.lease(id, status, leaseFn{release, counted})
+	return leaseByID(id, status, s, f)
 }
 
 // leases are the release functions attached to one capture. The graph

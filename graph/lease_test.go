@@ -172,3 +172,127 @@ func TestLeaseOnAStreamThatJoinedTheCapture(t *testing.T) {
 		t.Fatalf("the lease taken on the joined stream was released %d times, want once", leased.get())
 	}
 }
+
+// A lease from a stream that joined a Cached's capture belongs to that
+// run's capture, also while another goroutine's capture is in progress
+// (Lease then finds the capture by the id the driver gives for the joined
+// stream, among the captures whose ids it asks for): each run's lease goes
+// when the run's graph is replaced or closed, the other capture's when its
+// graph goes, whichever ends first.
+func TestLeaseOnAStreamThatJoinedEachRunOfACached(t *testing.T) {
+	testenv.NoErrorsLogged(t)
+	testenv.OnPrimary(t, 0)
+	k := loadGraphKernels(t)
+	const n = 256
+	a, b, o := deviceInts(t, n), deviceInts(t, n), deviceInts(t, n)
+	host := pinnedInts(t, n)
+	s, forked, other := testenv.NewStream(t), testenv.NewStream(t), testenv.NewStream(t)
+	var fork, join libcuda.Event
+	for _, e := range []*libcuda.Event{&fork, &join} {
+		testenv.Must(t, libcuda.EventCreate(e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
+		defer func() { testenv.Must(t, libcuda.EventDestroy(*e)) }()
+	}
+	// The other capture stays open until the runs are done.
+	var otherLeased counter
+	in, proceed := make(chan struct{}), make(chan struct{})
+	otherGraph := make(chan *graph.Graph, 1)
+	released := false
+	release := func() {
+		if !released {
+			released = true
+			close(proceed)
+		}
+	}
+	defer release() // the other capture ends whatever happens here
+	captured := testenv.WaitAsync(func() error {
+		g, err := graph.Capture(other, graph.DefaultMode, func(s libcuda.Stream) error {
+			close(in)
+			<-proceed
+			if !graph.Lease(s, otherLeased.release) {
+				return errors.New("Lease on the other capture's stream = false")
+			}
+			return k.fillAdd(s, o, n, 5, 0)
+		})
+		otherGraph <- g
+		return err
+	})
+	testenv.Recv(t, in, "the other capture to begin")
+	var runs [3]counter
+	c := graph.NewCached(graph.DefaultMode)
+	for i := range runs {
+		testenv.Must(t, c.Run(s, func(s libcuda.Stream) error {
+			if err := k.fillAdd(s, a, n, int32(i), 0); err != nil {
+				return err
+			}
+			if err := libcuda.EventRecord(fork, s); err != nil {
+				return err
+			}
+			if err := libcuda.StreamWaitEvent(forked, fork, 0); err != nil {
+				return err
+			}
+			if !graph.Lease(forked, runs[i].release) {
+				return errors.New("Lease on the stream that joined the capture = false")
+			}
+			if err := k.fillAdd(forked, b, n, int32(i), 1); err != nil {
+				return err
+			}
+			if err := libcuda.EventRecord(join, forked); err != nil {
+				return err
+			}
+			return libcuda.StreamWaitEvent(s, join, 0)
+		}))
+		checkInts(t, "the joined stream's buffer", s, b, host, int32(i)+1)
+	}
+	release()
+	testenv.Must(t, testenv.Recv(t, captured, "the other capture"))
+	g := <-otherGraph
+	drained(t)
+	if got := [3]int{runs[0].get(), runs[1].get(), runs[2].get()}; got != [3]int{1, 1, 0} || otherLeased.get() != 0 {
+		t.Fatalf("the runs' leases released %v times and the other capture's %d, want [1 1 0] and 0", got, otherLeased.get())
+	}
+	testenv.Must(t, g.Destroy())
+	drained(t)
+	if runs[2].get() != 0 || otherLeased.get() != 1 {
+		t.Fatalf("after the other graph went: the last run's lease released %d times, the other's %d, want 0 and 1", runs[2].get(), otherLeased.get())
+	}
+	testenv.Must(t, c.Close())
+	drained(t)
+	if runs[2].get() != 1 {
+		t.Fatalf("after Close, the last run's lease was released %d times, want once", runs[2].get())
+	}
+}
+
+// The per-thread stream's handle names another stream on each thread: a
+// capture of it is found by its id, asked at the begin, and a lease taken
+// on it on the capturing thread belongs to it.
+func TestLeaseOnThePerThreadStreamsCapture(t *testing.T) {
+	testenv.NoErrorsLogged(t)
+	testenv.OnPrimary(t, 0)
+	k := loadGraphKernels(t)
+	const n = 256
+	a := deviceInts(t, n)
+	host := pinnedInts(t, n)
+	s := testenv.NewStream(t)
+	var leased counter
+	g, err := graph.Capture(libcuda.CU_STREAM_PER_THREAD, graph.DefaultMode, func(pts libcuda.Stream) error {
+		if !graph.Lease(pts, leased.release) {
+			return errors.New("Lease on the per-thread stream being captured = false")
+		}
+		return k.fillAdd(pts, a, n, 4, 0)
+	})
+	testenv.Must(t, err)
+	e, err := g.Instantiate()
+	testenv.Must(t, err)
+	testenv.Must(t, e.Launch(s))
+	checkInts(t, "the per-thread capture's buffer", s, a, host, 4)
+	testenv.Must(t, g.Destroy())
+	drained(t)
+	if leased.get() != 0 {
+		t.Fatal("the lease was released while the executable graph lived")
+	}
+	testenv.Must(t, e.Destroy())
+	drained(t)
+	if leased.get() != 1 {
+		t.Fatalf("the lease was released %d times, want once", leased.get())
+	}
+}

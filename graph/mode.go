@@ -46,6 +46,16 @@ func inMode(cu libcuda.Context, f func() error) error {
 	return sync.Relaxed(func() error { return withContext(cu, f) })
 }
 
+// inModeHere is inMode for a caller whose goroutine is locked to its
+// thread with the right context current already: it makes no driver
+// call for the context.
+func inModeHere(f func() error) error {
+	if ran, err := sync.IfNoCapture(f); ran {
+		return err
+	}
+	return sync.Relaxed(f)
+}
+
 // destroyGraph destroys the driver's graph raw as inMode would, without
 // a context (cuGraphDestroy needs none).
 //

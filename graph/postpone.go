@@ -5,55 +5,8 @@ import (
 	"fmt"
 	gosync "sync"
 
-	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
-
-// capture is the record of a capture made through this package, as
-// package sync's registry knows it: Lease attaches its functions there.
-// Cached reuses one record for each of its captures.
-type capture struct {
-	mu     gosync.Mutex
-	id     uint64  // the driver's capture id
-	live   bool    // begun and not ended: leases are taken
-	leases *leases // made at the first lease
-	// entry is the capture's registration in package sync, reused by
-	// each capture of a Cached (sync.StartCaptureWith): none allocates.
-	entry sync.CaptureEntry
-}
-
-// begin makes c the record of the capture with id id.
-func (c *capture) begin(id uint64) {
-	c.mu.Lock()
-	c.id, c.live, c.leases = id, true, nil
-	c.mu.Unlock()
-}
-
-// end ends the capture's record and returns what it leased (nil when
-// nothing); no lease is taken after.
-func (c *capture) end() *leases {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	l := c.leases
-	c.live, c.leases = false, nil
-	return l
-}
-
-// lease attaches release to the capture, if it is still the one with id
-// id (the driver may not tell the id of an invalidated capture, whose
-// record was found by its stream) and has not ended.
-func (c *capture) lease(id uint64, status libcuda.StreamCaptureStatus, release leaseFn) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if !c.live || (c.id != id && status != libcuda.CU_STREAM_CAPTURE_STATUS_INVALIDATED) {
-		return false
-	}
-	if c.leases == nil { // most captures lease nothing
-		c.leases = newLeases()
-	}
-	c.leases.add(release)
-	return true
-}
 
 // InProgress returns the number of captures in progress that package
 // sync's registry knows of: every capture made through this package, on

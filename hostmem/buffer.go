@@ -359,7 +359,8 @@ func useError(err error) error {
 // the work was submitted already.
 func (st *state) use(s libcuda.Stream, special bool) error {
 	// While captures are in progress, a use is most likely inside one:
-	// Lease's own query of the stream then says so, and is the only one.
+	// Lease finds it (on the stream the capture began on, with no driver
+	// call), and nothing else is asked.
 	if sync.CapturesInProgress() > 0 && st.lease(s, false) {
 		return nil
 	}

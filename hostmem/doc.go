@@ -85,8 +85,9 @@
 // a loop of graph.Cached runs whose captures Use the same buffers, the
 // next run's lease stands for the one before, which the update releases
 // at once, without a query of the launches. So a Use inside a capture
-// allocates nothing, and its only driver call is graph.LeaseCounted's
-// query of the stream. Uses
+// allocates nothing, and on the stream the capture began on it makes no
+// driver call (on a stream that joined the capture, graph.LeaseCounted
+// asks the driver which capture it is in). Uses
 // that cannot be tracked to a stream (no Use at all, or the legacy or
 // per-thread stream while captures are in progress) need a wait for the
 // whole context, which no capture allows: it is postponed (sync.Postpone)

@@ -156,6 +156,9 @@ func (*CaptureEntry) start() {
 			captureWakeups.Add(1)
 			continue
 		}
+		if len(reg.syncs) == 0 { // the common case: no clock read
+			break
+		}
 		d := syncEntryLeftLocked(time.Now())
 		if d <= 0 {
 			break

@@ -5,7 +5,8 @@
 // partial sums, 512 blocks of 512 threads each add up their share into a
 // partial sum (in double), zero the total, one block adds up the partial
 // sums, copy the total back to pinned host memory, and a Go function
-// (Stream.HostFunc) compares it with the sum the CPU computed. The inputs
+// (Stream.HostFuncOnDriverThread) compares it with the sum the CPU
+// computed. The inputs
 // are multiples of 1/256, so the sums are exact and the comparison is
 // equality. The stream's work is captured once (Stream.Capture), the graph
 // instantiated once and launched 3 times.
@@ -96,8 +97,10 @@ func run() (err error) {
 		return err
 	}
 
-	// The host function runs on a driver thread after the total has been
-	// copied back; it only reads total and counts.
+	// The host function runs after the total has been copied back, on the
+	// driver's own thread as the C program's does (HostFuncOnDriverThread:
+	// no goroutine to wake for it); it only reads total and counts, and
+	// calls no runtime.Goexit.
 	var passed, failed atomic.Int32
 	checkTotal := func() {
 		if total[0] == want {
@@ -126,7 +129,7 @@ func run() (err error) {
 		if err := cuda.CopyToHost(s, totalBuf, dtotal); err != nil {
 			return err
 		}
-		return s.HostFunc(checkTotal)
+		return s.HostFuncOnDriverThread(checkTotal)
 	})
 	if err != nil {
 		return err
@@ -142,22 +145,29 @@ func run() (err error) {
 	}
 	defer func() { err = errors.Join(err, e.Destroy()) }()
 
-	t0 := time.Now()
-	start, err := s.Record()
+	// The events are made before the clock starts, as baseline.c's are.
+	start, err := cuda.NewEvent(ctx)
 	if err != nil {
 		return err
 	}
 	defer func() { err = errors.Join(err, start.Close()) }()
+	stop, err := cuda.NewEvent(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, stop.Close()) }()
+	t0 := time.Now()
+	if err := s.RecordEvent(start); err != nil {
+		return err
+	}
 	for range launches {
 		if err := s.LaunchGraph(e); err != nil {
 			return err
 		}
 	}
-	stop, err := s.Record()
-	if err != nil {
+	if err := s.RecordEvent(stop); err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, stop.Close()) }()
 	if err := s.Sync(context.Background()); err != nil {
 		return err
 	}

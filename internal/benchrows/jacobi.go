@@ -116,8 +116,21 @@ func (j *Jacobi) Close() error {
 // SolveGo solves the system from x = 0 with graph.Cached on stream s and
 // returns the sweeps made. The residual goes to host: to residual[0], a
 // Go slice that is wrapped (hostmem.Wrap) for the solve and Use()d in each
-// capture when pinned is nil, else to *pinned, pinned memory.
+// capture when pinned is nil, else to *pinned, pinned memory. The calling
+// goroutine is locked to its thread with s's context cu current, as C's
+// loop has it: each sweep runs through Cached.RunCurrent, which then asks
+// the driver for neither context.
 func (j *Jacobi) SolveGo(cu libcuda.Context, s libcuda.Stream, residual []float64, pinned *float64) (iters int, err error) {
+	return j.solveGo(cu, s, residual, pinned, true)
+}
+
+// SolveGoRun is SolveGo through Cached.Run, which asks the driver for
+// s's context and the thread's each sweep (two calls more than C's).
+func (j *Jacobi) SolveGoRun(cu libcuda.Context, s libcuda.Stream, residual []float64, pinned *float64) (iters int, err error) {
+	return j.solveGo(cu, s, residual, pinned, false)
+}
+
+func (j *Jacobi) solveGo(cu libcuda.Context, s libcuda.Stream, residual []float64, pinned *float64, current bool) (iters int, err error) {
 	host := unsafe.Pointer(pinned)
 	var buf *hostmem.Buffer
 	if pinned == nil {
@@ -136,7 +149,7 @@ func (j *Jacobi) SolveGo(cu libcuda.Context, s libcuda.Stream, residual []float6
 		if k%2 == 1 {
 			in, out = out, in
 		}
-		err := cached.Run(s, func(s libcuda.Stream) error {
+		sweep := func(s libcuda.Stream) error {
 			if err := libcuda.MemsetD8Async(j.sum, 0, 8, s); err != nil {
 				return err
 			}
@@ -150,7 +163,12 @@ func (j *Jacobi) SolveGo(cu libcuda.Context, s libcuda.Stream, residual []float6
 				return buf.Use(s)
 			}
 			return nil
-		})
+		}
+		if current {
+			err = cached.RunCurrent(cu, s, sweep)
+		} else {
+			err = cached.Run(s, sweep)
+		}
 		if err != nil {
 			return k, err
 		}
@@ -173,10 +191,12 @@ func (j *Jacobi) SolveC(c *C, s libcuda.Stream, pinned *float64) (int, error) {
 }
 
 // jacobiPairs: the solver in Go, with the residual wrapped and Use()d in
-// each capture and with it in pinned memory, each against the solver in C.
+// each capture and with it in pinned memory, each against the solver in C;
+// both run on the fixture's thread with its context current, as C's does,
+// through Cached.RunCurrent, and the pinned one also through Cached.Run.
 // A round is one solve; each side's sweeps are checked to be the same.
 func (f *Fixture) jacobiPairs(c *C) []pair {
-	mk := func(way string, wrapped bool) pair {
+	mk := func(way string, wrapped, run bool) pair {
 		var report func()
 		return pair{report: func() { report() }, op: fmt.Sprintf("jacobi, n=%d, graph.Cached, solve", JacobiN), a: way, bName: "C, pinned residual", perRound: 1, pairs: 5,
 			setup: func(b *testing.B) (func(int) error, func(int) error) {
@@ -205,9 +225,12 @@ func (f *Fixture) jacobiPairs(c *C) []pair {
 						}
 						var n int
 						var err error
-						if wrapped {
+						switch {
+						case run:
+							n, err = j.SolveGoRun(f.Ctx, f.Stream, nil, pinned)
+						case wrapped:
 							n, err = j.SolveGo(f.Ctx, f.Stream, residual, nil)
-						} else {
+						default:
 							n, err = j.SolveGo(f.Ctx, f.Stream, nil, pinned)
 						}
 						if err != nil {
@@ -227,7 +250,8 @@ func (f *Fixture) jacobiPairs(c *C) []pair {
 			}}
 	}
 	return []pair{
-		mk("Go, wrapped residual Use()d in each capture", true),
-		mk("Go, pinned residual", false),
+		mk("Go, wrapped residual Use()d in each capture", true, false),
+		mk("Go, pinned residual", false, false),
+		mk("Go, pinned residual, Cached.Run (asks for the contexts)", false, true),
 	}
 }

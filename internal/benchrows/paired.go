@@ -198,6 +198,7 @@ func median(v []float64) float64 {
 // once (-benchtime=1x): a row runs all its rounds whatever b.N is.
 func (f *Fixture) PairedRows(c *C) []Row {
 	rows := []pair{f.waitPair(c), f.eventPair(c)}
+	rows = append(rows, f.hostFuncPairs(c)...) // host functions on the driver's thread, and after an idle spell
 	rows = append(rows, f.floorPairs(c)...)
 	rows = append(rows, f.launchPair(c), f.streamLaunchPair(c), f.hostFuncPair(c))
 	// The rows of issue 29 items 2 and 3 again with pinned calls off, and

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/purecuda/purecuda/cuda"
@@ -170,32 +171,71 @@ func (f *Fixture) streamLaunchPair(c *C) pair {
 
 // hostFuncPair: host functions in a stream, each run after the one
 // before (the stream waits for each), then a wait: what a host function
-// costs the stream's timeline, as simplecudagraphs' check does. Go's run
-// on a goroutine of package cuda that the driver's callback thread hands
-// them to; C's run on the callback thread itself.
-func (f *Fixture) hostFuncPair(c *C) pair {
-	return pair{op: "host function in a stream, then a wait each 100", a: "cuda.Stream.HostFunc", bName: "C cuLaunchHostFunc", perRound: 100, pairs: 21,
+// costs the stream's timeline, as simplecudagraphs' check does. C's run on
+// the driver's callback thread; Go's too with direct
+// (Stream.HostFuncOnDriverThread), else on a goroutine of package cuda
+// that the callback thread hands them to (Stream.HostFunc). With idle set,
+// each host function is waited for on its own and followed by that long
+// a sleep on both sides, so that package cuda's worker has gone idle (it
+// spins 50µs) by the next one, as between simplecudagraphs' launches: the
+// hand-off then wakes threads.
+func (f *Fixture) hostFuncPair(c *C) pair { return f.hostFuncRow(c, false, 0) }
+
+// hostFuncPairs are hostFuncPair's other rows: through
+// HostFuncOnDriverThread, and both ways with a millisecond idle between
+// host functions.
+func (f *Fixture) hostFuncPairs(c *C) []pair {
+	return []pair{f.hostFuncRow(c, true, 0), f.hostFuncRow(c, false, time.Millisecond), f.hostFuncRow(c, true, time.Millisecond)}
+}
+
+func (f *Fixture) hostFuncRow(c *C, direct bool, idle time.Duration) pair {
+	op, way, perRound := "host function in a stream, then a wait each 100", "cuda.Stream.HostFunc", 100
+	if idle > 0 {
+		op, perRound = fmt.Sprintf("host function and a wait, then %v idle", idle), 20
+	}
+	if direct {
+		way = "cuda.Stream.HostFuncOnDriverThread"
+	}
+	return pair{op: op, a: way, bName: "C cuLaunchHostFunc", perRound: perRound, pairs: 21,
 		setup: func(b *testing.B) (func(int) error, func(int) error) {
 			sl := newStreamLaunch(b)
 			var calls atomic.Int64
 			count := func() { calls.Add(1) }
-			return func(n int) error {
-					before := calls.Load()
-					for range n {
-						if err := sl.s.HostFunc(count); err != nil {
-							return err
-						}
-					}
-					if err := sl.s.Sync(context.Background()); err != nil {
+			submit := sl.s.HostFunc
+			if direct {
+				submit = sl.s.HostFuncOnDriverThread
+			}
+			goRound := func(n int) error {
+				before := calls.Load()
+				for range n {
+					if err := submit(count); err != nil {
 						return err
 					}
-					if got := calls.Load() - before; got != int64(n) {
-						return fmt.Errorf("%d of %d host functions ran", got, n)
+				}
+				if err := sl.s.Sync(context.Background()); err != nil {
+					return err
+				}
+				if got := calls.Load() - before; got != int64(n) {
+					return fmt.Errorf("%d of %d host functions ran", got, n)
+				}
+				return nil
+			}
+			cRound := func(n int) error { return cErr(c.hostFuncs(sl.s.Raw(), n)) }
+			if idle == 0 {
+				return goRound, cRound
+			}
+			spaced := func(round func(int) error) func(int) error {
+				return func(n int) error {
+					for range n {
+						if err := round(1); err != nil {
+							return err
+						}
+						time.Sleep(idle)
 					}
 					return nil
-				}, func(n int) error {
-					return cErr(c.hostFuncs(sl.s.Raw(), n))
 				}
+			}
+			return spaced(goRound), spaced(cRound)
 		}}
 }
 
@@ -251,11 +291,13 @@ func (sl *streamLaunch) round(n int) error {
 // a wait, against C's capture, cuGraphExecUpdate, cuGraphLaunch and
 // cuStreamSynchronize. The first row's captured function launches through
 // cuLaunchKernel with arguments made once, so that its allocations are
-// Cached.Run's own; the second's through Function.Launch.
+// Cached.Run's own; the second's through Function.Launch; the third is the
+// first through Cached.RunCurrent (the fixture's thread has the context
+// current, as C's: no driver call to find it).
 func (f *Fixture) cachedPairs(c *C) []pair {
 	ctx := context.Background()
 	const op = "100-kernel capture + update + launch + wait, unchanged"
-	mk := func(way string, raw bool) pair {
+	mk := func(way string, raw, current bool) pair {
 		return pair{op: op, a: way, bName: "C capture + cuGraphExecUpdate + launch + sync", perRound: 20, pairs: 11,
 			setup: func(b *testing.B) (func(int) error, func(int) error) {
 				gs := f.graphSetup(b)
@@ -285,7 +327,13 @@ func (f *Fixture) cachedPairs(c *C) []pair {
 				b.Cleanup(func() { must(b, cached.Close()) })
 				return func(k int) error {
 						for range k {
-							if err := cached.Run(f.Stream, body); err != nil {
+							var err error
+							if current {
+								err = cached.RunCurrent(f.Ctx, f.Stream, body)
+							} else {
+								err = cached.Run(f.Stream, body)
+							}
+							if err != nil {
 								return err
 							}
 							if err := sync.Stream(ctx, 0, f.Stream); err != nil {
@@ -299,8 +347,9 @@ func (f *Fixture) cachedPairs(c *C) []pair {
 			}}
 	}
 	return []pair{
-		mk("Cached.Run, 100 cuLaunchKernel", true),
-		mk("Cached.Run, 100 Function.Launch", false),
+		mk("Cached.Run, 100 cuLaunchKernel", true, false),
+		mk("Cached.Run, 100 Function.Launch", false, false),
+		mk("Cached.RunCurrent, 100 cuLaunchKernel", true, true),
 	}
 }
 

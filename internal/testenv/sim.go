@@ -52,13 +52,19 @@ var hooks struct {
 	err       error
 	failAfter func(name string, skip, count, code int32) int32
 	stat      func(name string) int64
+	count     func(on int32)
+	callName  func(i int32) string
+	callCount func(i int32) int64
 }
 
 func loadHooks(t testing.TB) {
 	t.Helper()
 	hooks.once.Do(func() {
 		hooks.err = cbuild.Bind(simLibrary, cbuild.Hook{Name: "sim_fail_after", Fn: &hooks.failAfter},
-			cbuild.Hook{Name: "sim_stat", Fn: &hooks.stat})
+			cbuild.Hook{Name: "sim_stat", Fn: &hooks.stat},
+			cbuild.Hook{Name: "sim_count_calls", Fn: &hooks.count},
+			cbuild.Hook{Name: "sim_call_name", Fn: &hooks.callName},
+			cbuild.Hook{Name: "sim_call_count", Fn: &hooks.callCount})
 	})
 	if hooks.err != nil {
 		t.Fatalf("the simulator's test hooks: %v", hooks.err)
@@ -112,4 +118,26 @@ func Stat(t testing.TB, name string) (int64, bool) {
 func WaitStat(t testing.TB, what, name string, above int64) {
 	t.Helper()
 	Eventually(t, what, func() bool { return SimStat(t, name) > above })
+}
+
+// CountCalls runs f and returns the driver calls made meanwhile, by entry
+// point (base name, e.g. "cuStreamGetCtx"), on the simulator: the calls
+// of every goroutine and thread of the process, so the caller keeps other
+// work quiet while f runs. Under -tags gpu it fails t.
+func CountCalls(t testing.TB, f func()) map[string]int64 {
+	t.Helper()
+	loadHooks(t)
+	hooks.count(1)
+	func() {
+		defer hooks.count(0)
+		f()
+	}()
+	calls := map[string]int64{}
+	for i := int32(0); ; i++ {
+		name := hooks.callName(i)
+		if name == "" {
+			return calls
+		}
+		calls[name] = hooks.callCount(i)
+	}
 }

@@ -45,6 +45,10 @@
  *       the same after `skip` calls that work as usual.
  *   long long sim_stat(const char *name): a counter (see stat_names), -1 if unknown.
  *   void sim_reset_stats(void): zero the counters that only grow.
+ *   void sim_count_calls(int on): count the calls of each entry point from
+ *       now on (zeroing the counts), or stop counting (keeping them).
+ *   const char *sim_call_name(int i), long long sim_call_count(int i): the
+ *       i-th entry point counted and its calls (NULL, -1 past the last).
  *
  * Locking: one mutex (mu) guards all state; one condition variable (cv) is
  * broadcast whenever something finishes. Nothing slow runs with mu held:
@@ -368,8 +372,29 @@ static long long calls_of(const char *name, int thread) {
     return v;
 }
 
+
+/* Calls by entry point, counted while sim_count_calls has them counted
+ * (the tests' count of what an operation asks of the driver). */
+static int calls_on; /* read without mu */
+static struct { char name[64]; long long n; } calls[256];
+static int ncalls;
+
+static void count_named(const char *name) {
+    LOCK();
+    int i = 0;
+    while (i < ncalls && strcmp(calls[i].name, name) != 0) i++;
+    if (i == ncalls && i < (int)(sizeof calls / sizeof calls[0]) && strlen(name) < sizeof calls[0].name) {
+        strcpy(calls[i].name, name);
+        calls[i].n = 0;
+        ncalls++;
+    }
+    if (i < ncalls) calls[i].n++;
+    UNLOCK();
+}
+
 /* First statement of every driver entry point (called without mu held). */
 #define FAIL_POINT(name) do { CUresult fc_; static struct call_site cs_ = { name, 0 }; count_entry(&cs_); \
+    if (__atomic_load_n(&calls_on, __ATOMIC_ACQUIRE)) count_named(name); \
     if (__atomic_load_n(&faults_armed, __ATOMIC_ACQUIRE) && take_fault(name, &fc_)) return fc_; } while (0)
 
 /* Second statement of the entry points that work in the calling thread's
@@ -4157,6 +4182,33 @@ long long sim_stat(const char *name) {
         if (strcmp(stat_names[i].name, name) == 0) v = *stat_names[i].value;
     UNLOCK();
     return v;
+}
+
+/* sim_count_calls(1) zeroes the counts of calls by entry point and counts
+ * from then on; sim_count_calls(0) stops counting and keeps them. */
+void sim_count_calls(int on) {
+    LOCK();
+    if (on) ncalls = 0;
+    __atomic_store_n(&calls_on, on != 0, __ATOMIC_RELEASE);
+    UNLOCK();
+}
+
+/* sim_call_name(i) is the i-th entry point called while counting (NULL past
+ * the last); sim_call_count(i), the calls it got. */
+const char *sim_call_name(int i) {
+    const char *name = NULL;
+    LOCK();
+    if (i >= 0 && i < ncalls) name = calls[i].name;
+    UNLOCK();
+    return name;
+}
+
+long long sim_call_count(int i) {
+    long long n = -1;
+    LOCK();
+    if (i >= 0 && i < ncalls) n = calls[i].n;
+    UNLOCK();
+    return n;
 }
 
 void sim_reset_stats(void) {

@@ -1,0 +1,155 @@
+//go:build !gpu
+
+package graph_test
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// cSweep is what one sweep of C's Jacobi loop (examples/jacobi/baseline.c,
+// tools/bench's solver in C) asks of the driver: capture a memset, the
+// sweep's kernel and the copy of the residual to the host, update the
+// executable graph in place, destroy the captured graph, launch, wait.
+var cSweep = map[string]int64{
+	"cuStreamBeginCapture": 1,
+	"cuMemsetD8Async":      1,
+	"cuLaunchKernel":       1,
+	"cuMemcpyDtoHAsync":    1,
+	"cuStreamEndCapture":   1,
+	"cuGraphExecUpdate":    1,
+	"cuGraphDestroy":       1,
+	"cuGraphLaunch":        1,
+	"cuStreamSynchronize":  1,
+}
+
+// A sweep of a Jacobi-like loop through graph.Cached makes the driver calls
+// of C's loop and, for Run, the two that find the contexts; with the
+// residual in wrapped memory Use()d in each capture, the same (issue 29:
+// the sweep made cuStreamGetCaptureInfo for the capture's id, one more for
+// the Use's lease, and cuCtxGetCurrent again for the update: 12 calls and
+// 13 beside C's 9 for Run). RunCurrent, for a caller whose thread has the
+// context current, makes C's calls and no other. No sweep allocates.
+func TestCachedSweepMakesTheDriverCallsOfCsLoop(t *testing.T) {
+	testenv.NoErrorsLogged(t)
+	cu := testenv.OnPrimary(t, 0)
+	k := loadGraphKernels(t)
+	s := testenv.NewStream(t)
+	const n = 64
+	buf := deviceInts(t, n)
+	pinned := pinnedInts(t, 1)
+	residual := make([]int32, 1)
+	wrapped, err := hostmem.Wrap(cu, residual)
+	testenv.Must(t, err)
+	t.Cleanup(func() { testenv.Must(t, wrapped.Free()) })
+	withRun := maps.Clone(cSweep)
+	withRun["cuStreamGetCtx"], withRun["cuCtxGetCurrent"] = 1, 1
+	for _, tc := range []struct {
+		way  string
+		wrap bool
+		want map[string]int64
+	}{
+		{"Run, pinned residual", false, withRun},
+		{"Run, wrapped residual Use()d", true, withRun},
+		{"RunCurrent, pinned residual", false, cSweep},
+		{"RunCurrent, wrapped residual Use()d", true, cSweep},
+	} {
+		c := graph.NewCached(graph.DefaultMode)
+		k32 := int32(0)
+		body := func(s libcuda.Stream) error {
+			if err := libcuda.MemsetD8Async(buf, 0, 4, s); err != nil {
+				return err
+			}
+			if err := k.fill.Launch(graphGrid, graphBlock, 0, s, buf, uint64(n), k32); err != nil {
+				return err
+			}
+			dst := unsafe.Pointer(&pinned[0])
+			if tc.wrap {
+				dst = wrapped.Pointer()
+			}
+			if err := libcuda.MemcpyDtoHAsync(dst, buf, 4, s); err != nil {
+				return err
+			}
+			if tc.wrap {
+				return wrapped.Use(s)
+			}
+			return nil
+		}
+		sweep := func() {
+			k32++
+			var err error
+			if strings.HasPrefix(tc.way, "RunCurrent") {
+				err = c.RunCurrent(cu, s, body)
+			} else {
+				err = c.Run(s, body)
+			}
+			testenv.Must(t, err)
+			testenv.Must(t, libcuda.StreamSynchronize(s))
+			got := pinned[0]
+			if tc.wrap {
+				got = residual[0]
+			}
+			if got != k32 {
+				t.Fatalf("%s: sweep %d copied %d to the host", tc.way, k32, got)
+			}
+		}
+		sweep() // instantiates
+		sweep() // the first update
+		// The calls counted are the process's: the background work of the
+		// case before (its graph's release) ends first.
+		drained(t)
+		testenv.Must(t, hostmem.Drain(testenv.Context(t)))
+		const sweeps = 20
+		calls := testenv.CountCalls(t, func() {
+			for range sweeps {
+				sweep()
+			}
+		})
+		if got, want := perSweep(calls, sweeps), perSweep(times(tc.want, sweeps), sweeps); got != want {
+			t.Errorf("%s: driver calls a sweep:\n%s\nwant\n%s", tc.way, got, want)
+		}
+		allocs := testing.AllocsPerRun(sweeps, sweep)
+		want := 0.0
+		if raceDetector { // sync.Pool drops some of the leases it is given
+			want = 1
+		}
+		if allocs > want {
+			t.Errorf("%s: %v allocations a sweep, want at most %v", tc.way, allocs, want)
+		}
+		testenv.Must(t, c.Close())
+	}
+	drained(t)
+}
+
+func times(m map[string]int64, k int64) map[string]int64 {
+	out := map[string]int64{}
+	for name, n := range m {
+		out[name] = n * k
+	}
+	return out
+}
+
+// perSweep lists calls, a count of each driver call over sweeps sweeps, a
+// line per call: the calls per sweep, or the count and the sweeps where
+// they do not divide.
+func perSweep(calls map[string]int64, sweeps int64) string {
+	var b strings.Builder
+	for _, name := range slices.Sorted(maps.Keys(calls)) {
+		n := calls[name]
+		if n%sweeps == 0 {
+			fmt.Fprintf(&b, "  %s %d\n", name, n/sweeps)
+		} else {
+			fmt.Fprintf(&b, "  %s %d in %d sweeps\n", name, n, sweeps)
+		}
+	}
+	return b.String()
+}

@@ -1,11 +1,13 @@
 package cuda_test
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
 	"github.com/purecuda/purecuda/cuda"
 	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/libcuda"
 )
 
 // Launches that Launch makes itself (a Func's later launches of a shape
@@ -48,4 +50,65 @@ func TestQuickLaunchIsOrderedAcrossStreams(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Do orders like a launch: a Slice that a Do wrote on s1 (its own until
+// then), held, is read on s2 after the write.
+func TestDoOnAStreamsOwnSliceIsOrderedBeforeAnotherStream(t *testing.T) {
+	f := newOrderFixture(t)
+	gate := testenv.NewGate(t)
+	gate.Hold(t, f.s1.Raw())
+	ops := [1]cuda.Operand{f.x.Operand(cuda.Write)}
+	testenv.Must(t, f.s1.Do("cuMemsetD32Async", ops[:], func(raw libcuda.Stream) error {
+		return libcuda.MemsetD32Async(ops[0].Ptr(), 9, 8, raw)
+	}))
+	testenv.Must(t, cuda.CopyToHost(f.s2, f.out, f.x))
+	done := testenv.WaitAsync(func() error { return f.s2.Sync(testenv.Context(t)) })
+	testenv.StillWaiting(t, "s2's read while s1's Do is held", done)
+	gate.Open()
+	testenv.Finished(t, "s2's read", done)
+	if got, want := f.out.Data(), []int32{9, 9, 9, 9, 9, 9, 9, 9}; !slices.Equal(got, want) {
+		t.Errorf("s2 read %v, want %v", got, want)
+	}
+}
+
+// Each operand of Do holds its allocation, one allocation as often as it
+// is passed; all the holds end with the call, also when f panics, and the
+// thread then has its own context again: Free and Close do not wait after
+// the calls.
+func TestDoEndsItsHoldsAlsoWhenItsFunctionPanics(t *testing.T) {
+	testenv.OnThread(t, 0)
+	f := newFixture(t)
+	other := otherContext(t, f)
+	testenv.Must(t, libcuda.CtxSetCurrent(other))
+	t.Cleanup(func() { testenv.Must(t, libcuda.CtxSetCurrent(0)) }) // before other is destroyed
+	s := newStream(t, f.ctx)
+	x := alloc(t, s, []float32{1, 2, 3, 4})
+	y := alloc(t, s, []float32{1, 2, 3, 4})
+	part, err := x.Slice(1, 3)
+	testenv.Must(t, err)
+	ops := [4]cuda.Operand{x.Operand(cuda.Read), part.Operand(cuda.Write), y.Operand(cuda.Read), x.Operand(cuda.ReadWrite)}
+	testenv.Must(t, s.Do("twice", ops[:], func(libcuda.Stream) error { return nil }))
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("recovered %v, want f's panic", r)
+			}
+		}()
+		_ = s.Do("panics", ops[:], func(libcuda.Stream) error { panic("boom") })
+	}()
+	var cur libcuda.Context
+	testenv.Must(t, libcuda.CtxGetCurrent(&cur))
+	if cur != other {
+		t.Errorf("after the panic the thread has context %v, want its own %v", cur, other)
+	}
+	for i := range ops {
+		if p := ops[i].Ptr(); p != 0 {
+			t.Errorf("operand %d: address %v after the panic", i, p)
+		}
+	}
+	freed := testenv.WaitAsync(func() error { return errors.Join(x.Free(), y.Free()) })
+	testenv.Finished(t, "Free after the calls", freed)
+	closed := testenv.WaitAsync(s.Close)
+	testenv.Finished(t, "Close after the calls", closed)
 }

@@ -130,15 +130,23 @@ func (s *Stream) acquire(op string) (*streamState, error) {
 	if !st.mu.TryRLock() {
 		return nil, closedErr("Stream", op)
 	}
-	if st.closed {
-		st.mu.RUnlock()
-		return nil, closedErr("Stream", op)
-	}
-	if err := st.ctx.lostErr(); err != nil {
+	if st.closed || st.dv.lost.Load() != nil {
+		err := st.acquireErr(op)
 		st.mu.RUnlock()
 		return nil, err
 	}
 	return st, nil
+}
+
+// acquireErr is why acquire refuses the stream it holds: closed, or its
+// context lost.
+//
+//go:noinline
+func (st *streamState) acquireErr(op string) error {
+	if st.closed {
+		return closedErr("Stream", op)
+	}
+	return st.ctx.lostErr()
 }
 
 // Sync waits until the work submitted to the stream so far has finished

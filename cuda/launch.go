@@ -327,7 +327,7 @@ func (s *Stream) Launch(f *Func, grid, block Dim3, args ...Arg) error {
 		mems  [smallArgs]*alloc // argument i's allocation, for a Slice
 		own   uint8             // bit i: argument i is mems[i]'s first, which holds it
 		held  uint8             // bits of own held
-		solo  uint8             // bits of own: mems[i] needs no order nor record on st
+		solo  uint8             // bits of own: st is mems[i]'s solo stream, which needs no order nor record
 		kp    *unsafe.Pointer
 		err   error
 	)
@@ -378,13 +378,13 @@ func (s *Stream) Launch(f *Func, grid, block Dim3, args ...Arg) error {
 		if m.freed {
 			goto unhold
 		}
-		if st.unordered || m.bytes == 0 || m.solo.Load() == st {
+		if m.solo.Load() == st {
 			solo |= 1 << i
 		}
 	}
-	if solo != own {
+	if solo != own && !st.unordered {
 		// Memory another stream used: ordered per argument, as launch
-		// orders it.
+		// orders it (and recorded below).
 		if err = orderArgs(st, f, args, &mems, solo); err != nil {
 			releaseHeld(&mems, held, ms, st)
 			return err
@@ -463,7 +463,7 @@ func releaseHeld(mems *[smallArgs]*alloc, held uint8, ms *moduleState, st *strea
 func orderArgs(st *streamState, f *Func, args []Arg, mems *[smallArgs]*alloc, solo uint8) error {
 	for i := range args {
 		m := mems[i]
-		if m == nil || solo>>slices.Index(mems[:], m)&1 != 0 {
+		if m == nil || m.bytes == 0 || solo>>slices.Index(mems[:], m)&1 != 0 {
 			continue
 		}
 		a := &args[i]

@@ -190,16 +190,15 @@ type launchSlot struct {
 	sum    uint64
 }
 
-// slotSum mixes an entry's fields into a checksum (see launchSlot).
+// slotSum mixes an entry's fields into a checksum (see launchSlot): each
+// word times its own odd constant, so that fields of two launches mixed
+// do not add up to either's sum.
 func slotSum(n uint64, fn *Func, st *streamState, grid, block [3]uint32, pc uintptr) uint64 {
-	const k1, k2 = 0x9e3779b97f4a7c15, 0xbf58476d1ce4e5b9
-	h := (n ^ uint64(uintptr(unsafe.Pointer(fn)))) * k1
-	h = (h ^ h>>32 ^ uint64(uintptr(unsafe.Pointer(st)))) * k2
-	h = (h ^ h>>32 ^ uint64(pc)) * k1
-	h = (h ^ h>>32 ^ uint64(grid[0])<<32 ^ uint64(grid[1])) * k2
-	h = (h ^ h>>32 ^ uint64(grid[2])<<32 ^ uint64(block[0])) * k1
-	h = (h ^ h>>32 ^ uint64(block[1])<<32 ^ uint64(block[2])) * k2
-	return h ^ h>>32
+	return n*0x9e3779b97f4a7c15 ^ uint64(uintptr(unsafe.Pointer(fn)))*0xbf58476d1ce4e5b9 ^
+		uint64(uintptr(unsafe.Pointer(st)))*0x94d049bb133111eb ^ uint64(pc)*0xd6e8feb86659fd93 ^
+		(uint64(grid[0])|uint64(grid[1])<<32)*0xa0761d6478bd642f ^
+		(uint64(grid[2])|uint64(block[0])<<32)*0xe7037ed1a0b428db ^
+		(uint64(block[1])|uint64(block[2])<<32)*0x8ebc6af09c88c6e3
 }
 
 var devStates struct {

@@ -119,3 +119,42 @@ func TestCloseAndFreeWaitForALaunchInTheDriver(t *testing.T) {
 		})
 	}
 }
+
+// Free waits for the work of every stream that used the Slice, one made
+// with Unordered too (its uses are not ordered, but they are recorded):
+// here launches that Launch makes itself, and a Do.
+func TestFreeWaitsForAnUnorderedStreamsLaunch(t *testing.T) {
+	for _, how := range []string{"launch", "Do"} {
+		t.Run(how, func(t *testing.T) {
+			testenv.OnPrimary(t, 0)
+			testenv.NoErrorsLogged(t)
+			f := newFixture(t)
+			add := f.fn(t, "add_one_i32")
+			g, b := cuda.Grid(1, 1, 1), cuda.Block(256, 1, 1)
+			u := newStream(t, f.ctx, cuda.NonBlocking(), cuda.Unordered())
+			warm := alloc(t, u, make([]int32, 256))
+			testenv.Must(t, u.Launch(add, g, b, warm.Arg(), cuda.Uint64(256))) // the next launches are Launch's own
+			x, err := cuda.Alloc[int32](f.s, 256)
+			testenv.Must(t, err)
+			sync(t, f.s)
+			sync(t, u)
+			gate := testenv.NewGate(t)
+			gate.Hold(t, u.Raw())
+			switch how {
+			case "launch":
+				testenv.Must(t, u.Launch(add, g, b, x.Arg(), cuda.Uint64(256)))
+			case "Do":
+				ops := [1]cuda.Operand{x.Operand(cuda.Write)}
+				testenv.Must(t, u.Do("cuMemsetD32Async", ops[:], func(raw libcuda.Stream) error {
+					return libcuda.MemsetD32Async(ops[0].Ptr(), 7, 256, raw)
+				}))
+			}
+			live := testenv.SimStat(t, "live_allocations")
+			testenv.Must(t, x.Free())
+			liveAllocationsStay(t, live, "the unordered stream's work is held")
+			gate.Open()
+			sync(t, u)
+			testenv.Eventually(t, "the free", func() bool { return testenv.SimStat(t, "live_allocations") == live-1 })
+		})
+	}
+}

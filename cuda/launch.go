@@ -103,10 +103,19 @@ type Arg struct {
 // them), on the heap.
 type bigValue struct{ p *byte }
 
-// mem is the memory the argument passes, or nil.
+// mem is the memory the argument passes, or nil. (Each kind is asked
+// for by its type: no lookup of argMem's method table at run time.)
 func (a *Arg) mem() argMem {
-	m, _ := a.ref.(argMem)
-	return m
+	if h, ok := a.ref.(*allocHandle); ok {
+		return h
+	}
+	if b, ok := a.ref.(bufferMem); ok {
+		return b
+	}
+	if s, ok := a.ref.(*structMem); ok {
+		return s
+	}
+	return nil
 }
 
 // big is the bytes of a value of more than 16 bytes, or nil.
@@ -119,8 +128,10 @@ func (a *Arg) big() []byte {
 
 // argErr is why the argument cannot be passed, or nil.
 func (a *Arg) argErr() error {
-	switch a.ref.(type) {
-	case nil, *allocHandle, bufferMem, *structMem, bigValue:
+	if a.ref == nil || a.mem() != nil {
+		return nil
+	}
+	if _, ok := a.ref.(bigValue); ok {
 		return nil
 	}
 	err, _ := a.ref.(error)
@@ -636,7 +647,7 @@ func launchArgs[P ptrBlock, A addrBlock, S structBlock](st *streamState, f *Func
 		case m != nil:
 			first := true
 			for j := range i {
-				if owner>>j&1 != 0 && args[j].mem() == m {
+				if owner>>j&1 != 0 && args[j].ref == a.ref {
 					first = false
 					break
 				}

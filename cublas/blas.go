@@ -64,13 +64,16 @@ func New(s *cuda.Stream) (*BLAS, error) {
 // st.life.Release.
 func (b *BLAS) acquire(op string) (*state, error) {
 	if b == nil || b.st == nil {
-		return nil, fmt.Errorf("cublas: %s on a nil BLAS: %w", op, cuda.ErrNil)
+		return nil, nilBLAS(op)
 	}
 	if err := b.st.life.Acquire(op); err != nil {
 		return nil, err
 	}
 	return b.st, nil
 }
+
+//go:noinline
+func nilBLAS(op string) error { return fmt.Errorf("cublas: %s on a nil BLAS: %w", op, cuda.ErrNil) }
 
 // lock holds an open handle for a change: release it with
 // st.life.Unlock.

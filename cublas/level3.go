@@ -108,8 +108,22 @@ func checkOps(call string, transA, transB Operation, m, n, k int) error {
 	return dims(call, "mnk", m, n, k)
 }
 
-// checkGemm checks Gemm's sizes against the Slices' lengths.
+// checkGemm checks Gemm's sizes against the Slices' lengths: a few
+// comparisons when they fit, checkGemmErr's error when not.
 func checkGemm(call string, transA, transB Operation, m, n, k, la, lda, lb, ldb, lc, ldc int) error {
+	ra, ca := stored(transA, m, k)
+	rb, cb := stored(transB, k, n)
+	if opOK(transA) && opOK(transB) && m|n|k >= 0 && matrixOK(ra, ca, lda, la) && matrixOK(rb, cb, ldb, lb) && matrixOK(m, n, ldc, lc) {
+		return nil
+	}
+	return checkGemmErr(call, transA, transB, m, n, k, la, lda, lb, ldb, lc, ldc)
+}
+
+// checkGemmErr is checkGemm's error, naming the first argument that is
+// wrong.
+//
+//go:noinline
+func checkGemmErr(call string, transA, transB Operation, m, n, k, la, lda, lb, ldb, lc, ldc int) error {
 	if err := checkOps(call, transA, transB, m, n, k); err != nil {
 		return err
 	}

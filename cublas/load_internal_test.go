@@ -4,6 +4,7 @@ package cublas
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -76,5 +77,28 @@ func TestStatusIsAnError(t *testing.T) {
 	}
 	if CUBLAS_STATUS_SUCCESS.Err() != nil || CUBLAS_STATUS_NOT_SUPPORTED.Err() != CUBLAS_STATUS_NOT_SUPPORTED {
 		t.Error("Err")
+	}
+}
+
+// fits32 picks the 32-bit entry points exactly when every value fits a C
+// int, negative ones (increments) included.
+func TestFits32(t *testing.T) {
+	for _, c := range []struct {
+		vals []int
+		want bool
+	}{
+		{nil, true},
+		{[]int{0, 1, 64}, true},
+		{[]int{math.MaxInt32, 1}, true},
+		{[]int{math.MaxInt32 + 1}, false},
+		{[]int{3, math.MinInt32}, true},
+		{[]int{math.MinInt32 - 1}, false},
+		{[]int{-1, -64, 7}, true},
+		{[]int{math.MaxInt, 0}, false},
+		{[]int{math.MinInt, 0}, false},
+	} {
+		if got := fits32(c.vals...); got != c.want {
+			t.Errorf("fits32(%v) = %v, want %v", c.vals, got, c.want)
+		}
 	}
 }

@@ -24,12 +24,22 @@ const (
 	ConjTrans = CUBLAS_OP_C
 )
 
+// The checks below are small enough to be inlined into each call, their
+// errors made out of line: a call's checks cost a few comparisons.
+
 // checkOp refuses an Operation that is not N, T or C.
 func checkOp(call, name string, op Operation) error {
-	if op != CUBLAS_OP_N && op != CUBLAS_OP_T && op != CUBLAS_OP_C {
-		return shapeErr(call, "%s is %v, not NoTrans, Trans or ConjTrans", name, op)
+	if !opOK(op) {
+		return opErr(call, name, op)
 	}
 	return nil
+}
+
+func opOK(op Operation) bool { return op == CUBLAS_OP_N || op == CUBLAS_OP_T || op == CUBLAS_OP_C }
+
+//go:noinline
+func opErr(call, name string, op Operation) error {
+	return shapeErr(call, "%s is %v, not NoTrans, Trans or ConjTrans", name, op)
 }
 
 // dims refuses negative sizes.
@@ -47,17 +57,31 @@ func dims(call string, names string, vals ...int) error {
 // n starting at element 0: ld >= max(1, rows), and the last element,
 // (cols-1)*ld + rows - 1, inside the Slice.
 func matrix(call, name string, rows, cols, ld, n int) error {
+	if !matrixOK(rows, cols, ld, n) {
+		return matrixErr(call, name, rows, cols, ld, n)
+	}
+	return nil
+}
+
+// matrixOK is matrix's check without the error.
+func matrixOK(rows, cols, ld, n int) bool {
+	if ld < max(1, rows) {
+		return false
+	}
+	if rows == 0 || cols == 0 {
+		return true
+	}
+	need, ok := span(rows, cols, ld)
+	return ok && need <= n
+}
+
+//go:noinline
+func matrixErr(call, name string, rows, cols, ld, n int) error {
 	if ld < max(1, rows) {
 		return shapeErr(call, "ld%s is %d, below max(1, %d rows)", name, ld, rows)
 	}
-	if rows == 0 || cols == 0 {
-		return nil
-	}
-	need, ok := span(rows, cols, ld)
-	if !ok || need > n {
-		return shapeErr(call, "%s: a %dx%d matrix with ld%s %d needs %d elements, the Slice has %d", name, rows, cols, name, ld, need, n)
-	}
-	return nil
+	need, _ := span(rows, cols, ld)
+	return shapeErr(call, "%s: a %dx%d matrix with ld%s %d needs %d elements, the Slice has %d", name, rows, cols, name, ld, need, n)
 }
 
 // stored gives the stored shape of op(X) when op(X) is rows x cols.
@@ -129,12 +153,13 @@ func vector(call, name string, n, inc, l int) error {
 // fits32 reports whether every value fits a C int, so that the 32-bit
 // entry points can take them; otherwise the _64 ones do.
 func fits32(vals ...int) bool {
+	// v ^ v>>63 is v, or -v-1 for a negative v: at most MaxInt32 exactly
+	// when v fits; the OR of such values is at most MaxInt32 when all are.
+	hi := 0
 	for _, v := range vals {
-		if v > math.MaxInt32 || v < math.MinInt32 {
-			return false
-		}
+		hi |= v ^ v>>63
 	}
-	return true
+	return hi <= math.MaxInt32
 }
 
 // CheckMatrix checks a column-major matrix argument, as the calls of this

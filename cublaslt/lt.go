@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	gosync "sync"
+	"sync/atomic"
 
 	"github.com/purecuda/purecuda/cuda"
 	"github.com/purecuda/purecuda/internal/handle"
@@ -30,6 +31,7 @@ type state struct {
 
 	plansMu gosync.Mutex
 	plans   map[key]*plan
+	last    atomic.Pointer[plan] // the plan found last: a call of the same shape takes no lock
 }
 
 // New creates a cuBLASLt handle (cublasLtCreate) in the stream's context;

@@ -79,6 +79,7 @@ func stored(t cublas.Operation, rows, cols int) (int, int) {
 
 // plan is an Op's descriptors and algorithm.
 type plan struct {
+	k      key
 	mu     gosync.Mutex // serializes the bias pointer's setting and the call that uses it
 	desc   MatmulDesc
 	a, b   MatrixLayout
@@ -219,12 +220,16 @@ func addr(p libcuda.Deviceptr) unsafe.Pointer { return *(*unsafe.Pointer)(unsafe
 // plan returns the plan for k, making it on first use: the descriptors,
 // the layouts, and the algorithm the heuristic ranks first.
 func (st *state) plan(k key) (*plan, error) {
+	if p := st.last.Load(); p != nil && p.k == k {
+		return p, nil
+	}
 	st.plansMu.Lock()
 	defer st.plansMu.Unlock()
 	if p := st.plans[k]; p != nil {
+		st.last.Store(p)
 		return p, nil
 	}
-	p := &plan{}
+	p := &plan{k: k}
 	err := st.life.Do(func() error {
 		if err := p.make(st.raw, k); err != nil {
 			return errors.Join(err, p.destroy())
@@ -235,6 +240,7 @@ func (st *state) plan(k key) (*plan, error) {
 		return nil, err
 	}
 	st.plans[k] = p
+	st.last.Store(p)
 	return p, nil
 }
 

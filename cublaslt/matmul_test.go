@@ -163,6 +163,42 @@ func TestMatmulCachesItsPlanPerShape(t *testing.T) {
 	}
 }
 
+// Calls of two shapes in turns each use their own plan (the Lt keeps the
+// last plan it found for a lock-free lookup): results right, no new plan,
+// no new heuristic.
+func TestMatmulShapesInTurnsUseTheirOwnPlans(t *testing.T) {
+	f := newFixture(t)
+	const m, k = 8, 5
+	ha, hb, hc := randoms(m*k, 1), randoms(8*k, 2), randoms(m*8, 3)
+	a, b, c := upload(t, f.s, ha), upload(t, f.s, hb), upload(t, f.s, hc)
+	ops := []cublaslt.Op{{TransB: cublas.Trans, M: m, N: 8, K: k}, {TransB: cublas.Trans, M: m, N: 6, K: k}}
+	d := upload(t, f.s, make([]float32, m*8))
+	for _, op := range ops {
+		testenv.Must(t, cublaslt.Matmul(f.lt, op, 1, a, b, 1, c, d, cuda.Slice[float32]{}))
+	}
+	before := heuristics(t)
+	for i := range 6 {
+		op := ops[i%2]
+		cc, err := c.Slice(0, m*op.N)
+		testenv.Must(t, err)
+		dd, err := d.Slice(0, m*op.N)
+		testenv.Must(t, err)
+		testenv.Must(t, cublaslt.Matmul(f.lt, op, 1, a, b, 1, cc, dd, cuda.Slice[float32]{}))
+		got, want := download(t, f.s, dd), ref(op, 1, ha, hb, 1, hc, nil)
+		for j := range want {
+			if math.Abs(float64(got[j]-want[j])) > 1e-4 {
+				t.Fatalf("call %d (N %d): D[%d] = %v, want %v", i, op.N, j, got[j], want[j])
+			}
+		}
+	}
+	if n := heuristics(t); n != before {
+		t.Errorf("%d heuristic calls for known shapes", n-before)
+	}
+	if p := f.lt.Plans(); p != 2 {
+		t.Errorf("%d plans, want 2", p)
+	}
+}
+
 // Bad shapes are ErrShape naming the argument.
 func TestMatmulShapeErrors(t *testing.T) {
 	f := newFixture(t)

@@ -292,6 +292,33 @@ func (st *ctxState) leave(prev libcuda.Context) error {
 	return err
 }
 
+// enter is ctxState.enter for a call on the stream, which holds st.mu:
+// the context's loss was checked by acquire, and the stream carries the
+// context's handle.
+func (st *streamState) enter() (prev libcuda.Context, err error) {
+	runtime.LockOSThread()
+	if err := libcuda.CtxGetCurrent(&prev); err != nil {
+		runtime.UnlockOSThread()
+		return 0, st.ctx.check(driverErr("cuCtxGetCurrent", err))
+	}
+	if prev != st.cu {
+		if err := libcuda.CtxSetCurrent(st.cu); err != nil {
+			runtime.UnlockOSThread()
+			return 0, st.ctx.check(driverErr("cuCtxSetCurrent", err))
+		}
+	}
+	return prev, nil
+}
+
+// leave is ctxState.leave for a call on the stream.
+func (st *streamState) leave(prev libcuda.Context) error {
+	if prev != 0 && prev != st.cu {
+		return st.ctx.leave(prev)
+	}
+	runtime.UnlockOSThread()
+	return nil
+}
+
 // do runs f between enter and leave. leave is deferred: a panic in f (a
 // user's function, in RunCached) still restores the thread's context and
 // unlocks the thread before it goes on up.

@@ -40,7 +40,16 @@ func init() {
 
 // SetDebug sets the debugging mode for the launches that start after it,
 // and returns the mode before. Off, it costs a launch one atomic load.
-func SetDebug(d Debug) (previous Debug) { return Debug(debugMode.Swap(int32(d))) }
+func SetDebug(d Debug) (previous Debug) {
+	// Each device's state has a copy, on the line its launches read.
+	devStates.mu.Lock()
+	defer devStates.mu.Unlock()
+	previous = Debug(debugMode.Swap(int32(d)))
+	for _, dv := range devStates.m {
+		dv.debug.Store(int32(d))
+	}
+	return previous
+}
 
 // debugWait waits, in DebugSync mode, for the launch numbered n that
 // launchArgs just submitted, unless the stream is being captured. A fault
@@ -79,17 +88,15 @@ func (st *streamState) debugWait(f *Func, n uint64, d *[6]uint32, pc uintptr, ar
 func describeArgs(args []Arg, addrs []uint64) []string {
 	out := make([]string, len(args))
 	for i, a := range args {
-		switch m := a.mem.(type) {
+		switch m := a.ref.(type) {
 		case *allocHandle:
 			out[i] = fmt.Sprintf("Slice at %#x: byte %d of an allocation of %d bytes at %#x", addrs[i], a.words[0], m.a.bytes, uint64(m.a.ptr))
 		case bufferMem:
 			out[i] = fmt.Sprintf("hostmem.Buffer at %#x, %d bytes", addrs[i], m.b.Size())
+		case bigValue:
+			out[i] = fmt.Sprintf("%d-byte value", a.size)
 		case nil:
-			if a.big != nil {
-				out[i] = fmt.Sprintf("%d-byte value", len(a.big))
-			} else {
-				out[i] = fmt.Sprintf("%d-byte value %#x", a.size, a.words[0])
-			}
+			out[i] = fmt.Sprintf("%d-byte value %#x", a.size, a.words[0])
 		default:
 			out[i] = fmt.Sprintf("memory at %#x", addrs[i])
 		}

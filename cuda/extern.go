@@ -46,25 +46,17 @@ func (a Access) String() string {
 // with how the call uses it (Slice.Operand). It is a plain value: keep
 // the operands of a call in an array on the stack and pass a slice of it.
 type Operand struct {
-	mem    *allocHandle
-	off    uintptr // of the first element, in bytes
-	n      uintptr // the Slice's length, in bytes
-	access Access
-	err    error // why the Slice cannot be passed
-
-	ptr   libcuda.Deviceptr // while Do's f runs
-	owner bool              // this operand holds its allocation for the call
+	mem    *allocHandle      // nil for the zero Slice (refused by Do)
+	off    uintptr           // of the first element, in bytes
+	n      uintptr           // the Slice's length, in bytes
+	ptr    libcuda.Deviceptr // while Do's f runs
+	access Access            // checked by Do
 }
 
 // Operand passes the slice to a library call made with Stream.Do, read,
-// written or both as access says.
+// written or both as access says. Do refuses the operand of a zero Slice
+// (ErrNil) and an access that is not Read, Write or ReadWrite.
 func (x Slice[T]) Operand(access Access) Operand {
-	if x.h == nil {
-		return Operand{err: fmt.Errorf("zero Slice: %w", ErrNil)}
-	}
-	if access&ReadWrite == 0 || access&^ReadWrite != 0 {
-		return Operand{err: fmt.Errorf("%v: not Read, Write or ReadWrite", access)}
-	}
 	size := unsafe.Sizeof(*new(T))
 	return Operand{mem: x.h, off: uintptr(x.off) * size, n: uintptr(x.n) * size, access: access}
 }
@@ -84,7 +76,8 @@ func (o *Operand) Access() Access { return o.access }
 //     says);
 //   - each operand's memory is held against Free during f, and
 //     ops[i].Ptr() gives its device address; a zero or freed Slice fails
-//     the call before f runs, with ErrNil or ErrFreed;
+//     the call before f runs, with ErrNil or ErrFreed, and so does an
+//     access that is not Read, Write or ReadWrite;
 //   - f's work must touch only the operands' own elements (a Slice of
 //     part of an allocation is ordered after other streams' uses of that
 //     part alone, not of the rest);
@@ -99,77 +92,111 @@ func (o *Operand) Access() Access { return o.access }
 // captures (inside Stream.Capture) follows the same rules as a launch
 // there: the memory must outlive the graph's launches.
 //
+// When f panics, the holds end and the thread's context is restored
+// before the panic goes on.
+//
 // name, the library call (e.g. "cublasSgemm_v2"), is for the error of a
 // bad operand. Do allocates nothing when ops is on the caller's stack and
 // f is a closure that does not escape.
-func (s *Stream) Do(name string, ops []Operand, f func(raw libcuda.Stream) error) error {
+func (s *Stream) Do(name string, ops []Operand, f func(raw libcuda.Stream) error) (err error) {
 	if f == nil {
 		return fmt.Errorf("cuda: Stream.Do %s: nil function", name)
 	}
+	// The operands' allocations are read first, before the first locked
+	// instruction, so that their cache misses overlap.
+	for i := range ops {
+		o := &ops[i]
+		if o.mem == nil || o.access&ReadWrite == 0 || o.access&^ReadWrite != 0 {
+			clearPtrs(ops[:i])
+			return operandErr(name, i, o)
+		}
+		o.ptr = o.mem.a.ptr + libcuda.Deviceptr(o.off)
+	}
 	st, err := s.acquire("Do")
 	if err != nil {
+		clearPtrs(ops)
 		return err
 	}
-	defer st.mu.RUnlock()
-	return st.doOperands(name, ops, f)
-}
-
-// doOperands holds the operands' memory while f runs, then records the
-// uses.
-func (st *streamState) doOperands(name string, ops []Operand, f func(raw libcuda.Stream) error) (err error) {
-	held := 0 // ops[:held] are looked at
+	held := 0 // ops[:held] hold their allocations
 	ran := false
+	entered := false // the context is entered and not left yet
+	var prev libcuda.Context
+	// One defer, open-coded: it ends every hold, also when f panics (and
+	// then leaves the context, which the return below does otherwise).
 	defer func() {
-		for i := range ops[:held] {
+		if entered {
+			_ = st.leave(prev) // f panicked: the panic goes on
+		}
+		for i := range ops {
 			o := &ops[i]
 			o.ptr = 0
-			if o.owner {
+			if i < held {
 				// Every use is ordered before Free alike, reads and
-				// writes: the access of the allocation's other operands
-				// needs no merging here (orderUse has recorded each).
-				o.owner = false
-				o.mem.a.release(st, ran)
+				// writes: the ordering has recorded each operand's
+				// access. A solo stream is among those used already.
+				m := o.mem.a
+				if ran && m.solo.Load() != st {
+					m.noteUse(st)
+				}
+				m.mu.RUnlock()
 			}
 		}
+		st.mu.RUnlock()
 	}()
 	for i := range ops {
 		o := &ops[i]
-		if o.err != nil {
-			return fmt.Errorf("cuda: %s: operand %d: %w", name, i, o.err)
+		m := o.mem.a
+		// Each operand holds its allocation (A and B of one
+		// multiplication hold theirs twice); a read hold is never waited
+		// for: a writer is a Free.
+		if !m.mu.TryRLock() {
+			return freedOperand(name, i)
 		}
-		if o.mem == nil {
-			return fmt.Errorf("cuda: %s: operand %d: zero Operand: %w", name, i, ErrNil)
-		}
-		first := true
-		for j := range i {
-			if ops[j].owner && ops[j].mem.a == o.mem.a {
-				first = false
-				break
-			}
-		}
-		// The same allocation twice (A and B of one multiplication) is
-		// held once, by its first operand, and recorded with both uses.
-		if first {
-			if _, err := o.mem.a.acquire(0); err != nil {
-				return fmt.Errorf("cuda: %s: operand %d: %w", name, i, err)
-			}
-			o.owner = true
-		}
-		o.ptr = o.mem.a.ptr + libcuda.Deviceptr(o.off)
 		held = i + 1
+		if m.freed {
+			return freedOperand(name, i)
+		}
 		// Ordered after other streams' conflicting uses of the Slice's
-		// bytes (order.go), as a launch's arguments are.
-		if err := o.mem.a.orderUse(st, o.access, o.off, o.off+o.n); err != nil {
-			return fmt.Errorf("cuda: %s: operand %d: ordering after other streams: %w", name, i, err)
+		// bytes (orderUse), as a launch's arguments are; one load when the
+		// allocation is this stream's alone.
+		if m.solo.Load() != st && !st.unordered && m.bytes != 0 {
+			if err := m.orderSlow(st, o.access, o.off, o.off+o.n); err != nil {
+				return fmt.Errorf("cuda: %s: operand %d: ordering after other streams: %w", name, i, err)
+			}
 		}
 	}
-	prev, err := st.ctx.enter()
-	if err != nil {
+	if prev, err = st.enter(); err != nil {
 		return err
 	}
-	ran = true
+	ran, entered = true, true
 	err = f(st.raw)
-	return errors.Join(err, st.ctx.leave(prev))
+	entered = false
+	if lerr := st.leave(prev); lerr != nil {
+		err = errors.Join(err, lerr)
+	}
+	return err
+}
+
+//go:noinline
+func freedOperand(name string, i int) error {
+	return fmt.Errorf("cuda: %s: operand %d: %w", name, i, ErrFreed)
+}
+
+// operandErr is why Do refuses operand i.
+//
+//go:noinline
+func operandErr(name string, i int, o *Operand) error {
+	if o.mem == nil {
+		return fmt.Errorf("cuda: %s: operand %d: zero Operand or Slice: %w", name, i, ErrNil)
+	}
+	return fmt.Errorf("cuda: %s: operand %d: %v: not Read, Write or ReadWrite", name, i, o.access)
+}
+
+// clearPtrs makes the operands' Ptr 0 again.
+func clearPtrs(ops []Operand) {
+	for i := range ops {
+		ops[i].ptr = 0
+	}
 }
 
 // ContextHold keeps a stream's context alive for a value that a library

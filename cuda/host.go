@@ -129,7 +129,7 @@ func (p *Pinned[T]) Buffer() *hostmem.Buffer {
 // (zero copy); the launch is recorded as a use of the buffer.
 func (p *Pinned[T]) Arg() Arg {
 	a := Buffer(p.Buffer())
-	if a.err == nil {
+	if a.argErr() == nil {
 		a.code = codeMem + uint8(classOf(reflect.TypeFor[T]()))
 		a.words[0] = uint64(p.off)
 	}

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"reflect"
+	"slices"
 	"unsafe"
 
 	"github.com/purecuda/purecuda/hostmem"
@@ -83,16 +85,61 @@ type Config struct {
 // Slice.Arg, Pinned.Arg, Buffer and the like. It is a plain value: making
 // one allocates nothing unless it holds a value of more than 16 bytes.
 type Arg struct {
-	words [2]uint64 // a value of up to 16 bytes; for memory, the byte offset in words[0]
-	big   []byte    // a value of more than 16 bytes
-	size  uint32    // bytes the kernel's parameter must have
-	code  uint8     // what Go value it is, for the type check (params.go)
-	align uint8     // a Value's or Struct's C alignment, for Struct; 0: its size
-	mem   argMem    // memory whose device address is the argument
-	err   error     // why the argument cannot be passed
-
-	readOnly bool // ReadOnly: the kernel only reads the memory
+	// words holds a value of up to 16 bytes; for memory, the byte offset
+	// in words[0] and the bytes the argument spans in words[1].
+	words [2]uint64
+	// ref is what else the argument is: nil for a value in words; the
+	// memory passed (*allocHandle for a Slice, bufferMem, *structMem);
+	// bigValue for a value of more than 16 bytes; or an error, why the
+	// argument cannot be passed (see mem, big and argErr).
+	ref      any
+	size     uint32 // bytes the kernel's parameter must have
+	code     uint8  // what Go value it is, for the type check (params.go)
+	align    uint8  // a Value's or Struct's C alignment, for Struct; 0: its size
+	readOnly bool   // ReadOnly: the kernel only reads the memory
 }
+
+// bigValue is the bytes of a value of more than 16 bytes (Arg.size of
+// them), on the heap.
+type bigValue struct{ p *byte }
+
+// mem is the memory the argument passes, or nil. (Each kind is asked
+// for by its type: no lookup of argMem's method table at run time.)
+func (a *Arg) mem() argMem {
+	if h, ok := a.ref.(*allocHandle); ok {
+		return h
+	}
+	if b, ok := a.ref.(bufferMem); ok {
+		return b
+	}
+	if s, ok := a.ref.(*structMem); ok {
+		return s
+	}
+	return nil
+}
+
+// big is the bytes of a value of more than 16 bytes, or nil.
+func (a *Arg) big() []byte {
+	if b, ok := a.ref.(bigValue); ok {
+		return unsafe.Slice(b.p, a.size)
+	}
+	return nil
+}
+
+// argErr is why the argument cannot be passed, or nil.
+func (a *Arg) argErr() error {
+	if a.ref == nil || a.mem() != nil {
+		return nil
+	}
+	if _, ok := a.ref.(bigValue); ok {
+		return nil
+	}
+	err, _ := a.ref.(error)
+	return err
+}
+
+// errArg is an argument that cannot be passed, for err.
+func errArg(err error) Arg { return Arg{ref: err} }
 
 // ReadOnly marks a memory argument (Slice.Arg) as one the kernel only
 // reads, for the ordering across streams (see Slice): a launch on one
@@ -153,15 +200,16 @@ func Ptr(p libcuda.Deviceptr) Arg { return Arg{words: [2]uint64{uint64(p)}, size
 func Value[T any](v T) Arg {
 	t := reflect.TypeFor[T]()
 	if err := checkElem(t); err != nil {
-		return Arg{err: err}
+		return errArg(err)
 	}
 	a := Arg{size: uint32(t.Size()), code: uint8(classOf(t)), align: uint8(t.Align())}
 	if t.Size() <= unsafe.Sizeof(a.words) {
 		*(*T)(unsafe.Pointer(&a.words)) = v
 		return a
 	}
-	a.big = make([]byte, t.Size())
-	*(*T)(unsafe.Pointer(&a.big[0])) = v
+	p := new(T)
+	*p = v
+	a.ref = bigValue{(*byte)(unsafe.Pointer(p))}
 	return a
 }
 
@@ -171,9 +219,9 @@ func Value[T any](v T) Arg {
 // waits for the kernel.
 func Buffer(b *hostmem.Buffer) Arg {
 	if b == nil || b.Size() == 0 {
-		return Arg{err: fmt.Errorf("nil hostmem.Buffer: %w", ErrNil)}
+		return errArg(fmt.Errorf("nil hostmem.Buffer: %w", ErrNil))
 	}
-	return Arg{mem: bufferMem{b}, size: 8, code: codeBuffer}
+	return Arg{ref: bufferMem{b}, size: 8, code: codeBuffer}
 }
 
 // bufferMem is a hostmem.Buffer as a kernel argument.
@@ -208,11 +256,11 @@ func (m bufferMem) done(st *streamState, launched bool) error {
 // the launch's stream as a user of the memory (see Free).
 func (x Slice[T]) Arg() Arg {
 	if x.h == nil {
-		return Arg{err: fmt.Errorf("zero Slice: %w", ErrNil)}
+		return errArg(fmt.Errorf("zero Slice: %w", ErrNil))
 	}
 	size := unsafe.Sizeof(*new(T))
 	// words[1]: the bytes the Slice spans, for the ordering across streams.
-	return Arg{mem: x.h, words: [2]uint64{uint64(uintptr(x.off) * size), uint64(uintptr(x.n) * size)}, size: 8, code: codeMem + uint8(x.h.class)}
+	return Arg{ref: x.h, words: [2]uint64{uint64(uintptr(x.off) * size), uint64(uintptr(x.n) * size)}, size: 8, code: codeMem + uint8(x.h.class)}
 }
 
 func (h *allocHandle) acquire() error {
@@ -274,7 +322,188 @@ const smallArgs = 8
 //
 //go:noinline
 func (s *Stream) Launch(f *Func, grid, block Dim3, args ...Arg) error {
-	return s.launch(f, &Config{Grid: grid, Block: block, pc: callerPC()}, args)
+	// The common launch is made here, in one frame, with the checks and
+	// records of launch in fewer instructions and cache lines (a launch's
+	// Go code and data share the caches with the driver's); the others go
+	// to launchSlow (goto slow, having changed nothing).
+	pc := callerPC()
+	var (
+		st    *streamState
+		ms    *moduleState
+		dv    *devState
+		d     [6]uint32
+		ok    bool
+		ptrs  [smallArgs]unsafe.Pointer
+		addrs [smallArgs]uint64
+		mems  [smallArgs]*alloc // argument i's allocation, for a Slice
+		own   uint8             // bit i: argument i is mems[i]'s first, which holds it
+		held  uint8             // bits of own held
+		solo  uint8             // bits of own: st is mems[i]'s solo stream, which needs no order nor record
+		kp    *unsafe.Pointer
+		err   error
+	)
+	if s == nil || f == nil {
+		goto slow
+	}
+	st, ms = s.st, f.ms
+	d, ok = dims(grid, block)
+	if st == nil || ms == nil || int(f.quick) != len(args)+1 || st.raw <= libcuda.CU_STREAM_PER_THREAD || !ok {
+		goto slow
+	}
+	// The arguments against the shapes the Func accepted, and the
+	// allocations of their Slices, whose first cache lines are read here
+	// (their addresses), before the first locked instruction: their
+	// misses overlap.
+	if own, ok = gatherArgs(f, args, &addrs, &mems); !ok {
+		goto slow
+	}
+	for i := range args {
+		ptrs[i] = unsafe.Pointer(&args[i].words)
+		if mems[i] != nil {
+			ptrs[i] = unsafe.Pointer(&addrs[i])
+		}
+	}
+	dv = st.dv
+	if dv.debug.Load() != int32(DebugOff) {
+		goto slow
+	}
+	// The holds: the stream, the module, each allocation; none waits (a
+	// writer is a Close or a Free).
+	if !st.mu.TryRLock() {
+		goto slow
+	}
+	if st.closed || dv.lost.Load() != nil || !ms.mu.TryRLock() {
+		st.mu.RUnlock()
+		goto slow
+	}
+	if ms.closed || f.cu != st.cu {
+		goto unhold
+	}
+	for b := own; b != 0; b &= b - 1 {
+		i := bits.TrailingZeros8(b)
+		m := mems[i]
+		if !m.mu.TryRLock() {
+			goto unhold
+		}
+		held |= 1 << i
+		if m.freed {
+			goto unhold
+		}
+		if m.solo.Load() == st {
+			solo |= 1 << i
+		}
+	}
+	if solo != own && !st.unordered {
+		// Memory another stream used: ordered per argument, as launch
+		// orders it (and recorded below).
+		if err = orderArgs(st, f, args, &mems, solo); err != nil {
+			releaseHeld(&mems, held, ms, st)
+			return err
+		}
+	}
+	if len(args) > 0 {
+		kp = &ptrs[0]
+	}
+	err = libcuda.LaunchKernel(f.raw, d[0], d[1], d[2], d[3], d[4], d[5], 0, st.raw, kp, nil)
+	if err != nil {
+		releaseHeld(&mems, held, ms, st)
+		return launchErr(st, f, err)
+	}
+	dv.record(f, st, &d, pc)
+	for b := held; b != 0; b &= b - 1 {
+		i := bits.TrailingZeros8(b)
+		m := mems[i]
+		if solo>>i&1 == 0 {
+			m.noteUse(st)
+		}
+		m.mu.RUnlock()
+	}
+	ms.mu.RUnlock()
+	st.mu.RUnlock()
+	return nil
+unhold:
+	releaseHeld(&mems, held, ms, st)
+slow:
+	return s.launchSlow(f, grid, block, args, pc)
+}
+
+// gatherArgs checks Launch's arguments against the shapes f accepted
+// (each must be one of them: see shapeOf), and gives the allocation of
+// each Slice argument and its device address; own has the bit of the
+// first argument of each allocation. false: an argument of another kind
+// or shape, for launchSlow.
+func gatherArgs(f *Func, args []Arg, addrs *[smallArgs]uint64, mems *[smallArgs]*alloc) (own uint8, ok bool) {
+	shapes := [2]uint64{f.shapes[0].Load(), f.shapes[1].Load()}
+	for i := range args {
+		a := &args[i]
+		if uint16(shapes[i>>2&1]>>(16*(i&3))) != uint16(shapeOf(a)) {
+			return 0, false
+		}
+		if a.ref == nil {
+			continue
+		}
+		h, isSlice := a.ref.(*allocHandle)
+		if !isSlice {
+			return 0, false
+		}
+		m := h.a
+		if !slices.Contains(mems[:i], m) {
+			own |= 1 << i
+		}
+		mems[i] = m
+		addrs[i] = uint64(m.ptr) + a.words[0]
+	}
+	return own, true
+}
+
+// releaseHeld ends Launch's holds: of the allocations of the arguments
+// in held, the module and the stream.
+func releaseHeld(mems *[smallArgs]*alloc, held uint8, ms *moduleState, st *streamState) {
+	for b := held; b != 0; b &= b - 1 {
+		mems[bits.TrailingZeros8(b)].mu.RUnlock()
+	}
+	ms.mu.RUnlock()
+	st.mu.RUnlock()
+}
+
+// orderArgs orders Launch's arguments of memory that another stream used
+// (whose allocations' first arguments are not in solo), each after the
+// conflicting uses of other streams (orderUse), as launch does.
+//
+//go:noinline
+func orderArgs(st *streamState, f *Func, args []Arg, mems *[smallArgs]*alloc, solo uint8) error {
+	for i := range args {
+		m := mems[i]
+		if m == nil || m.bytes == 0 || solo>>slices.Index(mems[:], m)&1 != 0 {
+			continue
+		}
+		a := &args[i]
+		access := Write
+		if a.readOnly || f.paramReadOnly(i) {
+			access = Read
+		}
+		lo := uintptr(a.words[0])
+		if err := m.orderSlow(st, access, lo, lo+uintptr(a.words[1])); err != nil {
+			return fmt.Errorf("cuda: Launch %s: argument %d: ordering after other streams: %w", f.name, i, err)
+		}
+	}
+	return nil
+}
+
+// launchSlow is Launch through launch, for what Launch does not do itself:
+// more than smallArgs arguments, an argument that is not a value of up to
+// 16 bytes nor a Slice, a shape of arguments the Func has not accepted
+// before (Func.shapes), a Func whose parameter list is not known, the
+// NULL or per-thread stream, debug mode. In those, and when one of
+// Launch's checks fails (a closed stream or module, a freed Slice, a lost
+// context), Launch has changed nothing before it calls launchSlow.
+// Launch's own path reads the lines it needs before its first locked
+// instruction, so that their cache misses overlap, and takes no defer: it
+// calls no code that can panic.
+//
+//go:noinline
+func (s *Stream) launchSlow(f *Func, grid, block Dim3, args []Arg, pc uintptr) error {
+	return s.launch(f, &Config{Grid: grid, Block: block, pc: pc}, args)
 }
 
 // LaunchWith is Launch with dynamic shared memory and the launch options
@@ -287,11 +516,65 @@ func (s *Stream) LaunchWith(f *Func, c Config, args ...Arg) error {
 	return s.launch(f, &c, args)
 }
 
+// launchErr is the error of a launch the driver refused.
+//
+//go:noinline
+func launchErr(st *streamState, f *Func, err error) error {
+	return st.ctx.check(fmt.Errorf("cuda: cuLaunchKernel %s: %w", f.name, err))
+}
+
+// dims is a grid and a block size for the driver, zeros as ones; false
+// when one is out of range.
+func dims(grid, block Dim3) (d [6]uint32, ok bool) {
+	// A negative size or one above MaxUint32 has bits above the 32nd.
+	hi := (uint64(grid.X) | uint64(grid.Y) | uint64(grid.Z) | uint64(block.X) | uint64(block.Y) | uint64(block.Z)) >> 32
+	d = [6]uint32{
+		max(uint32(grid.X), 1), max(uint32(grid.Y), 1), max(uint32(grid.Z), 1),
+		max(uint32(block.X), 1), max(uint32(block.Y), 1), max(uint32(block.Z), 1),
+	}
+	return d, hi == 0
+}
+
+// shapeOf is what the full check of a launch looks at in an argument
+// (besides its error, which only arguments Launch does not take itself
+// have): its code and size, in 16 bits, the top one set. A Func keeps
+// those of arguments it accepted, by position (Func.shapes: four in each
+// word), which stand for any other argument of the same shape there: the
+// check of each argument depends on that argument alone.
+func shapeOf(a *Arg) uint64 {
+	return 1<<15 | uint64(a.code)<<9 | uint64(a.size&0x1ff)
+}
+
+// learnShape keeps the shape of args, which the full check has just
+// accepted, for Launch: when every argument is one Launch takes itself
+// (of at most 16 bytes, so that its size fits shapeOf).
+func (f *Func) learnShape(args []Arg) {
+	if int(f.quick) != len(args)+1 {
+		return
+	}
+	var shape [2]uint64
+	for i := range args {
+		a := &args[i]
+		if _, isSlice := a.ref.(*allocHandle); (a.ref != nil && !isSlice) || a.size > 16 {
+			return
+		}
+		shape[i>>2] |= shapeOf(a) << (16 * (i & 3))
+	}
+	// Each word is right on its own: a launch that finds one word of
+	// these args and the other of another accepted shape passes the
+	// check too.
+	if f.shapes[0].Load() != shape[0] {
+		f.shapes[0].Store(shape[0])
+	}
+	if f.shapes[1].Load() != shape[1] {
+		f.shapes[1].Store(shape[1])
+	}
+}
+
 // launch, launchFunc and launchArgs each keep one lock or hold in a defer
 // of their own, with few returns: such defers are open-coded (a function
 // with more defers times returns goes through the runtime's slower defer
-// records), which keeps a launch within a few nanoseconds of the driver
-// call, and a panic still unlocks.
+// records), and a panic still unlocks.
 func (s *Stream) launch(f *Func, c *Config, args []Arg) error {
 	st, err := s.acquire("Launch")
 	if err != nil {
@@ -321,6 +604,7 @@ func (st *streamState) launchFunc(f *Func, c *Config, args []Arg) error {
 	if err := f.check(args); err != nil {
 		return err
 	}
+	f.learnShape(args)
 	if len(args) <= smallArgs {
 		small := true
 		for i := range args {
@@ -351,7 +635,7 @@ func launchArgs[P ptrBlock, A addrBlock, S structBlock](st *streamState, f *Func
 	defer func() {
 		for i := range args[:held] {
 			if owner>>i&1 != 0 {
-				if derr := args[i].mem.done(st, launched); derr != nil && err == nil {
+				if derr := args[i].mem().done(st, launched); derr != nil && err == nil {
 					err = derr
 				}
 			}
@@ -359,31 +643,31 @@ func launchArgs[P ptrBlock, A addrBlock, S structBlock](st *streamState, f *Func
 	}()
 	for i := range args {
 		a := &args[i]
-		switch {
-		case a.mem != nil:
+		switch m := a.mem(); {
+		case m != nil:
 			first := true
 			for j := range i {
-				if owner>>j&1 != 0 && args[j].mem == a.mem {
+				if owner>>j&1 != 0 && args[j].ref == a.ref {
 					first = false
 					break
 				}
 			}
 			if first {
-				if err := a.mem.acquire(); err != nil {
+				if err := m.acquire(); err != nil {
 					return fmt.Errorf("cuda: Launch %s: argument %d: %w", f.name, i, err)
 				}
 				owner |= 1 << i
 				held = i + 1
 			}
 			if a.code == codeStruct {
-				p, err := a.mem.(*structMem).lay(unsafe.Slice((*uint64)(unsafe.Pointer(&structs)), unsafe.Sizeof(structs)/8), &nstructs)
+				p, err := m.(*structMem).lay(unsafe.Slice((*uint64)(unsafe.Pointer(&structs)), unsafe.Sizeof(structs)/8), &nstructs)
 				if err != nil {
 					return fmt.Errorf("cuda: Launch %s: argument %d: %w", f.name, i, err)
 				}
 				ptrs[i] = p
 				break
 			}
-			if h, ok := a.mem.(*allocHandle); ok {
+			if h, ok := m.(*allocHandle); ok {
 				access := Write
 				if a.readOnly || f.paramReadOnly(i) {
 					access = Read
@@ -393,10 +677,10 @@ func launchArgs[P ptrBlock, A addrBlock, S structBlock](st *streamState, f *Func
 					return fmt.Errorf("cuda: Launch %s: argument %d: ordering after other streams: %w", f.name, i, err)
 				}
 			}
-			addrs[i] = uint64(a.mem.addr(uintptr(a.words[0])))
+			addrs[i] = uint64(m.addr(uintptr(a.words[0])))
 			ptrs[i] = unsafe.Pointer(&addrs[i])
-		case a.big != nil:
-			ptrs[i] = unsafe.Pointer(&a.big[0])
+		case a.big() != nil:
+			ptrs[i] = unsafe.Pointer(&a.big()[0])
 		default:
 			ptrs[i] = unsafe.Pointer(&a.words)
 		}
@@ -423,7 +707,7 @@ func launchArgs[P ptrBlock, A addrBlock, S structBlock](st *streamState, f *Func
 		return st.ctx.check(err)
 	}
 	n := st.ctx.dv.record(f, st, &d, c.pc)
-	if debugMode.Load() != int32(DebugOff) && err == nil {
+	if st.ctx.dv.debug.Load() != int32(DebugOff) && err == nil {
 		err = st.debugWait(f, n, &d, c.pc, args, unsafe.Slice((*uint64)(unsafe.Pointer(&addrs)), len(args)))
 	}
 	return err

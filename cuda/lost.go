@@ -9,6 +9,7 @@ import (
 	"strings"
 	gosync "sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/purecuda/purecuda/libcuda"
 )
@@ -160,28 +161,44 @@ func (d Dim3) text() string {
 // primary context lost once is lost for good, and the launch history
 // spans every Context of the device.
 type devState struct {
-	ordinal  int
+	// 64 bytes, one cache line, which every launch reads (and writes,
+	// for its number).
 	lost     atomic.Pointer[LostError]
 	launches atomic.Uint64 // the launches numbered so far
+	ring     []launchSlot  // a power of two long, or empty
+	debug    atomic.Int32  // debugMode, for the launches on the device (SetDebug)
+	ordinal  int32
 	synced   atomic.Uint64 // launches up to this number are done (a Context.Sync returned)
 	ringMu   gosync.Mutex  // orders the ring's writes and reads in race builds only
-	ring     []launchSlot  // a power of two long, or empty
 }
 
-// launchSlot is one entry of the launch history. It is written without a
-// lock or an allocation: seq is 0 while the entry is written and the
-// launch's number once written, so that a reader keeps only the entries
-// whose seq it read unchanged before and after the other fields. (Two
-// launches 64 apart that write one slot at the same moment could mix
-// their fields: the history is a diagnostic, and that takes a launch
-// preempted for 64 others.)
+// launchSlot is one entry of the launch history, one cache line. A launch
+// writes it with plain stores, without a lock, an atomic instruction or
+// an allocation: sum is slotSum of the other fields, so that a reader,
+// which may meet an entry being written, or two launches writing one
+// entry at once (64 apart), keeps only entries whose fields and sum agree
+// (a mix of two writes agrees by chance once in 2^64). Every field is a
+// word or less, which a racing read sees whole. In race builds a lock
+// orders the writes and the reads instead (raceEnabled).
 type launchSlot struct {
-	seq    atomic.Uint64
+	seq    uint64 // the launch's number
 	fn     *Func
 	st     *streamState
 	grid   [3]uint32
 	block  [3]uint32
 	callPC uintptr
+	sum    uint64
+}
+
+// slotSum mixes an entry's fields into a checksum (see launchSlot): each
+// word times its own odd constant, so that fields of two launches mixed
+// do not add up to either's sum.
+func slotSum(n uint64, fn *Func, st *streamState, grid, block [3]uint32, pc uintptr) uint64 {
+	return n*0x9e3779b97f4a7c15 ^ uint64(uintptr(unsafe.Pointer(fn)))*0xbf58476d1ce4e5b9 ^
+		uint64(uintptr(unsafe.Pointer(st)))*0x94d049bb133111eb ^ uint64(pc)*0xd6e8feb86659fd93 ^
+		(uint64(grid[0])|uint64(grid[1])<<32)*0xa0761d6478bd642f ^
+		(uint64(grid[2])|uint64(block[0])<<32)*0xe7037ed1a0b428db ^
+		(uint64(block[1])|uint64(block[2])<<32)*0x8ebc6af09c88c6e3
 }
 
 var devStates struct {
@@ -199,7 +216,8 @@ func stateOf(d Device) *devState {
 	if devStates.m == nil {
 		devStates.m = map[libcuda.Device]*devState{}
 	}
-	dv := &devState{ordinal: d.ordinal, ring: make([]launchSlot, historySize())}
+	dv := &devState{ordinal: int32(d.ordinal), ring: make([]launchSlot, historySize())}
+	dv.debug.Store(debugMode.Load())
 	devStates.m[d.dev] = dv
 	return dv
 }
@@ -232,11 +250,9 @@ func (dv *devState) record(f *Func, st *streamState, d *[6]uint32, pc uintptr) u
 		defer dv.ringMu.Unlock()
 	}
 	s := &dv.ring[n&uint64(len(dv.ring)-1)]
-	s.seq.Store(0)
-	s.fn, s.st, s.callPC = f, st, pc
-	s.grid = [3]uint32{d[0], d[1], d[2]}
-	s.block = [3]uint32{d[3], d[4], d[5]}
-	s.seq.Store(n)
+	g, b := [3]uint32{d[0], d[1], d[2]}, [3]uint32{d[3], d[4], d[5]}
+	s.seq, s.fn, s.st, s.grid, s.block, s.callPC = n, f, st, g, b, pc
+	s.sum = slotSum(n, f, st, g, b, pc)
 	return n
 }
 
@@ -260,11 +276,8 @@ func (dv *devState) candidates(on *streamState) []LaunchInfo {
 	var out []LaunchInfo
 	for n := end; n > synced && n+uint64(len(dv.ring)) > end; n-- {
 		s := &dv.ring[n&uint64(len(dv.ring)-1)]
-		if s.seq.Load() != n {
-			continue
-		}
-		fn, st, g, b, pc := s.fn, s.st, s.grid, s.block, s.callPC
-		if s.seq.Load() != n || st == nil || n <= st.waited.Load() || (on != nil && st != on) {
+		seq, fn, st, g, b, pc, sum := s.seq, s.fn, s.st, s.grid, s.block, s.callPC, s.sum
+		if seq != n || sum != slotSum(seq, fn, st, g, b, pc) || fn == nil || st == nil || n <= st.waited.Load() || (on != nil && st != on) {
 			continue
 		}
 		out = append(out, LaunchInfo{Number: n, Kernel: fn.name, Grid: dim3(g), Block: dim3(b), Stream: st.raw, PC: pc})
@@ -282,7 +295,7 @@ func (dv *devState) lose(on *streamState, err error, exact *LaunchInfo) *LostErr
 	if l := dv.lost.Load(); l != nil {
 		return l
 	}
-	l := &LostError{Device: dv.ordinal, err: err}
+	l := &LostError{Device: int(dv.ordinal), err: err}
 	_, bare := err.(libcuda.Result)
 	l.nameable.Store(bare)
 	switch {

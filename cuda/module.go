@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	gosync "sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/purecuda/purecuda/libcuda"
@@ -22,16 +23,17 @@ type Module struct {
 }
 
 type moduleState struct {
+	mu     gosync.RWMutex // held for reading by launches, for writing by Close
+	closed bool           // with mu, on the first cache line (128 bytes: the allocator aligns it)
 	ctx    *ctxState
 	raw    libcuda.Module
-	mu     gosync.RWMutex // held for reading by launches, for writing by Close
-	closed bool
 	funcs  []funcName // nil when the driver cannot list a module's functions
 
 	log         string            // the JIT's info log (Module.Log)
 	fromLibrary bool              // a Library's module in a context (Library.Module): not unloaded by Close
 	gmu         gosync.Mutex      // guards globals
 	globals     map[string]*alloc // the variables Global gave out, by name
+	_           [16]byte          // pad to 128 bytes
 }
 
 // funcName is one function of a module, by its entry name (mangled for
@@ -257,7 +259,7 @@ func (m *Module) Func(name string) (*Func, error) {
 			return nil, fmt.Errorf("cuda: Module.Func(%q): %w: it matches %s", name, ErrAmbiguous, strings.Join(names, "; "))
 		}
 	}
-	f := &Func{mod: m, raw: raw, name: entry}
+	f := &Func{mod: m, ms: ms, raw: raw, cu: ms.ctx.cu, name: entry}
 	if d, ok := Demangle(entry); ok {
 		f.display = d
 	} else {
@@ -272,6 +274,9 @@ func (m *Module) Func(name string) (*Func, error) {
 		return nil, fmt.Errorf("cuda: Module.Func(%q): %w", name, err)
 	}
 	f.params = params
+	if params != nil && len(params) <= smallArgs {
+		f.quick = int8(len(params)) + 1
+	}
 	if sig, ok := demangleFunc(entry); ok && (params == nil || len(sig.params) == len(params)) {
 		f.typed = sig.params
 		f.accepts = make([]uint64, len(sig.params))
@@ -334,20 +339,30 @@ func paramSizes(f libcuda.Function) ([]uint32, error) {
 // Func is a kernel of a Module, with its parameters. It keeps the module
 // loaded as long as it is reachable; it is unusable after Module.Close.
 type Func struct {
-	mod     *Module
-	raw     libcuda.Function
-	name    string   // entry name
-	display string   // demangled, for errors
-	params  []uint32 // sizes in bytes; nil: unknown
-	typed   []cParam // the C++ parameter types; nil for an extern "C" kernel: checked by size only
-	accepts []uint64 // typed[i].accept, packed for the launch's check
-
+	// What a launch reads lies in the first 64 bytes, one cache line
+	// (the struct is 192 bytes: the allocator aligns it).
+	ms  *moduleState // mod.st
+	raw libcuda.Function
+	cu  libcuda.Context // the module's context
 	// readOnly has bit i set when parameter i is a pointer to const (a
 	// C++ kernel's const float*, from its mangled name): the kernel only
 	// reads the memory passed there. It is 0 for extern "C" kernels,
 	// whose names say nothing: every pointer counts as written. It is
 	// set once, by Module.Func, and read without a lock (paramReadOnly).
 	readOnly uint64
+	// shapes are argument shapes the full check has accepted, for the
+	// quick launch (see shapeOf); quick is the number of parameters plus
+	// one when there are at most smallArgs, 0 otherwise (no quick launch).
+	shapes [2]atomic.Uint64
+	quick  int8
+
+	mod     *Module
+	name    string   // entry name
+	display string   // demangled, for errors
+	params  []uint32 // sizes in bytes; nil: unknown
+	typed   []cParam // the C++ parameter types; nil for an extern "C" kernel: checked by size only
+	accepts []uint64 // typed[i].accept, packed for the launch's check
+	_       [24]byte // pad to 192 bytes
 }
 
 // paramReadOnly says whether the kernel only reads through its parameter
@@ -404,8 +419,8 @@ func (f *Func) check(args []Arg) error {
 		return fmt.Errorf("cuda: Launch %s: %d arguments, at most %d: %w", f.display, len(args), maxArgs, ErrArgs)
 	}
 	for i := range args {
-		if args[i].err != nil {
-			return fmt.Errorf("cuda: Launch %s: argument %d: %w", f.display, i, args[i].err)
+		if err := args[i].argErr(); err != nil {
+			return fmt.Errorf("cuda: Launch %s: argument %d: %w", f.display, i, err)
 		}
 	}
 	if f.params == nil {

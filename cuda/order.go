@@ -12,20 +12,24 @@ import (
 // Ordering across streams.
 //
 // Each allocation knows, by byte range, the streams of the last writes and
-// of the reads since (a launch's argument spans its Slice; a Stream.Do
-// operand runs to the end of the allocation). A use on another stream of
-// an overlapping range is made to wait, in stream order
-// (an event recorded on the other stream, cuStreamWaitEvent), for what it
-// conflicts with: a read for the last write, a write for the last write
-// and every read since. Reads on several streams do not wait for each
-// other. A Slice is written by its Alloc's stream first, so a use on
-// another stream waits for the allocation too.
+// of the reads since (a launch's argument and a Stream.Do operand span
+// their Slice). A use on another stream of an overlapping range is made
+// to wait, in stream order (an event recorded on the other stream,
+// cuStreamWaitEvent), for what it conflicts with: a read for the last
+// write, a write for the last write and every read since. Reads on
+// several streams do not wait for each other. A Slice is written by its
+// Alloc's stream first, so a use on another stream waits for the
+// allocation too.
+//
+// While one stream alone has used an allocation (alloc.solo), its uses
+// read that one word: no order, no record, no lock (a solo stream is
+// among the streams used already, so that Free waits for it).
 //
 // A copy into a Slice, a memset and a Stream.Do operand marked Write write
 // it; a copy out of it, a prefetch and a Read operand read it; a launch
 // reads an argument whose C++ parameter is a pointer to const (or an Arg
-// marked ReadOnly) and writes the others. Uses on one stream cost two
-// atomic loads and nothing more: no event, no lock, no allocation.
+// marked ReadOnly) and writes the others. Uses on one stream cost one
+// atomic load and nothing more: no event, no lock, no allocation.
 //
 // Inside a capture nothing is waited for and nothing recorded: a capturing
 // stream cannot wait for an event recorded outside its capture
@@ -46,14 +50,8 @@ import (
 // code (as it must for a Go slice).
 
 // order is an allocation's record of the uses that later ones may have to
-// wait for; alloc.usemu guards all but solo.
+// wait for, besides alloc.solo; alloc.usemu guards it.
 type order struct {
-	// solo is a stream that may have done anything to the allocation and
-	// is the only one that has: its uses need no wait and no record.
-	// Another stream's first use finds it in place of the records (one
-	// write of all of it).
-	solo atomic.Pointer[streamState]
-
 	uses []ordUse // the uses since the last write that covered them
 }
 
@@ -73,15 +71,12 @@ func Unordered() StreamOption {
 	return func(c *streamConfig) { c.unordered = true }
 }
 
-// start records the allocating stream as the one user.
-func (o *order) start(st *streamState) { o.solo.Store(st) }
-
 // orderUse makes work about to be submitted to st that uses the bytes
 // [lo, hi) of the allocation with the given access wait for the
 // conflicting work of other streams, and records the use. The caller
 // holds a (acquire).
 func (a *alloc) orderUse(st *streamState, access Access, lo, hi uintptr) error {
-	if st.unordered || a.bytes == 0 || a.ord.solo.Load() == st {
+	if st.unordered || a.bytes == 0 || a.solo.Load() == st {
 		return nil
 	}
 	return a.orderSlow(st, access, lo, hi)
@@ -99,9 +94,9 @@ func (a *alloc) orderSlow(st *streamState, access Access, lo, hi uintptr) error 
 	waits := buf[:0]
 	o := &a.ord
 	a.usemu.Lock()
-	if solo := o.solo.Load(); solo != nil {
+	if solo := a.solo.Load(); solo != nil {
 		o.uses = append(o.uses[:0], ordUse{st: solo, lo: 0, hi: a.bytes, write: true, seq: solo.ordSeq.Add(1)})
-		o.solo.Store(nil)
+		a.solo.Store(nil)
 	}
 	for _, u := range o.uses {
 		if u.st == st || u.hi <= lo || hi <= u.lo || (!u.write && !write) {
@@ -140,7 +135,10 @@ func (a *alloc) orderSlow(st *streamState, access Access, lo, hi uintptr) error 
 	}
 	if only && write && lo == 0 && hi == a.bytes {
 		o.uses = o.uses[:0]
-		o.solo.Store(st)
+		// st is among the streams used before it is solo: a solo
+		// stream's uses record nothing (alloc.release).
+		a.addUsedLocked(st)
+		a.solo.Store(st)
 	}
 	a.usemu.Unlock()
 	for _, x := range waits {
@@ -233,7 +231,6 @@ func (x *streamState) orderMark() (libcuda.Event, error) {
 
 // ordFields are the fields of streamState for ordering.
 type ordFields struct {
-	unordered bool          // Unordered: uses are neither ordered nor recorded
 	ordSeq    atomic.Uint64 // the uses recorded on this stream (orderSlow)
 	ordMu     gosync.Mutex  // guards ordEv's records and ordWaited
 	ordEv     libcuda.Event

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime"
+	"slices"
 	gosync "sync"
 	"sync/atomic"
 	"unsafe"
@@ -61,16 +62,21 @@ type allocHandle struct {
 
 // alloc is one device allocation.
 type alloc struct {
-	ctx   *ctxState
-	ptr   libcuda.Deviceptr
-	bytes uintptr
-
+	// What a use reads lies in the first 64 bytes, one cache line (the
+	// struct is 128 bytes: the allocator aligns it).
 	mu      gosync.RWMutex // held for reading by uses in progress, for writing by Free
 	freed   bool
 	global  bool // a module's variable (Global): Module.Close ends it, not Free
 	managed bool // AllocManaged's: freed by cuMemFree after its users' work
+	ptr     libcuda.Deviceptr
+	bytes   uintptr
+	// solo is a stream that may have done anything to the allocation and
+	// is the only one that has: its uses need no wait and no record
+	// (order.go). It is among used (set under usemu with it).
+	solo atomic.Pointer[streamState]
+	last atomic.Pointer[streamState] // the stream of the latest use recorded: the common case records nothing
 
-	last  atomic.Pointer[streamState] // the stream of the latest use: the common case records nothing
+	ctx   *ctxState
 	usemu gosync.Mutex
 	used  []*streamState // every stream used, the allocating one first
 	ord   order          // the last write and the reads since (order.go)
@@ -127,7 +133,7 @@ func allocSlice[T any](s *Stream, n int, pool *MemPool) (Slice[T], error) {
 	a := &alloc{ctx: st.ctx, ptr: p, bytes: bytes}
 	a.used = append(make([]*streamState, 0, 2), st)
 	a.last.Store(st)
-	a.ord.start(st)
+	a.solo.Store(st)
 	h := &allocHandle{a: a, class: classOf(t)}
 	h.cleanup = runtime.AddCleanup(h, func(a *alloc) {
 		dropped("Slice", "Free")
@@ -230,27 +236,33 @@ func (a *alloc) acquire(off uintptr) (libcuda.Deviceptr, error) {
 // release records that work was submitted to st (when used) and
 // unlocks what acquire locked.
 func (a *alloc) release(st *streamState, used bool) {
-	if used && a.last.Load() != st {
-		a.record(st)
+	if used && a.solo.Load() != st {
+		a.noteUse(st)
 	}
 	a.mu.RUnlock()
+}
+
+// noteUse records that work was submitted to st, unless st was the
+// latest stream recorded. The caller holds a (acquire).
+func (a *alloc) noteUse(st *streamState) {
+	if a.last.Load() != st {
+		a.record(st)
+	}
 }
 
 // record adds st to the streams used.
 func (a *alloc) record(st *streamState) {
 	a.usemu.Lock()
-	found := false
-	for _, u := range a.used {
-		if u == st {
-			found = true
-			break
-		}
-	}
-	if !found {
+	a.addUsedLocked(st)
+	a.usemu.Unlock()
+}
+
+// addUsedLocked adds st to the streams used, once; a.usemu is held.
+func (a *alloc) addUsedLocked(st *streamState) {
+	if a.last.Load() != st && !slices.Contains(a.used, st) {
 		a.used = append(a.used, st)
 	}
 	a.last.Store(st)
-	a.usemu.Unlock()
 }
 
 // free marks the allocation freed, then frees it after the work of the

@@ -27,13 +27,19 @@ type Stream struct {
 // streamState is what memory used on the stream remembers of it; it does
 // not point back to the Stream.
 type streamState struct {
-	ctx *ctxState
-	raw libcuda.Stream
-	ordFields
+	// What a launch reads lies in the first 64 bytes, one cache line:
+	// the struct's size is a multiple of 64 (see pad), so the allocator
+	// aligns it (TestHotFieldsShareACacheLine).
+	mu        gosync.RWMutex // held for reading by calls that use raw; for writing by Close
+	closed    bool
+	unordered bool // Unordered: uses are neither ordered nor recorded
+	raw       libcuda.Stream
+	dv        *devState       // ctx.dv
+	cu        libcuda.Context // ctx.cu
+	ctx       *ctxState
 
-	mu     gosync.RWMutex // held for reading by calls that use raw; for writing by Close
-	closed bool
-	final  libcuda.Event // recorded at Close: the end of the stream's work
+	ordFields
+	final libcuda.Event // recorded at Close: the end of the stream's work
 	// Capture and RunCached calls in progress on this value. It keeps
 	// Close from destroying the stream before the capture begins or after
 	// it ends; whether the stream is being captured is the driver's to
@@ -44,6 +50,10 @@ type streamState struct {
 	hostErr    error         // a host function's failure, for the next Sync
 	hostClosed bool          // Close has run: failures are logged
 	waited     atomic.Uint64 // the device's launches up to this number are done on this stream (a wait returned)
+
+	// pad makes the size a multiple of 64 bytes; a field added above
+	// takes from it (TestHotFieldsShareACacheLine says by how much).
+	_ [48]byte
 }
 
 // StreamOption sets up a new stream.
@@ -87,7 +97,7 @@ func (c *Context) NewStream(opts ...StreamOption) (*Stream, error) {
 	if err != nil {
 		return nil, errors.Join(driverErr("cuStreamCreateWithPriority", err), cst.unref())
 	}
-	st := &streamState{ctx: cst, raw: raw}
+	st := &streamState{ctx: cst, raw: raw, dv: cst.dv, cu: cst.cu}
 	st.unordered = cfg.unordered
 	s := &Stream{st: st}
 	s.cleanup = runtime.AddCleanup(s, func(st *streamState) {
@@ -120,15 +130,23 @@ func (s *Stream) acquire(op string) (*streamState, error) {
 	if !st.mu.TryRLock() {
 		return nil, closedErr("Stream", op)
 	}
-	if st.closed {
-		st.mu.RUnlock()
-		return nil, closedErr("Stream", op)
-	}
-	if err := st.ctx.lostErr(); err != nil {
+	if st.closed || st.dv.lost.Load() != nil {
+		err := st.acquireErr(op)
 		st.mu.RUnlock()
 		return nil, err
 	}
 	return st, nil
+}
+
+// acquireErr is why acquire refuses the stream it holds: closed, or its
+// context lost.
+//
+//go:noinline
+func (st *streamState) acquireErr(op string) error {
+	if st.closed {
+		return closedErr("Stream", op)
+	}
+	return st.ctx.lostErr()
 }
 
 // Sync waits until the work submitted to the stream so far has finished

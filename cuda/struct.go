@@ -30,25 +30,25 @@ func Struct(fields ...Arg) Arg {
 	off, align := 0, 1
 	for i := range fields {
 		f := &fields[i]
-		if f.err != nil {
-			return Arg{err: fmt.Errorf("Struct field %d: %w", i, f.err)}
+		if err := f.argErr(); err != nil {
+			return errArg(fmt.Errorf("Struct field %d: %w", i, err))
 		}
 		if f.code == codeStruct {
-			return Arg{err: fmt.Errorf("Struct field %d is a Struct: nest the Go struct in a Value instead: %w", i, ErrArgs)}
+			return errArg(fmt.Errorf("Struct field %d is a Struct: nest the Go struct in a Value instead: %w", i, ErrArgs))
 		}
 		a := int(f.align)
 		if a == 0 {
 			a = int(f.size) // a number made by Int32, Float64 and the like
 		}
 		if a <= 0 || a&(a-1) != 0 || a > 16 {
-			return Arg{err: fmt.Errorf("Struct field %d: no C alignment for %d bytes: %w", i, f.size, ErrArgs)}
+			return errArg(fmt.Errorf("Struct field %d: no C alignment for %d bytes: %w", i, f.size, ErrArgs))
 		}
 		off = (off + a - 1) / a * a
 		offs[i] = off
-		if f.mem != nil {
-			sm.ptrs = append(sm.ptrs, structPtr{off: off, mem: f.mem, memOff: uintptr(f.words[0])})
-			if !slicesContain(sm.mems, f.mem) {
-				sm.mems = append(sm.mems, f.mem)
+		if m := f.mem(); m != nil {
+			sm.ptrs = append(sm.ptrs, structPtr{off: off, mem: m, memOff: uintptr(f.words[0])})
+			if !slicesContain(sm.mems, m) {
+				sm.mems = append(sm.mems, m)
 			}
 		}
 		off += int(f.size)
@@ -56,23 +56,23 @@ func Struct(fields ...Arg) Arg {
 	}
 	size := (off + align - 1) / align * align
 	if size == 0 {
-		return Arg{err: fmt.Errorf("empty Struct: %w", ErrArgs)}
+		return errArg(fmt.Errorf("empty Struct: %w", ErrArgs))
 	}
 	if size > maxStructBytes {
-		return Arg{err: fmt.Errorf("a Struct of %d bytes, at most %d: %w", size, maxStructBytes, ErrArgs)}
+		return errArg(fmt.Errorf("a Struct of %d bytes, at most %d: %w", size, maxStructBytes, ErrArgs))
 	}
 	sm.tmpl = make([]byte, size)
 	for i := range fields {
 		f := &fields[i]
 		switch {
-		case f.mem != nil: // its address is written at launch
-		case f.big != nil:
-			copy(sm.tmpl[offs[i]:], f.big)
+		case f.mem() != nil: // its address is written at launch
+		case f.big() != nil:
+			copy(sm.tmpl[offs[i]:], f.big())
 		default:
 			copy(sm.tmpl[offs[i]:], unsafe.Slice((*byte)(unsafe.Pointer(&f.words)), f.size))
 		}
 	}
-	return Arg{mem: sm, size: uint32(size), align: uint8(align), code: codeStruct}
+	return Arg{ref: sm, size: uint32(size), align: uint8(align), code: codeStruct}
 }
 
 // maxStructBytes bounds the Structs of one launch, which are laid out on

@@ -37,6 +37,7 @@ type Func struct {
 	fn     Function
 	name   string
 	params []ParamInfo // nil when the driver cannot tell (before CUDA 12.4)
+	quick  quickSig    // the parameter sizes packed, for Launch's quick check
 }
 
 // Function looks up a kernel of m by its entry name (cuModuleGetFunction)
@@ -56,7 +57,7 @@ func (m Module) Function(name string) (Func, error) {
 	if err != nil && !errors.Is(err, ErrSymbol) {
 		return Func{}, fmt.Errorf("libcuda: kernel %q: %w", name, err)
 	}
-	return Func{fn: f, name: name, params: params}, nil
+	return Func{fn: f, name: name, params: params, quick: quickSigOf(params)}, nil
 }
 
 // Handle returns the driver's handle of the kernel.
@@ -83,7 +84,83 @@ func (k Func) Params() (params []ParamInfo, ok bool) { return k.params, k.params
 // The argument values are copied by the driver before Launch returns. Memory
 // that an argument points to must stay valid until the kernel has finished.
 func (k Func) Launch(grid, block Dim3, sharedMem uint32, stream Stream, args ...any) error {
+	if k.quick.n == uint8(len(args))+1 && k.fn != 0 {
+		// The quick check: argument types known by the interface's type
+		// word alone, sizes against the packed ones. Anything else goes to
+		// LaunchChecked, which accepts or refuses it as it would anyway.
+		var ptrs [quickArgs]unsafe.Pointer
+		ok := true
+		for i := range args {
+			ptrs[i], ok = quickArg(&args[i], k.quick.sizes>>(8*i)&0xff)
+			if !ok {
+				break
+			}
+		}
+		if ok {
+			var kp *unsafe.Pointer
+			if len(args) > 0 {
+				kp = &ptrs[0]
+			}
+			g, b := grid.norm(), block.norm()
+			return LaunchKernel(k.fn, g.X, g.Y, g.Z, b.X, b.Y, b.Z, sharedMem, stream, kp, nil)
+		}
+	}
 	return LaunchChecked(k.fn, k.name, k.params, grid, block, sharedMem, stream, args)
+}
+
+// quickArgs is the most parameters of a kernel whose launches Func.Launch
+// checks quickly.
+const quickArgs = 8
+
+// quickSig is a kernel's parameter sizes for the quick check of
+// Func.Launch: the size of parameter i in byte i of sizes, for a kernel
+// of at most quickArgs parameters of less than 256 bytes each, whose count
+// plus one is n (0: no quick check, the full one of LaunchChecked).
+type quickSig struct {
+	sizes uint64
+	n     uint8
+}
+
+func quickSigOf(params []ParamInfo) quickSig {
+	if params == nil || len(params) > quickArgs {
+		return quickSig{}
+	}
+	var q quickSig
+	for i, p := range params {
+		if p.Size >= 256 {
+			return quickSig{}
+		}
+		q.sizes |= uint64(p.Size) << (8 * i)
+	}
+	q.n = uint8(len(params)) + 1
+	return q
+}
+
+// quickArg returns where the bytes of *a lie when *a is of a type the
+// quick check knows (the common scalar types, told by the interface's
+// type word alone, without reading the type) and of size bytes.
+func quickArg(a *any, size uint64) (unsafe.Pointer, bool) {
+	var n uint64
+	switch {
+	case isType[Deviceptr](a), isType[uint64](a), isType[int64](a), isType[float64](a):
+		n = 8
+	case isType[int32](a), isType[uint32](a), isType[float32](a):
+		n = 4
+	case isType[int](a), isType[uint](a), isType[uintptr](a):
+		n = uint64(unsafe.Sizeof(uintptr(0)))
+	case isType[unsafe.Pointer](a):
+		// Stored directly: the interface's data word is the value.
+		return unsafe.Pointer(&(*eface)(unsafe.Pointer(a)).data), size == 8
+	}
+	// Stored indirectly: the data word points at the value.
+	return (*eface)(unsafe.Pointer(a)).data, n != 0 && n == size
+}
+
+// isType says whether *a holds a T: one comparison of the interface's
+// type word with T's type, which reads nothing of the type itself.
+func isType[T any](a *any) bool {
+	_, ok := (*a).(T)
+	return ok
 }
 
 // ParamInfo is one parameter of a kernel: where it lies in the kernel's

@@ -192,15 +192,15 @@ func median(v []float64) float64 {
 
 // PairedRows are the rows of Go and C in alternate rounds (C from c, see
 // LoadC): a wait on an idle stream and on an event already done, a launch
-// of 4 arguments (libcuda's Func.Launch and package cuda's
-// Stream.Launch), graph.Cached.Run of 100 kernels unchanged, the cost of
+// of 4 arguments (libcuda's Func.Launch and package cuda's Stream.Launch,
+// with Slices and with raw pointers), graph.Cached.Run of 100 kernels unchanged, the cost of
 // hostmem's Buffer.Use inside a capture, and a Jacobi solver. Run each
 // once (-benchtime=1x): a row runs all its rounds whatever b.N is.
 func (f *Fixture) PairedRows(c *C) []Row {
 	rows := []pair{f.waitPair(c), f.eventPair(c)}
 	rows = append(rows, f.hostFuncPairs(c)...) // host functions on the driver's thread, and after an idle spell
 	rows = append(rows, f.floorPairs(c)...)
-	rows = append(rows, f.launchPair(c), f.streamLaunchPair(c), f.hostFuncPair(c))
+	rows = append(rows, f.launchPair(c), f.streamLaunchPair(c), f.streamLaunchPtrPair(c), f.hostFuncPair(c))
 	// The rows of issue 29 items 2 and 3 again with pinned calls off, and
 	// the launches with the calls that queue work pinned too.
 	rows = append(rows, throughCgocall(f.waitPair(c)), throughCgocall(f.eventPair(c)),

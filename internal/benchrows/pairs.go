@@ -169,6 +169,30 @@ func (f *Fixture) streamLaunchPair(c *C) pair {
 		}}
 }
 
+// streamLaunchPtrPair is streamLaunchPair with the Slices' device
+// addresses passed as raw pointers (cuda.Ptr): the same checks, holds of
+// the stream and the module and history, without the Slices' holds,
+// ordering and records, so that the difference between the two rows is
+// what two Slice arguments cost a launch.
+func (f *Fixture) streamLaunchPtrPair(c *C) pair {
+	return pair{op: "launch, 4 args, then a wait each 1000", a: "cuda.Stream.Launch, raw pointers", bName: "C cuLaunchKernel", perRound: 1000, pairs: 21,
+		setup: func(b *testing.B) (func(int) error, func(int) error) {
+			sl := newStreamLaunch(b)
+			in, out := sl.in.DevicePtr(), sl.out.DevicePtr()
+			one := cuda.Grid(1, 1, 1)
+			return func(n int) error {
+					for range n {
+						if err := sl.s.Launch(sl.fn, one, one, cuda.Ptr(in), cuda.Uint64(0), cuda.Ptr(out), cuda.Uint64(0)); err != nil {
+							return err
+						}
+					}
+					return libcuda.StreamSynchronize(sl.s.Raw())
+				}, func(n int) error {
+					return cErr(c.launch4(sl.fn.Raw(), sl.s.Raw(), uint64(in), 0, uint64(out), 0, n))
+				}
+		}}
+}
+
 // hostFuncPair: host functions in a stream, each run after the one
 // before (the stream waits for each), then a wait: what a host function
 // costs the stream's timeline, as simplecudagraphs' check does. C's run on

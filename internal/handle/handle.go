@@ -45,10 +45,17 @@ func Open(s *cuda.Stream, pkg, call string, create func(raw libcuda.Stream) erro
 func (l *Life) Acquire(op string) error {
 	l.mu.RLock()
 	if l.closed {
-		l.mu.RUnlock()
-		return fmt.Errorf("%s: %s: %w", l.pkg, op, cuda.ErrClosed)
+		return l.closedErr(op)
 	}
 	return nil
+}
+
+// closedErr ends Acquire's hold on a closed handle and says so.
+//
+//go:noinline
+func (l *Life) closedErr(op string) error {
+	l.mu.RUnlock()
+	return fmt.Errorf("%s: %s: %w", l.pkg, op, cuda.ErrClosed)
 }
 
 // Release ends Acquire's hold.

@@ -40,18 +40,15 @@ import (
 // most that sleep and one round after the work ends, which is what one
 // thread querying every target round-robin gives, plus the sleep.
 //
-// Each target found finished hands its waits back at once: the poller
-// readies their goroutines and yields, so that they run on its own
-// processor, whose thread is awake, before its next query, instead of
-// waiting for the round's end or for the runtime to wake another thread
-// to take them (an idle thread takes microseconds to run, more when its
-// core sleeps deeply; on a loaded 2-core machine, 1,000 goroutines readied
-// 2.4µs apart by a goroutine that did not yield ran a median 40µs to 1.5ms
-// later, 0.4µs when it yielded after each, at 0.4µs more of its time per
-// wake-up). A yield that takes long (every processor busy) is the round's
-// last. Being one goroutine, the poller never uses more than one core. It
-// runs only while waits are outstanding: it starts with the first and
-// ends when none is left.
+// Each target found finished hands its waits back at once (their
+// goroutines are readied in the round, not at its end). The poller does
+// not yield to them: on the H200 a yield after each finished target, meant
+// to run the woken waits on the poller's own awake thread, stretched the
+// rounds and put 1,000 waiters' median wake-up 1.4ms behind the
+// round-robin reference's (100 waiters: 190-240µs behind), against
+// 260-380µs (80-90µs) without it. Being one goroutine, the poller never
+// uses more than one core. It runs only while waits are outstanding: it
+// starts with the first and ends when none is left.
 //
 // The sleeps are the poller's own (see sleeper), not the runtime's timers:
 // on Linux the runtime waits for timers in epoll_wait, whose timeout is in
@@ -76,14 +73,6 @@ var pollSleepFor atomic.Int64
 // pollMinSleep is the poller's first sleep after a round in which some
 // target finished.
 const pollMinSleep = time.Microsecond
-
-// yieldSlow is how long, in ns, the poller's yield to the waits it woke
-// may take (a handful of woken goroutines on an otherwise idle processor
-// take a few microseconds) before the round stops yielding: 50µs (tests
-// change it).
-var yieldSlow atomic.Int64
-
-func init() { yieldSlow.Store(int64(50 * time.Microsecond)) }
 
 // nextSleep is the poller's sleep after a round in which nothing finished
 // and no wait is within its spinning budgets: prev is the sleep before
@@ -168,7 +157,6 @@ var (
 	pollerBusy    atomic.Int64 // the time the rounds took, in ns
 	polledWakes   atomic.Int64 // polled waits ended by the poller with their target's answer
 	polledWakeNs  atomic.Int64 // the time from the poller's answer to those waits' return, in ns
-	pollerYields  atomic.Int64 // the rounds' yields to the waits they woke
 )
 
 // monoBase is the origin of mono.
@@ -312,19 +300,13 @@ func (p *poller) run() {
 // waiting: once the waits that joined without spinning have ended, their
 // budgets keep the poller querying no more.
 //
-// The waits on a target found finished are woken at once, and the poller
-// yields after them (runtime.Gosched), before its next query: the woken
-// goroutines are on its processor's run queue, and run there, on a thread
-// that is awake, instead of waiting for another thread to wake and take
-// them. A yield that takes longer than yieldSlow (every processor busy)
-// is the round's last.
+// The waits on a target found finished are woken at once.
 func round(list []*pollGroup, groups map[target]*pollGroup) ([]*pollGroup, bool, time.Duration, time.Time) {
 	pollerRounds.Add(1)
 	limit := time.Duration(math.MaxInt64)
 	var fresh time.Time
 	queries := int64(0)
 	progress := false
-	yield := true
 	k := 0
 	for i, g := range list {
 		// Claim the waits, dropping those whose waiter left. (The slices
@@ -372,18 +354,6 @@ func round(list []*pollGroup, groups map[target]*pollGroup) ([]*pollGroup, bool,
 			polledWaits.Add(-1)
 		}
 		delete(groups, g.t)
-		pollerQueries.Add(queries) // counted before the yield: tests read them from the woken waits
-		queries = 0
-		if yield {
-			pollerYields.Add(1)
-			runtime.Gosched()
-			// A yield that took long found the processors busy: the
-			// yielding poller waits in the runtime's global queue behind
-			// other goroutines, and yielding at each target would hold
-			// the round back that long each time. The woken waits run
-			// when the runtime gets to them.
-			yield = mono()-sent < yieldSlow.Load()
-		}
 	}
 	clear(list[k:])
 	pollerQueries.Add(queries)

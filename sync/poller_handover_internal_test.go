@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -43,119 +42,6 @@ func pollerIdle(t *testing.T) {
 		defer shared.mu.Unlock()
 		return !shared.running && polledWaits.Load() == 0
 	})
-}
-
-// The waits on a target that a round finds finished run before the
-// poller's next query: the poller yields to them, and they run on its
-// processor, instead of waiting for the round's end or for another
-// thread to wake and take them. With one processor (GOMAXPROCS 1) a
-// woken wait can only run when the poller yields; each records the
-// poller's queries when it runs. (The runtime looks at its global queue,
-// where the yielding poller goes, before the local one once in 61
-// schedules, so a wait may see a query or two more; without the yields
-// the first one would see all eight.)
-func TestWaitsOfAFinishedTargetRunBeforeThePollersNextQuery(t *testing.T) {
-	pollerIdle(t)
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	// However loaded the machine, every yield counts as quick.
-	defer yieldSlow.Store(yieldSlow.Swap(int64(time.Hour)))
-	const n = 8
-	groups := map[target]*pollGroup{}
-	var list []*pollGroup
-	seen := make([]int64, n) // the poller's queries when wait i ran
-	ran := make(chan int, n)
-	for i := range n {
-		ft := &fakeTarget{name: fmt.Sprint("target ", i), done: func() bool { return true }}
-		w := &pollWait{done: make(chan error, 1), maxSleep: time.Millisecond}
-		polledWaits.Add(1)
-		g := &pollGroup{t: ft, waits: []*pollWait{w}}
-		groups[ft] = g
-		list = append(list, g)
-		go func() {
-			err := <-w.done
-			seen[i] = pollerQueries.Load()
-			if err != nil {
-				t.Errorf("wait %d: %v", i, err)
-			}
-			ran <- i
-		}()
-	}
-	runtime.Gosched() // the waits reach their receive
-	q0 := pollerQueries.Load()
-	left, progress, _, _ := round(list, groups)
-	for range n {
-		testenv.Recv(t, ran, "a wait woken by the round")
-	}
-	if len(left) != 0 || !progress || len(groups) != 0 {
-		t.Fatalf("the round left %d groups (%d in the map), progress %v; want none and progress", len(left), len(groups), progress)
-	}
-	for i, q := range seen {
-		if d := q - q0; d > int64(i)+3 {
-			t.Errorf("wait %d ran after %d queries of the round; want at most %d (its own target's and those before it, and two more)", i, d, i+3)
-		}
-	}
-}
-
-// finishedRound files n waits, each on a target of its own that is
-// finished, and returns the round's list and map, and a channel that
-// receives each wait's index once it has returned.
-func finishedRound(n int) ([]*pollGroup, map[target]*pollGroup, <-chan int) {
-	groups := map[target]*pollGroup{}
-	var list []*pollGroup
-	ran := make(chan int, n)
-	for i := range n {
-		ft := &fakeTarget{name: fmt.Sprint("target ", i), done: func() bool { return true }}
-		w := &pollWait{done: make(chan error, 1), maxSleep: time.Millisecond}
-		polledWaits.Add(1)
-		g := &pollGroup{t: ft, waits: []*pollWait{w}}
-		groups[ft] = g
-		list = append(list, g)
-		go func() {
-			<-w.done
-			ran <- i
-		}()
-	}
-	return list, groups, ran
-}
-
-// When a yield to the woken waits finds the processors busy (here one
-// processor, and a goroutine that computes for four times yieldSlow at
-// each turn), it
-// is the round's last: the poller does not wait behind the busy
-// goroutines once for each target it finds finished. Eight finished
-// targets, one yield.
-func TestASlowYieldIsTheRoundsLast(t *testing.T) {
-	pollerIdle(t)
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-	stop := make(chan struct{})
-	hogged := make(chan struct{})
-	go func() {
-		defer close(hogged)
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-			}
-			for end := mono() + 4*yieldSlow.Load(); mono() < end; {
-			}
-			runtime.Gosched()
-		}
-	}()
-	defer func() { close(stop); <-hogged }()
-	const n = 8
-	list, groups, ran := finishedRound(n)
-	runtime.Gosched() // the waits reach their receive; the busy goroutine takes its turn
-	y0 := pollerYields.Load()
-	if left, progress, _, _ := round(list, groups); len(left) != 0 || !progress {
-		t.Fatalf("the round left %d groups, progress %v; want none and progress", len(left), progress)
-	}
-	if d := pollerYields.Load() - y0; d != 1 {
-		t.Errorf("the round yielded %d times for %d finished targets beside a busy goroutine; want 1", d, n)
-	}
-	for range n {
-		testenv.Recv(t, ran, "a wait woken by the round")
-	}
 }
 
 // Once a round finds a target finished, the next round starts without a

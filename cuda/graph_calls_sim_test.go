@@ -3,11 +3,7 @@
 package cuda_test
 
 import (
-	"fmt"
-	"maps"
 	"runtime"
-	"slices"
-	"strings"
 	"testing"
 
 	"github.com/purecuda/purecuda/cuda"
@@ -109,7 +105,7 @@ func TestRunCachedSweepMakesTheDriverCallsOfCsLoop(t *testing.T) {
 		for range sweeps {
 			sweep(true)
 		}
-		if got, want := callsPerSweep(calls, sweeps), callsPerSweep(timesN(want, sweeps), sweeps); got != want {
+		if got, want := testenv.CallsPer(calls, sweeps), testenv.CallsPer(testenv.CallsOf(want, sweeps), sweeps); got != want {
 			t.Errorf("%s: driver calls a RunCached:\n%s\nwant\n%s", tc.way, got, want)
 		}
 		allocs = 0
@@ -127,28 +123,4 @@ func TestRunCachedSweepMakesTheDriverCallsOfCsLoop(t *testing.T) {
 		}
 		testenv.Must(t, c.Close())
 	}
-}
-
-func timesN(m map[string]int64, k int64) map[string]int64 {
-	out := map[string]int64{}
-	for name, n := range m {
-		out[name] = n * k
-	}
-	return out
-}
-
-// callsPerSweep lists calls, a count of each driver call over sweeps
-// sweeps, a line per call: the calls per sweep, or the count and the
-// sweeps where they do not divide.
-func callsPerSweep(calls map[string]int64, sweeps int64) string {
-	var b strings.Builder
-	for _, name := range slices.Sorted(maps.Keys(calls)) {
-		n := calls[name]
-		if n%sweeps == 0 {
-			fmt.Fprintf(&b, "  %s %d\n", name, n/sweeps)
-		} else {
-			fmt.Fprintf(&b, "  %s %d in %d sweeps\n", name, n, sweeps)
-		}
-	}
-	return b.String()
 }

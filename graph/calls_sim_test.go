@@ -3,9 +3,7 @@
 package graph_test
 
 import (
-	"fmt"
 	"maps"
-	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -114,7 +112,7 @@ func TestCachedSweepMakesTheDriverCallsOfCsLoop(t *testing.T) {
 				sweep()
 			}
 		})
-		if got, want := perSweep(calls, sweeps), perSweep(times(tc.want, sweeps), sweeps); got != want {
+		if got, want := testenv.CallsPer(calls, sweeps), testenv.CallsPer(testenv.CallsOf(tc.want, sweeps), sweeps); got != want {
 			t.Errorf("%s: driver calls a sweep:\n%s\nwant\n%s", tc.way, got, want)
 		}
 		allocs := testing.AllocsPerRun(sweeps, sweep)
@@ -128,28 +126,4 @@ func TestCachedSweepMakesTheDriverCallsOfCsLoop(t *testing.T) {
 		testenv.Must(t, c.Close())
 	}
 	drained(t)
-}
-
-func times(m map[string]int64, k int64) map[string]int64 {
-	out := map[string]int64{}
-	for name, n := range m {
-		out[name] = n * k
-	}
-	return out
-}
-
-// perSweep lists calls, a count of each driver call over sweeps sweeps, a
-// line per call: the calls per sweep, or the count and the sweeps where
-// they do not divide.
-func perSweep(calls map[string]int64, sweeps int64) string {
-	var b strings.Builder
-	for _, name := range slices.Sorted(maps.Keys(calls)) {
-		n := calls[name]
-		if n%sweeps == 0 {
-			fmt.Fprintf(&b, "  %s %d\n", name, n/sweeps)
-		} else {
-			fmt.Fprintf(&b, "  %s %d in %d sweeps\n", name, n, sweeps)
-		}
-	}
-	return b.String()
 }

@@ -17,3 +17,5 @@ func callFence(f *frame) { call(f) }
 func callf(fn uintptr, floats, doubles uint32, args ...uint64) uintptr {
 	return uintptr(CUDA_ERROR_NOT_SUPPORTED)
 }
+
+func pinQueued(on bool) bool { return false }

@@ -1,7 +1,5 @@
 package libcuda
 
-import "github.com/purecuda/purecuda/internal/dl"
-
 // PinQueued makes the calls that queue work on a stream (LaunchKernel,
 // LaunchKernelEx, GraphLaunch, EventRecord, EventRecordWithFlags,
 // StreamWaitEvent) pinned calls when on is true, or makes them through
@@ -22,4 +20,4 @@ import "github.com/purecuda/purecuda/internal/dl"
 //
 // On Windows every call goes through the runtime, and PinQueued reports
 // false.
-func PinQueued(on bool) (was bool) { return dl.SetPinnedQueued(on) }
+func PinQueued(on bool) (was bool) { return pinQueued(on) }

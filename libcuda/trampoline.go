@@ -27,3 +27,5 @@ func callFence(f *frame) { dl.CallFence((*dl.Frame)(unsafe.Pointer(f))) }
 func callf(fn uintptr, floats, doubles uint32, args ...uint64) uintptr {
 	return dl.CallFloat(fn, floats, doubles, args...)
 }
+
+func pinQueued(on bool) bool { return dl.SetPinnedQueued(on) }

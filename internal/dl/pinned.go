@@ -114,15 +114,19 @@ func init() {
 func CallPinned(f *Frame) {
 	if unpinned.Load() == 0 {
 		p := procPin()
+		var top uintptr
 		if uint(p) < maxPinnedProcs {
-			if top := atomic.LoadUintptr(&stacks[p]); top > noStack {
-				pinnedCall(trampolineABI0, unsafe.Pointer(f), top)
-				procUnpin()
-				return
-			}
+			top = atomic.LoadUintptr(&stacks[p])
+		}
+		if top > noStack {
+			pinnedCall(trampolineABI0, unsafe.Pointer(f), top)
+			procUnpin()
+			return
 		}
 		procUnpin()
-		makeStack(p)
+		if top == 0 && uint(p) < maxPinnedProcs {
+			makeStack(p) // once a P: noStack, once its mapping failed, is final
+		}
 	}
 	runtime_cgocall(trampolineABI0, unsafe.Pointer(f))
 }
@@ -199,9 +203,6 @@ func OnPinnedStack(addr uintptr) bool {
 // none (that call goes through runtime.cgocall). A failed mapping is
 // remembered: p's pinned calls take runtime.cgocall from then on.
 func makeStack(p int) {
-	if uint(p) >= maxPinnedProcs {
-		return
-	}
 	stackMu.Lock()
 	defer stackMu.Unlock()
 	if atomic.LoadUintptr(&stacks[p]) != 0 {

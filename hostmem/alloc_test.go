@@ -103,19 +103,26 @@ func TestWrapUseFreeLoopAllocations(t *testing.T) {
 	testenv.Must(t, err)
 	const rounds = 20
 	bytes = 0
-	// AllocsPerRun runs r once more first, uncounted.
+	// AllocsPerRun runs r once more first: not in allocs, in the bytes.
 	allocs := testing.AllocsPerRun(rounds, r) / round
 	testenv.Must(t, err)
-	perCycle := float64(bytes) / float64((rounds+1)*round)
+	wantOneSmallAllocation(t, "", allocs, float64(bytes)/float64((rounds+1)*round))
+	memtest.Drain(t)
+}
+
+// wantOneSmallAllocation fails t unless a cycle of a wrap/use/free loop
+// (where: the loop's circumstances, for the message) allocated about one
+// Buffer: allocs allocations and perCycle bytes a cycle.
+func wantOneSmallAllocation(t *testing.T, where string, allocs, perCycle float64) {
+	t.Helper()
 	t.Logf("%.3f allocations, %.0f bytes a cycle", allocs, perCycle)
 	maxAllocs, maxBytes := 1.02, 48.0
 	if raceDetector {
 		maxAllocs, maxBytes = 1.1, 72
 	}
 	if allocs > maxAllocs || perCycle > maxBytes {
-		t.Errorf("%.3f allocations and %.0f bytes a cycle; want at most %.2f and %.0f", allocs, perCycle, maxAllocs, maxBytes)
+		t.Errorf("%.3f allocations and %.0f bytes a cycle%s; want at most %.2f and %.0f", allocs, perCycle, where, maxAllocs, maxBytes)
 	}
-	memtest.Drain(t)
 }
 
 // The release machinery allocates nothing a cycle either while the GPU is
@@ -195,13 +202,6 @@ func TestWrapUseFreeBehindABusyStreamAllocations(t *testing.T) {
 	runtime.ReadMemStats(&ms)
 	perCycle := float64(ms.TotalAlloc-b0) / float64((rounds+1)*round)
 	testenv.Must(t, err)
-	t.Logf("%.3f allocations, %.0f bytes a cycle", allocs, perCycle)
-	maxAllocs, maxBytes := 1.02, 48.0
-	if raceDetector {
-		maxAllocs, maxBytes = 1.1, 72
-	}
-	if allocs > maxAllocs || perCycle > maxBytes {
-		t.Errorf("%.3f allocations and %.0f bytes a cycle behind a busy stream; want at most %.2f and %.0f", allocs, perCycle, maxAllocs, maxBytes)
-	}
+	wantOneSmallAllocation(t, " behind a busy stream", allocs, perCycle)
 	memtest.Drain(t)
 }

@@ -30,17 +30,18 @@
 // threads' launches, so it looks at most every millisecond, doubling to
 // 4ms while nothing completes, however fast buffers are freed: a Free
 // does not make it look sooner. A release ends within a few milliseconds
-// of its GPU work. Wait and Drain poll every 10µs while they wait. Streams are told apart by their unique id
-// (cuStreamGetId), never by a handle the driver may reuse; a use on a
-// stream used before makes three driver calls (cuStreamIsCapturing,
-// cuStreamGetId, cuEventRecord).
+// of its GPU work. Wait and Drain poll every 10µs while they wait.
+// Streams are told apart by their unique id (cuStreamGetId), never by a
+// handle the driver may reuse; a use on a stream used before makes three
+// driver calls (cuStreamIsCapturing, cuStreamGetId, cuEventRecord).
 //
 // A steady loop of Wrap, Use and Free on memory whose registration is
 // retired makes no register or unregister call, four driver calls a
 // cycle on its own thread (Wrap's cuCtxGetId and Use's three), about one
-// event query a millisecond on the background goroutine's, and one small
-// allocation a cycle (the Buffer, 32 bytes; its finalizer allocates
-// nothing): the state behind a Buffer is reused once its release has
+// event query and one cuCtxGetId (whether the context still exists) a
+// millisecond on the background goroutine's, and one small allocation a
+// cycle (the Buffer, 32 bytes; its finalizer allocates nothing): the
+// state behind a Buffer is reused once its release has
 // ended (a freed Buffer stays freed), and the background goroutine keeps
 // its scratch space and each stream's room for pending uses from round to
 // round. Each allocated byte brings the garbage collector's next run

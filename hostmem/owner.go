@@ -199,11 +199,18 @@ var token gosync.Mutex
 // batch if one is due; token is held. It reports whether the round made
 // progress.
 func (o *owner) step(now time.Time, always bool) (progress bool) {
-	if always || o.roundDue(now) {
+	// A round is due a tick after the last one, or hurryTick after it
+	// while a Wait hurries the owner.
+	hurried := !always && o.hurried(now)
+	every := o.tick
+	if hurried {
+		every = hurryTick
+	}
+	if always || !now.Before(o.lastRound.Add(every)) {
 		pending := o.usesPending()
 		// A round long after the last one targets the newest uses: the
 		// mark of the last one says nothing about what may have finished.
-		fresh := always || o.hurried(now) || now.Sub(o.lastRound) > maxTick
+		fresh := always || hurried || now.Sub(o.lastRound) > maxTick
 		var queried bool
 		progress, queried = o.round(fresh)
 		if pending {
@@ -220,16 +227,6 @@ func (o *owner) step(now time.Time, always bool) (progress bool) {
 	}
 	o.runBatches()
 	return progress
-}
-
-// roundDue reports whether the next round is due: a tick after the last
-// one, or hurryTick while a Wait hurries the owner; token is held.
-func (o *owner) roundDue(now time.Time) bool {
-	every := o.tick
-	if o.hurried(now) {
-		every = hurryTick
-	}
-	return !now.Before(o.lastRound.Add(every))
 }
 
 // hurried reports whether a Wait waits and the last progress, or the

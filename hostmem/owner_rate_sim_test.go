@@ -65,13 +65,29 @@ func (c callCounts) String() string {
 	return "calls (loop/others):" + b.String()
 }
 
-// cycleMems are the slices tools/bench's loop wraps in turn.
-func cycleMems() [][]byte {
+// cycleSetup makes a context current on the test's thread (which the
+// test goroutine holds) and a stream, and returns them with the slices
+// tools/bench's loop wraps in turn, nothing of hostmem pending.
+func cycleSetup(t *testing.T) (libcuda.Context, libcuda.Stream, [][]byte) {
+	t.Helper()
+	testenv.NoErrorsLogged(t)
+	ctx := testenv.OnPrimary(t, 0)
+	s := testenv.NewStream(t)
 	mems := make([][]byte, 8)
 	for i := range mems {
 		mems[i] = make([]byte, 64<<10)
 	}
-	return mems
+	memtest.Drain(t)
+	return ctx, s, mems
+}
+
+// cycle wraps mem, uses it on s and frees it, as tools/bench's loop does.
+func cycle(t *testing.T, ctx libcuda.Context, s libcuda.Stream, mem []byte) {
+	t.Helper()
+	b, err := hostmem.Wrap(ctx, mem)
+	testenv.Must(t, err)
+	testenv.Must(t, b.Use(s))
+	testenv.Must(t, b.Free())
 }
 
 // warmUp runs n wrap/use/free cycles on s held behind a gate, so that all
@@ -83,10 +99,7 @@ func warmUp(t *testing.T, ctx libcuda.Context, s libcuda.Stream, mems [][]byte, 
 	gate := testenv.NewGate(t)
 	gate.Hold(t, s)
 	for i := range n {
-		b, err := hostmem.Wrap(ctx, mems[i%len(mems)])
-		testenv.Must(t, err)
-		testenv.Must(t, b.Use(s))
-		testenv.Must(t, b.Free())
+		cycle(t, ctx, s, mems[i%len(mems)])
 	}
 	gate.Open()
 	testenv.Must(t, hostmem.Wait(testenv.Context(t)))
@@ -101,21 +114,14 @@ func warmUp(t *testing.T, ctx libcuda.Context, s libcuda.Stream, mems [][]byte, 
 // for, so that the uses in flight, and with them the pooled events, are
 // the same in every round however fast the owner keeps up here.
 func TestWrapUseFreeCycleDriverCalls(t *testing.T) {
-	testenv.NoErrorsLogged(t)
-	ctx := testenv.OnPrimary(t, 0)
-	s := testenv.NewStream(t)
-	mems := cycleMems()
-	memtest.Drain(t)
+	ctx, s, mems := cycleSetup(t)
 	const round, rounds = 256, 8
 	warmUp(t, ctx, s, mems, round)
 	loop := callCounts{map[string]int64{}, map[string]int64{}}
 	for range rounds {
 		c0 := readCalls(t)
 		for i := range round {
-			b, err := hostmem.Wrap(ctx, mems[i%len(mems)])
-			testenv.Must(t, err)
-			testenv.Must(t, b.Use(s))
-			testenv.Must(t, b.Free())
+			cycle(t, ctx, s, mems[i%len(mems)])
 		}
 		d := readCalls(t).since(c0) // before Wait, whose rounds run here
 		testenv.Must(t, hostmem.Wait(testenv.Context(t)))
@@ -146,13 +152,10 @@ func TestWrapUseFreeCycleDriverCalls(t *testing.T) {
 // The bound grows with the time the loop took, so that a slow or loaded
 // machine gives the owner more rounds, never a failure.
 func TestOwnerQueriesAtABoundedRate(t *testing.T) {
-	testenv.NoErrorsLogged(t)
-	ctx := testenv.OnPrimary(t, 0)
-	s := testenv.NewStream(t)
-	mems := cycleMems()
-	memtest.Drain(t)
+	ctx, s, mems := cycleSetup(t)
 	const cycles = 2000
-	cycle := func(i int) {
+	// A cycle whose use has completed before its Free.
+	syncedCycle := func(i int) {
 		b, err := hostmem.Wrap(ctx, mems[i%len(mems)])
 		testenv.Must(t, err)
 		testenv.Must(t, b.Use(s))
@@ -163,7 +166,7 @@ func TestOwnerQueriesAtABoundedRate(t *testing.T) {
 	c0, st0 := readCalls(t), hostmem.ReadStats()
 	start := time.Now()
 	for i := range cycles {
-		cycle(i)
+		syncedCycle(i)
 	}
 	elapsed := time.Since(start)
 	d, st := readCalls(t).since(c0), hostmem.ReadStats()
@@ -197,11 +200,7 @@ func TestOwnerQueriesAtABoundedRate(t *testing.T) {
 // that no older one is complete either), at most one round a tick, and no
 // more for the thousands of uses pending.
 func TestOwnerQueriesBehindAHeldStream(t *testing.T) {
-	testenv.NoErrorsLogged(t)
-	ctx := testenv.OnPrimary(t, 0)
-	s := testenv.NewStream(t)
-	mems := cycleMems()
-	memtest.Drain(t)
+	ctx, s, mems := cycleSetup(t)
 	warmUp(t, ctx, s, mems, 256)
 	gate := testenv.NewGate(t)
 	gate.Hold(t, s)
@@ -209,10 +208,7 @@ func TestOwnerQueriesBehindAHeldStream(t *testing.T) {
 	start := time.Now()
 	n := 0
 	for time.Since(start) < 50*time.Millisecond || n < 2000 {
-		b, err := hostmem.Wrap(ctx, mems[n%len(mems)])
-		testenv.Must(t, err)
-		testenv.Must(t, b.Use(s))
-		testenv.Must(t, b.Free())
+		cycle(t, ctx, s, mems[n%len(mems)])
 		n++
 	}
 	elapsed := time.Since(start)

@@ -191,11 +191,14 @@ func median(v []float64) float64 {
 }
 
 // PairedRows are the rows of Go and C in alternate rounds (C from c, see
-// LoadC): a wait on an idle stream and on an event already done, a launch
-// of 4 arguments (libcuda's Func.Launch and package cuda's Stream.Launch,
-// with Slices and with raw pointers), graph.Cached.Run of 100 kernels unchanged, the cost of
-// hostmem's Buffer.Use inside a capture, and a Jacobi solver. Run each
-// once (-benchtime=1x): a row runs all its rounds whatever b.N is.
+// LoadC): a wait on an idle stream and on an event already done, host
+// functions, a launch of 4 arguments (libcuda's Func.Launch and package
+// cuda's Stream.Launch, with Slices and with raw pointers),
+// graph.Cached.Run of 100 kernels unchanged, the cost of hostmem's
+// Buffer.Use inside a capture, and a Jacobi solver; some again with pinned
+// calls off (throughCgocall) or with the calls that queue work pinned too
+// (withQueuedPinned). Run each once (-benchtime=1x): a row runs all its
+// rounds whatever b.N is.
 func (f *Fixture) PairedRows(c *C) []Row {
 	rows := []pair{f.waitPair(c), f.eventPair(c)}
 	rows = append(rows, f.hostFuncPairs(c)...) // host functions on the driver's thread, and after an idle spell

@@ -15,30 +15,26 @@ import (
 // runtime.cgocall (pinned calls off for its rounds): the same row as it
 // measured before pinned calls, beside it, in the same run.
 func throughCgocall(p pair) pair {
-	setup := p.setup
-	p.a += ", every call through runtime.cgocall"
-	p.setup = func(b *testing.B) (func(int) error, func(int) error) {
-		a, other := setup(b)
-		return func(n int) error {
-			was := dl.SetPinned(false)
-			defer dl.SetPinned(was)
-			return a(n)
-		}, other
-	}
-	return p
+	return withSwitch(p, ", every call through runtime.cgocall", dl.SetPinned, false)
 }
 
 // withQueuedPinned is p with its Go half's launches, records and graph
 // launches made as pinned calls too (libcuda.PinQueued): what a program
 // that may turn them on gets.
 func withQueuedPinned(p pair) pair {
+	return withSwitch(p, ", with libcuda.PinQueued(true)", libcuda.PinQueued, true)
+}
+
+// withSwitch is p, its way named with suffix, with set(on) in force for
+// each round of its Go half, and the switch as it was after.
+func withSwitch(p pair, suffix string, set func(bool) bool, on bool) pair {
 	setup := p.setup
-	p.a += ", with libcuda.PinQueued(true)"
+	p.a += suffix
 	p.setup = func(b *testing.B) (func(int) error, func(int) error) {
 		a, other := setup(b)
 		return func(n int) error {
-			was := libcuda.PinQueued(true)
-			defer libcuda.PinQueued(was)
+			was := set(on)
+			defer set(was)
 			return a(n)
 		}, other
 	}

@@ -48,13 +48,12 @@ func setup() error {
 func SimLibrary() string { return simLibrary }
 
 var hooks struct {
-	once      gosync.Once
-	err       error
-	failAfter func(name string, skip, count, code int32) int32
-	stat      func(name string) int64
-	count     func(on int32)
-	callName  func(i int32) string
-	callCount func(i int32) int64
+	once       gosync.Once
+	err        error
+	failAfter  func(name string, skip, count, code int32) int32
+	stat       func(name string) int64
+	callName   func(i int32) string
+	callCounts func(out *int64, n int32) int32
 }
 
 func loadHooks(t testing.TB) {
@@ -62,9 +61,8 @@ func loadHooks(t testing.TB) {
 	hooks.once.Do(func() {
 		hooks.err = cbuild.Bind(simLibrary, cbuild.Hook{Name: "sim_fail_after", Fn: &hooks.failAfter},
 			cbuild.Hook{Name: "sim_stat", Fn: &hooks.stat},
-			cbuild.Hook{Name: "sim_count_calls", Fn: &hooks.count},
 			cbuild.Hook{Name: "sim_call_name", Fn: &hooks.callName},
-			cbuild.Hook{Name: "sim_call_count", Fn: &hooks.callCount})
+			cbuild.Hook{Name: "sim_call_counts", Fn: &hooks.callCounts})
 	})
 	if hooks.err != nil {
 		t.Fatalf("the simulator's test hooks: %v", hooks.err)
@@ -123,21 +121,25 @@ func WaitStat(t testing.TB, what, name string, above int64) {
 // CountCalls runs f and returns the driver calls made meanwhile, by entry
 // point (base name, e.g. "cuStreamGetCtx"), on the simulator: the calls
 // of every goroutine and thread of the process, so the caller keeps other
-// work quiet while f runs. Under -tags gpu it fails t.
+// work quiet while f runs. They are the difference of the simulator's
+// counts of calls (those sim_stat's "calls:NAME" reads), each read in one
+// call, after f and before. Under -tags gpu it fails t.
 func CountCalls(t testing.TB, f func()) map[string]int64 {
 	t.Helper()
 	loadHooks(t)
-	hooks.count(1)
-	func() {
-		defer hooks.count(0)
-		f()
-	}()
+	before, after := make([]int64, maxCallSites), make([]int64, maxCallSites)
+	hooks.callCounts(&before[0], maxCallSites)
+	f()
+	n := hooks.callCounts(&after[0], maxCallSites)
 	calls := map[string]int64{}
-	for i := int32(0); ; i++ {
-		name := hooks.callName(i)
-		if name == "" {
-			return calls
+	for i := range min(int(n), maxCallSites) {
+		// A site first called in f is 0 in before.
+		if d := after[i] - before[i]; d != 0 {
+			calls[hooks.callName(int32(i))] += d
 		}
-		calls[name] = hooks.callCount(i)
 	}
+	return calls
 }
+
+// maxCallSites is sim.c's max_call_sites: the most call sites it counts.
+const maxCallSites = 512

@@ -43,12 +43,16 @@
  *       `count` calls of that function return `code` and do nothing.
  *   int sim_fail_after(const char *base_name, int skip, int count, int code):
  *       the same after `skip` calls that work as usual.
- *   long long sim_stat(const char *name): a counter (see stat_names), -1 if unknown.
+ *   long long sim_stat(const char *name): a counter (see stat_names), -1 if unknown;
+ *       "calls:NAME", the calls of the entry point NAME since the library was
+ *       loaded, "thread_calls:NAME", those of the calling thread.
  *   void sim_reset_stats(void): zero the counters that only grow.
- *   void sim_count_calls(int on): count the calls of each entry point from
- *       now on (zeroing the counts), or stop counting (keeping them).
- *   const char *sim_call_name(int i), long long sim_call_count(int i): the
- *       i-th entry point counted and its calls (NULL, -1 past the last).
+ *   const char *sim_call_name(int i): the entry point of the i-th call site
+ *       (FAIL_POINT) called so far, NULL past the last; a name may have
+ *       several sites.
+ *   int sim_call_counts(long long *out, int n): the calls of each call site
+ *       since the library was loaded, of every thread, into out[0..n); it
+ *       returns how many sites have been called.
  *
  * Locking: one mutex (mu) guards all state; one condition variable (cv) is
  * broadcast whenever something finishes. Nothing slow runs with mu held:
@@ -333,8 +337,9 @@ static int take_fault(const char *name, CUresult *code) {
 }
 
 /* Calls of each entry point, for sim_stat("calls:NAME") (every thread) and
- * sim_stat("thread_calls:NAME") (the thread that asks): each FAIL_POINT is
- * a call site, numbered at its first call. Counted without mu. */
+ * sim_stat("thread_calls:NAME") (the thread that asks), and by call site
+ * for sim_call_name and sim_call_counts: each FAIL_POINT is a call site,
+ * numbered at its first call. Counted without mu, always. */
 enum { max_call_sites = 512 };
 static struct call_site { const char *name; int idx; } *call_sites[max_call_sites];
 static int ncall_sites;
@@ -372,29 +377,8 @@ static long long calls_of(const char *name, int thread) {
     return v;
 }
 
-
-/* Calls by entry point, counted while sim_count_calls has them counted
- * (the tests' count of what an operation asks of the driver). */
-static int calls_on; /* read without mu */
-static struct { char name[64]; long long n; } calls[256];
-static int ncalls;
-
-static void count_named(const char *name) {
-    LOCK();
-    int i = 0;
-    while (i < ncalls && strcmp(calls[i].name, name) != 0) i++;
-    if (i == ncalls && i < (int)(sizeof calls / sizeof calls[0]) && strlen(name) < sizeof calls[0].name) {
-        strcpy(calls[i].name, name);
-        calls[i].n = 0;
-        ncalls++;
-    }
-    if (i < ncalls) calls[i].n++;
-    UNLOCK();
-}
-
 /* First statement of every driver entry point (called without mu held). */
 #define FAIL_POINT(name) do { CUresult fc_; static struct call_site cs_ = { name, 0 }; count_entry(&cs_); \
-    if (__atomic_load_n(&calls_on, __ATOMIC_ACQUIRE)) count_named(name); \
     if (__atomic_load_n(&faults_armed, __ATOMIC_ACQUIRE) && take_fault(name, &fc_)) return fc_; } while (0)
 
 /* Second statement of the entry points that work in the calling thread's
@@ -4184,31 +4168,22 @@ long long sim_stat(const char *name) {
     return v;
 }
 
-/* sim_count_calls(1) zeroes the counts of calls by entry point and counts
- * from then on; sim_count_calls(0) stops counting and keeps them. */
-void sim_count_calls(int on) {
-    LOCK();
-    if (on) ncalls = 0;
-    __atomic_store_n(&calls_on, on != 0, __ATOMIC_RELEASE);
-    UNLOCK();
-}
-
-/* sim_call_name(i) is the i-th entry point called while counting (NULL past
- * the last); sim_call_count(i), the calls it got. */
+/* sim_call_name(i) is the entry point of the i-th call site called so far
+ * (NULL past the last). */
 const char *sim_call_name(int i) {
-    const char *name = NULL;
-    LOCK();
-    if (i >= 0 && i < ncalls) name = calls[i].name;
-    UNLOCK();
-    return name;
+    if (i < 0 || i >= __atomic_load_n(&ncall_sites, __ATOMIC_ACQUIRE)) return NULL;
+    return __atomic_load_n(&call_sites[i], __ATOMIC_ACQUIRE)->name;
 }
 
-long long sim_call_count(int i) {
-    long long n = -1;
-    LOCK();
-    if (i >= 0 && i < ncalls) n = calls[i].n;
-    UNLOCK();
-    return n;
+/* sim_call_counts copies the calls of the first n call sites (of every
+ * thread, since the library was loaded) to out and returns how many sites
+ * have been called. A test counts the calls an operation makes as the
+ * difference of two readings (testenv.CountCalls): one call each, so that
+ * little time around the operation is counted with it. */
+int sim_call_counts(long long *out, int n) {
+    int m = __atomic_load_n(&ncall_sites, __ATOMIC_ACQUIRE);
+    for (int i = 0; i < m && i < n; i++) out[i] = __atomic_load_n(&call_counts[i], __ATOMIC_RELAXED);
+    return m;
 }
 
 void sim_reset_stats(void) {

@@ -594,10 +594,10 @@ func (s *Stream) launch(f *Func, c *Config, args []Arg) error {
 // launchFunc holds f's module open for the launch and checks the
 // configuration and the arguments.
 func (st *streamState) launchFunc(f *Func, c *Config, args []Arg) error {
-	if f == nil || f.mod == nil || f.mod.st == nil {
+	if f == nil || f.ms == nil {
 		return nilErr("Func", "Launch")
 	}
-	ms := f.mod.st
+	ms := f.ms
 	if !ms.mu.TryRLock() { // a Close
 		return fmt.Errorf("cuda: Launch %s: module: %w", f.name, ErrClosed)
 	}
@@ -605,7 +605,7 @@ func (st *streamState) launchFunc(f *Func, c *Config, args []Arg) error {
 	switch {
 	case ms.closed:
 		return fmt.Errorf("cuda: Launch %s: module: %w", f.name, ErrClosed)
-	case ms.ctx.cu != st.ctx.cu:
+	case f.cu != st.cu:
 		return fmt.Errorf("cuda: Launch %s: the module and the stream belong to different contexts", f.name)
 	}
 	if err := f.check(args); err != nil {
@@ -699,15 +699,16 @@ func launchArgs[P ptrBlock, A addrBlock, S structBlock](st *streamState, f *Func
 		// facts; checked by tests' TestConformanceLaunchRunsInTheStreamsContext):
 		// no cuCtxGetCurrent, no cuCtxSetCurrent, no locked thread.
 		err = libcuda.LaunchKernel(f.raw, d[0], d[1], d[2], d[3], d[4], d[5], uint32(c.SharedMem), st.raw, params, nil)
-		if launched = err == nil; !launched {
-			err = fmt.Errorf("cuda: cuLaunchKernel %s: %w", f.name, err)
+		if err != nil {
+			return launchErr(st, f, err)
 		}
+		launched = true
 	}
 	if !launched {
 		return st.ctx.check(err)
 	}
-	n := st.ctx.dv.record(f, st, &d, c.pc)
-	if st.ctx.dv.debug.Load() != int32(DebugOff) && err == nil {
+	n := st.dv.record(f, st, &d, c.pc)
+	if st.dv.debug.Load() != int32(DebugOff) && err == nil {
 		err = st.debugWait(f, n, &d, c.pc, args, unsafe.Slice((*uint64)(unsafe.Pointer(&addrs)), len(args)))
 	}
 	return err

@@ -258,17 +258,23 @@ func (st *ctxState) unref() error {
 // enter locks the calling goroutine to its thread and makes st current;
 // leave undoes it (see Context, # Threads). Between them the thread's
 // context is st's.
-func (st *ctxState) enter() (prev libcuda.Context, err error) {
-	if err := st.lostErr(); err != nil {
-		return 0, err
+func (st *ctxState) enter() (prev libcuda.Context, err error) { return st.makeCurrent(st.cu, true) }
+
+// makeCurrent is enter, which checks the context's loss first when
+// checkLost; cu is st.cu, which a stream passes from its own copy.
+func (st *ctxState) makeCurrent(cu libcuda.Context, checkLost bool) (prev libcuda.Context, err error) {
+	if checkLost {
+		if err := st.lostErr(); err != nil {
+			return 0, err
+		}
 	}
 	runtime.LockOSThread()
 	if err := libcuda.CtxGetCurrent(&prev); err != nil {
 		runtime.UnlockOSThread()
 		return 0, st.check(driverErr("cuCtxGetCurrent", err))
 	}
-	if prev != st.cu {
-		if err := libcuda.CtxSetCurrent(st.cu); err != nil {
+	if prev != cu {
+		if err := libcuda.CtxSetCurrent(cu); err != nil {
 			runtime.UnlockOSThread()
 			return 0, st.check(driverErr("cuCtxSetCurrent", err))
 		}
@@ -296,18 +302,7 @@ func (st *ctxState) leave(prev libcuda.Context) error {
 // the context's loss was checked by acquire, and the stream carries the
 // context's handle.
 func (st *streamState) enter() (prev libcuda.Context, err error) {
-	runtime.LockOSThread()
-	if err := libcuda.CtxGetCurrent(&prev); err != nil {
-		runtime.UnlockOSThread()
-		return 0, st.ctx.check(driverErr("cuCtxGetCurrent", err))
-	}
-	if prev != st.cu {
-		if err := libcuda.CtxSetCurrent(st.cu); err != nil {
-			runtime.UnlockOSThread()
-			return 0, st.ctx.check(driverErr("cuCtxSetCurrent", err))
-		}
-	}
-	return prev, nil
+	return st.ctx.makeCurrent(st.cu, false)
 }
 
 // leave is ctxState.leave for a call on the stream.

@@ -134,6 +134,7 @@ func (s *Stream) Do(name string, ops []Operand, f func(raw libcuda.Stream) error
 				// Every use is ordered before Free alike, reads and
 				// writes: the ordering has recorded each operand's
 				// access. A solo stream is among those used already.
+				// (alloc.release, written out: it does not inline.)
 				m := o.mem.a
 				if ran && m.solo.Load() != st {
 					m.noteUse(st)
@@ -148,7 +149,9 @@ func (s *Stream) Do(name string, ops []Operand, f func(raw libcuda.Stream) error
 		m := o.mem.a
 		// Each operand holds its allocation (A and B of one
 		// multiplication hold theirs twice); a read hold is never waited
-		// for: a writer is a Free.
+		// for: a writer is a Free. (A Free that comes between two holds
+		// of one allocation fails the second: Do returns ErrFreed, as if
+		// the Free had come first, and the Free goes on once Do ends.)
 		if !m.mu.TryRLock() {
 			return freedOperand(name, i)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"runtime"
 	"slices"
@@ -99,34 +98,29 @@ func TestHostFuncOnTheDriverThreadPanicIsReportedBySync(t *testing.T) {
 // runtime ends the process, after a log line that names the cause (in a
 // child process).
 func TestHostFuncOnTheDriverThreadCallingGoexitEndsTheProcess(t *testing.T) {
-	const env = "PURECUDA_TEST_HOSTFUNC_DRIVER_GOEXIT"
-	if os.Getenv(env) == "1" {
+	child, out, err := testenv.RunChild(t)
+	if child {
 		f := newFixture(t)
 		testenv.Must(t, f.s.HostFuncOnDriverThread(runtime.Goexit))
 		err := f.s.Sync(testenv.Context(t))
 		fmt.Printf("the process lived; Sync: %v\n", err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), testenv.ChildTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), env+"=1")
-	out, err := cmd.CombinedOutput()
 	defer func() {
 		if t.Failed() {
 			t.Logf("child process:\n%s", out)
 		}
 	}()
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() == 0 || ctx.Err() != nil {
+	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
 		t.Errorf("the child ended with %v, want it ended by the runtime", err)
 	}
 	for _, want := range []string{"called runtime.Goexit", "HostFuncOnDriverThread", "fatal error: runtime.Goexit called in a thread that was not created by the Go runtime"} {
-		if !strings.Contains(string(out), want) {
+		if !strings.Contains(out, want) {
 			t.Errorf("the child's output lacks %q", want)
 		}
 	}
-	if strings.Contains(string(out), "the process lived") {
+	if strings.Contains(out, "the process lived") {
 		t.Error("the child process lived on")
 	}
 }

@@ -396,7 +396,7 @@ func (s *Stream) Launch(f *Func, grid, block Dim3, args ...Arg) error {
 	if solo != own && !st.unordered {
 		// Memory another stream used: ordered per argument, as launch
 		// orders it (and recorded below).
-		if err = orderArgs(st, f, args, &mems, solo); err != nil {
+		if err = orderArgs(st, f, args, &mems); err != nil {
 			releaseHeld(&mems, held, ms, st)
 			return err
 		}
@@ -466,26 +466,33 @@ func releaseHeld(mems *[smallArgs]*alloc, held uint8, ms *moduleState, st *strea
 	st.mu.RUnlock()
 }
 
-// orderArgs orders Launch's arguments of memory that another stream used
-// (whose allocations' first arguments are not in solo), each after the
-// conflicting uses of other streams (orderUse), as launch does.
+// orderArgs orders Launch's Slice arguments after the conflicting uses of
+// other streams, as launch does (orderArg): those of an allocation that st
+// uses alone are skipped by orderUse.
 //
 //go:noinline
-func orderArgs(st *streamState, f *Func, args []Arg, mems *[smallArgs]*alloc, solo uint8) error {
-	for i := range args {
-		m := mems[i]
-		if m == nil || m.bytes == 0 || solo>>slices.Index(mems[:], m)&1 != 0 {
-			continue
+func orderArgs(st *streamState, f *Func, args []Arg, mems *[smallArgs]*alloc) error {
+	for i, m := range mems[:len(args)] {
+		if m != nil {
+			if err := orderArg(st, f, i, &args[i], m); err != nil {
+				return err
+			}
 		}
-		a := &args[i]
-		access := Write
-		if a.readOnly || f.paramReadOnly(i) {
-			access = Read
-		}
-		lo := uintptr(a.words[0])
-		if err := m.orderSlow(st, access, lo, lo+uintptr(a.words[1])); err != nil {
-			return fmt.Errorf("cuda: Launch %s: argument %d: ordering after other streams: %w", f.name, i, err)
-		}
+	}
+	return nil
+}
+
+// orderArg orders argument i, a, which passes allocation m, after the
+// conflicting uses of other streams (orderUse): a read when a or its
+// parameter is read only, a write otherwise.
+func orderArg(st *streamState, f *Func, i int, a *Arg, m *alloc) error {
+	access := Write
+	if a.readOnly || f.paramReadOnly(i) {
+		access = Read
+	}
+	lo := uintptr(a.words[0])
+	if err := m.orderUse(st, access, lo, lo+uintptr(a.words[1])); err != nil {
+		return fmt.Errorf("cuda: Launch %s: argument %d: ordering after other streams: %w", f.name, i, err)
 	}
 	return nil
 }
@@ -587,10 +594,10 @@ func (s *Stream) launch(f *Func, c *Config, args []Arg) error {
 // launchFunc holds f's module open for the launch and checks the
 // configuration and the arguments.
 func (st *streamState) launchFunc(f *Func, c *Config, args []Arg) error {
-	if f == nil || f.mod == nil || f.mod.st == nil {
+	if f == nil || f.ms == nil {
 		return nilErr("Func", "Launch")
 	}
-	ms := f.mod.st
+	ms := f.ms
 	if !ms.mu.TryRLock() { // a Close
 		return fmt.Errorf("cuda: Launch %s: module: %w", f.name, ErrClosed)
 	}
@@ -598,7 +605,7 @@ func (st *streamState) launchFunc(f *Func, c *Config, args []Arg) error {
 	switch {
 	case ms.closed:
 		return fmt.Errorf("cuda: Launch %s: module: %w", f.name, ErrClosed)
-	case ms.ctx.cu != st.ctx.cu:
+	case f.cu != st.cu:
 		return fmt.Errorf("cuda: Launch %s: the module and the stream belong to different contexts", f.name)
 	}
 	if err := f.check(args); err != nil {
@@ -620,9 +627,8 @@ func (st *streamState) launchFunc(f *Func, c *Config, args []Arg) error {
 // launchArgs holds the memory the arguments pass while it launches, with
 // an argument block of P, A and S (see ptrBlock).
 func launchArgs[P ptrBlock, A addrBlock, S structBlock](st *streamState, f *Func, c *Config, args []Arg) (err error) {
-	gx, gy, gz, ok1 := c.Grid.dims()
-	bx, by, bz, ok2 := c.Block.dims()
-	if !ok1 || !ok2 || c.SharedMem < 0 || c.SharedMem > math.MaxUint32 {
+	d, ok := dims(c.Grid, c.Block)
+	if !ok || c.SharedMem < 0 || c.SharedMem > math.MaxUint32 {
 		return fmt.Errorf("cuda: Launch %s: grid %v, block %v, shared memory %d: out of range", f.name, c.Grid, c.Block, c.SharedMem)
 	}
 	var ptrs P
@@ -668,13 +674,8 @@ func launchArgs[P ptrBlock, A addrBlock, S structBlock](st *streamState, f *Func
 				break
 			}
 			if h, ok := m.(*allocHandle); ok {
-				access := Write
-				if a.readOnly || f.paramReadOnly(i) {
-					access = Read
-				}
-				lo := uintptr(a.words[0])
-				if err := h.a.orderUse(st, access, lo, lo+uintptr(a.words[1])); err != nil {
-					return fmt.Errorf("cuda: Launch %s: argument %d: ordering after other streams: %w", f.name, i, err)
+				if err := orderArg(st, f, i, a, h.a); err != nil {
+					return err
 				}
 			}
 			addrs[i] = uint64(m.addr(uintptr(a.words[0])))
@@ -690,7 +691,6 @@ func launchArgs[P ptrBlock, A addrBlock, S structBlock](st *streamState, f *Func
 	if len(args) > 0 {
 		params = &ptrs[0]
 	}
-	d := [6]uint32{gx, gy, gz, bx, by, bz}
 	if c.extended() || st.raw <= libcuda.CU_STREAM_PER_THREAD {
 		launched, err = st.launchCurrent(f, c, d, params)
 	} else {
@@ -698,16 +698,17 @@ func launchArgs[P ptrBlock, A addrBlock, S structBlock](st *streamState, f *Func
 		// whatever context the calling thread has (DESIGN.md, driver
 		// facts; checked by tests' TestConformanceLaunchRunsInTheStreamsContext):
 		// no cuCtxGetCurrent, no cuCtxSetCurrent, no locked thread.
-		err = libcuda.LaunchKernel(f.raw, gx, gy, gz, bx, by, bz, uint32(c.SharedMem), st.raw, params, nil)
-		if launched = err == nil; !launched {
-			err = fmt.Errorf("cuda: cuLaunchKernel %s: %w", f.name, err)
+		err = libcuda.LaunchKernel(f.raw, d[0], d[1], d[2], d[3], d[4], d[5], uint32(c.SharedMem), st.raw, params, nil)
+		if err != nil {
+			return launchErr(st, f, err)
 		}
+		launched = true
 	}
 	if !launched {
 		return st.ctx.check(err)
 	}
-	n := st.ctx.dv.record(f, st, &d, c.pc)
-	if st.ctx.dv.debug.Load() != int32(DebugOff) && err == nil {
+	n := st.dv.record(f, st, &d, c.pc)
+	if st.dv.debug.Load() != int32(DebugOff) && err == nil {
 		err = st.debugWait(f, n, &d, c.pc, args, unsafe.Slice((*uint64)(unsafe.Pointer(&addrs)), len(args)))
 	}
 	return err

@@ -285,19 +285,7 @@ func TestFreeRacingASubmissionWaitsForIt(t *testing.T) {
 			testenv.Must(t, hostmem.Wait(testenv.Context(t)))
 			illegal := testenv.SimStat(t, "illegal_addresses")
 
-			fence.Hold(t, busy.Raw())
-			var d libcuda.Deviceptr
-			testenv.Must(t, libcuda.MemAlloc(&d, 64))
-			fences := testenv.SimStat(t, "fences")
-			freed := testenv.WaitAsync(func() error {
-				runtime.LockOSThread()
-				defer runtime.UnlockOSThread()
-				if err := libcuda.CtxSetCurrent(cu); err != nil {
-					return err
-				}
-				return libcuda.MemFree(d) // waits for busy; holds submissions meanwhile
-			})
-			testenv.WaitStat(t, "the fence to begin", "fences", fences)
+			freed := beginFence(t, cu, fence, busy)
 			hold.Hold(t, s.Raw()) // after the fence began: the fence does not wait for it
 			fenced := testenv.SimStat(t, "fenced_calls")
 			add := f.fn(t, "add_one_i32")

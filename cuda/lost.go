@@ -174,12 +174,23 @@ type devState struct {
 
 // launchSlot is one entry of the launch history, one cache line. A launch
 // writes it with plain stores, without a lock, an atomic instruction or
-// an allocation: sum is slotSum of the other fields, so that a reader,
-// which may meet an entry being written, or two launches writing one
-// entry at once (64 apart), keeps only entries whose fields and sum agree
-// (a mix of two writes agrees by chance once in 2^64). Every field is a
-// word or less, which a racing read sees whole. In race builds a lock
-// orders the writes and the reads instead (raceEnabled).
+// an allocation. A reader (the report of a fault) may meet an entry being
+// written, or two launches a history's length apart writing one entry at
+// once: a data race, which the Go memory model bounds for a location of a
+// word or less (each field here, or each element of grid and block): a
+// racing read sees the whole value of one write. So an entry read may mix
+// two launches' fields, each pointer one that some launch wrote, and sum
+// tells a mix apart: it is slotSum of the other fields, and a reader keeps
+// only entries whose fields and sum agree. A mix that differs from the
+// write whose sum it holds in one of the words slotSum multiplies never
+// agrees (an odd constant maps different words to different products);
+// one that differs in more agrees by chance, about once in 2^64.
+//
+// The race detector reports the race: in race builds a lock orders the
+// writes and the reads instead (raceEnabled). No race-free way costs as
+// little: sync/atomic's stores are locked instructions on amd64 (XCHG),
+// and a seqlock, as the history had before, takes two of them and still
+// reads the other fields racily.
 type launchSlot struct {
 	seq    uint64 // the launch's number
 	fn     *Func
@@ -191,8 +202,8 @@ type launchSlot struct {
 }
 
 // slotSum mixes an entry's fields into a checksum (see launchSlot): each
-// word times its own odd constant, so that fields of two launches mixed
-// do not add up to either's sum.
+// word times its own odd constant, XORed, so that fields of two launches
+// mixed do not give either's sum but by rare chance.
 func slotSum(n uint64, fn *Func, st *streamState, grid, block [3]uint32, pc uintptr) uint64 {
 	return n*0x9e3779b97f4a7c15 ^ uint64(uintptr(unsafe.Pointer(fn)))*0xbf58476d1ce4e5b9 ^
 		uint64(uintptr(unsafe.Pointer(st)))*0x94d049bb133111eb ^ uint64(pc)*0xd6e8feb86659fd93 ^

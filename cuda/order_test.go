@@ -23,6 +23,18 @@ type orderFixture struct {
 
 var seq8 = []int32{0, 1, 2, 3, 4, 5, 6, 7}
 
+// waitsForTheGate checks that the work submitted to s so far waits for
+// the work that gate holds: s's Sync does not return while gate is held
+// (testenv.StillWaiting), and returns once it opens. work names s's work,
+// held what gate holds, for the failure.
+func waitsForTheGate(t *testing.T, s *cuda.Stream, gate *testenv.Gate, work, held string) {
+	t.Helper()
+	done := testenv.WaitAsync(func() error { return s.Sync(testenv.Context(t)) })
+	testenv.StillWaiting(t, work+" while "+held+" is held", done)
+	gate.Open()
+	testenv.Finished(t, work, done)
+}
+
 func newOrderFixture(t *testing.T, opts ...cuda.StreamOption) *orderFixture {
 	t.Helper()
 	testenv.OnPrimary(t, 0)
@@ -75,10 +87,7 @@ func TestReadOnAnotherStreamSeesTheWrite(t *testing.T) {
 				testenv.Must(t, f.out.Buffer().Use(f.s2.Raw()))
 			}
 			// s2 waits for s1's held write (without the tracking it runs).
-			done := testenv.WaitAsync(func() error { return f.s2.Sync(testenv.Context(t)) })
-			testenv.StillWaiting(t, "s2's work while s1's write is held", done)
-			gate.Open()
-			testenv.Finished(t, "s2's work", done)
+			waitsForTheGate(t, f.s2, gate, "s2's work", "s1's write")
 			if got := f.out.Data(); !slices.Equal(got, want) {
 				t.Errorf("s2 read %v, want %v (what s1 wrote)", got, want)
 			}
@@ -94,10 +103,7 @@ func TestWriteOnAnotherStreamWaitsForTheRead(t *testing.T) {
 	gate.Hold(t, f.s1.Raw())
 	testenv.Must(t, cuda.CopyToHost(f.s1, f.out, f.x)) // a read on s1, held
 	testenv.Must(t, cuda.Memset(f.s2, f.x, -1))        // a write on s2
-	done := testenv.WaitAsync(func() error { return f.s2.Sync(testenv.Context(t)) })
-	testenv.StillWaiting(t, "s2's write while s1's read is held", done)
-	gate.Open()
-	testenv.Finished(t, "s2's write", done)
+	waitsForTheGate(t, f.s2, gate, "s2's write", "s1's read")
 	sync(t, f.s1)
 	sync(t, f.s2)
 	if got := f.out.Data(); !slices.Equal(got, seq8) {
@@ -170,10 +176,7 @@ func TestUseOnAnotherStreamWaitsForTheAlloc(t *testing.T) {
 	t.Cleanup(func() { testenv.Must(t, y.Free()) })
 	testenv.Must(t, cuda.Memset(f.s1, y, 7))
 	testenv.Must(t, cuda.CopyToHost(f.s2, f.out, y))
-	done := testenv.WaitAsync(func() error { return f.s2.Sync(testenv.Context(t)) })
-	testenv.StillWaiting(t, "s2's read while s1's allocation and memset are held", done)
-	gate.Open()
-	testenv.Finished(t, "s2's read", done)
+	waitsForTheGate(t, f.s2, gate, "s2's read", "s1's allocation and memset")
 	sync(t, f.s2)
 	if got := f.out.Data(); !slices.Equal(got, []int32{7, 7, 7, 7, 7, 7, 7, 7}) {
 		t.Errorf("s2 read %v before s1's memset", got)
@@ -247,10 +250,7 @@ func TestWritesOfDisjointPartsAreNotSerialized(t *testing.T) {
 	done := testenv.WaitAsync(func() error { return f.s2.Sync(testenv.Context(t)) })
 	testenv.Finished(t, "a write of [4:8) on s2 while a write of [0:4) on s1 is held", done)
 	testenv.Must(t, cuda.Memset(f.s3, mid, 3)) // overlaps both
-	done = testenv.WaitAsync(func() error { return f.s3.Sync(testenv.Context(t)) })
-	testenv.StillWaiting(t, "a write of [2:6) on s3 while s1's write of [0:4) is held", done)
-	gate.Open()
-	testenv.Finished(t, "s3's write", done)
+	waitsForTheGate(t, f.s3, gate, "a write of [2:6) on s3", "s1's write of [0:4)")
 	if got := read(t, f.s3, f.x); !slices.Equal(got, []int32{1, 1, 3, 3, 3, 3, 2, 2}) {
 		t.Errorf("after the three writes: %v", got)
 	}

@@ -4,7 +4,6 @@ package cuda_test
 
 import (
 	"errors"
-	"runtime"
 	"testing"
 	"time"
 
@@ -103,19 +102,7 @@ func closeDuringALaunch(t *testing.T, cu libcuda.Context, f *fixture, busy *cuda
 	sync(t, s)
 
 	fence := testenv.NewGate(t)
-	fence.Hold(t, busy.Raw())
-	var d libcuda.Deviceptr
-	testenv.Must(t, libcuda.MemAlloc(&d, 64))
-	fences := testenv.SimStat(t, "fences")
-	freed := testenv.WaitAsync(func() error {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := libcuda.CtxSetCurrent(cu); err != nil {
-			return err
-		}
-		return libcuda.MemFree(d) // waits for busy; holds submissions meanwhile
-	})
-	testenv.WaitStat(t, "the fence to begin", "fences", fences)
+	freed := beginFence(t, cu, fence, busy)
 	fenced := testenv.SimStat(t, "fenced_calls")
 	launched := testenv.WaitAsync(launch)
 	testenv.WaitStat(t, "the launch to wait at the fence", "fenced_calls", fenced)

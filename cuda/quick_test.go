@@ -41,10 +41,7 @@ func TestQuickLaunchIsOrderedAcrossStreams(t *testing.T) {
 				testenv.Must(t, cuda.CopyToHost(f.s2, f.out, f.x))
 				want = []int32{6, 6, 6, 6, 6, 6, 6, 6}
 			}
-			done := testenv.WaitAsync(func() error { return f.s2.Sync(testenv.Context(t)) })
-			testenv.StillWaiting(t, "s2's work while s1's is held", done)
-			gate.Open()
-			testenv.Finished(t, "s2's work", done)
+			waitsForTheGate(t, f.s2, gate, "s2's work", "s1's")
 			if got := f.out.Data(); !slices.Equal(got, want) {
 				t.Errorf("s2 read %v, want %v", got, want)
 			}
@@ -63,10 +60,7 @@ func TestDoOnAStreamsOwnSliceIsOrderedBeforeAnotherStream(t *testing.T) {
 		return libcuda.MemsetD32Async(ops[0].Ptr(), 9, 8, raw)
 	}))
 	testenv.Must(t, cuda.CopyToHost(f.s2, f.out, f.x))
-	done := testenv.WaitAsync(func() error { return f.s2.Sync(testenv.Context(t)) })
-	testenv.StillWaiting(t, "s2's read while s1's Do is held", done)
-	gate.Open()
-	testenv.Finished(t, "s2's read", done)
+	waitsForTheGate(t, f.s2, gate, "s2's read", "s1's Do")
 	if got, want := f.out.Data(), []int32{9, 9, 9, 9, 9, 9, 9, 9}; !slices.Equal(got, want) {
 		t.Errorf("s2 read %v, want %v", got, want)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"runtime"
 	"slices"
@@ -273,30 +272,25 @@ func TestHostFuncPanicOrGoexitIsReportedBySync(t *testing.T) {
 // binary lives and goes on (in a child process, whose failure is the
 // expected outcome).
 func TestHostFuncCallingTFatalFailsOnlyItsTest(t *testing.T) {
-	const env = "PURECUDA_TEST_HOSTFUNC_FATAL"
-	if os.Getenv(env) == "1" {
+	child, out, err := testenv.RunChild(t)
+	if child {
 		f := newFixture(t)
 		testenv.Must(t, f.s.HostFunc(func() { t.Fatal("t.Fatal in a host function") }))
 		err := f.s.Sync(testenv.Context(t))
 		fmt.Printf("the process lived; Sync reported the host function: %v\n", errors.Is(err, cuda.ErrHostFunc))
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), testenv.ChildTimeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^"+t.Name()+"$", "-test.v", "-test.count=1")
-	cmd.Env = append(os.Environ(), env+"=1")
-	out, err := cmd.CombinedOutput()
 	t.Logf("child process:\n%s", out)
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
 		t.Errorf("the child ended with %v, want exit status 1 (a failed test)", err)
 	}
 	for _, want := range []string{"t.Fatal in a host function", "the process lived; Sync reported the host function: true", "--- FAIL: " + t.Name()} {
-		if !strings.Contains(string(out), want) {
+		if !strings.Contains(out, want) {
 			t.Errorf("the child's output lacks %q", want)
 		}
 	}
-	if strings.Contains(string(out), "fatal error") {
+	if strings.Contains(out, "fatal error") {
 		t.Error("the child process died of a fatal error")
 	}
 }

@@ -84,7 +84,7 @@ func (k Func) Params() (params []ParamInfo, ok bool) { return k.params, k.params
 // The argument values are copied by the driver before Launch returns. Memory
 // that an argument points to must stay valid until the kernel has finished.
 func (k Func) Launch(grid, block Dim3, sharedMem uint32, stream Stream, args ...any) error {
-	if k.quick.n == uint8(len(args))+1 && k.fn != 0 {
+	if int(k.quick.n) == len(args)+1 && k.fn != 0 {
 		// The quick check: argument types known by the interface's type
 		// word alone, sizes against the packed ones. Anything else goes to
 		// LaunchChecked, which accepts or refuses it as it would anyway.

@@ -1,6 +1,7 @@
 package libcuda
 
 import (
+	"slices"
 	"testing"
 	"unsafe"
 )
@@ -59,6 +60,39 @@ func TestQuickSigOnlyForShortParameterLists(t *testing.T) {
 	} {
 		if got := quickSigOf(c.params); got != c.want {
 			t.Errorf("quickSigOf(%v) = %+v, want %+v", c.params, got, c.want)
+		}
+	}
+}
+
+// A launch with more arguments than the quick check holds goes to the full
+// check, which refuses more than MaxKernelArgs, whatever the count is
+// modulo 256 (the count plus one was once compared in a byte: 264
+// arguments passed for a kernel of 8, and the quick check indexed past
+// its 8 pointers).
+func TestLaunchWithManyArgumentsIsRefusedNotPanicking(t *testing.T) {
+	kernel := func(name string, params []ParamInfo) Func {
+		return Func{fn: 1, name: name, params: params, quick: quickSigOf(params)}
+	}
+	for _, k := range []Func{
+		kernel("unknown", nil), // no parameter list: no quick check
+		kernel("three", slices.Repeat([]ParamInfo{{Size: 4}}, 3)),
+		kernel("eight", slices.Repeat([]ParamInfo{{Size: 4}}, 8)),
+	} {
+		for _, n := range []int{255, 259, 264, 511} {
+			args := make([]any, n)
+			for i := range args {
+				args[i] = int32(i)
+			}
+			func() {
+				defer func() {
+					if p := recover(); p != nil {
+						t.Errorf("%s with %d arguments panicked: %v", k.name, n, p)
+					}
+				}()
+				if err := k.Launch(Dim3{}, Dim3{}, 0, 0, args...); err == nil {
+					t.Errorf("%s with %d arguments: no error", k.name, n)
+				}
+			}()
 		}
 	}
 }

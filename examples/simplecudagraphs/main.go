@@ -6,10 +6,9 @@
 // partial sum (in double), zero the total, one block adds up the partial
 // sums, copy the total back to pinned host memory, and a Go function
 // (Stream.HostFuncOnDriverThread) compares it with the sum the CPU
-// computed. The inputs
-// are multiples of 1/256, so the sums are exact and the comparison is
-// equality. The stream's work is captured once (Stream.Capture), the graph
-// instantiated once and launched 3 times.
+// computed. The inputs are multiples of 1/256, so the sums are exact and
+// the comparison is equality. The stream's work is captured once
+// (Stream.Capture), the graph instantiated once and launched 3 times.
 //
 // The timed part is the 3 launches and the wait for them; baseline.c times
 // the same in C. It prints "check: PASSED" when the host function ran 3

@@ -14,7 +14,7 @@ import (
 // the child is to run.
 const EnvChild = "PURECUDA_TEST_CHILD"
 
-// ChildTimeout bounds a child process of InChild.
+// ChildTimeout bounds a child process of InChild and RunChild.
 const ChildTimeout = 6 * Timeout
 
 // InChild runs the calling test in a child process of the test binary
@@ -33,8 +33,30 @@ const ChildTimeout = 6 * Timeout
 // child's output either way.
 func InChild(t *testing.T) bool {
 	t.Helper()
-	if os.Getenv(EnvChild) == t.Name() {
+	child, out, err := RunChild(t)
+	if child {
 		return true
+	}
+	t.Logf("child process for %s:\n%s", t.Name(), out)
+	switch {
+	case err != nil:
+		t.Fatalf("the child process failed: %v", err)
+	case !strings.Contains(out, "--- PASS: "+t.Name()):
+		t.Fatalf("the child process did not run %s", t.Name())
+	}
+	return false
+}
+
+// RunChild is InChild for a test whose child is meant to fail or to die
+// (a failed test, a fatal error of the runtime): the parent judges the
+// child's output and its error (an *exec.ExitError for a child that
+// exited with a status other than 0) itself. It returns child true in the
+// child, where the test's body runs; in the parent it fails the test when
+// the child runs past ChildTimeout.
+func RunChild(t *testing.T) (child bool, out string, err error) {
+	t.Helper()
+	if os.Getenv(EnvChild) == t.Name() {
+		return true, "", nil
 	}
 	parts := strings.Split(t.Name(), "/")
 	for i, p := range parts {
@@ -45,15 +67,9 @@ func InChild(t *testing.T) bool {
 	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run="+strings.Join(parts, "/"), "-test.v", "-test.count=1")
 	cmd.Env = append(os.Environ(), EnvChild+"="+t.Name())
 	cmd.WaitDelay = time.Second
-	out, err := cmd.CombinedOutput()
-	t.Logf("child process for %s:\n%s", t.Name(), out)
-	switch {
-	case ctx.Err() != nil:
-		t.Fatalf("the child process ran past %v", ChildTimeout)
-	case err != nil:
-		t.Fatalf("the child process failed: %v", err)
-	case !strings.Contains(string(out), "--- PASS: "+t.Name()):
-		t.Fatalf("the child process did not run %s", t.Name())
+	b, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("the child process for %s ran past %v:\n%s", t.Name(), ChildTimeout, b)
 	}
-	return false
+	return false, string(b), err
 }

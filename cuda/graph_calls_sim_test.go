@@ -80,7 +80,7 @@ func TestRunCachedSweepMakesTheDriverCallsOfCsLoop(t *testing.T) {
 			k++
 			run := func() { testenv.Must(t, f.s.RunCached(c, body)) }
 			if count {
-				for name, n := range testenv.CountCalls(t, run) {
+				for name, n := range testenv.CountThreadCalls(t, run) {
 					calls[name] += n
 				}
 			} else {

@@ -107,7 +107,7 @@ func TestCachedSweepMakesTheDriverCallsOfCsLoop(t *testing.T) {
 		drained(t)
 		testenv.Must(t, hostmem.Drain(testenv.Context(t)))
 		const sweeps = 20
-		calls := testenv.CountCalls(t, func() {
+		calls := testenv.CountThreadCalls(t, func() {
 			for range sweeps {
 				sweep()
 			}

@@ -45,6 +45,14 @@ func CountCalls(t testing.TB, f func()) map[string]int64 {
 	return nil
 }
 
+// CountThreadCalls counts the driver calls of f's thread on the simulator.
+// Under -tags gpu it fails t.
+func CountThreadCalls(t testing.TB, f func()) map[string]int64 {
+	t.Helper()
+	t.Fatal("CountThreadCalls: the counts are the simulator's")
+	return nil
+}
+
 // Stat returns the simulator's counter of that name, and true; under
 // -tags gpu it returns 0 and false (the driver keeps no such counter).
 func Stat(t testing.TB, name string) (int64, bool) { return 0, false }

@@ -5,6 +5,7 @@ package testenv
 import (
 	"fmt"
 	"os"
+	"runtime"
 	gosync "sync"
 	"testing"
 
@@ -53,7 +54,7 @@ var hooks struct {
 	failAfter  func(name string, skip, count, code int32) int32
 	stat       func(name string) int64
 	callName   func(i int32) string
-	callCounts func(out *int64, n int32) int32
+	callCounts func(out *int64, n int32, thread int32) int32
 }
 
 func loadHooks(t testing.TB) {
@@ -126,11 +127,27 @@ func WaitStat(t testing.TB, what, name string, above int64) {
 // call, after f and before. Under -tags gpu it fails t.
 func CountCalls(t testing.TB, f func()) map[string]int64 {
 	t.Helper()
+	return countCalls(t, f, 0)
+}
+
+// CountThreadCalls is CountCalls of the calls that f makes on its own
+// goroutine: f runs with the goroutine locked to its thread, and only that
+// thread's calls count, so the background work of other goroutines (a
+// release, a collected handle's cleanup) cannot add to them.
+func CountThreadCalls(t testing.TB, f func()) map[string]int64 {
+	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return countCalls(t, f, 1)
+}
+
+func countCalls(t testing.TB, f func(), thread int32) map[string]int64 {
+	t.Helper()
 	loadHooks(t)
 	before, after := make([]int64, maxCallSites), make([]int64, maxCallSites)
-	hooks.callCounts(&before[0], maxCallSites)
+	hooks.callCounts(&before[0], maxCallSites, thread)
 	f()
-	n := hooks.callCounts(&after[0], maxCallSites)
+	n := hooks.callCounts(&after[0], maxCallSites, thread)
 	calls := map[string]int64{}
 	for i := range min(int(n), maxCallSites) {
 		// A site first called in f is 0 in before.

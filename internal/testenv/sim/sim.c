@@ -50,9 +50,10 @@
  *   const char *sim_call_name(int i): the entry point of the i-th call site
  *       (FAIL_POINT) called so far, NULL past the last; a name may have
  *       several sites.
- *   int sim_call_counts(long long *out, int n): the calls of each call site
- *       since the library was loaded, of every thread, into out[0..n); it
- *       returns how many sites have been called.
+ *   int sim_call_counts(long long *out, int n, int thread): the calls of
+ *       each call site since the library was loaded, of every thread (or,
+ *       with thread set, of the calling thread), into out[0..n); it returns
+ *       how many sites have been called.
  *
  * Locking: one mutex (mu) guards all state; one condition variable (cv) is
  * broadcast whenever something finishes. Nothing slow runs with mu held:
@@ -4180,9 +4181,10 @@ const char *sim_call_name(int i) {
  * have been called. A test counts the calls an operation makes as the
  * difference of two readings (testenv.CountCalls): one call each, so that
  * little time around the operation is counted with it. */
-int sim_call_counts(long long *out, int n) {
+int sim_call_counts(long long *out, int n, int thread) {
     int m = __atomic_load_n(&ncall_sites, __ATOMIC_ACQUIRE);
-    for (int i = 0; i < m && i < n; i++) out[i] = __atomic_load_n(&call_counts[i], __ATOMIC_RELAXED);
+    for (int i = 0; i < m && i < n; i++)
+        out[i] = thread ? thread_call_counts[i] : __atomic_load_n(&call_counts[i], __ATOMIC_RELAXED);
     return m;
 }
 

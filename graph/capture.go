@@ -48,7 +48,7 @@ func Capture(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(s libcuda.
 	if err := checkCapture(s, f); err != nil {
 		return nil, err
 	}
-	raw, cu, l, err := captureRaw(s, mode, f, new(capture))
+	raw, cu, l, err := captureRaw(s, mode, f)
 	if err != nil {
 		return nil, err
 	}
@@ -68,16 +68,17 @@ func checkCapture(s libcuda.Stream, f func(s libcuda.Stream) error) error {
 
 // captureRaw is Capture without the Graph: it returns the driver's graph,
 // the stream's context and what the capture leased (nil when nothing),
-// with one reference for the caller. rec is the capture record to use: a
-// new one, or Cached's own, reused by each of its runs.
-func captureRaw(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(s libcuda.Stream) error, rec *capture) (raw libcuda.Graph, cu libcuda.Context, l *leases, err error) {
+// with one reference for the caller. The capture has a record of its own
+// (Cached's runs reuse theirs, and make their context current
+// themselves: see Cached.Run).
+func captureRaw(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(s libcuda.Stream) error) (raw libcuda.Graph, cu libcuda.Context, l *leases, err error) {
 	if err := libcuda.StreamGetCtx(s, &cu); err != nil {
 		return 0, 0, nil, fmt.Errorf("graph: capture of %s: the stream's context: cuStreamGetCtx: %w", streamName(s), err)
 	}
 	ran := false
 	werr := withContext(cu, func() error {
 		ran = true
-		raw, l, err = runCapture(s, mode, f, rec)
+		raw, l, err = runCapture(s, mode, f, new(capture))
 		return nil
 	})
 	if werr != nil { // making the context current, or restoring it, failed

@@ -282,11 +282,12 @@ func (e *Exec) updateRaw(raw libcuda.Graph, l *leases, cur libcuda.Context) (inP
 // leases are l, and takes a reference on l when they hold anything; st.mu
 // is held. cur is the context current on the caller's locked thread, or 0
 // when that is not known: when it is the executable graph's, the update
-// makes no driver call for the thread's context. When the launches before the update have finished, the event
-// that tracked them serves the launches after it, and done is the
-// reference on the old leases, for the caller to drop once it holds no
-// lock of this package; else the old leases are retired in the background
-// (retire) and a new event tracks the new launches.
+// makes no driver call for the thread's context. When the launches before
+// the update have finished, the event that tracked them serves the
+// launches after it, and done is the reference on the old leases, for the
+// caller to drop once it holds no lock of this package; else the old
+// leases are retired in the background (retire) and a new event tracks
+// the new launches.
 func (st *execState) update(raw libcuda.Graph, l *leases, cur libcuda.Context) (inPlace bool, done *leases, err error) {
 	held := l.held()
 	// The new leases hold what the old ones do: the old are released at

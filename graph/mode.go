@@ -40,10 +40,7 @@ func withContext(cu libcuda.Context, f func() error) (err error) {
 // for calls that must not break a capture but are worth no switch of
 // capture mode when none is in progress, which is the common case.
 func inMode(cu libcuda.Context, f func() error) error {
-	if ran, err := sync.IfNoCapture(func() error { return withContext(cu, f) }); ran {
-		return err
-	}
-	return sync.Relaxed(func() error { return withContext(cu, f) })
+	return inModeHere(func() error { return withContext(cu, f) })
 }
 
 // inModeHere is inMode for a caller whose goroutine is locked to its

@@ -23,11 +23,9 @@
 // of them. While it does, later waits join it without spinning, and the
 // waits in the slots leave them for it. So a lone wait wakes as quickly as
 // a spinning one, and a thousand waits cost about what one thread querying
-// them all costs, not a core each. When the poller sees a target finished,
-// the waiters it wakes run on its own thread before its next query.
-// Cancelling the context.Context returns ctx.Err() at once
-// and leaves the GPU work alone. Policy sets the budgets and the Blocking
-// and Polling modes.
+// them all costs, not a core each. Cancelling the context.Context returns
+// ctx.Err() at once and leaves the GPU work alone. Policy sets the budgets
+// and the Blocking and Polling modes.
 //
 // # Capture
 //

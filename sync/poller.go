@@ -279,7 +279,7 @@ func (p *poller) run() {
 		switch {
 		case progress:
 			// More targets are likely to finish soon after: query again
-			// at once (the round yielded to each waiter it woke).
+			// at once.
 			sleep = 0
 		case now.Before(fresh):
 			// A wait is within its spinning budgets: query again once

@@ -17,7 +17,8 @@ type Stats struct {
 	HelperThreads int
 	// PolledWaits are the waits on the shared poller: past their own
 	// spinning, with no helper thread, or without spinning of their own
-	// when every spin slot was taken.
+	// (every spin slot was taken, or the poller was spinning for other
+	// waits).
 	PolledWaits int
 	// SpinningWaits are the waits spinning or yielding on their own
 	// goroutine now, each in a spin slot: at most a quarter of
@@ -28,14 +29,13 @@ type Stats struct {
 	// (one a target a round) and its sleeps between rounds; PollerSlept is
 	// the time those sleeps took, and PollerKicks counts the sleeps that a
 	// wait joining without spinning of its own cut short. (PollerSlept
-	// over PollerSleeps is the mean sleep; a round's mean length is about
-	// the poller's running time less PollerSlept, over PollerRounds.)
+	// over PollerSleeps is the mean sleep; PollerBusy over PollerRounds
+	// is the mean round.)
 	PollerRounds, PollerQueries, PollerSleeps, PollerKicks int64
 	PollerSlept                                            time.Duration
 	// PollerBusy is the time the poller's rounds took since the program
 	// started: its queries and the hand-over of the waits whose target
-	// finished (with the turns it yields to them), not its sleeps nor its
-	// yields between rounds.
+	// finished, not its sleeps nor its yields between rounds.
 	PollerBusy time.Duration
 	// PolledWakeups counts the polled waits, since the program started,
 	// that the poller ended with their target's answer (finished or

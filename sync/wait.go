@@ -97,7 +97,7 @@ func EventDone(e libcuda.Event) (bool, error) {
 	if e == 0 {
 		return false, errors.New("sync: query of a nil event")
 	}
-	err := quickEventQuery(e, noLimit)
+	err := quickEventQuery(e)
 	if errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
 		return false, nil
 	}
@@ -199,14 +199,13 @@ func (p Policy) Event(ctx context.Context, e libcuda.Event) error {
 // at their limit. It never leaves the package.
 var errSlow = errors.New("sync: query by the general path")
 
-// quickEventQuery is guardedQuery of event e with the given limit (the
-// most queries in flight; noLimit for none), written out for the path of
-// a finished wait: one query between the two additions of the registry's
-// word, no call through an interface or a generic dictionary (issue 29).
-// Its errors name the driver call.
-func quickEventQuery(e libcuda.Event, limit uint64) error {
+// quickEventQuery is guardedQuery of event e with no limit of queries in
+// flight, for EventDone, written out: one query between the two additions
+// of the registry's word, no call through an interface or a generic
+// dictionary (issue 29). Its errors name the driver call.
+func quickEventQuery(e libcuda.Event) error {
 	err := errSlow
-	if n := enter(queryUnit); n < captureUnit && n&queryMask <= limit {
+	if n := enter(queryUnit); n < captureUnit {
 		err = libcuda.EventQuery(e)
 	}
 	if n := state.Add(^(queryUnit - 1)); n >= captureUnit { // leave(queryUnit)
@@ -215,11 +214,8 @@ func quickEventQuery(e libcuda.Event, limit uint64) error {
 	switch err {
 	case nil, libcuda.CUDA_ERROR_NOT_READY:
 		return err
-	case errSlow:
-		if limit == noLimit {
-			return guardedQuery(eventTarget(e), 0)
-		}
-		return guardedQuery(eventTarget(e), int32(limit))
+	case errSlow: // a capture is admitted
+		return guardedQuery(eventTarget(e), 0)
 	}
 	return named("cuEventQuery", err)
 }
@@ -263,9 +259,6 @@ type target interface {
 	block() error
 	String() string
 }
-
-// noLimit is a limit of queries in flight that the count never reaches.
-const noLimit = ^uint64(0)
 
 // wait is the common path of Stream and Event, past the first query,
 // whose result is first (the guardedQuery of t, its errors naming the

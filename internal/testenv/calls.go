@@ -29,16 +29,6 @@ func CSweepCalls() map[string]int64 {
 	}
 }
 
-// CallsOf is perOp, a count of each driver call an operation makes, for
-// n operations: what CountCalls should give for n of them.
-func CallsOf(perOp map[string]int64, n int64) map[string]int64 {
-	out := make(map[string]int64, len(perOp))
-	for name, k := range perOp {
-		out[name] = k * n
-	}
-	return out
-}
-
 // CallsPer lists calls, CountCalls's count of each driver call over n
 // operations, a line per call: the calls per operation, or the count and n
 // where they do not divide. Two lists compare as strings, and a failing

@@ -31,3 +31,20 @@ func HostFuncsOnDriverThread() uint64 { return hostStats.direct.Load() }
 func HostWakeHandoffs() (spun, unblocked uint64) {
 	return hostStats.wakeSpins.Load(), hostStats.woken.Load()
 }
+
+// SetOrderMarkHook makes f run as each cross-stream order mark begins (a
+// stream's work about to wait for another's), until restore is called.
+func SetOrderMarkHook(f func()) (restore func()) {
+	orderMarkHook.Store(&f)
+	return func() { orderMarkHook.Store(nil) }
+}
+
+// StreamLockedForClose reports whether s's lock is held, or waited for, by
+// a writer (a Close): new readers would wait.
+func StreamLockedForClose(s *Stream) bool {
+	if s.st.mu.TryRLock() {
+		s.st.mu.RUnlock()
+		return false
+	}
+	return true
+}

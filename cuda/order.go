@@ -196,19 +196,26 @@ func (st *streamState) waitFor(x *streamState) error {
 // orderMark returns an event after the work submitted to x so far: its
 // reusable order event recorded now, or its final event once closed; 0
 // while x is being captured.
+//
+// The caller holds another stream's mu for reading (the stream whose work
+// is to wait), so orderMark must not wait for x's mu: with two streams each
+// waiting for the other's work and a Close pending on each (a pending
+// writer blocks new readers), the four would wait for each other for ever.
+// x's ordMu, which Close takes only around the stream's destruction and
+// never while waiting for anything but the driver, is enough to keep x's
+// handle valid for the record (TestCrossWaitsWithTwoClosesDoNotDeadlock).
 func (x *streamState) orderMark() (libcuda.Event, error) {
-	if !x.mu.TryRLock() { // a Close: wait for it to say how it ended
-		x.mu.RLock()
+	if h := orderMarkHook.Load(); h != nil {
+		(*h)()
 	}
-	defer x.mu.RUnlock()
+	x.ordMu.Lock()
+	defer x.ordMu.Unlock()
 	if x.closed {
 		return x.final, nil
 	}
 	if c, err := x.capturing(); err != nil || c {
 		return 0, err
 	}
-	x.ordMu.Lock()
-	defer x.ordMu.Unlock()
 	err := x.ctx.do(func() error {
 		if x.ordEv == 0 {
 			var ev libcuda.Event
@@ -229,10 +236,13 @@ func (x *streamState) orderMark() (libcuda.Event, error) {
 	return x.ordEv, err
 }
 
+// orderMarkHook, when set (by tests), runs as orderMark begins.
+var orderMarkHook atomic.Pointer[func()]
+
 // ordFields are the fields of streamState for ordering.
 type ordFields struct {
 	ordSeq    atomic.Uint64 // the uses recorded on this stream (orderSlow)
-	ordMu     gosync.Mutex  // guards ordEv's records and ordWaited
+	ordMu     gosync.Mutex  // guards ordEv's records and ordWaited, and the handle against Close's destroy (orderMark)
 	ordEv     libcuda.Event
 	ordWaited [8]ordWait // the streams this one waited for, and how far
 }

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/purecuda/purecuda/cuda"
 	"github.com/purecuda/purecuda/hostmem"
@@ -255,3 +257,70 @@ func TestWritesOfDisjointPartsAreNotSerialized(t *testing.T) {
 		t.Errorf("after the three writes: %v", got)
 	}
 }
+
+// Two streams each ordering a write after the other's work, with a Close
+// of each waiting meanwhile, all finish: a Close waiting for its stream's
+// lock blocks that lock's new readers, so a stream's work must not wait
+// for the other stream's lock while it holds its own (before, the two
+// writes and the two Closes waited for each other for ever). The hook
+// holds each write where it is about to mark the other stream's work
+// until both Closes wait. The streams and Slices are the test's own, not
+// closed and freed by cleanups: after a deadlock those would wait too.
+func TestCrossWaitsWithTwoClosesDoNotDeadlock(t *testing.T) {
+	f := newOrderFixture(t)
+	sA, err := f.ctx.NewStream(cuda.NonBlocking())
+	testenv.Must(t, err)
+	sB, err := f.ctx.NewStream(cuda.NonBlocking())
+	testenv.Must(t, err)
+	a, err := cuda.Alloc[int32](sA, 8)
+	testenv.Must(t, err)
+	b, err := cuda.Alloc[int32](sB, 8)
+	testenv.Must(t, err)
+	testenv.Must(t, cuda.Memset(sA, a, 0)) // last written on sA
+	testenv.Must(t, cuda.Memset(sB, b, 0)) // last written on sB
+	arrived, release := make(chan struct{}, 2), make(chan struct{})
+	var marks atomic.Int32
+	restore := cuda.SetOrderMarkHook(func() {
+		if marks.Add(1) <= 2 {
+			arrived <- struct{}{}
+			<-release
+		}
+	})
+	defer restore()
+	wA := testenv.WaitAsync(func() error { return cuda.Memset(sA, b, 1) }) // waits for sB's write of b
+	wB := testenv.WaitAsync(func() error { return cuda.Memset(sB, a, 2) }) // waits for sA's write of a
+	testenv.Recv(t, arrived, "the first write to mark the other stream's work")
+	testenv.Recv(t, arrived, "the second write to mark the other stream's work")
+	cA := testenv.WaitAsync(sA.Close)
+	cB := testenv.WaitAsync(sB.Close)
+	testenv.Eventually(t, "both Closes to wait for their streams", func() bool {
+		return cuda.StreamLockedForClose(sA) && cuda.StreamLockedForClose(sB)
+	})
+	close(release)
+	for _, w := range []struct {
+		what string
+		ch   <-chan error
+	}{{"the write on sA", wA}, {"the write on sB", wB}, {"sA's Close", cA}, {"sB's Close", cB}} {
+		select {
+		case err := <-w.ch:
+			if err != nil {
+				t.Errorf("%s: %v", w.what, err)
+			}
+		case <-time.After(testenv.Timeout):
+			deadlocked = append(deadlocked, sA, sB, a, b) // out of their cleanups' reach
+			t.Fatalf("%s did not return within %v: the writes and the Closes wait for each other", w.what, testenv.Timeout)
+		}
+	}
+	if got := read(t, f.s3, a); !slices.Equal(got, []int32{2, 2, 2, 2, 2, 2, 2, 2}) {
+		t.Errorf("a after the write on sB: %v", got)
+	}
+	if got := read(t, f.s3, b); !slices.Equal(got, []int32{1, 1, 1, 1, 1, 1, 1, 1}) {
+		t.Errorf("b after the write on sA: %v", got)
+	}
+	testenv.Must(t, a.Free())
+	testenv.Must(t, b.Free())
+}
+
+// deadlocked keeps what a deadlocked test leaves behind reachable, so that
+// no cleanup waits for it for ever.
+var deadlocked []any

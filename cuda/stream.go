@@ -245,6 +245,10 @@ func (st *streamState) close() error {
 		return errors.Join(closedErr("Stream", "Close"), ErrCapturing)
 	}
 	var ev libcuda.Event
+	// ordMu keeps other streams' orderMark from recording on the handle
+	// while it is destroyed; they read closed and final under it.
+	st.ordMu.Lock()
+	defer st.ordMu.Unlock()
 	err := st.ctx.do(func() error {
 		// The final event lets a later Free of memory used here wait for
 		// the stream's work without the stream.

@@ -7,11 +7,7 @@ import gosync "sync"
 func PollerCounts() (rounds, queries int64) { return pollerRounds.Load(), pollerQueries.Load() }
 
 // PollerRunning reports whether the shared poller's goroutine runs.
-func PollerRunning() bool {
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	return shared.running
-}
+func PollerRunning() bool { return shared.running.Load() }
 
 // MaxCaptures is the most captures admitted at once: the largest count of
 // their field in the registry's word.

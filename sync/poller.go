@@ -4,7 +4,7 @@ import (
 	"errors"
 	"math"
 	"runtime"
-	gosync "sync"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -34,21 +34,32 @@ import (
 // waits), so after a round in which some target finished, the next round
 // starts at once, and after one in which none did, the sleeps start again
 // from pollMinSleep, doubling while nothing finishes, up to pollMaxSleep
-// (or half its last round, when that is longer: a poller with thousands
-// of targets queries at most two thirds of the time) or the smallest
+// (or its last round's length, when that is longer: a poller with
+// thousands of targets queries at most half the time) or the smallest
 // Policy.MaxSleep of its waits, whichever is least. A wake-up comes at
 // most that sleep and one round after the work ends, which is what one
 // thread querying every target round-robin gives, plus the sleep.
 //
 // Each target found finished hands its waits back at once (their
-// goroutines are readied in the round, not at its end). The poller does
-// not yield to them: on the H200 a yield after each finished target, meant
-// to run the woken waits on the poller's own awake thread, stretched the
-// rounds and put 1,000 waiters' median wake-up 1.4ms behind the
-// round-robin reference's (100 waiters: 190-240µs behind), against
-// 260-380µs (80-90µs) without it. Being one goroutine, the poller never
-// uses more than one core. It runs only while waits are outstanding: it
-// starts with the first and ends when none is left.
+// goroutines are readied in the round, not at its end). In a round of
+// wakerFrom targets or more, the waker goroutine readies them instead,
+// beside the round (handOut): readying a goroutine costs about what a
+// query does, and 1,000 of them in the poller's own round held up the
+// queries of the targets after them (on the H200, 1,000 waiters' median
+// wake-up came 420-500µs after the round-robin reference's without the
+// waker, 190-360µs with it; at 100 waiters the waker was slower, 110-165µs
+// against 80-90µs, hence the threshold). The poller does not yield to the
+// woken: a yield after each finished target, meant to run the woken waits
+// on the poller's own awake thread, stretched the rounds and put 1,000
+// waiters' median wake-up 1.4ms behind the reference's. Being one
+// goroutine, the poller never uses more than one core (and the waker
+// another while a large round finds targets finished). The poller runs
+// only while waits are outstanding: it starts with the first and ends when
+// none is left; the waker ends when it has nothing to ready.
+//
+// Waits join without a lock: each pushes itself on incoming with one
+// compare-and-swap and the poller takes them all with one swap (1,000
+// waits starting at once had queued on the poller's mutex).
 //
 // The sleeps are the poller's own (see sleeper), not the runtime's timers:
 // on Linux the runtime waits for timers in epoll_wait, whose timeout is in
@@ -63,7 +74,7 @@ import (
 // that error, as a wait's own query would.
 
 // pollMaxSleep caps the poller's sleep between rounds, unless its last
-// round took more than twice as long.
+// round took longer.
 const pollMaxSleep = 100 * time.Microsecond
 
 // pollSleepFor, when not zero, is how long every sleep of the poller lasts
@@ -79,7 +90,78 @@ const pollMinSleep = time.Microsecond
 // it (0 after a round in which something finished), busy how long the
 // round took and limit the smallest Policy.MaxSleep of its waits.
 func nextSleep(prev, busy, limit time.Duration) time.Duration {
-	return min(max(2*prev, pollMinSleep), max(pollMaxSleep, busy/2), limit)
+	return min(max(2*prev, pollMinSleep), max(pollMaxSleep, busy), limit)
+}
+
+// wakerFrom is the number of targets from which a round leaves the
+// wake-ups of the waits it finds finished to the waker (see handOut).
+const wakerFrom = 128
+
+// The waker: a goroutine that sends the poller's answers to the waits it
+// found finished, so that the poller's sweep through its targets does not
+// pay for readying each waiting goroutine (see handOut).
+var (
+	toWake   atomic.Pointer[pollWait] // finished waits to be woken, newest first (linked by link)
+	wakerOn  atomic.Bool              // a waker goroutine runs
+	draining atomic.Bool              // the poller is in a round that has found a target finished
+	// wakerWakes counts the waits the waker has woken since the program
+	// started.
+	wakerWakes atomic.Int64
+)
+
+// handOut has the waker end w, a wait the poller has claimed and found
+// finished, with err, and starts the waker when none runs. Only the poller
+// calls it.
+func handOut(w *pollWait, err error) {
+	w.err = err
+	for {
+		old := toWake.Load()
+		w.link = old
+		if toWake.CompareAndSwap(old, w) {
+			break
+		}
+	}
+	if !wakerOn.Load() && wakerOn.CompareAndSwap(false, true) {
+		go wake()
+	}
+}
+
+// wake is the waker's goroutine: it takes the finished waits from toWake,
+// oldest first, and sends each its answer; while the poller's round goes
+// on finding targets finished it waits for more (yielding), and it ends
+// once there is nothing to send and the round has ended.
+func wake() {
+	var batch []*pollWait
+	for {
+		if w := toWake.Swap(nil); w != nil {
+			batch = batch[:0]
+			for ; w != nil; w = w.link {
+				batch = append(batch, w)
+			}
+			for i := len(batch) - 1; i >= 0; i-- {
+				w := batch[i]
+				w.link = nil
+				err := w.err
+				w.err = nil
+				w.done <- err
+				w.state.Store(pollDone)
+				polledWaits.Add(-1)
+			}
+			wakerWakes.Add(int64(len(batch)))
+			clear(batch)
+			continue
+		}
+		if draining.Load() {
+			runtime.Gosched()
+			continue
+		}
+		// After clearing wakerOn, a handOut either sees it clear (and
+		// starts a waker) or pushed before this look.
+		wakerOn.Store(false)
+		if toWake.Load() == nil || !wakerOn.CompareAndSwap(false, true) {
+			return
+		}
+	}
 }
 
 // The states of a polled wait. The poller claims a wait (idle → querying)
@@ -105,11 +187,12 @@ type pollWait struct {
 	// sent is when the poller saw the target finished (mono), written
 	// before the send on done.
 	sent int64
-}
-
-type pollEntry struct {
-	t target
-	w *pollWait
+	// t is what the wait is for, and link the wait below it on
+	// poller.incoming, until the poller takes it, then on toWake.
+	t    target
+	link *pollWait
+	// err is the target's answer while the wait is on toWake.
+	err error
 }
 
 // pollGroup is the waits on one target.
@@ -119,14 +202,25 @@ type pollGroup struct {
 }
 
 type poller struct {
-	mu      gosync.Mutex
-	running bool
-	pending []pollEntry // waits added since the last round
+	// incoming is the stack of waits added since the poller last took
+	// them (linked by pollWait.link): a wait joins with one
+	// compare-and-swap, and the poller takes all of them with one swap,
+	// so that a thousand waits starting at once do not queue on a lock.
+	incoming atomic.Pointer[pollWait]
+	// running is set while the poller's goroutine runs: whoever sets it
+	// (a joining wait, or the poller that finds a wait after it cleared
+	// it) runs the poller.
+	running atomic.Bool
 	// sleeping is set while the poller sleeps between rounds, until a
 	// wait that joins without spinning of its own kicks it (clearing it).
-	sleeping bool
+	sleeping atomic.Bool
 	wake     sleeper
 }
+
+// freshJoins counts the waits that joined the poller without spinning
+// (fresh) since the program started: a poller about to sleep does not
+// when one has joined since its round began.
+var freshJoins atomic.Int64
 
 var shared = poller{wake: newSleeper()}
 
@@ -169,44 +263,47 @@ func mono() int64 { return int64(time.Since(monoBase)) }
 // starts the poller when it is not running; until fresh (zero for none)
 // the poller runs its rounds back to back.
 func (p *poller) add(t target, maxSleep time.Duration, fresh time.Time) *pollWait {
-	w := &pollWait{done: make(chan error, 1), maxSleep: maxSleep, fresh: fresh}
+	w := &pollWait{done: make(chan error, 1), maxSleep: maxSleep, fresh: fresh, t: t}
 	polledWaits.Add(1)
-	p.mu.Lock()
-	p.pending = append(p.pending, pollEntry{t, w})
-	if !p.running {
-		p.running = true
+	for {
+		old := p.incoming.Load()
+		w.link = old
+		if p.incoming.CompareAndSwap(old, w) {
+			break
+		}
+	}
+	// After the push: a poller that clears running before this finds the
+	// wait when it looks again (see run).
+	if !p.running.Load() && p.running.CompareAndSwap(false, true) {
 		go p.run()
 	}
-	kick := false
 	if !fresh.IsZero() {
+		freshJoins.Add(1)
 		if !pollerSpins.Load() {
 			pollerSpins.Store(true)
 		}
-		kick, p.sleeping = p.sleeping, false
-	}
-	p.mu.Unlock()
-	if kick {
-		pollerKicks.Add(1)
-		p.wake.kick()
+		// After the count: a poller going to sleep either sees the count
+		// changed or has set sleeping already, and is kicked.
+		if p.sleeping.Load() && p.sleeping.Swap(false) {
+			pollerKicks.Add(1)
+			p.wake.kick()
+		}
 	}
 	return w
 }
 
 // sleep sleeps for d between rounds, or until a wait that joins without
 // spinning kicks it; it does not sleep at all when such a wait has joined
-// since the round.
-func (p *poller) sleep(d time.Duration) {
-	p.mu.Lock()
-	for _, e := range p.pending {
-		if !e.w.fresh.IsZero() {
-			p.mu.Unlock()
-			return
-		}
-	}
+// since the round began (freshJoins was seen then).
+func (p *poller) sleep(d time.Duration, seen int64) {
 	pollerSpins.Store(false)
-	p.sleeping = true
 	p.wake.arm()
-	p.mu.Unlock()
+	p.sleeping.Store(true)
+	if freshJoins.Load() != seen {
+		p.sleeping.Store(false)
+		pollerSpins.Store(true)
+		return
+	}
 	pollerSleeps.Add(1)
 	if o := pollSleepFor.Load(); o != 0 {
 		d = time.Duration(o)
@@ -214,9 +311,21 @@ func (p *poller) sleep(d time.Duration) {
 	start := time.Now()
 	p.wake.sleep(d)
 	pollerSlept.Add(int64(time.Since(start)))
-	p.mu.Lock()
-	p.sleeping = false
-	p.mu.Unlock()
+	p.sleeping.Store(false)
+}
+
+// take returns the waits added since the last call, oldest first, in
+// batch (whose array it reuses).
+func (p *poller) take(batch []*pollWait) []*pollWait {
+	batch = batch[:0]
+	for w := p.incoming.Swap(nil); w != nil; {
+		next := w.link
+		w.link = nil
+		batch = append(batch, w)
+		w = next
+	}
+	slices.Reverse(batch)
+	return batch
 }
 
 // cancel ends w for a waiter that leaves. It returns once the poller is not
@@ -241,30 +350,31 @@ func (w *pollWait) cancel() {
 func (p *poller) run() {
 	groups := map[target]*pollGroup{}
 	var list []*pollGroup
-	var batch []pollEntry // the waits taken from pending, then pending's next backing array
+	var batch []*pollWait
 	var sleep time.Duration
 	for {
-		// Take the waits added since the last round and give pending the
-		// array of the last batch: the lock is held for a moment only,
-		// however many waits join at once.
-		p.mu.Lock()
-		batch, p.pending = p.pending, batch[:0]
+		seen := freshJoins.Load()
+		batch = p.take(batch)
 		if len(batch) == 0 && len(list) == 0 {
-			p.running = false
-			p.pending = nil
+			// Nothing to wait for: end, unless a wait joined after the
+			// take and before running was cleared (its add then found
+			// running set and left the poller to this goroutine).
 			pollerSpins.Store(false)
-			p.mu.Unlock()
-			return
+			p.running.Store(false)
+			if p.incoming.Load() == nil || !p.running.CompareAndSwap(false, true) {
+				return
+			}
+			continue
 		}
-		p.mu.Unlock()
-		for _, e := range batch {
-			g := groups[e.t]
+		for _, w := range batch {
+			g := groups[w.t]
 			if g == nil {
-				g = &pollGroup{t: e.t}
-				groups[e.t] = g
+				g = &pollGroup{t: w.t}
+				groups[w.t] = g
 				list = append(list, g)
 			}
-			g.waits = append(g.waits, e.w)
+			w.t = nil
+			g.waits = append(g.waits, w)
 		}
 		clear(batch)
 
@@ -288,7 +398,7 @@ func (p *poller) run() {
 			runtime.Gosched()
 		default:
 			sleep = nextSleep(sleep, busy, limit)
-			p.sleep(sleep)
+			p.sleep(sleep, seen)
 		}
 	}
 }
@@ -307,6 +417,10 @@ func round(list []*pollGroup, groups map[target]*pollGroup) ([]*pollGroup, bool,
 	var fresh time.Time
 	queries := int64(0)
 	progress := false
+	// With many targets, sending each finished wait its answer (readying
+	// its goroutine) would hold up the queries of the others: the waker
+	// sends them instead, beside the round.
+	offload := len(list) >= wakerFrom
 	k := 0
 	for i, g := range list {
 		// Claim the waits, dropping those whose waiter left. (The slices
@@ -345,15 +459,25 @@ func round(list []*pollGroup, groups map[target]*pollGroup) ([]*pollGroup, bool,
 			k++
 			continue
 		}
+		if offload && !progress {
+			draining.Store(true)
+		}
 		progress = true
 		sent := mono()
 		for _, w := range g.waits {
 			w.sent = sent
+			if offload {
+				handOut(w, err)
+				continue
+			}
 			w.done <- err
 			w.state.Store(pollDone)
 			polledWaits.Add(-1)
 		}
 		delete(groups, g.t)
+	}
+	if offload && progress {
+		draining.Store(false)
 	}
 	clear(list[k:])
 	pollerQueries.Add(queries)

@@ -13,9 +13,7 @@ import (
 // pollerSleeping reports whether the shared poller sleeps between rounds
 // now.
 func pollerSleeping() bool {
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	return shared.sleeping
+	return shared.sleeping.Load()
 }
 
 // sleepingPoller has the poller's sleeps last an hour, puts a Polling

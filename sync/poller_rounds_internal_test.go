@@ -35,9 +35,7 @@ func (f *fakeTarget) String() string { return f.name }
 func pollerIdle(t *testing.T) {
 	t.Helper()
 	testenv.Eventually(t, "no poller running", func() bool {
-		shared.mu.Lock()
-		defer shared.mu.Unlock()
-		return !shared.running && polledWaits.Load() == 0
+		return !shared.running.Load() && polledWaits.Load() == 0
 	})
 }
 
@@ -73,9 +71,7 @@ func TestRoundsGoOnWithoutSleepWhileTheyFindTargetsFinished(t *testing.T) {
 	defer cancel()
 	held := testenv.WaitAsync(func() error { return onPoller(ctx, never, shared.add(never, time.Millisecond, time.Time{})) })
 	testenv.Eventually(t, "the poller asleep", func() bool {
-		shared.mu.Lock()
-		defer shared.mu.Unlock()
-		return shared.sleeping
+		return shared.sleeping.Load()
 	})
 	// Added while it sleeps (an hour) without kicking it: the next round
 	// comes when the test wakes it.
@@ -108,11 +104,11 @@ func TestRoundsGoOnWithoutSleepWhileTheyFindTargetsFinished(t *testing.T) {
 }
 
 // The poller's sleep after a round in which nothing finished doubles from
-// pollMinSleep up to pollMaxSleep, or half the round when that is longer
-// (a round of a thousand queries does not run without pause: the poller
-// queries at most two thirds of the time), and never past the smallest
+// pollMinSleep up to pollMaxSleep, or the round's length when that is
+// longer (a round of a thousand queries does not run without pause: the
+// poller queries at most half the time), and never past the smallest
 // MaxSleep of its waits.
-func TestThePollerSleepsUpToHalfItsRound(t *testing.T) {
+func TestThePollerSleepsUpToItsRound(t *testing.T) {
 	for _, c := range []struct {
 		prev, busy, limit, want time.Duration
 	}{
@@ -121,12 +117,60 @@ func TestThePollerSleepsUpToHalfItsRound(t *testing.T) {
 		{64 * time.Microsecond, 8 * time.Microsecond, time.Millisecond, pollMaxSleep},
 		{pollMaxSleep, 8 * time.Microsecond, time.Millisecond, pollMaxSleep},
 		{pollMaxSleep, time.Millisecond, time.Second, 2 * pollMaxSleep},
-		{400 * time.Microsecond, time.Millisecond, time.Second, 500 * time.Microsecond},
+		{400 * time.Microsecond, time.Millisecond, time.Second, 800 * time.Microsecond},
+		{800 * time.Microsecond, time.Millisecond, time.Second, time.Millisecond},
 		{400 * time.Microsecond, time.Millisecond, 300 * time.Microsecond, 300 * time.Microsecond},
 		{pollMaxSleep, 8 * time.Microsecond, 50 * time.Microsecond, 50 * time.Microsecond},
 	} {
 		if got := nextSleep(c.prev, c.busy, c.limit); got != c.want {
 			t.Errorf("nextSleep(%v, a round of %v, limit %v) = %v; want %v", c.prev, c.busy, c.limit, got, c.want)
 		}
+	}
+}
+
+// A round of wakerFrom targets or more leaves the wake-ups of the waits it
+// finds finished to the waker, which wakes each of them once and ends
+// when there is nothing left to wake; a round of fewer targets wakes its
+// waits itself. The targets finish together, as one host write would
+// finish a thousand held streams.
+func TestTheWakerWakesTheWaitsOfLargeRounds(t *testing.T) {
+	for _, n := range []int{wakerFrom - 1, wakerFrom, 3 * wakerFrom} {
+		t.Run(fmt.Sprint(n, " targets"), func(t *testing.T) {
+			pollerIdle(t)
+			var open atomic.Bool
+			res := make([]<-chan error, n)
+			for i := range res {
+				ft := &fakeTarget{name: fmt.Sprint("target ", i), done: open.Load}
+				res[i] = testenv.WaitAsync(func() error {
+					return onPoller(context.Background(), ft, shared.add(ft, time.Millisecond, time.Time{}))
+				})
+			}
+			testenv.Eventually(t, "the waits on the poller", func() bool { return polledWaits.Load() == int64(n) })
+			// The targets finish while the poller sleeps (for an hour,
+			// until the kick), after a round begun once the last wait joined: the
+			// next round has them all.
+			pollSleepFor.Store(int64(time.Hour))
+			t.Cleanup(func() { pollSleepFor.Store(0); shared.wake.kick() })
+			r0 := pollerRounds.Load()
+			testenv.Eventually(t, "the poller asleep after a round with all the waits", func() bool {
+				return pollerRounds.Load() >= r0+1 && shared.sleeping.Load()
+			})
+			w0 := wakerWakes.Load()
+			open.Store(true)
+			shared.wake.kick()
+			for i := range res {
+				if err := testenv.Recv(t, res[i], fmt.Sprint("wait ", i)); err != nil {
+					t.Fatalf("wait %d: %v", i, err)
+				}
+			}
+			want := int64(0)
+			if n >= wakerFrom {
+				want = int64(n)
+			}
+			if got := wakerWakes.Load() - w0; got != want {
+				t.Errorf("the waker woke %d of the %d waits; want %d", got, n, want)
+			}
+			testenv.Eventually(t, "the waker to end", func() bool { return !wakerOn.Load() })
+		})
 	}
 }

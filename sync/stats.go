@@ -44,6 +44,10 @@ type Stats struct {
 	// from the poller to the waiting goroutine costs.
 	PolledWakeups     int64
 	PolledWakeupDelay time.Duration
+	// WakerWakeups counts the polled waits, since the program started,
+	// that the poller's waker readied instead of the poller (those found
+	// finished in rounds of 128 targets or more).
+	WakerWakeups int64
 	// SpunWaits counts the waits, since the program started, that spun
 	// and yielded in a spin slot of their own; SpinQueries counts the
 	// queries they made there and Spun is the time they spent there (wall
@@ -98,6 +102,7 @@ func ReadStats() Stats {
 	s.PollerSlept = time.Duration(pollerSlept.Load())
 	s.PollerBusy = time.Duration(pollerBusy.Load())
 	s.PolledWakeups, s.PolledWakeupDelay = polledWakes.Load(), time.Duration(polledWakeNs.Load())
+	s.WakerWakeups = wakerWakes.Load()
 	s.SpunWaits, s.SpinQueries, s.Spun = spunWaits.Load(), spinQueries.Load(), time.Duration(spinTime.Load())
 	s.HandedOver = handedOver.Load()
 	s.Captures = CapturesInProgress()

@@ -54,9 +54,9 @@ type Policy struct {
 	// MaxSleep caps the backoff between queries of Polling mode, and of
 	// Auto and Blocking mode while every helper thread is busy or the
 	// poller spins for other waits (default 1ms). Those waits share one
-	// poller, which sleeps at most 100µs between its rounds (or half its
-	// last round, when that is longer), or the smallest MaxSleep of its
-	// waits when that is less.
+	// poller, which sleeps at most 100µs between its rounds (or as long
+	// as its last round took, when that is longer), or the smallest
+	// MaxSleep of its waits when that is less.
 	MaxSleep time.Duration
 }
 

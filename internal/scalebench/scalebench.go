@@ -528,10 +528,16 @@ func waiters(b *testing.B, ctx libcuda.Context, m int, way int) {
 		b.ReportMetric(heldBusy.Seconds()/heldWall.Seconds(), "held-poller-cores")
 		b.ReportMetric(heldSpun.Seconds()/heldWall.Seconds(), "held-spin-cores")
 		b.ReportMetric(float64(s1.SpunWaits-s0.SpunWaits)/float64(b.N), "spun/op")
+		b.ReportMetric(float64(s1.WakerWakeups-s0.WakerWakeups)/float64(b.N), "waker-wakes/op")
 		if n := s1.PolledWakeups - s0.PolledWakeups; n > 0 {
 			b.ReportMetric(float64((s1.PolledWakeupDelay-s0.PolledWakeupDelay).Nanoseconds())/float64(n), "handoff-ns")
 		}
 	}
+	var sum time.Duration
+	for _, d := range wakes {
+		sum += d
+	}
+	b.ReportMetric(float64(sum.Nanoseconds())/float64(len(wakes)), "mean-ns")
 	slices.Sort(wakes)
 	b.ReportMetric(float64(wakes[len(wakes)/2].Nanoseconds()), "p50-ns")
 	b.ReportMetric(float64(wakes[len(wakes)*99/100].Nanoseconds()), "p99-ns")

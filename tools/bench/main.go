@@ -70,7 +70,7 @@ var (
 	only      = flag.String("run", "", "run only the rows whose \"operation/way\" matches this `regexp`")
 	repeat    = flag.Int("repeat", 5, "runs of each row; the fastest counts")
 	benchtime = flag.Duration("benchtime", 300*time.Millisecond, "time of one run of a row")
-	cpuprof   = flag.String("cpuprofile", "", "write a CPU profile of the Go rows to `file`")
+	cpuprof   = flag.String("cpuprofile", "", "write a CPU profile of the Go rows (with -scale: of the scale cases) to `file`")
 )
 
 func bestOf(n int, f func(b *testing.B)) (result, error) {

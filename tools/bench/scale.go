@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"testing"
@@ -80,6 +81,19 @@ func runScale() (err error) {
 	z := scalebench.DefaultSizes
 	if *scaleMax > 0 {
 		z = z.UpTo(*scaleMax)
+	}
+	if *cpuprof != "" {
+		out, err := os.Create(*cpuprof)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(out); err != nil {
+			return errors.Join(err, out.Close())
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			err = errors.Join(err, out.Close())
+		}()
 	}
 	w := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(w, "case\titerations\tns/op\tmetrics")

@@ -83,10 +83,26 @@ func isVoid(a demangle.AST) bool {
 
 // normalize makes two spellings of one C++ name compare equal: single
 // spaces, none beside punctuation, a leading "void " (a kernel's return
-// type) dropped, and "const T" written "T const" as c++filt does.
+// type) dropped, and "const T" written "T const" as c++filt does. It is
+// idempotent (FuzzDemangle): the consts are moved before the spaces beside
+// punctuation go, and all the leading consts of a parameter at once.
 func normalize(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
-	s = strings.TrimPrefix(s, "void ")
+	for {
+		rest, ok := strings.CutPrefix(s, "void ")
+		if !ok {
+			break
+		}
+		s = rest
+	}
+	// "const float*" -> "float const*", in each parameter.
+	if open := strings.IndexByte(s, '('); open >= 0 && strings.HasSuffix(s, ")") {
+		params := splitTop(s[open+1 : len(s)-1])
+		for i, p := range params {
+			params[i] = constAfter(strings.TrimSpace(p))
+		}
+		s = s[:open+1] + strings.Join(params, ",") + ")"
+	}
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		c := s[i]
@@ -95,23 +111,29 @@ func normalize(s string) string {
 		}
 		b.WriteByte(c)
 	}
-	s = b.String()
-	// "const float*" -> "float const*", in each parameter.
-	open := strings.IndexByte(s, '(')
-	if open < 0 || !strings.HasSuffix(s, ")") {
-		return s
-	}
-	params := splitTop(s[open+1 : len(s)-1])
-	for i, p := range params {
-		if rest, ok := strings.CutPrefix(p, "const "); ok {
-			j := strings.IndexAny(rest, "*&")
-			if j < 0 {
-				j = len(rest)
-			}
-			params[i] = rest[:j] + " const" + rest[j:]
+	return b.String()
+}
+
+// constAfter writes a parameter's leading consts after the type they
+// qualify: "const const T*" -> "T const const*". A parameter with no type
+// before its first * or & stays as it is.
+func constAfter(p string) string {
+	rest, k := p, 0
+	for {
+		r, ok := strings.CutPrefix(rest, "const ")
+		if !ok {
+			break
 		}
+		rest, k = r, k+1
 	}
-	return s[:open+1] + strings.Join(params, ",") + ")"
+	j := strings.IndexAny(rest, "*&")
+	if j < 0 {
+		j = len(rest)
+	}
+	if k == 0 || strings.TrimSpace(rest[:j]) == "" {
+		return p
+	}
+	return strings.TrimRight(rest[:j], " ") + strings.Repeat(" const", k) + rest[j:]
 }
 
 func isPunct(c byte) bool { return strings.IndexByte("*&,()<>[]:", c) >= 0 }

@@ -124,6 +124,10 @@ func TestNormalize(t *testing.T) {
 		{"void scale<float>(float *, float, unsigned long long)", "scale<float>(float*,float,unsigned long long)"},
 		{"  add( const float* , float * )", "add(float const*,float*)"},
 		{"f<pair<int, float> >(int)", "f<pair<int,float>>(int)"},
+		// The fuzzer's finding: every leading const moves at once.
+		{"A(  const const _Complex _Complex)", "A(_Complex _Complex const const)"},
+		{"g(const A<int> *, const *)", "g(A<int>const*,const*)"},
+		{"void void h(int)", "h(int)"},
 	} {
 		if got := normalize(c[0]); got != c[1] {
 			t.Errorf("normalize(%q) = %q, want %q", c[0], got, c[1])

@@ -114,15 +114,20 @@ var (
 // calls it.
 func handOut(w *pollWait, err error) {
 	w.err = err
-	for {
-		old := toWake.Load()
-		w.link = old
-		if toWake.CompareAndSwap(old, w) {
-			break
-		}
-	}
+	push(&toWake, w)
 	if !wakerOn.Load() && wakerOn.CompareAndSwap(false, true) {
 		go wake()
+	}
+}
+
+// push puts w on the stack at head, linked by w.link.
+func push(head *atomic.Pointer[pollWait], w *pollWait) {
+	for {
+		old := head.Load()
+		w.link = old
+		if head.CompareAndSwap(old, w) {
+			return
+		}
 	}
 }
 
@@ -265,13 +270,7 @@ func mono() int64 { return int64(time.Since(monoBase)) }
 func (p *poller) add(t target, maxSleep time.Duration, fresh time.Time) *pollWait {
 	w := &pollWait{done: make(chan error, 1), maxSleep: maxSleep, fresh: fresh, t: t}
 	polledWaits.Add(1)
-	for {
-		old := p.incoming.Load()
-		w.link = old
-		if p.incoming.CompareAndSwap(old, w) {
-			break
-		}
-	}
+	push(&p.incoming, w)
 	// After the push: a poller that clears running before this finds the
 	// wait when it looks again (see run).
 	if !p.running.Load() && p.running.CompareAndSwap(false, true) {

@@ -106,19 +106,11 @@ func run(cc string, benchtime time.Duration) (err error) {
 		return err
 	}
 	defer func() { err = errors.Join(err, f.Close()) }()
-	if *cpuprof != "" {
-		out, err := os.Create(*cpuprof)
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(out); err != nil {
-			return errors.Join(err, out.Close())
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			err = errors.Join(err, out.Close())
-		}()
+	stop, err := startCPUProfile()
+	if err != nil {
+		return err
 	}
+	defer func() { err = errors.Join(err, stop()) }()
 	rows := append(f.CallRows(), f.SyncRows()...)
 	rows = append(rows, f.GraphRows()...)
 	rows = append(rows, f.HostmemRows()...)
@@ -284,4 +276,23 @@ func baseline(cc, libPath string) (map[string]float64, []string, error) {
 		ops = append(ops, op)
 	}
 	return res, ops, nil
+}
+
+// startCPUProfile starts the CPU profile that -cpuprofile asks for, if it
+// does; stop ends it and closes its file.
+func startCPUProfile() (stop func() error, err error) {
+	if *cpuprof == "" {
+		return func() error { return nil }, nil
+	}
+	out, err := os.Create(*cpuprof)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(out); err != nil {
+		return nil, errors.Join(err, out.Close())
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return out.Close()
+	}, nil
 }

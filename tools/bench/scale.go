@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"regexp"
-	"runtime/pprof"
 	"sort"
 	"strings"
 	"testing"
@@ -82,19 +81,11 @@ func runScale() (err error) {
 	if *scaleMax > 0 {
 		z = z.UpTo(*scaleMax)
 	}
-	if *cpuprof != "" {
-		out, err := os.Create(*cpuprof)
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(out); err != nil {
-			return errors.Join(err, out.Close())
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			err = errors.Join(err, out.Close())
-		}()
+	stop, err := startCPUProfile()
+	if err != nil {
+		return err
 	}
+	defer func() { err = errors.Join(err, stop()) }()
 	w := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(w, "case\titerations\tns/op\tmetrics")
 	for _, c := range scalebench.Cases(ctx, z) {

@@ -1,10 +1,7 @@
 package cuda_test
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -71,26 +68,9 @@ func TestHostFuncsOnTheDriverThreadRunInOrderWithoutAHandOff(t *testing.T) {
 // there: the stream goes on, and its next Sync returns the failure, once,
 // as HostFunc's.
 func TestHostFuncOnTheDriverThreadPanicIsReportedBySync(t *testing.T) {
-	testenv.NoErrorsLogged(t)
-	f := newFixture(t)
-	var after atomic.Bool
-	testenv.Must(t, f.s.HostFuncOnDriverThread(func() { panic("boom") }))
-	testenv.Must(t, f.s.HostFuncOnDriverThread(func() { after.Store(true) }))
-	ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
-	defer cancel()
-	err := f.s.Sync(ctx)
-	var he *cuda.HostFuncError
-	if !errors.Is(err, cuda.ErrHostFunc) || !errors.As(err, &he) || he.Goexit || he.Panic != "boom" || !strings.Contains(string(he.Stack), "panic") {
-		t.Fatalf("Sync after the panicking host function: %v (%+v), want its panic", err, he)
-	}
-	if !after.Load() {
-		t.Error("the host function after the failed one did not run")
-	}
-	sync(t, f.s) // reported once
-	x := alloc(t, f.s, []int32{1, 2})
-	if got := read(t, f.s, x); !slices.Equal(got, []int32{1, 2}) {
-		t.Errorf("the stream after the failure: %v", got)
-	}
+	failureIsReportedOnce(t, (*cuda.Stream).HostFuncOnDriverThread, func() { panic("boom") }, "panic", func(e *cuda.HostFuncError) bool {
+		return !e.Goexit && e.Panic == "boom" && strings.Contains(string(e.Stack), "panic")
+	})
 }
 
 // The guarantee HostFuncOnDriverThread does not give: a runtime.Goexit in
@@ -111,18 +91,9 @@ func TestHostFuncOnTheDriverThreadCallingGoexitEndsTheProcess(t *testing.T) {
 			t.Logf("child process:\n%s", out)
 		}
 	}()
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() == 0 {
-		t.Errorf("the child ended with %v, want it ended by the runtime", err)
-	}
-	for _, want := range []string{"called runtime.Goexit", "HostFuncOnDriverThread", "fatal error: runtime.Goexit called in a thread that was not created by the Go runtime"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the child's output lacks %q", want)
-		}
-	}
-	if strings.Contains(out, "the process lived") {
-		t.Error("the child process lived on")
-	}
+	childEnded(t, out, err, func(code int) bool { return code != 0 }, // ended by the runtime
+		[]string{"called runtime.Goexit", "HostFuncOnDriverThread", "fatal error: runtime.Goexit called in a thread that was not created by the Go runtime"},
+		"the process lived")
 }
 
 // A host function whose worker has parked (its spin over, as between the

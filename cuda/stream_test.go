@@ -244,27 +244,62 @@ func TestHostFuncPanicOrGoexitIsReportedBySync(t *testing.T) {
 		{"Goexit", runtime.Goexit, func(e *cuda.HostFuncError) bool { return e.Goexit && e.Panic == nil }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			testenv.NoErrorsLogged(t)
-			f := newFixture(t)
-			var after atomic.Bool
-			testenv.Must(t, f.s.HostFunc(c.f))
-			testenv.Must(t, f.s.HostFunc(func() { after.Store(true) }))
-			ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
-			defer cancel()
-			err := f.s.Sync(ctx)
-			var he *cuda.HostFuncError
-			if !errors.Is(err, cuda.ErrHostFunc) || !errors.As(err, &he) || !c.want(he) {
-				t.Fatalf("Sync after the host function: %v (%+v), want its %s", err, he, c.name)
-			}
-			if !after.Load() {
-				t.Error("the host function after the failed one did not run")
-			}
-			sync(t, f.s) // reported once
-			x := alloc(t, f.s, []int32{1, 2})
-			if got := read(t, f.s, x); !slices.Equal(got, []int32{1, 2}) {
-				t.Errorf("the stream after the failure: %v", got)
-			}
+			failureIsReportedOnce(t, (*cuda.Stream).HostFunc, c.f, c.name, c.want)
 		})
+	}
+}
+
+// failureIsReportedOnce submits fail, then a host function that notes it
+// ran, with submit on a new fixture's stream, and checks that the stream
+// goes on: the second function runs, the next Sync returns fail's
+// HostFuncError (what says it is what, name), the Sync after returns nil,
+// and the stream copies as before. Nothing is logged.
+func failureIsReportedOnce(t *testing.T, submit func(*cuda.Stream, func()) error, fail func(), what string, want func(*cuda.HostFuncError) bool) {
+	t.Helper()
+	testenv.NoErrorsLogged(t)
+	f := newFixture(t)
+	var after atomic.Bool
+	testenv.Must(t, submit(f.s, fail))
+	testenv.Must(t, submit(f.s, func() { after.Store(true) }))
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
+	defer cancel()
+	err := f.s.Sync(ctx)
+	var he *cuda.HostFuncError
+	if !errors.Is(err, cuda.ErrHostFunc) || !errors.As(err, &he) || !want(he) {
+		t.Fatalf("Sync after the host function: %v (%+v), want its %s", err, he, what)
+	}
+	if !after.Load() {
+		t.Error("the host function after the failed one did not run")
+	}
+	sync(t, f.s) // reported once
+	x := alloc(t, f.s, []int32{1, 2})
+	if got := read(t, f.s, x); !slices.Equal(got, []int32{1, 2}) {
+		t.Errorf("the stream after the failure: %v", got)
+	}
+}
+
+// childEnded checks how a child process of testenv.RunChild ended: its
+// exit status (exitOK says which are right), the texts its output must
+// hold, and one it must not (never).
+func childEnded(t *testing.T, out string, err error, exitOK func(code int) bool, want []string, never string) {
+	t.Helper()
+	code := 0
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Errorf("the child did not run to an exit: %v", err)
+	}
+	if !exitOK(code) {
+		t.Errorf("the child ended with %v (status %d)", err, code)
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("the child's output lacks %q", w)
+		}
+	}
+	if strings.Contains(out, never) {
+		t.Errorf("the child's output holds %q", never)
 	}
 }
 
@@ -281,18 +316,9 @@ func TestHostFuncCallingTFatalFailsOnlyItsTest(t *testing.T) {
 		return
 	}
 	t.Logf("child process:\n%s", out)
-	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Errorf("the child ended with %v, want exit status 1 (a failed test)", err)
-	}
-	for _, want := range []string{"t.Fatal in a host function", "the process lived; Sync reported the host function: true", "--- FAIL: " + t.Name()} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the child's output lacks %q", want)
-		}
-	}
-	if strings.Contains(out, "fatal error") {
-		t.Error("the child process died of a fatal error")
-	}
+	childEnded(t, out, err, func(code int) bool { return code == 1 }, // a failed test
+		[]string{"t.Fatal in a host function", "the process lived; Sync reported the host function: true", "--- FAIL: " + t.Name()},
+		"fatal error")
 }
 
 // Failures that no Sync can report are logged: a second one before a

@@ -138,19 +138,11 @@ func push(head *atomic.Pointer[pollWait], w *pollWait) {
 func wake() {
 	var batch []*pollWait
 	for {
-		if w := toWake.Swap(nil); w != nil {
-			batch = batch[:0]
-			for ; w != nil; w = w.link {
-				batch = append(batch, w)
-			}
-			for i := len(batch) - 1; i >= 0; i-- {
-				w := batch[i]
-				w.link = nil
+		if batch = takeAll(&toWake, batch); len(batch) > 0 {
+			for _, w := range batch {
 				err := w.err
 				w.err = nil
-				w.done <- err
-				w.state.Store(pollDone)
-				polledWaits.Add(-1)
+				w.end(err)
 			}
 			wakerWakes.Add(int64(len(batch)))
 			clear(batch)
@@ -160,13 +152,40 @@ func wake() {
 			runtime.Gosched()
 			continue
 		}
-		// After clearing wakerOn, a handOut either sees it clear (and
-		// starts a waker) or pushed before this look.
-		wakerOn.Store(false)
-		if toWake.Load() == nil || !wakerOn.CompareAndSwap(false, true) {
+		if retire(&wakerOn, &toWake) {
 			return
 		}
 	}
+}
+
+// takeAll empties the stack at head and returns its waits, oldest first,
+// in batch (whose array it reuses).
+func takeAll(head *atomic.Pointer[pollWait], batch []*pollWait) []*pollWait {
+	batch = batch[:0]
+	for w := head.Swap(nil); w != nil; {
+		next := w.link
+		w.link = nil
+		batch = append(batch, w)
+		w = next
+	}
+	slices.Reverse(batch)
+	return batch
+}
+
+// retire clears on, the flag of a goroutine that serves the stack at head
+// and has found it empty, and reports whether the goroutine ends: not when
+// a wait was pushed meanwhile and the flag could be set again (a push that
+// comes after the clearing sees it clear and starts another goroutine).
+func retire(on *atomic.Bool, head *atomic.Pointer[pollWait]) bool {
+	on.Store(false)
+	return head.Load() == nil || !on.CompareAndSwap(false, true)
+}
+
+// end gives w the answer of its target, err, and ends it.
+func (w *pollWait) end(err error) {
+	w.done <- err
+	w.state.Store(pollDone)
+	polledWaits.Add(-1)
 }
 
 // The states of a polled wait. The poller claims a wait (idle → querying)
@@ -313,20 +332,6 @@ func (p *poller) sleep(d time.Duration, seen int64) {
 	p.sleeping.Store(false)
 }
 
-// take returns the waits added since the last call, oldest first, in
-// batch (whose array it reuses).
-func (p *poller) take(batch []*pollWait) []*pollWait {
-	batch = batch[:0]
-	for w := p.incoming.Swap(nil); w != nil; {
-		next := w.link
-		w.link = nil
-		batch = append(batch, w)
-		w = next
-	}
-	slices.Reverse(batch)
-	return batch
-}
-
 // cancel ends w for a waiter that leaves. It returns once the poller is not
 // querying w's target and never will again: at most one query's time.
 func (w *pollWait) cancel() {
@@ -353,14 +358,13 @@ func (p *poller) run() {
 	var sleep time.Duration
 	for {
 		seen := freshJoins.Load()
-		batch = p.take(batch)
+		batch = takeAll(&p.incoming, batch)
 		if len(batch) == 0 && len(list) == 0 {
 			// Nothing to wait for: end, unless a wait joined after the
 			// take and before running was cleared (its add then found
 			// running set and left the poller to this goroutine).
 			pollerSpins.Store(false)
-			p.running.Store(false)
-			if p.incoming.Load() == nil || !p.running.CompareAndSwap(false, true) {
+			if retire(&p.running, &p.incoming) {
 				return
 			}
 			continue
@@ -469,9 +473,7 @@ func round(list []*pollGroup, groups map[target]*pollGroup) ([]*pollGroup, bool,
 				handOut(w, err)
 				continue
 			}
-			w.done <- err
-			w.state.Store(pollDone)
-			polledWaits.Add(-1)
+			w.end(err)
 		}
 		delete(groups, g.t)
 	}

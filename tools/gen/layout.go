@@ -180,9 +180,18 @@ func (g *gen) cExpr(r *record) string {
 		return "struct " + r.tag
 	}
 	// Nested without a name: reach it through the nearest named ancestor.
+	// (A record with neither, at the top, has no C name: typedef struct
+	// { ... } *T names only a pointer to it.)
+	unnamed := func(a *record) {
+		if a.parent == nil {
+			g.failf("%s: a struct or union without a tag or typedef of its own (only a pointer to it is named) is not supported", g.recNames[r])
+		}
+	}
+	unnamed(r)
 	path := memberPath(r)
 	a := r.parent
 	for len(a.typedefs) == 0 && a.tag == "" {
+		unnamed(a)
 		if a.member != "" {
 			path = memberPath(a) + "." + path
 		}

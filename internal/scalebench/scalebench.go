@@ -69,6 +69,7 @@ func Cases(ctx libcuda.Context, z Sizes) []Case {
 		cs = append(cs, Case{fmt.Sprintf("Wait/M=%d/sync", m), func(b *testing.B) { waiters(b, ctx, m, bySync) }})
 		cs = append(cs, Case{fmt.Sprintf("Wait/M=%d/shared", m), func(b *testing.B) { waiters(b, ctx, m, byShared) }})
 		cs = append(cs, Case{fmt.Sprintf("Wait/M=%d/reference", m), func(b *testing.B) { waiters(b, ctx, m, byReference) }})
+		cs = append(cs, Case{fmt.Sprintf("Wait/M=%d/goroutines", m), func(b *testing.B) { goroutineWakes(b, m) }})
 	}
 	return cs
 }
@@ -551,4 +552,48 @@ func (z Sizes) UpTo(max int) Sizes {
 		return slices.DeleteFunc(slices.Clone(s), func(n int) bool { return n > max })
 	}
 	return Sizes{keep(z.Live), keep(z.Retired), keep(z.Pending), keep(z.Waiters)}
+}
+
+// goroutineWakes is the Go scheduler's share of Wait/M=m/sync, without the
+// GPU: m goroutines, each parked on a channel of its own (as a polled wait
+// is), are readied by one goroutine sending to each in turn (as the
+// poller or its waker does), and each one's resumption is timed from the
+// first send. Its p50-ns is what any design that has m goroutines block
+// and resume adds to the reference, whose one thread only notes the time
+// it sees each stream finish.
+func goroutineWakes(b *testing.B, m int) {
+	var wakes []time.Duration
+	for range b.N {
+		b.StopTimer()
+		chans := make([]chan struct{}, m)
+		for i := range chans {
+			chans[i] = make(chan struct{}, 1)
+		}
+		lat := make([]time.Duration, m)
+		var start atomic.Pointer[time.Time]
+		var parked, done gosync.WaitGroup
+		parked.Add(m)
+		done.Add(m)
+		for i := range m {
+			go func() {
+				defer done.Done()
+				parked.Done()
+				<-chans[i]
+				lat[i] = time.Since(*start.Load())
+			}()
+		}
+		parked.Wait()
+		time.Sleep(holdFor) // every goroutine parked on its channel
+		b.StartTimer()
+		t0 := time.Now()
+		start.Store(&t0)
+		for _, c := range chans {
+			c <- struct{}{}
+		}
+		done.Wait()
+		wakes = append(wakes, lat...)
+	}
+	slices.Sort(wakes)
+	b.ReportMetric(float64(wakes[len(wakes)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(wakes[len(wakes)*99/100].Nanoseconds()), "p99-ns")
 }

@@ -43,13 +43,12 @@
 // The checks, the holds and the use records above are the typed calls'
 // price: from about 0.1 to 0.8 µs a call, depending on the machine, beside
 // cuBLAS's own host time, which is several microseconds for a small
-// product (on an H200 host, a 64x64
-// SGEMM through Gemm took 0.8 µs more than the same cublasSgemm_v2 called
-// from C, about 6% of the C call's 13 µs). Where that matters — many
-// small products — pay it once for many: GemmStridedBatched and
-// GemmBatchedEx multiply a whole batch in one call, and a sequence of
-// calls captured into a graph (Stream.Capture, graph.Cached) is launched
-// for the cost of one launch.
+// product (on an H200 host, a 64x64 SGEMM through Gemm took 0.8 µs more
+// than the same cublasSgemm_v2 called from C, about 6% of the C call's 13
+// µs). Where that matters — many small products — pay it once for many:
+// GemmStridedBatched and GemmBatchedEx multiply a whole batch in one call,
+// and a sequence of calls captured into a graph (Stream.Capture,
+// graph.Cached) is launched for the cost of one launch.
 //
 // Beneath the Go-shaped layer is the whole C API of cublas_api.h,
 // generated (z*.go): one function per entry point, named as cublas_v2.h

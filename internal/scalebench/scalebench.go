@@ -534,14 +534,7 @@ func waiters(b *testing.B, ctx libcuda.Context, m int, way int) {
 			b.ReportMetric(float64((s1.PolledWakeupDelay-s0.PolledWakeupDelay).Nanoseconds())/float64(n), "handoff-ns")
 		}
 	}
-	var sum time.Duration
-	for _, d := range wakes {
-		sum += d
-	}
-	b.ReportMetric(float64(sum.Nanoseconds())/float64(len(wakes)), "mean-ns")
-	slices.Sort(wakes)
-	b.ReportMetric(float64(wakes[len(wakes)/2].Nanoseconds()), "p50-ns")
-	b.ReportMetric(float64(wakes[len(wakes)*99/100].Nanoseconds()), "p99-ns")
+	reportWakes(b, wakes)
 	b.ReportMetric(cpu.Seconds()/wall.Seconds(), "cores")
 	b.ReportMetric(heldCPU.Seconds()/heldWall.Seconds(), "held-cores")
 }
@@ -570,7 +563,7 @@ func goroutineWakes(b *testing.B, m int) {
 			chans[i] = make(chan struct{}, 1)
 		}
 		lat := make([]time.Duration, m)
-		var start atomic.Pointer[time.Time]
+		var start time.Time // set before the first send: each receive sees it
 		var parked, done gosync.WaitGroup
 		parked.Add(m)
 		done.Add(m)
@@ -579,20 +572,30 @@ func goroutineWakes(b *testing.B, m int) {
 				defer done.Done()
 				parked.Done()
 				<-chans[i]
-				lat[i] = time.Since(*start.Load())
+				lat[i] = time.Since(start)
 			}()
 		}
 		parked.Wait()
 		time.Sleep(holdFor) // every goroutine parked on its channel
 		b.StartTimer()
-		t0 := time.Now()
-		start.Store(&t0)
+		start = time.Now()
 		for _, c := range chans {
 			c <- struct{}{}
 		}
 		done.Wait()
 		wakes = append(wakes, lat...)
 	}
+	reportWakes(b, wakes)
+}
+
+// reportWakes reports the mean, p50 and p99 of wake-up times (mean-ns,
+// p50-ns, p99-ns); it sorts wakes.
+func reportWakes(b *testing.B, wakes []time.Duration) {
+	var sum time.Duration
+	for _, d := range wakes {
+		sum += d
+	}
+	b.ReportMetric(float64(sum.Nanoseconds())/float64(len(wakes)), "mean-ns")
 	slices.Sort(wakes)
 	b.ReportMetric(float64(wakes[len(wakes)/2].Nanoseconds()), "p50-ns")
 	b.ReportMetric(float64(wakes[len(wakes)*99/100].Nanoseconds()), "p99-ns")

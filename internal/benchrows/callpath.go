@@ -31,8 +31,14 @@ import (
 //   - "C, a gap after each": the C loop with a busy wait after each call,
 //     the length of Go's own overhead: whether a pause between calls
 //     alone makes the calls dearer (if so, a-b-ns exceeds the gap).
+//   - "in a Stream.Do per call" (SGEMM): the raw wrapper inside
+//     cuda.Stream.Do, with no operands (the stream's hold and the
+//     context's check) or with the four of cublas.Gemm (their holds and
+//     records too): cublas.Gemm less its checks and the handle's hold.
 //   - "C, cuCtxGetCurrent before each" (SGEMM): what package cuda's
-//     context check adds in C.
+//     context check adds in C. A call of tens of ns, so the row is also
+//     the gauge of the table's resolution: how far apart two C loops of
+//     almost the same work come out on the machine.
 //   - "C, a locked add before and after each" (query): whether two full
 //     barriers a call, as runtime.cgocall's status changes are, explain
 //     the transition's cost over the C loop.
@@ -135,6 +141,32 @@ func (f *Fixture) gemmCallPathPairs(c *BLASC) []pair {
 		name  string
 		round func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (enq int64, err error)
 	}
+	var ws cuda.Slice[byte] // the handle's workspace, set by the setup below
+	// doRound makes each call of the round inside a Stream.Do of its own,
+	// with nops of the operands A, B, C and the workspace: package
+	// cublas's path less its checks and the handle's hold.
+	doRound := func(nops int) func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
+		return func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
+			one, zero := float32(1), float32(0)
+			raw := h.Raw()
+			t0 := time.Now()
+			for range k {
+				ops := [4]cuda.Operand{x[0].Operand(cuda.Read), x[1].Operand(cuda.Read), x[2].Operand(cuda.ReadWrite), ws.Operand(cuda.ReadWrite)}
+				err := s.Do("bench", ops[:nops], func(libcuda.Stream) error {
+					if nops == 0 {
+						return cublas.Sgemm(raw, cublas.NoTrans, cublas.NoTrans, m, m, m, &one, devPtr32(x[0]), m, devPtr32(x[1]), m, &zero, devPtr32(x[2]), m)
+					}
+					pa, pb, pc := ops[0].Ptr(), ops[1].Ptr(), ops[2].Ptr()
+					return cublas.Sgemm(raw, cublas.NoTrans, cublas.NoTrans, m, m, m, &one, *(**float32)(unsafe.Pointer(&pa)), m,
+						*(**float32)(unsafe.Pointer(&pb)), m, &zero, *(**float32)(unsafe.Pointer(&pc)), m)
+				})
+				if err != nil {
+					return 0, err
+				}
+			}
+			return time.Since(t0).Nanoseconds(), nil
+		}
+	}
 	cVar := func(ctx int32, gap int) func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
 		return func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
 			var enq int64
@@ -183,6 +215,8 @@ func (f *Fixture) gemmCallPathPairs(c *BLASC) []pair {
 			}
 			return time.Since(t0).Nanoseconds(), nil
 		}},
+		{"call path: raw cublas.Sgemm in a Stream.Do per call, no operands", doRound(0)},
+		{"call path: raw cublas.Sgemm in a Stream.Do per call, A, B, C and the workspace as operands", doRound(4)},
 		{"call path: C, cuCtxGetCurrent before each", cVar(1, 0)},
 		{"call path: C, a 1500 ns gap after each", cVar(0, 1500)},
 	}
@@ -192,7 +226,8 @@ func (f *Fixture) gemmCallPathPairs(c *BLASC) []pair {
 		op := fmt.Sprintf("SGEMM %dx%d (host overhead)", m, m)
 		out = append(out, pair{op: op, a: w.name, bName: "C cublasSgemm_v2", perRound: 200, pairs: 7,
 			setup: func(b *testing.B) (func(int) error, func(int) error) {
-				s, h := blasSetup(b)
+				s, h, wsp := blasSetupWS(b)
+				ws = wsp
 				var x [3]cuda.Slice[float32]
 				for i := range x {
 					var err error

@@ -100,6 +100,12 @@ func (f *Fixture) BLASRows(c *BLASC) []Row {
 // blasSetup makes a context, a stream and a cuBLAS handle on it with a
 // workspace of 32 MiB, closed when the benchmark ends.
 func blasSetup(b *testing.B) (*cuda.Stream, *cublas.BLAS) {
+	s, h, _ := blasSetupWS(b)
+	return s, h
+}
+
+// blasSetupWS is blasSetup that also gives the workspace.
+func blasSetupWS(b *testing.B) (*cuda.Stream, *cublas.BLAS, cuda.Slice[byte]) {
 	_, s := newStream(b)
 	h, err := cublas.New(s)
 	must(b, err)
@@ -108,7 +114,7 @@ func blasSetup(b *testing.B) (*cuda.Stream, *cublas.BLAS) {
 	must(b, err)
 	must(b, h.SetWorkspace(ws))
 	b.Cleanup(func() { must(b, ws.Free()) })
-	return s, h
+	return s, h, ws
 }
 
 // gemmProfileRow is the Go half of the 64x64 SGEMM row as a loop of

@@ -35,6 +35,9 @@ import (
 //     cuda.Stream.Do, with no operands (the stream's hold and the
 //     context's check) or with the four of cublas.Gemm (their holds and
 //     records too): cublas.Gemm less its checks and the handle's hold.
+//   - "cublas.Gemm" (SGEMM) against "Go→C per call" rather than C's
+//     loop: both halves pay the transition, so the difference is the Go
+//     layers' own share (checks, holds, records, the context check).
 //   - "C, cuCtxGetCurrent before each" (SGEMM): what package cuda's
 //     context check adds in C. A call of tens of ns, so the row is also
 //     the gauge of the table's resolution: how far apart two C loops of
@@ -133,19 +136,25 @@ func (f *Fixture) callPathPairs(c *C) []pair {
 }
 
 // gemmCallPathPairs are the call-path rows of the 64x64 SGEMM: each way
-// against C's loop (pb_sgemm), with the enqueue time of each printed as
-// the SGEMM row's is.
+// against C's loop (pb_sgemm) unless it names another, with the enqueue
+// time of each printed as the SGEMM row's is.
 func (f *Fixture) gemmCallPathPairs(c *BLASC) []pair {
 	const m = 64
+	// A round makes k calls and says how long they took to enqueue.
+	type round = func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (enq int64, err error)
 	type way struct {
 		name  string
-		round func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (enq int64, err error)
+		round round
+		// against is the other half of the pair, named vs: C's loop
+		// (pb_sgemm) when nil.
+		vs      string
+		against round
 	}
 	var ws cuda.Slice[byte] // the handle's workspace, set by the setup below
 	// doRound makes each call of the round inside a Stream.Do of its own,
 	// with nops of the operands A, B, C and the workspace: package
 	// cublas's path less its checks and the handle's hold.
-	doRound := func(nops int) func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
+	doRound := func(nops int) round {
 		return func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
 			one, zero := float32(1), float32(0)
 			raw := h.Raw()
@@ -167,25 +176,38 @@ func (f *Fixture) gemmCallPathPairs(c *BLASC) []pair {
 			return time.Since(t0).Nanoseconds(), nil
 		}
 	}
-	cVar := func(ctx int32, gap int) func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
+	cVar := func(ctx int32, gap int) round {
 		return func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
 			var enq int64
 			err := cBLASErr(c.sgemmVar(h.Raw(), s.Raw(), m, x[0].DevicePtr(), x[1].DevicePtr(), x[2].DevicePtr(), int32(k), ctx, gap, &enq))
 			return enq, err
 		}
 	}
-	ways := []way{
-		{"call path: Go→C per call (dl.Call)", func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
-			fr := cframe{Frame: dl.Frame{Fn: c.sgemm1, N: 5}, a: [8]uintptr{uintptr(h.Raw()), m, uintptr(x[0].DevicePtr()), uintptr(x[1].DevicePtr()), uintptr(x[2].DevicePtr())}}
-			t0 := time.Now()
-			for range k {
-				if r := fr.call(); r != 0 {
-					return 0, cBLASErr(r)
-				}
+	// viaDL is C's one call a multiplication, made from Go through
+	// internal/dl: the floor of any call through runtime.cgocall.
+	viaDL := func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
+		fr := cframe{Frame: dl.Frame{Fn: c.sgemm1, N: 5}, a: [8]uintptr{uintptr(h.Raw()), m, uintptr(x[0].DevicePtr()), uintptr(x[1].DevicePtr()), uintptr(x[2].DevicePtr())}}
+		t0 := time.Now()
+		for range k {
+			if r := fr.call(); r != 0 {
+				return 0, cBLASErr(r)
 			}
-			return time.Since(t0).Nanoseconds(), nil
-		}},
-		{"call path: raw generated cublas.Sgemm", func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
+		}
+		return time.Since(t0).Nanoseconds(), nil
+	}
+	gemm := func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
+		t0 := time.Now()
+		for range k {
+			if err := cublas.Gemm(h, cublas.NoTrans, cublas.NoTrans, m, m, m, 1, x[0], m, x[1], m, 0, x[2], m); err != nil {
+				return 0, err
+			}
+		}
+		return time.Since(t0).Nanoseconds(), nil
+	}
+	const floor = "call path: Go→C per call (dl.Call)"
+	ways := []way{
+		{name: floor, round: viaDL},
+		{name: "call path: raw generated cublas.Sgemm", round: func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
 			one, zero := float32(1), float32(0)
 			pa, pb, pc := devPtr32(x[0]), devPtr32(x[1]), devPtr32(x[2])
 			t0 := time.Now()
@@ -196,7 +218,7 @@ func (f *Fixture) gemmCallPathPairs(c *BLASC) []pair {
 			}
 			return time.Since(t0).Nanoseconds(), nil
 		}},
-		{"call path: raw generated cublas.Sgemm, alpha and beta outside Go's memory", func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
+		{name: "call path: raw generated cublas.Sgemm, alpha and beta outside Go's memory", round: func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
 			// A page of its own, neither Go's heap or stacks nor memory
 			// the driver knows: does where alpha and beta live matter?
 			page, err := syscall.Mmap(-1, 0, 4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
@@ -215,16 +237,23 @@ func (f *Fixture) gemmCallPathPairs(c *BLASC) []pair {
 			}
 			return time.Since(t0).Nanoseconds(), nil
 		}},
-		{"call path: raw cublas.Sgemm in a Stream.Do per call, no operands", doRound(0)},
-		{"call path: raw cublas.Sgemm in a Stream.Do per call, A, B, C and the workspace as operands", doRound(4)},
-		{"call path: C, cuCtxGetCurrent before each", cVar(1, 0)},
-		{"call path: C, a 1500 ns gap after each", cVar(0, 1500)},
+		{name: "call path: raw cublas.Sgemm in a Stream.Do per call, no operands", round: doRound(0)},
+		{name: "call path: raw cublas.Sgemm in a Stream.Do per call, A, B, C and the workspace as operands", round: doRound(4)},
+		{name: "call path: C, cuCtxGetCurrent before each", round: cVar(1, 0)},
+		{name: "call path: C, a 1500 ns gap after each", round: cVar(0, 1500)},
+		// The Go layers' own share, the transition in both halves.
+		{name: "call path: cublas.Gemm", round: gemm, vs: floor, against: viaDL},
 	}
 	var out []pair
 	for _, w := range ways {
 		var aEnq, cEnq []float64
 		op := fmt.Sprintf("SGEMM %dx%d (host overhead)", m, m)
-		out = append(out, pair{op: op, a: w.name, bName: "C cublasSgemm_v2", perRound: 200, pairs: 7,
+		// A Go half waits for its round's work here; C's loop waits in C.
+		goB := w.against != nil
+		if !goB {
+			w.vs, w.against = "C cublasSgemm_v2", cVar(0, 0)
+		}
+		out = append(out, pair{op: op, a: w.name, bName: w.vs, perRound: 200, pairs: 7,
 			setup: func(b *testing.B) (func(int) error, func(int) error) {
 				s, h, wsp := blasSetupWS(b)
 				ws = wsp
@@ -244,15 +273,21 @@ func (f *Fixture) gemmCallPathPairs(c *BLASC) []pair {
 						aEnq = append(aEnq, float64(enq)/float64(k))
 						return libcuda.StreamSynchronize(s.Raw())
 					}, func(k int) error {
-						enq, err := cVar(0, 0)(h, s, x, k)
+						enq, err := w.against(h, s, x, k)
+						if err != nil {
+							return err
+						}
 						cEnq = append(cEnq, float64(enq)/float64(k))
-						return err
+						if goB {
+							return libcuda.StreamSynchronize(s.Raw())
+						}
+						return nil
 					}
 			},
 			report: func() {
 				if len(aEnq) > 1 && len(cEnq) > 1 {
 					g, cc := median(aEnq[1:]), median(cEnq[1:])
-					fmt.Fprintf(os.Stderr, "%s, %s: enqueue %.0f ns/call, C %.0f ns/call, %+.0f ns\n", op, w.name, g, cc, g-cc)
+					fmt.Fprintf(os.Stderr, "%s, %s: enqueue %.0f ns/call, %s %.0f ns/call, %+.0f ns\n", op, w.name, g, w.vs, cc, g-cc)
 				}
 			}})
 	}

@@ -37,7 +37,9 @@ import (
 //     records too): cublas.Gemm less its checks and the handle's hold.
 //   - "cublas.Gemm" (SGEMM) against "Go→C per call" rather than C's
 //     loop: both halves pay the transition, so the difference is the Go
-//     layers' own share (checks, holds, records, the context check).
+//     layers' own share (checks, holds, records, the context check);
+//     against the raw wrapper, with and without cuBLAS's work between
+//     the calls (m=n=k=0): what the layers cost with their data warm.
 //   - "C, cuCtxGetCurrent before each" (SGEMM): what package cuda's
 //     context check adds in C. A call of tens of ns, so the row is also
 //     the gauge of the table's resolution: how far apart two C loops of
@@ -195,29 +197,38 @@ func (f *Fixture) gemmCallPathPairs(c *BLASC) []pair {
 		}
 		return time.Since(t0).Nanoseconds(), nil
 	}
-	gemm := func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
-		t0 := time.Now()
-		for range k {
-			if err := cublas.Gemm(h, cublas.NoTrans, cublas.NoTrans, m, m, m, 1, x[0], m, x[1], m, 0, x[2], m); err != nil {
-				return 0, err
-			}
-		}
-		return time.Since(t0).Nanoseconds(), nil
-	}
-	const floor = "call path: Go→C per call (dl.Call)"
-	ways := []way{
-		{name: floor, round: viaDL},
-		{name: "call path: raw generated cublas.Sgemm", round: func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
-			one, zero := float32(1), float32(0)
-			pa, pb, pc := devPtr32(x[0]), devPtr32(x[1]), devPtr32(x[2])
+	// gemm and raw multiply d x d matrices stored with a leading
+	// dimension of m: d = 0 makes cuBLAS return at once, so that the
+	// difference is the Go layers' own work with nothing of cuBLAS's
+	// between two calls.
+	gemm := func(d int) round {
+		return func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
 			t0 := time.Now()
 			for range k {
-				if err := cublas.Sgemm(h.Raw(), cublas.NoTrans, cublas.NoTrans, m, m, m, &one, pa, m, pb, m, &zero, pc, m); err != nil {
+				if err := cublas.Gemm(h, cublas.NoTrans, cublas.NoTrans, d, d, d, 1, x[0], m, x[1], m, 0, x[2], m); err != nil {
 					return 0, err
 				}
 			}
 			return time.Since(t0).Nanoseconds(), nil
-		}},
+		}
+	}
+	raw := func(d int32) round {
+		return func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
+			one, zero := float32(1), float32(0)
+			pa, pb, pc := devPtr32(x[0]), devPtr32(x[1]), devPtr32(x[2])
+			t0 := time.Now()
+			for range k {
+				if err := cublas.Sgemm(h.Raw(), cublas.NoTrans, cublas.NoTrans, d, d, d, &one, pa, m, pb, m, &zero, pc, m); err != nil {
+					return 0, err
+				}
+			}
+			return time.Since(t0).Nanoseconds(), nil
+		}
+	}
+	const floor, rawName = "call path: Go→C per call (dl.Call)", "call path: raw generated cublas.Sgemm"
+	ways := []way{
+		{name: floor, round: viaDL},
+		{name: rawName, round: raw(m)},
 		{name: "call path: raw generated cublas.Sgemm, alpha and beta outside Go's memory", round: func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
 			// A page of its own, neither Go's heap or stacks nor memory
 			// the driver knows: does where alpha and beta live matter?
@@ -242,7 +253,12 @@ func (f *Fixture) gemmCallPathPairs(c *BLASC) []pair {
 		{name: "call path: C, cuCtxGetCurrent before each", round: cVar(1, 0)},
 		{name: "call path: C, a 1500 ns gap after each", round: cVar(0, 1500)},
 		// The Go layers' own share, the transition in both halves.
-		{name: "call path: cublas.Gemm", round: gemm, vs: floor, against: viaDL},
+		{name: "call path: cublas.Gemm", round: gemm(m), vs: floor, against: viaDL},
+		// The same layers over the raw wrapper, with cuBLAS's work between
+		// calls and without it: if the layers cost more beside the real
+		// call, what they cost there is their data made cold by it.
+		{name: "call path: cublas.Gemm over the raw wrapper", round: gemm(m), vs: rawName, against: raw(m)},
+		{name: "call path: cublas.Gemm over the raw wrapper, m=n=k=0 (cuBLAS returns at once)", round: gemm(0), vs: rawName + ", m=n=k=0", against: raw(0)},
 	}
 	var out []pair
 	for _, w := range ways {

@@ -142,8 +142,15 @@ func (f *Fixture) callPathPairs(c *C) []pair {
 // time of each printed as the SGEMM row's is.
 func (f *Fixture) gemmCallPathPairs(c *BLASC) []pair {
 	const m = 64
-	// A round makes k calls and says how long they took to enqueue.
-	type round = func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (enq int64, err error)
+	// A round makes k calls on a pair's handle, stream, matrices and
+	// workspace, and says how long they took to enqueue.
+	type env struct {
+		h  *cublas.BLAS
+		s  *cuda.Stream
+		x  [3]cuda.Slice[float32] // A, B, C
+		ws cuda.Slice[byte]       // the handle's workspace
+	}
+	type round = func(e *env, k int) (enq int64, err error)
 	type way struct {
 		name  string
 		round round
@@ -152,24 +159,23 @@ func (f *Fixture) gemmCallPathPairs(c *BLASC) []pair {
 		vs      string
 		against round
 	}
-	var ws cuda.Slice[byte] // the handle's workspace, set by the setup below
 	// doRound makes each call of the round inside a Stream.Do of its own,
 	// with nops of the operands A, B, C and the workspace: package
 	// cublas's path less its checks and the handle's hold.
 	doRound := func(nops int) round {
-		return func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
+		return func(e *env, k int) (int64, error) {
 			one, zero := float32(1), float32(0)
-			raw := h.Raw()
+			raw := e.h.Raw()
+			// Without operands the addresses are taken once, outside Do.
+			pa, pb, pc := e.x[0].DevicePtr(), e.x[1].DevicePtr(), e.x[2].DevicePtr()
 			t0 := time.Now()
 			for range k {
-				ops := [4]cuda.Operand{x[0].Operand(cuda.Read), x[1].Operand(cuda.Read), x[2].Operand(cuda.ReadWrite), ws.Operand(cuda.ReadWrite)}
-				err := s.Do("bench", ops[:nops], func(libcuda.Stream) error {
-					if nops == 0 {
-						return cublas.Sgemm(raw, cublas.NoTrans, cublas.NoTrans, m, m, m, &one, devPtr32(x[0]), m, devPtr32(x[1]), m, &zero, devPtr32(x[2]), m)
+				ops := [4]cuda.Operand{e.x[0].Operand(cuda.Read), e.x[1].Operand(cuda.Read), e.x[2].Operand(cuda.ReadWrite), e.ws.Operand(cuda.ReadWrite)}
+				err := e.s.Do("bench", ops[:nops], func(libcuda.Stream) error {
+					if nops > 0 {
+						pa, pb, pc = ops[0].Ptr(), ops[1].Ptr(), ops[2].Ptr()
 					}
-					pa, pb, pc := ops[0].Ptr(), ops[1].Ptr(), ops[2].Ptr()
-					return cublas.Sgemm(raw, cublas.NoTrans, cublas.NoTrans, m, m, m, &one, *(**float32)(unsafe.Pointer(&pa)), m,
-						*(**float32)(unsafe.Pointer(&pb)), m, &zero, *(**float32)(unsafe.Pointer(&pc)), m)
+					return cublas.Sgemm(raw, cublas.NoTrans, cublas.NoTrans, m, m, m, &one, f32(pa), m, f32(pb), m, &zero, f32(pc), m)
 				})
 				if err != nil {
 					return 0, err
@@ -179,16 +185,16 @@ func (f *Fixture) gemmCallPathPairs(c *BLASC) []pair {
 		}
 	}
 	cVar := func(ctx int32, gap int) round {
-		return func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
+		return func(e *env, k int) (int64, error) {
 			var enq int64
-			err := cBLASErr(c.sgemmVar(h.Raw(), s.Raw(), m, x[0].DevicePtr(), x[1].DevicePtr(), x[2].DevicePtr(), int32(k), ctx, gap, &enq))
+			err := cBLASErr(c.sgemmVar(e.h.Raw(), e.s.Raw(), m, e.x[0].DevicePtr(), e.x[1].DevicePtr(), e.x[2].DevicePtr(), int32(k), ctx, gap, &enq))
 			return enq, err
 		}
 	}
 	// viaDL is C's one call a multiplication, made from Go through
 	// internal/dl: the floor of any call through runtime.cgocall.
-	viaDL := func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
-		fr := cframe{Frame: dl.Frame{Fn: c.sgemm1, N: 5}, a: [8]uintptr{uintptr(h.Raw()), m, uintptr(x[0].DevicePtr()), uintptr(x[1].DevicePtr()), uintptr(x[2].DevicePtr())}}
+	viaDL := func(e *env, k int) (int64, error) {
+		fr := cframe{Frame: dl.Frame{Fn: c.sgemm1, N: 5}, a: [8]uintptr{uintptr(e.h.Raw()), m, uintptr(e.x[0].DevicePtr()), uintptr(e.x[1].DevicePtr()), uintptr(e.x[2].DevicePtr())}}
 		t0 := time.Now()
 		for range k {
 			if r := fr.call(); r != 0 {
@@ -202,34 +208,38 @@ func (f *Fixture) gemmCallPathPairs(c *BLASC) []pair {
 	// difference is the Go layers' own work with nothing of cuBLAS's
 	// between two calls.
 	gemm := func(d int) round {
-		return func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
+		return func(e *env, k int) (int64, error) {
 			t0 := time.Now()
 			for range k {
-				if err := cublas.Gemm(h, cublas.NoTrans, cublas.NoTrans, d, d, d, 1, x[0], m, x[1], m, 0, x[2], m); err != nil {
+				if err := cublas.Gemm(e.h, cublas.NoTrans, cublas.NoTrans, d, d, d, 1, e.x[0], m, e.x[1], m, 0, e.x[2], m); err != nil {
 					return 0, err
 				}
 			}
 			return time.Since(t0).Nanoseconds(), nil
 		}
 	}
-	raw := func(d int32) round {
-		return func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
-			one, zero := float32(1), float32(0)
-			pa, pb, pc := devPtr32(x[0]), devPtr32(x[1]), devPtr32(x[2])
-			t0 := time.Now()
-			for range k {
-				if err := cublas.Sgemm(h.Raw(), cublas.NoTrans, cublas.NoTrans, d, d, d, &one, pa, m, pb, m, &zero, pc, m); err != nil {
-					return 0, err
-				}
+	// rawCalls is the raw wrapper's loop, alpha and beta at one and zero.
+	rawCalls := func(e *env, k int, d int32, one, zero *float32) (int64, error) {
+		pa, pb, pc := f32(e.x[0].DevicePtr()), f32(e.x[1].DevicePtr()), f32(e.x[2].DevicePtr())
+		t0 := time.Now()
+		for range k {
+			if err := cublas.Sgemm(e.h.Raw(), cublas.NoTrans, cublas.NoTrans, d, d, d, one, pa, m, pb, m, zero, pc, m); err != nil {
+				return 0, err
 			}
-			return time.Since(t0).Nanoseconds(), nil
+		}
+		return time.Since(t0).Nanoseconds(), nil
+	}
+	raw := func(d int32) round {
+		return func(e *env, k int) (int64, error) {
+			one, zero := float32(1), float32(0)
+			return rawCalls(e, k, d, &one, &zero)
 		}
 	}
 	const floor, rawName = "call path: Go→C per call (dl.Call)", "call path: raw generated cublas.Sgemm"
 	ways := []way{
 		{name: floor, round: viaDL},
 		{name: rawName, round: raw(m)},
-		{name: "call path: raw generated cublas.Sgemm, alpha and beta outside Go's memory", round: func(h *cublas.BLAS, s *cuda.Stream, x [3]cuda.Slice[float32], k int) (int64, error) {
+		{name: "call path: raw generated cublas.Sgemm, alpha and beta outside Go's memory", round: func(e *env, k int) (int64, error) {
 			// A page of its own, neither Go's heap or stacks nor memory
 			// the driver knows: does where alpha and beta live matter?
 			page, err := syscall.Mmap(-1, 0, 4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_ANON|syscall.MAP_PRIVATE)
@@ -239,14 +249,7 @@ func (f *Fixture) gemmCallPathPairs(c *BLASC) []pair {
 			defer syscall.Munmap(page)
 			one, zero := (*float32)(unsafe.Pointer(&page[0])), (*float32)(unsafe.Pointer(&page[64]))
 			*one = 1
-			pa, pb, pc := devPtr32(x[0]), devPtr32(x[1]), devPtr32(x[2])
-			t0 := time.Now()
-			for range k {
-				if err := cublas.Sgemm(h.Raw(), cublas.NoTrans, cublas.NoTrans, m, m, m, one, pa, m, pb, m, zero, pc, m); err != nil {
-					return 0, err
-				}
-			}
-			return time.Since(t0).Nanoseconds(), nil
+			return rawCalls(e, k, m, one, zero)
 		}},
 		{name: "call path: raw cublas.Sgemm in a Stream.Do per call, no operands", round: doRound(0)},
 		{name: "call path: raw cublas.Sgemm in a Stream.Do per call, A, B, C and the workspace as operands", round: doRound(4)},
@@ -271,25 +274,25 @@ func (f *Fixture) gemmCallPathPairs(c *BLASC) []pair {
 		}
 		out = append(out, pair{op: op, a: w.name, bName: w.vs, perRound: 200, pairs: 7,
 			setup: func(b *testing.B) (func(int) error, func(int) error) {
-				s, h, wsp := blasSetupWS(b)
-				ws = wsp
-				var x [3]cuda.Slice[float32]
-				for i := range x {
+				e := &env{}
+				e.s, e.h, e.ws = blasSetupWS(b)
+				for i := range e.x {
 					var err error
-					x[i], err = cuda.Alloc[float32](s, m*m)
+					e.x[i], err = cuda.Alloc[float32](e.s, m*m)
 					must(b, err)
-					b.Cleanup(func() { must(b, x[i].Free()) })
-					must(b, cuda.Memset(s, x[i], 0.01))
+					b.Cleanup(func() { must(b, e.x[i].Free()) })
+					must(b, cuda.Memset(e.s, e.x[i], 0.01))
 				}
+				s := e.s
 				return func(k int) error {
-						enq, err := w.round(h, s, x, k)
+						enq, err := w.round(e, k)
 						if err != nil {
 							return err
 						}
 						aEnq = append(aEnq, float64(enq)/float64(k))
 						return libcuda.StreamSynchronize(s.Raw())
 					}, func(k int) error {
-						enq, err := w.against(h, s, x, k)
+						enq, err := w.against(e, k)
 						if err != nil {
 							return err
 						}
@@ -310,7 +313,5 @@ func (f *Fixture) gemmCallPathPairs(c *BLASC) []pair {
 	return out
 }
 
-func devPtr32(s cuda.Slice[float32]) *float32 {
-	p := s.DevicePtr()
-	return *(**float32)(unsafe.Pointer(&p))
-}
+// f32 is a device address as the *float32 that cuBLAS's signatures take.
+func f32(p libcuda.Deviceptr) *float32 { return *(**float32)(unsafe.Pointer(&p)) }

@@ -261,7 +261,10 @@ func (m *Managed[T]) LastPrefetch() (loc Location, ok bool, err error) {
 	}
 	defer a.mu.RUnlock()
 	var v int32
-	if err := libcuda.MemRangeGetAttribute(unsafe.Pointer(&v), 4, libcuda.CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION, p, uint64(a.bytes)); err != nil {
+	// In the memory's context: the driver needs one current for this.
+	if err := a.ctx.do(func() error {
+		return libcuda.MemRangeGetAttribute(unsafe.Pointer(&v), 4, libcuda.CU_MEM_RANGE_ATTRIBUTE_LAST_PREFETCH_LOCATION, p, uint64(a.bytes))
+	}); err != nil {
 		return Location{}, false, driverErr("cuMemRangeGetAttribute", err)
 	}
 	switch {

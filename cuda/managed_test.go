@@ -2,11 +2,13 @@ package cuda_test
 
 import (
 	"errors"
+	"runtime"
 	"slices"
 	"testing"
 
 	"github.com/purecuda/purecuda/cuda"
 	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/libcuda"
 )
 
 // Managed memory written on the host, prefetched to the device, changed
@@ -82,5 +84,26 @@ func TestManagedMemoryHostKernelHostWithPrefetch(t *testing.T) {
 	}
 	if _, err := cuda.AllocManaged[int32](f.ctx, 0, cuda.AttachGlobal); !errors.Is(err, cuda.ErrLength) {
 		t.Errorf("AllocManaged of 0: %v, want ErrLength", err)
+	}
+}
+
+// Managed's queries run in the memory's context, whatever the calling
+// thread has current: LastPrefetch on a thread with no context current
+// answers (cuMemRangeGetAttribute needs one; it once ran on whatever
+// thread the goroutine was on, and failed with CUDA_ERROR_INVALID_CONTEXT
+// there).
+func TestManagedLastPrefetchNeedsNoCurrentContext(t *testing.T) {
+	f := newFixture(t)
+	m, err := cuda.AllocManaged[int32](f.ctx, 1024, cuda.AttachGlobal)
+	testenv.Must(t, err)
+	defer func() { testenv.Must(t, m.Free()) }()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var prev libcuda.Context
+	testenv.Must(t, libcuda.CtxGetCurrent(&prev))
+	testenv.Must(t, libcuda.CtxSetCurrent(0))
+	defer testenv.RestoreCurrent(t, prev)
+	if _, ok, err := m.LastPrefetch(); err != nil || ok {
+		t.Errorf("LastPrefetch with no context current: ok %v, %v; want no prefetch and no error", ok, err)
 	}
 }

@@ -2643,12 +2643,19 @@ CUresult cuMemAdvise_v2(CUdeviceptr p, size_t n, int advice, CUmemLocation loc) 
     return m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+/* As the driver does (measured on the H200), it needs a current context:
+ * CUDA_ERROR_INVALID_CONTEXT on a thread that has none. */
 CUresult cuMemRangeGetAttribute(void *data, size_t size, int attr, CUdeviceptr p, size_t n) {
     FAIL_POINT("cuMemRangeGetAttribute");
     if (!data || size < 4) return CUDA_ERROR_INVALID_VALUE;
     LOCK();
-    struct managed *m = managed_of((uintptr_t)p, n);
-    CUresult r = m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    CUcontext c;
+    struct managed *m = NULL;
+    CUresult r = current_ctx(&c);
+    if (!r) {
+        m = managed_of((uintptr_t)p, n);
+        r = m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    }
     int *v = data;
     if (!r) switch (attr) {
         case 1: *v = m->read_mostly; break;

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/purecuda/purecuda/hostmem"
 	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 )
@@ -11,7 +12,11 @@ import (
 // The tests run against the simulator (default) or the real driver (-tags
 // gpu), set up by internal/testenv, whose helpers they call.
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	// No background unregister in flight when a test holds a stream.
+	testenv.BeforeHold = func() { hostmem.Trim() }
+	testenv.Main(m)
+}
 
 // captureModes are the driver's three capture modes.
 var captureModes = []libcuda.StreamCaptureMode{

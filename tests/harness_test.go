@@ -3,6 +3,7 @@ package tests
 import (
 	"testing"
 
+	"github.com/purecuda/purecuda/hostmem"
 	"github.com/purecuda/purecuda/internal/testenv"
 )
 
@@ -10,4 +11,8 @@ import (
 // gpu), set up by internal/testenv (and internal/testenv/memtest), whose
 // helpers they call.
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) {
+	// No background unregister in flight when a test holds a stream.
+	testenv.BeforeHold = func() { hostmem.Trim() }
+	testenv.Main(m)
+}

@@ -47,6 +47,9 @@ func NewGate(t testing.TB) *Gate {
 // s, as cuMemFree does), and before those registered later with Fenced.
 func (g *Gate) Hold(t testing.TB, s libcuda.Stream) {
 	t.Helper()
+	if BeforeHold != nil && !anyHeldClosed() {
+		BeforeHold()
+	}
 	Must(t, libcuda.StreamWaitValue32(s, g.dev, 1, uint32(libcuda.CU_STREAM_WAIT_VALUE_GEQ)))
 	held.mu.Lock()
 	if held.m == nil {
@@ -59,6 +62,33 @@ func (g *Gate) Hold(t testing.TB, s libcuda.Stream) {
 		t.Cleanup(func() { openHeld(t) })
 	}
 	t.Cleanup(g.Open)
+}
+
+// BeforeHold, when set, runs in Hold before the stream is held, unless a
+// stream is held already by a gate still closed. The tests of packages that
+// use hostmem set it to hostmem.Trim: a background unregister waits for
+// every stream, a held one too, and the driver calls of other threads wait
+// for that unregister, so one that starts before the hold and reaches the
+// driver after it deadlocks a test whose next driver call comes before its
+// gate opens. Trim ends the batch in flight and every retired
+// registration first. (testenv cannot import hostmem: hostmem's own tests
+// import testenv.)
+var BeforeHold func()
+
+// anyHeldClosed says whether a gate of some test holds a stream and is
+// still closed: then BeforeHold, which waits for the device, would wait for
+// that gate.
+func anyHeldClosed() bool {
+	held.mu.Lock()
+	defer held.mu.Unlock()
+	for _, gates := range held.m {
+		for _, g := range gates {
+			if !g.freed && atomic.LoadUint32((*uint32)(g.host)) == 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // held lists, for each test, the gates it holds streams with.

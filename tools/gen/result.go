@@ -72,10 +72,7 @@ func (r %[1]s) Error() string { return r.String() + " (" + strconv.Itoa(int(r)) 
 `, name, example+" ("+g.enumValue(e, example)+")", success, example)
 		return "import \"strconv\"\n\n" + b.String()
 	}
-	loaded := g.lib.loaded
-	if loaded == "" {
-		loaded = "lazy.Loaded()"
-	}
+	loaded := "lazy.Loaded()"
 	fmt.Fprintf(&b, `// Error returns the C name of r and its number, then the library's own
 // text for r where the library is loaded and that text says more than the
 // name (%[5]s), as in
@@ -236,7 +233,7 @@ func (p *proc) fn() (uintptr, error) {
 	return lazy.Resolve(&p.addr, p.symbol)
 }
 
-%[2]s`, strings.Join(g.lib.files, ", "), result)
+%[2]s`, strings.Join(g.lib.files(), ", "), result)
 	return g.ownImports([]string{"sync/atomic", "unsafe"}, result, dl) + body
 }
 

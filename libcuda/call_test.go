@@ -10,6 +10,9 @@ import (
 	"github.com/purecuda/purecuda/internal/dl"
 )
 
+// maxArgWords is the most arguments a call can pass.
+const maxArgWords = dl.MaxArgWords
+
 func mustSym(t testing.TB, lib dl.Library, name string) uintptr {
 	t.Helper()
 	a, ok := lib.Sym(name)

@@ -82,7 +82,7 @@ func generate(h *header) (files generated, c counts, err error) {
 		texts["zload.go"] = g.loadFile()
 	}
 	constraints := map[string]string{}
-	if l.what != "" && !l.byVersion {
+	if l.what != "" {
 		texts["zproc.go"] = g.procFile()
 		calls, cons := g.callFiles(texts["zapi.go"])
 		for name, text := range calls {

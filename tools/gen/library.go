@@ -83,8 +83,8 @@ type library struct {
 	// status's message is its name and number.
 	errorText string
 	// unreached is the status that call's stub returns where no library
-	// can be loaded (zcall_other.go), for the libraries resolved by name;
-	// a wrapper returns the load error before it reaches call.
+	// can be loaded (zcall_other.go); a wrapper returns the load error
+	// before it reaches call.
 	unreached string
 	// typePrefix matches the C type names whose Go name drops a prefix;
 	// its group 1 is the rest, which becomes the Go name.
@@ -181,6 +181,7 @@ func set(names ...string) map[string]bool {
 var libraries = []*library{
 	{
 		pkg:        "libcuda",
+		unreached:  "CUDA_ERROR_NOT_SUPPORTED",
 		headers:    []string{"cuda.h", "cudaTypedefs.h"},
 		result:     "CUresult",
 		errorText:  "cuGetErrorString",

@@ -29,11 +29,11 @@
 //	                 SymbolError, on internal/dl's Open and Lazy
 //	ztypes.go        handles, scalar typedefs, structs, unions, function pointers
 //	zconst.go        enums with String methods, #define constants
-//	zproc.go         (the libraries resolved by symbol name, all but libcuda) the
-//	                 proc each wrapper holds, resolved through the package's dl.Lazy,
-//	                 and the call frame
-//	zcall*.go        (the same) call: internal/dl's trampoline, or a stub where it
-//	                 does not run
+//	zproc.go         the call frame, and (the libraries resolved by symbol name, all
+//	                 but libcuda, whose proc.go uses cuGetProcAddress_v2) the proc
+//	                 each wrapper holds, resolved through the package's dl.Lazy
+//	zcall*.go        call: internal/dl's trampoline, or a stub where it does not
+//	                 run; libcuda's also callPinned, callQueued, callFence, callf
 //	zresult.go       the status type as an error: Error, Description (the library's
 //	                 text, where it has one), every value boxed once (not for
 //	                 libtypes, nor cublaslt, whose status is cublas's)

@@ -1,7 +1,6 @@
 package dl
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -262,10 +261,6 @@ func (s *Spec) ErrorText(f *Failure) string {
 	}
 	return b.String()
 }
-
-// errUnsupported is the reason OpenLibrary fails where NVIDIA ships no
-// CUDA libraries.
-var errUnsupported = errors.New("NVIDIA ships no such library for this system")
 
 // SymbolText is the message of a package's SymbolError: symbol is not
 // provided by the library opened at path, whose version (version, or

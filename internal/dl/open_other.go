@@ -3,9 +3,14 @@
 package dl
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 )
+
+// errUnsupported is the reason OpenLibrary fails where NVIDIA ships no
+// CUDA libraries.
+var errUnsupported = errors.New("NVIDIA ships no such library for this system")
 
 // OpenLibrary fails: NVIDIA ships no CUDA libraries for this system.
 func OpenLibrary(path string) (Library, error) {

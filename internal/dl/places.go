@@ -61,7 +61,27 @@ func (s *Spec) linuxPlaces(getenv func(string) string) (places, sites []string) 
 	if len(s.Pip) == 0 {
 		return dedup(places), nil
 	}
-	type site struct{ pattern, from string }
+	for _, st := range pythonSites(getenv) {
+		for _, dir := range s.Pip {
+			add(filepath.Join(st.pattern, "nvidia", dir, "lib"))
+		}
+		if st.from != "" {
+			sites = append(sites, st.pattern+" ("+st.from+")")
+		} else {
+			sites = append(sites, st.pattern)
+		}
+	}
+	return dedup(places), sites
+}
+
+// site is a Python site-packages folder (a glob pattern), and where it
+// came from ("$VIRTUAL_ENV", "the python3 on PATH: ...") for the error.
+type site struct{ pattern, from string }
+
+// pythonSites lists the site-packages folders where pip's wheels are
+// looked for, in order, without repeats: those of $VIRTUAL_ENV,
+// $CONDA_PREFIX, the python3 on PATH, ~/.local, /usr/local and /usr.
+func pythonSites(getenv func(string) string) []site {
 	var all []site
 	prefix := func(dir, from string, dist bool) {
 		all = append(all, site{filepath.Join(dir, "lib", "python3*", "site-packages"), from})
@@ -88,21 +108,14 @@ func (s *Spec) linuxPlaces(getenv func(string) string) (places, sites []string) 
 	prefix("/usr", "", true)
 	all = append(all, site{"/usr/lib64/python3*/site-packages", ""})
 	seen := map[string]bool{}
+	out := all[:0]
 	for _, st := range all {
-		if seen[st.pattern] {
-			continue
-		}
-		seen[st.pattern] = true
-		for _, dir := range s.Pip {
-			add(filepath.Join(st.pattern, "nvidia", dir, "lib"))
-		}
-		if st.from != "" {
-			sites = append(sites, st.pattern+" ("+st.from+")")
-		} else {
-			sites = append(sites, st.pattern)
+		if !seen[st.pattern] {
+			seen[st.pattern] = true
+			out = append(out, st)
 		}
 	}
-	return dedup(places), sites
+	return out
 }
 
 // pythonPrefixes finds the first python3 on $PATH (read through getenv)

@@ -137,10 +137,10 @@ func GemmBatchedEx[TA, TB, TC Elem](h *BLAS, transA, transB Operation, m, n, k i
 		pc := devPtr[unsafe.Pointer](ops[cAt].Ptr())
 		var err error
 		if small {
-			err = RawGemmBatchedEx(st.raw, transA, transB, int32(m), int32(n), int32(k), unsafe.Pointer(&al), pa, at, int32(lda),
+			err = gemmBatchedEx(st.raw, transA, transB, int32(m), int32(n), int32(k), unsafe.Pointer(&al), pa, at, int32(lda),
 				pb, bt, int32(ldb), unsafe.Pointer(&be), pc, ct, int32(ldc), int32(count), compute, CUBLAS_GEMM_DEFAULT)
 		} else {
-			err = RawGemmBatchedEx64(st.raw, transA, transB, int64(m), int64(n), int64(k), unsafe.Pointer(&al), pa, at, int64(lda),
+			err = gemmBatchedEx64(st.raw, transA, transB, int64(m), int64(n), int64(k), unsafe.Pointer(&al), pa, at, int64(lda),
 				pb, bt, int64(ldb), unsafe.Pointer(&be), pc, ct, int64(ldc), int64(count), compute, CUBLAS_GEMM_DEFAULT)
 		}
 		return callErr(sym, err)

@@ -114,10 +114,10 @@ func GemmEx[TA, TB, TC Elem](h *BLAS, transA, transB Operation, m, n, k int, alp
 		pc := unsafe.Pointer(devPtr[byte](ops[2].Ptr()))
 		var err error
 		if small {
-			err = RawGemmEx(st.raw, transA, transB, int32(m), int32(n), int32(k), unsafe.Pointer(&al), pa, at, int32(lda),
+			err = gemmEx(st.raw, transA, transB, int32(m), int32(n), int32(k), unsafe.Pointer(&al), pa, at, int32(lda),
 				pb, bt, int32(ldb), unsafe.Pointer(&be), pc, ct, int32(ldc), compute, CUBLAS_GEMM_DEFAULT)
 		} else {
-			err = RawGemmEx64(st.raw, transA, transB, int64(m), int64(n), int64(k), unsafe.Pointer(&al), pa, at, int64(lda),
+			err = gemmEx64(st.raw, transA, transB, int64(m), int64(n), int64(k), unsafe.Pointer(&al), pa, at, int64(lda),
 				pb, bt, int64(ldb), unsafe.Pointer(&be), pc, ct, int64(ldc), compute, CUBLAS_GEMM_DEFAULT)
 		}
 		return callErr(sym, err)

@@ -11613,11 +11613,11 @@ func SgemmEx64(handle Handle, transa Operation, transb Operation, m int64, n int
 	return procSgemmEx64.result(_f.r)
 }
 
-// RawGemmEx calls cublasGemmEx.
+// gemmEx calls cublasGemmEx.
 //
 //	cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const void *alpha, const void *A, cudaDataType Atype, int lda, const void *B, cudaDataType Btype, int ldb, const void *beta, void *C, cudaDataType Ctype, int ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo);
-func RawGemmEx(handle Handle, transa Operation, transb Operation, m int32, n int32, k int32, alpha unsafe.Pointer, A unsafe.Pointer, Atype libtypes.DataType, lda int32, B unsafe.Pointer, Btype libtypes.DataType, ldb int32, beta unsafe.Pointer, C unsafe.Pointer, Ctype libtypes.DataType, ldc int32, computeType ComputeType, algo GemmAlgo) error {
-	_fn, _err := procRawGemmEx.fn()
+func gemmEx(handle Handle, transa Operation, transb Operation, m int32, n int32, k int32, alpha unsafe.Pointer, A unsafe.Pointer, Atype libtypes.DataType, lda int32, B unsafe.Pointer, Btype libtypes.DataType, ldb int32, beta unsafe.Pointer, C unsafe.Pointer, Ctype libtypes.DataType, ldc int32, computeType ComputeType, algo GemmAlgo) error {
+	_fn, _err := procgemmEx.fn()
 	if _err != nil {
 		return _err
 	}
@@ -11664,14 +11664,14 @@ func RawGemmEx(handle Handle, transa Operation, transb Operation, m int32, n int
 	_f.a17 = uintptr(computeType)
 	_f.a18 = uintptr(algo)
 	call(&_f.frame)
-	return procRawGemmEx.result(_f.r)
+	return procgemmEx.result(_f.r)
 }
 
-// RawGemmEx64 calls cublasGemmEx_64.
+// gemmEx64 calls cublasGemmEx_64.
 //
 //	cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const void *alpha, const void *A, cudaDataType Atype, int64_t lda, const void *B, cudaDataType Btype, int64_t ldb, const void *beta, void *C, cudaDataType Ctype, int64_t ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo);
-func RawGemmEx64(handle Handle, transa Operation, transb Operation, m int64, n int64, k int64, alpha unsafe.Pointer, A unsafe.Pointer, Atype libtypes.DataType, lda int64, B unsafe.Pointer, Btype libtypes.DataType, ldb int64, beta unsafe.Pointer, C unsafe.Pointer, Ctype libtypes.DataType, ldc int64, computeType ComputeType, algo GemmAlgo) error {
-	_fn, _err := procRawGemmEx64.fn()
+func gemmEx64(handle Handle, transa Operation, transb Operation, m int64, n int64, k int64, alpha unsafe.Pointer, A unsafe.Pointer, Atype libtypes.DataType, lda int64, B unsafe.Pointer, Btype libtypes.DataType, ldb int64, beta unsafe.Pointer, C unsafe.Pointer, Ctype libtypes.DataType, ldc int64, computeType ComputeType, algo GemmAlgo) error {
+	_fn, _err := procgemmEx64.fn()
 	if _err != nil {
 		return _err
 	}
@@ -11718,7 +11718,7 @@ func RawGemmEx64(handle Handle, transa Operation, transb Operation, m int64, n i
 	_f.a17 = uintptr(computeType)
 	_f.a18 = uintptr(algo)
 	call(&_f.frame)
-	return procRawGemmEx64.result(_f.r)
+	return procgemmEx64.result(_f.r)
 }
 
 // CgemmEx calls cublasCgemmEx.
@@ -15777,11 +15777,11 @@ func ZgemmStridedBatched64(handle Handle, transa Operation, transb Operation, m 
 	return procZgemmStridedBatched64.result(_f.r)
 }
 
-// RawGemmBatchedEx calls cublasGemmBatchedEx.
+// gemmBatchedEx calls cublasGemmBatchedEx.
 //
 //	cublasStatus_t cublasGemmBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const void *alpha, const void * const Aarray[], cudaDataType Atype, int lda, const void * const Barray[], cudaDataType Btype, int ldb, const void *beta, void * const Carray[], cudaDataType Ctype, int ldc, int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo);
-func RawGemmBatchedEx(handle Handle, transa Operation, transb Operation, m int32, n int32, k int32, alpha unsafe.Pointer, Aarray *unsafe.Pointer, Atype libtypes.DataType, lda int32, Barray *unsafe.Pointer, Btype libtypes.DataType, ldb int32, beta unsafe.Pointer, Carray *unsafe.Pointer, Ctype libtypes.DataType, ldc int32, batchCount int32, computeType ComputeType, algo GemmAlgo) error {
-	_fn, _err := procRawGemmBatchedEx.fn()
+func gemmBatchedEx(handle Handle, transa Operation, transb Operation, m int32, n int32, k int32, alpha unsafe.Pointer, Aarray *unsafe.Pointer, Atype libtypes.DataType, lda int32, Barray *unsafe.Pointer, Btype libtypes.DataType, ldb int32, beta unsafe.Pointer, Carray *unsafe.Pointer, Ctype libtypes.DataType, ldc int32, batchCount int32, computeType ComputeType, algo GemmAlgo) error {
+	_fn, _err := procgemmBatchedEx.fn()
 	if _err != nil {
 		return _err
 	}
@@ -15830,14 +15830,14 @@ func RawGemmBatchedEx(handle Handle, transa Operation, transb Operation, m int32
 	_f.a18 = uintptr(computeType)
 	_f.a19 = uintptr(algo)
 	call(&_f.frame)
-	return procRawGemmBatchedEx.result(_f.r)
+	return procgemmBatchedEx.result(_f.r)
 }
 
-// RawGemmBatchedEx64 calls cublasGemmBatchedEx_64.
+// gemmBatchedEx64 calls cublasGemmBatchedEx_64.
 //
 //	cublasStatus_t cublasGemmBatchedEx_64(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const void *alpha, const void * const Aarray[], cudaDataType Atype, int64_t lda, const void * const Barray[], cudaDataType Btype, int64_t ldb, const void *beta, void * const Carray[], cudaDataType Ctype, int64_t ldc, int64_t batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo);
-func RawGemmBatchedEx64(handle Handle, transa Operation, transb Operation, m int64, n int64, k int64, alpha unsafe.Pointer, Aarray *unsafe.Pointer, Atype libtypes.DataType, lda int64, Barray *unsafe.Pointer, Btype libtypes.DataType, ldb int64, beta unsafe.Pointer, Carray *unsafe.Pointer, Ctype libtypes.DataType, ldc int64, batchCount int64, computeType ComputeType, algo GemmAlgo) error {
-	_fn, _err := procRawGemmBatchedEx64.fn()
+func gemmBatchedEx64(handle Handle, transa Operation, transb Operation, m int64, n int64, k int64, alpha unsafe.Pointer, Aarray *unsafe.Pointer, Atype libtypes.DataType, lda int64, Barray *unsafe.Pointer, Btype libtypes.DataType, ldb int64, beta unsafe.Pointer, Carray *unsafe.Pointer, Ctype libtypes.DataType, ldc int64, batchCount int64, computeType ComputeType, algo GemmAlgo) error {
+	_fn, _err := procgemmBatchedEx64.fn()
 	if _err != nil {
 		return _err
 	}
@@ -15886,14 +15886,14 @@ func RawGemmBatchedEx64(handle Handle, transa Operation, transb Operation, m int
 	_f.a18 = uintptr(computeType)
 	_f.a19 = uintptr(algo)
 	call(&_f.frame)
-	return procRawGemmBatchedEx64.result(_f.r)
+	return procgemmBatchedEx64.result(_f.r)
 }
 
-// GemmStridedBatchedEx calls cublasGemmStridedBatchedEx.
+// gemmStridedBatchedEx calls cublasGemmStridedBatchedEx.
 //
 //	cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const void *alpha, const void *A, cudaDataType Atype, int lda, long long int strideA, const void *B, cudaDataType Btype, int ldb, long long int strideB, const void *beta, void *C, cudaDataType Ctype, int ldc, long long int strideC, int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo);
-func GemmStridedBatchedEx(handle Handle, transa Operation, transb Operation, m int32, n int32, k int32, alpha unsafe.Pointer, A unsafe.Pointer, Atype libtypes.DataType, lda int32, strideA int64, B unsafe.Pointer, Btype libtypes.DataType, ldb int32, strideB int64, beta unsafe.Pointer, C unsafe.Pointer, Ctype libtypes.DataType, ldc int32, strideC int64, batchCount int32, computeType ComputeType, algo GemmAlgo) error {
-	_fn, _err := procGemmStridedBatchedEx.fn()
+func gemmStridedBatchedEx(handle Handle, transa Operation, transb Operation, m int32, n int32, k int32, alpha unsafe.Pointer, A unsafe.Pointer, Atype libtypes.DataType, lda int32, strideA int64, B unsafe.Pointer, Btype libtypes.DataType, ldb int32, strideB int64, beta unsafe.Pointer, C unsafe.Pointer, Ctype libtypes.DataType, ldc int32, strideC int64, batchCount int32, computeType ComputeType, algo GemmAlgo) error {
+	_fn, _err := procgemmStridedBatchedEx.fn()
 	if _err != nil {
 		return _err
 	}
@@ -15948,14 +15948,14 @@ func GemmStridedBatchedEx(handle Handle, transa Operation, transb Operation, m i
 	_f.a21 = uintptr(computeType)
 	_f.a22 = uintptr(algo)
 	call(&_f.frame)
-	return procGemmStridedBatchedEx.result(_f.r)
+	return procgemmStridedBatchedEx.result(_f.r)
 }
 
-// GemmStridedBatchedEx64 calls cublasGemmStridedBatchedEx_64.
+// gemmStridedBatchedEx64 calls cublasGemmStridedBatchedEx_64.
 //
 //	cublasStatus_t cublasGemmStridedBatchedEx_64(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int64_t m, int64_t n, int64_t k, const void *alpha, const void *A, cudaDataType Atype, int64_t lda, long long int strideA, const void *B, cudaDataType Btype, int64_t ldb, long long int strideB, const void *beta, void *C, cudaDataType Ctype, int64_t ldc, long long int strideC, int64_t batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo);
-func GemmStridedBatchedEx64(handle Handle, transa Operation, transb Operation, m int64, n int64, k int64, alpha unsafe.Pointer, A unsafe.Pointer, Atype libtypes.DataType, lda int64, strideA int64, B unsafe.Pointer, Btype libtypes.DataType, ldb int64, strideB int64, beta unsafe.Pointer, C unsafe.Pointer, Ctype libtypes.DataType, ldc int64, strideC int64, batchCount int64, computeType ComputeType, algo GemmAlgo) error {
-	_fn, _err := procGemmStridedBatchedEx64.fn()
+func gemmStridedBatchedEx64(handle Handle, transa Operation, transb Operation, m int64, n int64, k int64, alpha unsafe.Pointer, A unsafe.Pointer, Atype libtypes.DataType, lda int64, strideA int64, B unsafe.Pointer, Btype libtypes.DataType, ldb int64, strideB int64, beta unsafe.Pointer, C unsafe.Pointer, Ctype libtypes.DataType, ldc int64, strideC int64, batchCount int64, computeType ComputeType, algo GemmAlgo) error {
+	_fn, _err := procgemmStridedBatchedEx64.fn()
 	if _err != nil {
 		return _err
 	}
@@ -16010,7 +16010,7 @@ func GemmStridedBatchedEx64(handle Handle, transa Operation, transb Operation, m
 	_f.a21 = uintptr(computeType)
 	_f.a22 = uintptr(algo)
 	call(&_f.frame)
-	return procGemmStridedBatchedEx64.result(_f.r)
+	return procgemmStridedBatchedEx64.result(_f.r)
 }
 
 // SgemmGroupedBatched calls cublasSgemmGroupedBatched.
@@ -18620,8 +18620,6 @@ var (
 	procDznrm264                                      = proc{symbol: "cublasDznrm2_v2_64"}
 	procGemmGroupedBatchedEx                          = proc{symbol: "cublasGemmGroupedBatchedEx"}
 	procGemmGroupedBatchedEx64                        = proc{symbol: "cublasGemmGroupedBatchedEx_64"}
-	procGemmStridedBatchedEx                          = proc{symbol: "cublasGemmStridedBatchedEx"}
-	procGemmStridedBatchedEx64                        = proc{symbol: "cublasGemmStridedBatchedEx_64"}
 	procGetAtomicsMode                                = proc{symbol: "cublasGetAtomicsMode"}
 	procGetCudartVersion                              = proc{symbol: "cublasGetCudartVersion"}
 	procGetEmulationSpecialValuesSupport              = proc{symbol: "cublasGetEmulationSpecialValuesSupport"}
@@ -18670,10 +18668,6 @@ var (
 	procLoggerConfigure                               = proc{symbol: "cublasLoggerConfigure"}
 	procNrm2Ex                                        = proc{symbol: "cublasNrm2Ex"}
 	procNrm2Ex64                                      = proc{symbol: "cublasNrm2Ex_64"}
-	procRawGemmBatchedEx                              = proc{symbol: "cublasGemmBatchedEx"}
-	procRawGemmBatchedEx64                            = proc{symbol: "cublasGemmBatchedEx_64"}
-	procRawGemmEx                                     = proc{symbol: "cublasGemmEx"}
-	procRawGemmEx64                                   = proc{symbol: "cublasGemmEx_64"}
 	procRotEx                                         = proc{symbol: "cublasRotEx"}
 	procRotEx64                                       = proc{symbol: "cublasRotEx_64"}
 	procRotgEx                                        = proc{symbol: "cublasRotgEx"}
@@ -18907,6 +18901,12 @@ var (
 	procZtrsv                                         = proc{symbol: "cublasZtrsv_v2"}
 	procZtrsv64                                       = proc{symbol: "cublasZtrsv_v2_64"}
 	procZtrttp                                        = proc{symbol: "cublasZtrttp"}
+	procgemmBatchedEx                                 = proc{symbol: "cublasGemmBatchedEx"}
+	procgemmBatchedEx64                               = proc{symbol: "cublasGemmBatchedEx_64"}
+	procgemmEx                                        = proc{symbol: "cublasGemmEx"}
+	procgemmEx64                                      = proc{symbol: "cublasGemmEx_64"}
+	procgemmStridedBatchedEx                          = proc{symbol: "cublasGemmStridedBatchedEx"}
+	procgemmStridedBatchedEx64                        = proc{symbol: "cublasGemmStridedBatchedEx_64"}
 )
 
 // procs lists every entry point, sorted by Go name.
@@ -19140,8 +19140,6 @@ var procs = [...]*proc{
 	&procDznrm264,
 	&procGemmGroupedBatchedEx,
 	&procGemmGroupedBatchedEx64,
-	&procGemmStridedBatchedEx,
-	&procGemmStridedBatchedEx64,
 	&procGetAtomicsMode,
 	&procGetCudartVersion,
 	&procGetEmulationSpecialValuesSupport,
@@ -19190,10 +19188,6 @@ var procs = [...]*proc{
 	&procLoggerConfigure,
 	&procNrm2Ex,
 	&procNrm2Ex64,
-	&procRawGemmBatchedEx,
-	&procRawGemmBatchedEx64,
-	&procRawGemmEx,
-	&procRawGemmEx64,
 	&procRotEx,
 	&procRotEx64,
 	&procRotgEx,
@@ -19427,4 +19421,10 @@ var procs = [...]*proc{
 	&procZtrsv,
 	&procZtrsv64,
 	&procZtrttp,
+	&procgemmBatchedEx,
+	&procgemmBatchedEx64,
+	&procgemmEx,
+	&procgemmEx64,
+	&procgemmStridedBatchedEx,
+	&procgemmStridedBatchedEx64,
 }

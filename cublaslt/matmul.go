@@ -164,7 +164,7 @@ func Matmul[T, TC cublas.Elem](lt *Lt, op Op, alpha float64, a, b cuda.Slice[T],
 		if wsAt >= 0 {
 			ws = addr(ops[wsAt].Ptr())
 		}
-		err := RawMatmul(st.raw, p.desc, unsafe.Pointer(&al), addr(ops[0].Ptr()), p.a, addr(ops[1].Ptr()), p.b,
+		err := matmul(st.raw, p.desc, unsafe.Pointer(&al), addr(ops[0].Ptr()), p.a, addr(ops[1].Ptr()), p.b,
 			unsafe.Pointer(&be), addr(ops[2].Ptr()), p.c, addr(ops[3].Ptr()), p.c, &p.algo, ws, p.wsSize, raw)
 		if err != nil {
 			return fmt.Errorf("cublaslt: cublasLtMatmul: %w", err)

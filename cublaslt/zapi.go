@@ -209,11 +209,11 @@ func DisableCpuInstructionsSetMask(mask uint32) (uint32, error) {
 	return *(*uint32)(unsafe.Pointer(&_f.r)), nil
 }
 
-// RawMatmul calls cublasLtMatmul.
+// matmul calls cublasLtMatmul.
 //
 //	cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t computeDesc, const void *alpha, const void *A, cublasLtMatrixLayout_t Adesc, const void *B, cublasLtMatrixLayout_t Bdesc, const void *beta, const void *C, cublasLtMatrixLayout_t Cdesc, void *D, cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t *algo, void *workspace, size_t workspaceSizeInBytes, cudaStream_t stream);
-func RawMatmul(lightHandle Handle, computeDesc MatmulDesc, alpha unsafe.Pointer, A unsafe.Pointer, Adesc MatrixLayout, B unsafe.Pointer, Bdesc MatrixLayout, beta unsafe.Pointer, C unsafe.Pointer, Cdesc MatrixLayout, D unsafe.Pointer, Ddesc MatrixLayout, algo *MatmulAlgo, workspace unsafe.Pointer, workspaceSizeInBytes uint64, stream libcuda.Stream) error {
-	_fn, _err := procRawMatmul.fn()
+func matmul(lightHandle Handle, computeDesc MatmulDesc, alpha unsafe.Pointer, A unsafe.Pointer, Adesc MatrixLayout, B unsafe.Pointer, Bdesc MatrixLayout, beta unsafe.Pointer, C unsafe.Pointer, Cdesc MatrixLayout, D unsafe.Pointer, Ddesc MatrixLayout, algo *MatmulAlgo, workspace unsafe.Pointer, workspaceSizeInBytes uint64, stream libcuda.Stream) error {
+	_fn, _err := procmatmul.fn()
 	if _err != nil {
 		return _err
 	}
@@ -254,7 +254,7 @@ func RawMatmul(lightHandle Handle, computeDesc MatmulDesc, alpha unsafe.Pointer,
 	_f.a14 = uintptr(workspaceSizeInBytes)
 	_f.a15 = uintptr(stream)
 	call(&_f.frame)
-	return procRawMatmul.result(_f.r)
+	return procmatmul.result(_f.r)
 }
 
 // MatrixTransform calls cublasLtMatrixTransform.
@@ -1258,7 +1258,7 @@ var (
 	procMatrixTransformDescGetAttribute  = proc{symbol: "cublasLtMatrixTransformDescGetAttribute"}
 	procMatrixTransformDescInit_internal = proc{symbol: "cublasLtMatrixTransformDescInit_internal"}
 	procMatrixTransformDescSetAttribute  = proc{symbol: "cublasLtMatrixTransformDescSetAttribute"}
-	procRawMatmul                        = proc{symbol: "cublasLtMatmul"}
+	procmatmul                           = proc{symbol: "cublasLtMatmul"}
 )
 
 // procs lists every entry point, sorted by Go name.
@@ -1312,5 +1312,5 @@ var procs = [...]*proc{
 	&procMatrixTransformDescGetAttribute,
 	&procMatrixTransformDescInit_internal,
 	&procMatrixTransformDescSetAttribute,
-	&procRawMatmul,
+	&procmatmul,
 }

@@ -91,7 +91,8 @@
 // context current on a locked thread, gives the device addresses, and
 // records the call as a use of each Slice, as a launch does. A value such
 // a library makes on a stream (a handle) keeps the context with a
-// ContextHold. Half and BFloat16 are the 16-bit element types they share.
+// ContextHold. Half and BFloat16 are the 16-bit element types they share
+// (libtypes.Half and libtypes.BFloat16 under package cuda's names).
 //
 // # Graphs
 //

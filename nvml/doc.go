@@ -46,9 +46,9 @@
 // Memory_v2); #define constants keep C's spelling with the first letter
 // upper case (nvmlEventTypeXidCriticalError is NvmlEventTypeXidCriticalError,
 // nvmlMemory_v2, the version a versioned struct must carry, is
-// NvmlMemory_v2). nvmlInit_v2, nvmlInitWithFlags and nvmlShutdown are
-// RawInit, RawInitWithFlags and RawShutdown, as Init and Shutdown are the
-// counted pair. C's long is CLong and CULong, 8 bytes on Linux and 4 on
+// NvmlMemory_v2). nvmlInit_v2, nvmlInitWithFlags and nvmlShutdown have no
+// exported wrapper: Init, InitWithFlags and Shutdown, the counted pair,
+// call them. C's long is CLong and CULong, 8 bytes on Linux and 4 on
 // Windows.
 //
 // # Devices and CUDA

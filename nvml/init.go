@@ -27,8 +27,27 @@ func Init() error {
 		initCount++
 		return nil
 	}
-	if err := RawInit(); err != nil {
+	if err := initV2(); err != nil {
 		return fmt.Errorf("nvml: nvmlInit_v2: %w", err)
+	}
+	initCount = 1
+	return nil
+}
+
+// InitWithFlags is Init with nvmlInitWithFlags's flags
+// (NVML_INIT_FLAG_NO_GPUS, NVML_INIT_FLAG_NO_ATTACH) for the call that initializes
+// NVML; a call while NVML is already initialized by this package only
+// counts, and its flags have no effect. Shutdown balances it as it
+// balances Init.
+func InitWithFlags(flags uint32) error {
+	initMu.Lock()
+	defer initMu.Unlock()
+	if initCount > 0 {
+		initCount++
+		return nil
+	}
+	if err := initWithFlags(flags); err != nil {
+		return fmt.Errorf("nvml: nvmlInitWithFlags: %w", err)
 	}
 	initCount = 1
 	return nil
@@ -44,7 +63,7 @@ func Shutdown() error {
 	case 0:
 		return fmt.Errorf("nvml: Shutdown without Init: %w", NVML_ERROR_UNINITIALIZED)
 	case 1:
-		if err := RawShutdown(); err != nil {
+		if err := shutdown(); err != nil {
 			return fmt.Errorf("nvml: nvmlShutdown: %w", err)
 		}
 	}

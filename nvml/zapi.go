@@ -5,11 +5,11 @@ package nvml
 
 import "unsafe"
 
-// RawInit calls nvmlInit_v2.
+// initV2 calls nvmlInit_v2.
 //
 //	nvmlReturn_t nvmlInit_v2(void);
-func RawInit() error {
-	_fn, _err := procRawInit.fn()
+func initV2() error {
+	_fn, _err := procinitV2.fn()
 	if _err != nil {
 		return _err
 	}
@@ -19,14 +19,14 @@ func RawInit() error {
 	}
 	_f.fn, _f.n = _fn, 0
 	call(&_f.frame)
-	return procRawInit.result(_f.r)
+	return procinitV2.result(_f.r)
 }
 
-// RawInitWithFlags calls nvmlInitWithFlags.
+// initWithFlags calls nvmlInitWithFlags.
 //
 //	nvmlReturn_t nvmlInitWithFlags(unsigned int flags);
-func RawInitWithFlags(flags uint32) error {
-	_fn, _err := procRawInitWithFlags.fn()
+func initWithFlags(flags uint32) error {
+	_fn, _err := procinitWithFlags.fn()
 	if _err != nil {
 		return _err
 	}
@@ -38,14 +38,14 @@ func RawInitWithFlags(flags uint32) error {
 	_f.fn, _f.n = _fn, 1
 	_f.a0 = uintptr(flags)
 	call(&_f.frame)
-	return procRawInitWithFlags.result(_f.r)
+	return procinitWithFlags.result(_f.r)
 }
 
-// RawShutdown calls nvmlShutdown.
+// shutdown calls nvmlShutdown.
 //
 //	nvmlReturn_t nvmlShutdown(void);
-func RawShutdown() error {
-	_fn, _err := procRawShutdown.fn()
+func shutdown() error {
+	_fn, _err := procshutdown.fn()
 	if _err != nil {
 		return _err
 	}
@@ -55,7 +55,7 @@ func RawShutdown() error {
 	}
 	_f.fn, _f.n = _fn, 0
 	call(&_f.frame)
-	return procRawShutdown.result(_f.r)
+	return procshutdown.result(_f.r)
 }
 
 // ErrorString calls nvmlErrorString.
@@ -8482,9 +8482,6 @@ var (
 	procGpuInstanceGetVgpuTypeCreatablePlacements        = proc{symbol: "nvmlGpuInstanceGetVgpuTypeCreatablePlacements"}
 	procGpuInstanceSetVgpuHeterogeneousMode              = proc{symbol: "nvmlGpuInstanceSetVgpuHeterogeneousMode"}
 	procGpuInstanceSetVgpuSchedulerState                 = proc{symbol: "nvmlGpuInstanceSetVgpuSchedulerState"}
-	procRawInit                                          = proc{symbol: "nvmlInit_v2"}
-	procRawInitWithFlags                                 = proc{symbol: "nvmlInitWithFlags"}
-	procRawShutdown                                      = proc{symbol: "nvmlShutdown"}
 	procSetVgpuVersion                                   = proc{symbol: "nvmlSetVgpuVersion"}
 	procSystemEventSetCreate                             = proc{symbol: "nvmlSystemEventSetCreate"}
 	procSystemEventSetFree                               = proc{symbol: "nvmlSystemEventSetFree"}
@@ -8557,6 +8554,9 @@ var (
 	procVgpuTypeGetName                                  = proc{symbol: "nvmlVgpuTypeGetName"}
 	procVgpuTypeGetNumDisplayHeads                       = proc{symbol: "nvmlVgpuTypeGetNumDisplayHeads"}
 	procVgpuTypeGetResolution                            = proc{symbol: "nvmlVgpuTypeGetResolution"}
+	procinitV2                                           = proc{symbol: "nvmlInit_v2"}
+	procinitWithFlags                                    = proc{symbol: "nvmlInitWithFlags"}
+	procshutdown                                         = proc{symbol: "nvmlShutdown"}
 )
 
 // procs lists every entry point, sorted by Go name.
@@ -8861,9 +8861,6 @@ var procs = [...]*proc{
 	&procGpuInstanceGetVgpuTypeCreatablePlacements,
 	&procGpuInstanceSetVgpuHeterogeneousMode,
 	&procGpuInstanceSetVgpuSchedulerState,
-	&procRawInit,
-	&procRawInitWithFlags,
-	&procRawShutdown,
 	&procSetVgpuVersion,
 	&procSystemEventSetCreate,
 	&procSystemEventSetFree,
@@ -8936,4 +8933,7 @@ var procs = [...]*proc{
 	&procVgpuTypeGetName,
 	&procVgpuTypeGetNumDisplayHeads,
 	&procVgpuTypeGetResolution,
+	&procinitV2,
+	&procinitWithFlags,
+	&procshutdown,
 }

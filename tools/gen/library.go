@@ -96,7 +96,9 @@ type library struct {
 	byVersion bool
 	layout    bool // write zlayout_test.go, the table its layout test checks
 	// rename gives the Go name of an entry point whose mechanical name
-	// the package's hand-written API uses for something friendlier.
+	// the package's hand-written API uses for something friendlier; a
+	// lower-case name keeps the C-shaped wrapper unexported, the
+	// Go-shaped function being the one public name (x/sys's way).
 	rename map[string]string
 	// uses lists the packages of the table whose types this library's
 	// headers use (cuBLAS uses library_types.h's cudaDataType): their
@@ -273,7 +275,9 @@ var libraries = []*library{
 		funcPrefix: "nvml",
 		layout:     true,
 		// Init and Shutdown are the package's reference-counted pair.
-		rename: map[string]string{"nvmlInit": "RawInit", "nvmlInitWithFlags": "RawInitWithFlags", "nvmlShutdown": "RawShutdown"},
+		// C's init and shutdown stay unexported (x/sys's way for a call a
+		// Go-shaped function covers).
+		rename: map[string]string{"nvmlInit": "initV2", "nvmlInitWithFlags": "initWithFlags", "nvmlShutdown": "shutdown"},
 
 		what:        "NVML",
 		env:         "PURECUDA_LIBNVML",
@@ -307,9 +311,11 @@ var libraries = []*library{
 		imports:    cudaImports,
 		v2Names:    true,
 		skip:       map[string]bool{"cublasXerbla": true},
-		// The typed GemmEx and GemmBatchedEx take these names.
-		rename: map[string]string{"cublasGemmEx": "RawGemmEx", "cublasGemmEx_64": "RawGemmEx64",
-			"cublasGemmBatchedEx": "RawGemmBatchedEx", "cublasGemmBatchedEx_64": "RawGemmBatchedEx64"},
+		// The typed GemmEx, GemmBatchedEx and GemmStridedBatchedEx take
+		// these names; the C-shaped wrappers they call stay unexported.
+		rename: map[string]string{"cublasGemmEx": "gemmEx", "cublasGemmEx_64": "gemmEx64",
+			"cublasGemmBatchedEx": "gemmBatchedEx", "cublasGemmBatchedEx_64": "gemmBatchedEx64",
+			"cublasGemmStridedBatchedEx": "gemmStridedBatchedEx", "cublasGemmStridedBatchedEx_64": "gemmStridedBatchedEx64"},
 		intResults: true,
 
 		what:        "cuBLAS",
@@ -330,7 +336,7 @@ var libraries = []*library{
 		typePrefix: regexp.MustCompile(`^cublasLt([A-Z].*?)(?:_t)?$`),
 		funcPrefix: "cublasLt",
 		uses:       []string{"libtypes", "cublas"},
-		rename:     map[string]string{"cublasLtMatmul": "RawMatmul"}, // the typed Matmul takes the name
+		rename:     map[string]string{"cublasLtMatmul": "matmul"}, // the typed Matmul takes the name; C's stays unexported
 		prelude:    "typedef struct _IO_FILE FILE;",
 		extern:     map[string]string{"FILE": "byte"},
 		imports:    cudaImports,
@@ -352,7 +358,7 @@ var libraries = []*library{
 // cudaPrelude declares what cublas_api.h takes from driver_types.h,
 // cuComplex.h, cuda_fp16.h and cuda_bf16.h, with the C layouts; cudaExtern
 // gives their Go types: the driver's own stream handle, Go's complex
-// types, and package cuda's 16-bit element types.
+// types, and libtypes' 16-bit element types (package cuda names them too).
 const cudaPrelude = `
 typedef struct CUstream_st *cudaStream_t;
 typedef struct float2 { float x; float y; } cuFloatComplex;
@@ -367,8 +373,8 @@ var cudaExtern = map[string]string{
 	"cuFloatComplex":  "complex64",
 	"cuDoubleComplex": "complex128",
 	"cuComplex":       "complex64",
-	"__half":          "cuda.Half",
-	"__nv_bfloat16":   "cuda.BFloat16",
+	"__half":          "libtypes.Half",
+	"__nv_bfloat16":   "libtypes.BFloat16",
 }
 
 var cudaImports = map[string]string{

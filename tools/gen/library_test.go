@@ -265,7 +265,7 @@ func TestCublasRowBindsV2NamesAndSharedTypes(t *testing.T) {
 		"func GetCudartVersion() (uint64, error) {",
 		"return 0, _err",
 		"func SetStream(handle Handle, streamId libcuda.Stream) error {",
-		"func HgemmBatched(handle Handle, Aarray **cuda.Half, z *complex64, Atype libtypes.DataType) error {",
+		"func HgemmBatched(handle Handle, Aarray **libtypes.Half, z *complex64, Atype libtypes.DataType) error {",
 		`"github.com/purecuda/purecuda/libtypes"`,
 	} {
 		if !strings.Contains(api, want) {
@@ -323,7 +323,7 @@ func TestNvmlFixture(t *testing.T) {
 			`procDeviceGetCount = proc{symbol: "nvmlDeviceGetCount_v2"}`,
 			"// DeviceGetCount calls nvmlDeviceGetCount_v2.",
 			// the table's renames
-			`procRawInit = proc{symbol: "nvmlInit_v2"}`, "func RawShutdown() error {",
+			`procinitV2 = proc{symbol: "nvmlInit_v2"}`, "func shutdown() error {",
 			// _t dropped; plain long behind a pointer
 			"func DeviceGetCpuAffinity(device Device, cpuSetSize uint32, cpuSet *CULong, scope AffinityScope) error {",
 			// a struct named like a function keeps its _t
@@ -475,7 +475,7 @@ func TestRealNvmlHeader(t *testing.T) {
 	}
 	api := string(files["zapi.go"])
 	for goName, symbol := range map[string]string{
-		"RawInit": "nvmlInit_v2", "DeviceGetCount": "nvmlDeviceGetCount_v2",
+		"initV2": "nvmlInit_v2", "DeviceGetCount": "nvmlDeviceGetCount_v2",
 		"DeviceGetHandleByIndex": "nvmlDeviceGetHandleByIndex_v2", "DeviceGetPciInfo": "nvmlDeviceGetPciInfo_v3",
 		"EventSetWait": "nvmlEventSetWait_v2", "DeviceGetComputeRunningProcesses": "nvmlDeviceGetComputeRunningProcesses_v3",
 		"DeviceGetMemoryInfo_v2": "nvmlDeviceGetMemoryInfo_v2", "DeviceGetTemperatureV": "nvmlDeviceGetTemperatureV",

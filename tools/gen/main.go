@@ -18,7 +18,7 @@
 // and their types are spelled with the other package's names. Types from
 // headers the generator does not read (driver_types.h's cudaStream_t,
 // cuda_fp16.h's __half) come from a row's prelude, with their Go types
-// (libcuda.Stream, cuda.Half).
+// (libcuda.Stream, libtypes.Half).
 //
 // Each package gets
 //

@@ -71,7 +71,7 @@ func (b *Batch[T]) check(call, name string, rows, cols, ld int) error {
 		return fmt.Errorf("cublas: %s: nil Batch %s: %w", call, name, cuda.ErrNil)
 	}
 	for i, x := range b.slices {
-		if err := matrix(call, fmt.Sprintf("%s[%d]", name, i), rows, cols, ld, x.Len()); err != nil {
+		if err := matrix(call, fmt.Sprintf("%s[%d]", name, i), rows, cols, ld, size(x)); err != nil {
 			return err
 		}
 	}
@@ -103,11 +103,12 @@ func GemmBatchedEx[TA, TB, TC Elem](h *BLAS, transA, transB Operation, m, n, k i
 	}
 	count := a.Len()
 	if b.Len() != count || c.Len() != count {
-		return shapeErr(call, "the Batches hold %d, %d and %d matrices", a.Len(), b.Len(), c.Len())
+		return shapeErr(call, "batch", int64(count), "the Batches hold %d, %d and %d matrices", a.Len(), b.Len(), c.Len())
 	}
 	al, err := ScalarOf(compute, alpha)
 	if err != nil {
-		return fmt.Errorf("cublas: %s: %w", call, err)
+		err.(*ShapeError).Call = call
+		return err
 	}
 	be, _ := ScalarOf(compute, beta)
 	st, err := h.acquire(call)

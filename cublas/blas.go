@@ -17,13 +17,20 @@ import (
 // Stream.Do), so that their Free waits for the work.
 //
 // A BLAS's methods and the functions that take one are safe for concurrent
-// use; SetStream, SetWorkspace, SetMathMode and Close wait for calls in
-// progress. A BLAS dropped without Close is destroyed by the garbage
-// collector, and a warning is logged.
+// use; SetStream, SetWorkspace, SetMathMode, the calls with device scalars
+// (GemmExDevice) and Close wait for calls in progress. After Close, every
+// method and every function given the BLAS returns an error matching
+// ErrClosed, and submits nothing; Raw is then a destroyed handle's value
+// (or one being destroyed), not to be used. A BLAS dropped without Close
+// is destroyed by the garbage collector, and a warning is logged.
 type BLAS struct {
 	st      *state
 	cleanup runtime.Cleanup
 }
+
+// ErrClosed is matched (errors.Is) by the error of a call on a closed
+// BLAS (and, in package cublaslt, a closed Lt). It is cuda.ErrClosed.
+var ErrClosed = cuda.ErrClosed
 
 // state is what the cleanup of a dropped BLAS needs; it does not point
 // back to the BLAS.

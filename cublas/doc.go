@@ -4,8 +4,9 @@
 //
 // New gives a handle bound to a cuda.Stream; the typed calls take
 // cuda.Slices and check their sizes, leading dimensions, strides and
-// increments before anything reaches cuBLAS (ErrShape, naming the
-// argument):
+// increments before anything reaches cuBLAS (a *ShapeError matching
+// ErrShape, with the argument and its sizes; a zero Slice is cuda.ErrNil,
+// as in package cuda):
 //
 //	h, err := cublas.New(s)
 //	defer h.Close()
@@ -16,7 +17,15 @@
 // _64 forms when a size needs them); GemmEx takes cuda.Half,
 // cuda.BFloat16, int8, float32 and float64 with a compute type
 // (CUBLAS_COMPUTE_32F_FAST_TF32 for TF32 tensor cores), and
-// GemmBatchedEx the same on Batches of Slices (NewBatch).
+// GemmBatchedEx the same on Batches of Slices (NewBatch),
+// GemmStridedBatchedEx on strided batches in one Slice each (a stride of
+// 0 broadcasts an operand), and GemmStridedBatchedExRowMajor on row-major
+// ones. GemmExDevice and GemmStridedBatchedExDevice read alpha and beta
+// from device memory when the work runs (cuBLAS's device pointer mode),
+// so that a captured graph's scalars can change between launches.
+//
+// After Close every call returns an error matching ErrClosed
+// (cuda.ErrClosed) and submits nothing.
 //
 // # Column-major
 //
@@ -56,7 +65,9 @@
 // Beneath the Go-shaped layer is the whole C API of cublas_api.h,
 // generated (z*.go): one function per entry point, named as cublas_v2.h
 // names them (cublasSgemm_v2 is Sgemm; the 64-bit-index cublasSgemm_v2_64
-// is Sgemm64), the handle and enum types, and Status, cublasStatus_t as
+// is Sgemm64) except those the typed calls cover, which stay unexported
+// (cublasGemmEx, cublasGemmBatchedEx, cublasGemmStridedBatchedEx and
+// their _64 forms), the handle and enum types, and Status, cublasStatus_t as
 // an error that errors.Is compares. Entry points are looked up by name on
 // first use; one that the loaded library lacks makes its function return a
 // *SymbolError. The library is found as Load says.

@@ -57,13 +57,13 @@ func ScaleType(compute ComputeType) (t libtypes.DataType, ok bool) {
 }
 
 // ScalarOf is v in compute's scale type (see ScaleType); an unknown
-// compute type is an error matching ErrShape.
+// compute type is a *ShapeError (matching ErrShape) naming compute.
 func ScalarOf(compute ComputeType, v float64) (Scalar, error) {
 	var s Scalar
 	t, ok := ScaleType(compute)
 	switch {
 	case !ok:
-		return s, fmt.Errorf("cublas: compute type %v: %w", compute, ErrShape)
+		return s, &ShapeError{Call: "ScalarOf", Arg: "compute", Value: int64(compute), Reason: fmt.Sprintf("compute type %v is unknown", compute)}
 	case t == libtypes.CUDA_R_32F:
 		*(*float32)(unsafe.Pointer(&s)) = float32(v)
 	case t == libtypes.CUDA_R_64F:
@@ -87,12 +87,13 @@ func ScalarOf(compute ComputeType, v float64) (Scalar, error) {
 func GemmEx[TA, TB, TC Elem](h *BLAS, transA, transB Operation, m, n, k int, alpha float64, a cuda.Slice[TA], lda int,
 	b cuda.Slice[TB], ldb int, beta float64, c cuda.Slice[TC], ldc int, compute ComputeType) error {
 	const call = "GemmEx"
-	if err := checkGemm(call, transA, transB, m, n, k, a.Len(), lda, b.Len(), ldb, c.Len(), ldc); err != nil {
+	if err := checkGemm(call, transA, transB, m, n, k, size(a), lda, size(b), ldb, size(c), ldc); err != nil {
 		return err
 	}
 	al, err := ScalarOf(compute, alpha)
 	if err != nil {
-		return fmt.Errorf("cublas: GemmEx: %w", err)
+		err.(*ShapeError).Call = call
+		return err
 	}
 	be, _ := ScalarOf(compute, beta)
 	st, err := h.acquire(call)

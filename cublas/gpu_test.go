@@ -91,3 +91,47 @@ func TestGPULevel1And2AndTrsm(t *testing.T) {
 		t.Errorf("trsm: %v", got)
 	}
 }
+
+// The new forms at a backend's sizes on the GPU, against the CPU: a
+// row-major strided batch of FP16 activations times one broadcast FP16
+// weight matrix (float32 out), and the same product with alpha and beta
+// read from device memory through a captured graph launched twice with
+// different alphas.
+func TestGPUStridedBatchedExRowMajorAndDeviceScalars(t *testing.T) {
+	f := newFixture(t)
+	const m, n, k, batch = 64, 96, 128, 8
+	hx, hw := randoms[float64](m*k*batch, 61), randoms[float64](k*n, 62)
+	x, w := upload(t, f.s, halves(hx)), upload(t, f.s, halves(hw))
+	rx, rw := rounded(hx, false), rounded(hw, false)
+	y := upload(t, f.s, make([]float32, m*n*batch))
+	testenv.Must(t, cublas.GemmStridedBatchedExRowMajor(f.h, cublas.NoTrans, cublas.NoTrans, m, n, k, 1, x, k, m*k,
+		w, n, 0, 0, y, n, m*n, batch, cublas.CUBLAS_COMPUTE_32F))
+	check := func(what string, alpha float64) {
+		t.Helper()
+		got := toF64(download(t, f.s, y))
+		for i := range batch {
+			want := rowMajor(m, n, k, alpha, rx[i*m*k:], rw, 0, make([]float64, m*n))
+			if j, ok := within(got[i*m*n:(i+1)*m*n], want, 1e-4); !ok {
+				t.Fatalf("%s: Y[%d][%d] = %v, want %v", what, i, j, got[i*m*n+j], want[j])
+			}
+		}
+	}
+	check("row-major", 1)
+
+	alpha, beta := upload(t, f.s, []float32{1}), upload(t, f.s, []float32{0})
+	// Row-major through the column-major call: Y^T = W^T X^T.
+	g, err := f.s.Capture(func(s *cuda.Stream) error {
+		return cublas.GemmStridedBatchedExDevice(f.h, cublas.NoTrans, cublas.NoTrans, n, m, k, alpha, w, n, 0, x, k, m*k,
+			beta, y, n, m*n, batch, cublas.CUBLAS_COMPUTE_32F)
+	})
+	testenv.Must(t, err)
+	defer func() { testenv.Must(t, g.Destroy()) }()
+	e, err := g.Instantiate()
+	testenv.Must(t, err)
+	defer func() { testenv.Must(t, e.Destroy()) }()
+	for _, al := range []float32{2, -0.5} {
+		testenv.Must(t, cuda.CopyToDevice(f.s, alpha, []float32{al}))
+		testenv.Must(t, f.s.LaunchGraph(e))
+		check("device scalars", float64(al))
+	}
+}

@@ -15,10 +15,10 @@ func Axpy[T Float](h *BLAS, n int, alpha T, x cuda.Slice[T], incx int, y cuda.Sl
 	if err := dims(call, "n", n); err != nil {
 		return err
 	}
-	if err := vector(call, "x", n, incx, x.Len()); err != nil {
+	if err := vector(call, "x", n, incx, size(x)); err != nil {
 		return err
 	}
-	if err := vector(call, "y", n, incy, y.Len()); err != nil {
+	if err := vector(call, "y", n, incy, size(y)); err != nil {
 		return err
 	}
 	st, err := h.acquire(call)
@@ -55,10 +55,10 @@ func Dot[T Float](h *BLAS, n int, x cuda.Slice[T], incx int, y cuda.Slice[T], in
 	if err := dims(call, "n", n); err != nil {
 		return 0, err
 	}
-	if err := vector(call, "x", n, incx, x.Len()); err != nil {
+	if err := vector(call, "x", n, incx, size(x)); err != nil {
 		return 0, err
 	}
-	if err := vector(call, "y", n, incy, y.Len()); err != nil {
+	if err := vector(call, "y", n, incy, size(y)); err != nil {
 		return 0, err
 	}
 	st, err := h.acquire(call)
@@ -97,9 +97,9 @@ func Nrm2[T Float](h *BLAS, n int, x cuda.Slice[T], incx int) (T, error) {
 		return 0, err
 	}
 	if incx <= 0 {
-		return 0, shapeErr(call, "incx is %d, not positive", incx)
+		return 0, shapeErr(call, "incx", int64(incx), "incx is %d, not positive", incx)
 	}
-	if err := vector(call, "x", n, incx, x.Len()); err != nil {
+	if err := vector(call, "x", n, incx, size(x)); err != nil {
 		return 0, err
 	}
 	st, err := h.acquire(call)
@@ -138,9 +138,9 @@ func Scal[T Float](h *BLAS, n int, alpha T, x cuda.Slice[T], incx int) error {
 		return err
 	}
 	if incx <= 0 {
-		return shapeErr(call, "incx is %d, not positive", incx)
+		return shapeErr(call, "incx", int64(incx), "incx is %d, not positive", incx)
 	}
-	if err := vector(call, "x", n, incx, x.Len()); err != nil {
+	if err := vector(call, "x", n, incx, size(x)); err != nil {
 		return err
 	}
 	st, err := h.acquire(call)
@@ -182,17 +182,17 @@ func Gemv[T Float](h *BLAS, trans Operation, m, n int, alpha T, a cuda.Slice[T],
 	if err := dims(call, "mn", m, n); err != nil {
 		return err
 	}
-	if err := matrix(call, "A", m, n, lda, a.Len()); err != nil {
+	if err := matrix(call, "A", m, n, lda, size(a)); err != nil {
 		return err
 	}
 	nx, ny := n, m
 	if trans != NoTrans {
 		nx, ny = m, n
 	}
-	if err := vector(call, "x", nx, incx, x.Len()); err != nil {
+	if err := vector(call, "x", nx, incx, size(x)); err != nil {
 		return err
 	}
-	if err := vector(call, "y", ny, incy, y.Len()); err != nil {
+	if err := vector(call, "y", ny, incy, size(y)); err != nil {
 		return err
 	}
 	st, err := h.acquire(call)

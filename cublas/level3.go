@@ -64,7 +64,7 @@ func callErr(sym string, err error) error {
 func Gemm[T Float](h *BLAS, transA, transB Operation, m, n, k int, alpha T, a cuda.Slice[T], lda int,
 	b cuda.Slice[T], ldb int, beta T, c cuda.Slice[T], ldc int) error {
 	const call = "Gemm"
-	if err := checkGemm(call, transA, transB, m, n, k, a.Len(), lda, b.Len(), ldb, c.Len(), ldc); err != nil {
+	if err := checkGemm(call, transA, transB, m, n, k, size(a), lda, size(b), ldb, size(c), ldc); err != nil {
 		return err
 	}
 	st, err := h.acquire(call)
@@ -151,14 +151,14 @@ func GemmRowMajor[T Float](h *BLAS, transA, transB Operation, m, n, k int, alpha
 	}
 	// Row-major r x c is column-major c x r.
 	ra, ca := stored(transA, m, k)
-	if err := matrix(call, "A", ca, ra, lda, a.Len()); err != nil {
+	if err := matrix(call, "A", ca, ra, lda, size(a)); err != nil {
 		return err
 	}
 	rb, cb := stored(transB, k, n)
-	if err := matrix(call, "B", cb, rb, ldb, b.Len()); err != nil {
+	if err := matrix(call, "B", cb, rb, ldb, size(b)); err != nil {
 		return err
 	}
-	if err := matrix(call, "C", n, m, ldc, c.Len()); err != nil {
+	if err := matrix(call, "C", n, m, ldc, size(c)); err != nil {
 		return err
 	}
 	return Gemm(h, transB, transA, n, m, k, alpha, b, ldb, a, lda, beta, c, ldc)
@@ -176,17 +176,17 @@ func GemmStridedBatched[T Float](h *BLAS, transA, transB Operation, m, n, k int,
 		return err
 	}
 	if batch < 0 {
-		return shapeErr(call, "batch is %d", batch)
+		return shapeErr(call, "batch", int64(batch), "batch is %d", batch)
 	}
 	ra, ca := stored(transA, m, k)
-	if err := batched(call, "A", ra, ca, lda, int64(strideA), batch, a.Len()); err != nil {
+	if err := batched(call, "A", false, ra, ca, lda, int64(strideA), batch, size(a)); err != nil {
 		return err
 	}
 	rb, cb := stored(transB, k, n)
-	if err := batched(call, "B", rb, cb, ldb, int64(strideB), batch, b.Len()); err != nil {
+	if err := batched(call, "B", false, rb, cb, ldb, int64(strideB), batch, size(b)); err != nil {
 		return err
 	}
-	if err := batched(call, "C", m, n, ldc, int64(strideC), batch, c.Len()); err != nil {
+	if err := batched(call, "C", true, m, n, ldc, int64(strideC), batch, size(c)); err != nil {
 		return err
 	}
 	st, err := h.acquire(call)
@@ -233,13 +233,13 @@ func Trsm[T Float](h *BLAS, side SideMode, uplo FillMode, trans Operation, diag 
 	a cuda.Slice[T], lda int, b cuda.Slice[T], ldb int) error {
 	const call = "Trsm"
 	if side != CUBLAS_SIDE_LEFT && side != CUBLAS_SIDE_RIGHT {
-		return shapeErr(call, "side is %v", side)
+		return shapeErr(call, "side", int64(side), "side is %v", side)
 	}
 	if uplo != CUBLAS_FILL_MODE_LOWER && uplo != CUBLAS_FILL_MODE_UPPER {
-		return shapeErr(call, "uplo is %v", uplo)
+		return shapeErr(call, "uplo", int64(uplo), "uplo is %v", uplo)
 	}
 	if diag != CUBLAS_DIAG_NON_UNIT && diag != CUBLAS_DIAG_UNIT {
-		return shapeErr(call, "diag is %v", diag)
+		return shapeErr(call, "diag", int64(diag), "diag is %v", diag)
 	}
 	if err := checkOp(call, "trans", trans); err != nil {
 		return err
@@ -251,10 +251,10 @@ func Trsm[T Float](h *BLAS, side SideMode, uplo FillMode, trans Operation, diag 
 	if side == CUBLAS_SIDE_RIGHT {
 		ka = n
 	}
-	if err := matrix(call, "A", ka, ka, lda, a.Len()); err != nil {
+	if err := matrix(call, "A", ka, ka, lda, size(a)); err != nil {
 		return err
 	}
-	if err := matrix(call, "B", m, n, ldb, b.Len()); err != nil {
+	if err := matrix(call, "B", m, n, ldb, size(b)); err != nil {
 		return err
 	}
 	st, err := h.acquire(call)

@@ -4,16 +4,78 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/purecuda/purecuda/cuda"
 )
 
 // ErrShape is matched (errors.Is) by the error of a call whose sizes,
 // leading dimensions, strides or increments do not fit its Slices, or are
-// out of range; the message names the argument. Nothing is submitted.
+// out of range: a *ShapeError, which names the argument. Nothing is
+// submitted.
 var ErrShape = errors.New("cublas: bad shape")
 
-// shapeErr names the call and the argument that is wrong.
-func shapeErr(call, format string, args ...any) error {
-	return fmt.Errorf("cublas: %s: %s: %w", call, fmt.Sprintf(format, args...), ErrShape)
+// ShapeError is the error of a call refused for its shape, before anything
+// reaches the library: which argument is wrong, and the sizes that make it
+// so. It matches ErrShape (errors.Is); errors.As finds it.
+type ShapeError struct {
+	Pkg  string // the package that refused the call: "cublas" or "cublaslt"
+	Call string // the function refused: "Gemm", "GemmStridedBatchedEx", "Matmul", ...
+	// Arg is the argument at fault, as the function's documentation names
+	// it: a matrix or vector ("A", "B", "C", "x", "bias", "A[2]" for a
+	// Batch's third), or a number ("m", "ldA", "strideC", "incx", "batch",
+	// "transA", "compute").
+	Arg string
+	// Value is Arg's value when Arg is a number (a negative size, a
+	// leading dimension below the rows, a zero increment).
+	Value int64
+	// For a matrix or vector argument: its shape as stored (Rows x Cols;
+	// a vector is Rows x 1), its leading dimension or increment (LD), the
+	// distance between the matrices of a strided batch (Stride) and their
+	// count (Count, 1 for one matrix); Need is the elements these ask
+	// for and Len the elements the Slice has (both 0 where the length
+	// is not the fault).
+	Rows, Cols, LD int
+	Stride         int64
+	Count          int
+	Need, Len      int
+	// Reason says what is wrong, in words.
+	Reason string
+}
+
+// Error is "pkg: Call: Reason".
+func (e *ShapeError) Error() string {
+	pkg := e.Pkg
+	if pkg == "" {
+		pkg = "cublas"
+	}
+	return pkg + ": " + e.Call + ": " + e.Reason
+}
+
+// Is reports whether target is ErrShape.
+func (e *ShapeError) Is(target error) bool { return target == ErrShape }
+
+// shapeErr names the call and the argument that is wrong, with the
+// argument's value.
+func shapeErr(call, arg string, value int64, format string, args ...any) error {
+	return &ShapeError{Call: call, Arg: arg, Value: value, Reason: fmt.Sprintf(format, args...)}
+}
+
+// size is a Slice's length for the checks: -1 for the zero Slice, which
+// the error path reports as cuda.ErrNil (a zero Slice of a matrix that
+// has no elements is refused by Stream.Do, as cuda refuses it).
+func size[T any](x cuda.Slice[T]) int {
+	if x == (cuda.Slice[T]{}) {
+		return -1
+	}
+	return x.Len()
+}
+
+// nilSlice is the error of a zero Slice given where a matrix or vector
+// with elements is needed.
+//
+//go:noinline
+func nilSlice(call, name string) error {
+	return fmt.Errorf("cublas: %s: %s is the zero Slice: %w", call, name, cuda.ErrNil)
 }
 
 // NoTrans, Trans and ConjTrans say how a matrix argument is used: as it is,
@@ -39,14 +101,14 @@ func opOK(op Operation) bool { return op == CUBLAS_OP_N || op == CUBLAS_OP_T || 
 
 //go:noinline
 func opErr(call, name string, op Operation) error {
-	return shapeErr(call, "%s is %v, not NoTrans, Trans or ConjTrans", name, op)
+	return shapeErr(call, name, int64(op), "%s is %v, not NoTrans, Trans or ConjTrans", name, op)
 }
 
 // dims refuses negative sizes.
 func dims(call string, names string, vals ...int) error {
 	for i, v := range vals {
 		if v < 0 {
-			return shapeErr(call, "%c is %d", names[i], v)
+			return shapeErr(call, string(names[i]), int64(v), "%c is %d", names[i], v)
 		}
 	}
 	return nil
@@ -77,11 +139,19 @@ func matrixOK(rows, cols, ld, n int) bool {
 
 //go:noinline
 func matrixErr(call, name string, rows, cols, ld, n int) error {
-	if ld < max(1, rows) {
-		return shapeErr(call, "ld%s is %d, below max(1, %d rows)", name, ld, rows)
+	if n < 0 {
+		return nilSlice(call, name)
 	}
-	need, _ := span(rows, cols, ld)
-	return shapeErr(call, "%s: a %dx%d matrix with ld%s %d needs %d elements, the Slice has %d", name, rows, cols, name, ld, need, n)
+	if ld < max(1, rows) {
+		return &ShapeError{Call: call, Arg: "ld" + name, Value: int64(ld), Rows: rows, Cols: cols, LD: ld, Count: 1,
+			Reason: fmt.Sprintf("ld%s is %d, below max(1, %d rows)", name, ld, rows)}
+	}
+	need, ok := span(rows, cols, ld)
+	if !ok {
+		need = math.MaxInt
+	}
+	return &ShapeError{Call: call, Arg: name, Rows: rows, Cols: cols, LD: ld, Count: 1, Need: need, Len: n,
+		Reason: fmt.Sprintf("%s: a %dx%d matrix with ld%s %d needs %d elements, the Slice has %d", name, rows, cols, name, ld, need, n)}
 }
 
 // stored gives the stored shape of op(X) when op(X) is rows x cols.
@@ -102,52 +172,87 @@ func span(rows, cols, ld int) (int, bool) {
 }
 
 // batched checks a strided batch of count matrices, each as matrix checks,
-// stride elements apart.
-func batched(call, name string, rows, cols, ld int, stride int64, count, n int) error {
+// stride elements apart; the matrices of an output must not overlap (a
+// stride of 0 broadcasts an input matrix to every product).
+func batched(call, name string, output bool, rows, cols, ld int, stride int64, count, n int) error {
 	if err := matrix(call, name, rows, cols, ld, math.MaxInt); err != nil {
 		return err
 	}
 	if rows == 0 || cols == 0 || count == 0 {
 		return nil
 	}
+	if n < 0 {
+		return nilSlice(call, name)
+	}
 	one, _ := span(rows, cols, ld)
-	if stride < 0 {
-		return shapeErr(call, "stride%s is %d", name, stride)
-	}
-	if name == "C" && count > 1 && stride < int64(one) {
-		return shapeErr(call, "strideC is %d: the %d output matrices of %d elements overlap", stride, count, one)
-	}
-	if count > 1 && stride > int64(math.MaxInt-one)/int64(count-1) {
-		return shapeErr(call, "%s: %d matrices %d elements apart overflow", name, count, stride)
-	}
-	need := int(stride)*(count-1) + one
-	if need > n {
-		return shapeErr(call, "%s: %d matrices of %dx%d (ld%s %d) %d elements apart need %d elements, the Slice has %d",
-			name, count, rows, cols, name, ld, stride, need, n)
+	if stride < 0 || output && count > 1 && stride < int64(one) ||
+		count > 1 && stride > int64(math.MaxInt-one)/int64(count-1) || int(stride)*(count-1)+one > n {
+		return batchedErr(call, name, output, rows, cols, ld, stride, count, n)
 	}
 	return nil
+}
+
+// batchedErr is batched's error, made out of line.
+//
+//go:noinline
+func batchedErr(call, name string, output bool, rows, cols, ld int, stride int64, count, n int) error {
+	one, _ := span(rows, cols, ld)
+	e := &ShapeError{Call: call, Arg: name, Rows: rows, Cols: cols, LD: ld, Stride: stride, Count: count}
+	switch {
+	case stride < 0:
+		e.Arg, e.Value = "stride"+name, stride
+		e.Reason = fmt.Sprintf("stride%s is %d", name, stride)
+	case output && count > 1 && stride < int64(one):
+		e.Arg, e.Value = "stride"+name, stride
+		e.Reason = fmt.Sprintf("stride%s is %d: the %d output matrices of %d elements overlap", name, stride, count, one)
+	case count > 1 && stride > int64(math.MaxInt-one)/int64(count-1):
+		e.Need, e.Len = math.MaxInt, n
+		e.Reason = fmt.Sprintf("%s: %d matrices %d elements apart overflow", name, count, stride)
+	default:
+		need := int(stride)*(count-1) + one
+		e.Need, e.Len = need, n
+		e.Reason = fmt.Sprintf("%s: %d matrices of %dx%d (ld%s %d) %d elements apart need %d elements, the Slice has %d",
+			name, count, rows, cols, name, ld, stride, need, n)
+	}
+	return e
 }
 
 // vector checks a vector argument of n elements with increment inc in a
 // Slice of length l: 1 + (n-1)*|inc| elements.
 func vector(call, name string, n, inc, l int) error {
 	if inc == 0 {
-		return shapeErr(call, "inc%s is 0", name)
+		return shapeErr(call, "inc"+name, 0, "inc%s is 0", name)
 	}
 	if n == 0 {
 		return nil
+	}
+	if l < 0 {
+		return nilSlice(call, name)
 	}
 	a := inc
 	if a < 0 {
 		a = -a
 	}
-	if n > 1 && a > (math.MaxInt-1)/(n-1) {
-		return shapeErr(call, "%s: %d elements with inc%s %d overflow", name, n, name, inc)
-	}
-	if need := 1 + (n-1)*a; need > l {
-		return shapeErr(call, "%s: %d elements with inc%s %d need %d, the Slice has %d", name, n, name, inc, need, l)
+	if n > 1 && a > (math.MaxInt-1)/(n-1) || 1+(n-1)*a > l {
+		return vectorErr(call, name, n, inc, l)
 	}
 	return nil
+}
+
+// vectorErr is vector's error on the length, made out of line.
+//
+//go:noinline
+func vectorErr(call, name string, n, inc, l int) error {
+	a := max(inc, -inc)
+	e := &ShapeError{Call: call, Arg: name, Rows: n, Cols: 1, LD: inc, Count: 1, Len: l}
+	if n > 1 && a > (math.MaxInt-1)/(n-1) {
+		e.Need = math.MaxInt
+		e.Reason = fmt.Sprintf("%s: %d elements with inc%s %d overflow", name, n, name, inc)
+		return e
+	}
+	e.Need = 1 + (n-1)*a
+	e.Reason = fmt.Sprintf("%s: %d elements with inc%s %d need %d, the Slice has %d", name, n, name, inc, e.Need, l)
+	return e
 }
 
 // fits32 reports whether every value fits a C int, so that the 32-bit
@@ -164,11 +269,25 @@ func fits32(vals ...int) bool {
 
 // CheckMatrix checks a column-major matrix argument, as the calls of this
 // package do, for packages built on it (cublaslt): a rows x cols matrix
-// (as stored) with leading dimension ld, in a Slice of n elements. The
-// error matches ErrShape and names call and the matrix.
+// (as stored) with leading dimension ld, in a Slice of n elements; n < 0
+// stands for the zero Slice, refused with cuda.ErrNil. A shape error is a
+// *ShapeError naming call and the matrix.
 func CheckMatrix(call, name string, rows, cols, ld, n int) error {
+	return CheckBatch(call, name, false, rows, cols, ld, 0, 1, n)
+}
+
+// CheckBatch is CheckMatrix for a strided batch of count matrices, stride
+// elements apart in one Slice; output says that they are written, and
+// so must not overlap.
+func CheckBatch(call, name string, output bool, rows, cols, ld int, stride int64, count, n int) error {
 	if err := dims(call, "rc", rows, cols); err != nil {
 		return err
 	}
-	return matrix(call, name, rows, cols, ld, n)
+	if count < 0 {
+		return shapeErr(call, "count", int64(count), "%s: a batch of %d", name, count)
+	}
+	if count <= 1 {
+		return matrix(call, name, rows, cols, ld, n)
+	}
+	return batched(call, name, output, rows, cols, ld, stride, count, n)
 }

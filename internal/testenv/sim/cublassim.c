@@ -645,3 +645,195 @@ cublasStatus_t cublasLtMatmul(struct lt *l, struct desc *d, const void *alpha, c
                        .lt_c = C, .lt_d = D, .epilogue = d->epilogue, .bias = (d->epilogue & 4) ? d->bias : NULL};
     return submit(s, w);
 }
+
+/* ===== GemmStridedBatchedEx: mixed element types, device scalars =====
+ *
+ * cublasGemmStridedBatchedEx (and _64) with A, B and C each of CUDA_R_32F,
+ * R_64F, R_16F, R_16BF, R_8I or R_32I, computed in double; alpha and beta
+ * in the compute type's scale type (32F: float, 64F: double, 16F: half,
+ * 32I: int). In device pointer mode the scalars are read when the work
+ * runs, as a GPU reads them, so that a captured graph sees the values
+ * written before each launch. Kept apart from the rest of the file. */
+
+enum { X_R_16F = 2, X_R_8I = 3, X_R_32I = 10, X_R_16BF = 14 };
+
+static float x_half_to_float(uint16_t h) {
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, frac = h & 0x3ff, bits;
+    if (exp == 0x1f) bits = sign | 0x7f800000 | frac << 13;
+    else if (exp == 0 && frac == 0) bits = sign;
+    else if (exp == 0) {
+        uint32_t e = 127 - 15 + 1;
+        while (!(frac & 0x400)) { frac <<= 1; e--; }
+        bits = sign | e << 23 | (frac & 0x3ff) << 13;
+    } else bits = sign | (exp + 127 - 15) << 23 | frac << 13;
+    float f;
+    memcpy(&f, &bits, 4);
+    return f;
+}
+
+static uint16_t x_float_to_half(float f) {
+    /* Round to nearest even through the FPU: good enough for a stand-in. */
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    uint16_t sign = (b >> 16) & 0x8000;
+    float a = fabsf(f);
+    if (a != a) return sign | 0x7e00;
+    if (a >= 65520.0f) return sign | 0x7c00;
+    if (a < 6.103515625e-05f) return sign | (uint16_t)lrintf(a / 5.960464477539063e-08f);
+    int e;
+    float m = frexpf(a, &e); /* a = m * 2^e, m in [0.5, 1) */
+    uint32_t mant = (uint32_t)lrintf(m * 2048.0f); /* 11 bits with the implicit one */
+    if (mant == 2048) { mant = 1024; e++; }
+    return sign | (uint16_t)((e - 1 + 15) << 10) | (uint16_t)(mant & 0x3ff);
+}
+
+static int x_size(int type) {
+    switch (type) {
+    case R_32F: case X_R_32I: return 4;
+    case R_64F: return 8;
+    case X_R_16F: case X_R_16BF: return 2;
+    case X_R_8I: return 1;
+    }
+    return 0;
+}
+
+static double x_get(const void *p, int type, int64_t i) {
+    switch (type) {
+    case R_32F: return ((const float *)p)[i];
+    case R_64F: return ((const double *)p)[i];
+    case X_R_16F: return x_half_to_float(((const uint16_t *)p)[i]);
+    case X_R_16BF: {
+        uint32_t bits = (uint32_t)((const uint16_t *)p)[i] << 16;
+        float f;
+        memcpy(&f, &bits, 4);
+        return f;
+    }
+    case X_R_8I: return ((const int8_t *)p)[i];
+    case X_R_32I: return ((const int32_t *)p)[i];
+    }
+    return 0;
+}
+
+static void x_put(void *p, int type, int64_t i, double v) {
+    switch (type) {
+    case R_32F: ((float *)p)[i] = (float)v; break;
+    case R_64F: ((double *)p)[i] = v; break;
+    case X_R_16F: ((uint16_t *)p)[i] = x_float_to_half((float)v); break;
+    case X_R_16BF: {
+        float f = (float)v;
+        uint32_t b;
+        memcpy(&b, &f, 4);
+        b += 0x7fff + ((b >> 16) & 1);
+        ((uint16_t *)p)[i] = (uint16_t)(b >> 16);
+        break;
+    }
+    case X_R_8I: ((int8_t *)p)[i] = (int8_t)v; break;
+    case X_R_32I: ((int32_t *)p)[i] = (int32_t)v; break;
+    }
+}
+
+/* x_scale is the scale type of a compute type; -1 if unknown. */
+static int x_scale(int compute) {
+    switch (compute) {
+    case 68: case 69: case 74: case 75: case 77: case 78: return R_32F;
+    case 70: case 71: case 79: return R_64F;
+    case 64: case 65: return X_R_16F;
+    case 72: case 73: return X_R_32I;
+    }
+    return -1;
+}
+
+struct xgemm {
+    int ta, tb, at, bt, ct, scale, keep;
+    int64_t m, n, k, lda, ldb, ldc, sa, sb, sc, batch;
+    double alpha, beta;                /* host pointer mode */
+    const void *dalpha, *dbeta;        /* device pointer mode: read when run */
+    const void *a, *b;
+    void *c;
+};
+
+static void x_run(void *p) {
+    struct xgemm *w = p;
+    double alpha = w->dalpha ? x_get(w->dalpha, w->scale, 0) : w->alpha;
+    double beta = w->dbeta ? x_get(w->dbeta, w->scale, 0) : w->beta;
+    for (int64_t b = 0; b < w->batch; b++) {
+        const char *A = (const char *)w->a + b * w->sa * x_size(w->at);
+        const char *B = (const char *)w->b + b * w->sb * x_size(w->bt);
+        char *C = (char *)w->c + b * w->sc * x_size(w->ct);
+        for (int64_t j = 0; j < w->n; j++) {
+            for (int64_t i = 0; i < w->m; i++) {
+                double s = 0;
+                for (int64_t q = 0; q < w->k; q++)
+                    s += x_get(A, w->at, elem(w->ta, i, q, w->lda)) * x_get(B, w->bt, elem(w->tb, q, j, w->ldb));
+                double old = beta == 0 ? 0 : x_get(C, w->ct, i + j * w->ldc);
+                x_put(C, w->ct, i + j * w->ldc, alpha * s + beta * old);
+            }
+        }
+    }
+    if (!w->keep) free(w);
+}
+
+static cublasStatus_t x_submit(CUstream s, struct xgemm *w) {
+    CUcontext cur = NULL, want = NULL;
+    if (s && (cuCtxGetCurrent(&cur) != 0 || cuStreamGetCtx(s, &want) != 0 || cur != want)) {
+        pthread_mutex_lock(&mu);
+        st_wrong_context++;
+        pthread_mutex_unlock(&mu);
+        free(w);
+        return CUBLAS_STATUS_EXECUTION_FAILED;
+    }
+    int status = 0;
+    if (s && cuStreamIsCapturing(s, &status) == 0 && status != 0) w->keep = 1;
+    pthread_mutex_lock(&mu);
+    st_calls++;
+    pthread_mutex_unlock(&mu);
+    if (cuLaunchHostFunc(s, x_run, w) != 0) {
+        free(w);
+        return CUBLAS_STATUS_EXECUTION_FAILED;
+    }
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+static cublasStatus_t x_gemm(struct handle *h, int ta, int tb, int64_t m, int64_t n, int64_t k, const void *alpha,
+                             const void *A, int at, int64_t lda, int64_t sa, const void *B, int bt, int64_t ldb,
+                             int64_t sb, const void *beta, void *C, int ct, int64_t ldc, int64_t sc, int64_t batch,
+                             int compute) {
+    if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    int scale = x_scale(compute);
+    if (scale < 0 || !x_size(at) || !x_size(bt) || !x_size(ct)) return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (ta < 0 || ta > 2 || tb < 0 || tb > 2 || m < 0 || n < 0 || k < 0 || batch < 0) return CUBLAS_STATUS_INVALID_VALUE;
+    int64_t ra = ta == OP_N ? m : k, rb = tb == OP_N ? k : n;
+    if (lda < (ra > 1 ? ra : 1) || ldb < (rb > 1 ? rb : 1) || ldc < (m > 1 ? m : 1)) return CUBLAS_STATUS_INVALID_VALUE;
+    if (!alpha || !beta) return CUBLAS_STATUS_INVALID_VALUE;
+    if (m == 0 || n == 0 || batch == 0) return CUBLAS_STATUS_SUCCESS;
+    struct xgemm *w = calloc(1, sizeof *w);
+    if (!w) return CUBLAS_STATUS_ALLOC_FAILED;
+    *w = (struct xgemm){.ta = ta, .tb = tb, .at = at, .bt = bt, .ct = ct, .scale = scale, .m = m, .n = n, .k = k,
+                        .lda = lda, .ldb = ldb, .ldc = ldc, .sa = sa, .sb = sb, .sc = sc, .batch = batch,
+                        .a = A, .b = B, .c = C};
+    if (h->pointer_mode == 1) {
+        w->dalpha = alpha;
+        w->dbeta = beta;
+    } else {
+        w->alpha = x_get(alpha, scale, 0);
+        w->beta = x_get(beta, scale, 0);
+    }
+    return x_submit(h->stream, w);
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx(struct handle *h, int ta, int tb, int m, int n, int k, const void *alpha,
+                                          const void *A, int at, int lda, long long sa, const void *B, int bt, int ldb,
+                                          long long sb, const void *beta, void *C, int ct, int ldc, long long sc,
+                                          int batch, int compute, int algo) {
+    (void)algo;
+    return x_gemm(h, ta, tb, m, n, k, alpha, A, at, lda, sa, B, bt, ldb, sb, beta, C, ct, ldc, sc, batch, compute);
+}
+
+cublasStatus_t cublasGemmStridedBatchedEx_64(struct handle *h, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                                             const void *alpha, const void *A, int at, int64_t lda, long long sa,
+                                             const void *B, int bt, int64_t ldb, long long sb, const void *beta,
+                                             void *C, int ct, int64_t ldc, long long sc, int64_t batch, int compute,
+                                             int algo) {
+    (void)algo;
+    return x_gemm(h, ta, tb, m, n, k, alpha, A, at, lda, sa, B, bt, ldb, sb, beta, C, ct, ldc, sc, batch, compute);
+}

@@ -214,7 +214,6 @@ func TestMatmulShapeErrors(t *testing.T) {
 		{"zero M", "M, N and K", cublaslt.Op{M: 0, N: 2, K: 2}, z, z, 0},
 		{"lda", "ldA is 1", cublaslt.Op{M: 2, N: 2, K: 2, LDA: 1}, z, z, 0},
 		{"A short", "A: a 4x5", cublaslt.Op{M: 4, N: 1, K: 5}, z, z, 0},
-		{"C needed", "C: a 2x2", cublaslt.Op{M: 2, N: 2, K: 2}, z, z, 1},
 		{"C short", "C: a 2x2", cublaslt.Op{M: 2, N: 2, K: 2}, short, z, 1},
 		{"bias", "bias has 3 elements", cublaslt.Op{M: 4, N: 2, K: 2, Epilogue: cublaslt.CUBLASLT_EPILOGUE_BIAS}, z, short, 0},
 		{"epilogue", "epilogue", cublaslt.Op{M: 2, N: 2, K: 2, Epilogue: 12345}, z, z, 0},
@@ -226,6 +225,11 @@ func TestMatmulShapeErrors(t *testing.T) {
 				t.Errorf("got %v, want ErrShape naming %q", err, c.want)
 			}
 		})
+	}
+	// A C needed (beta is not 0) but not given is the zero Slice:
+	// cuda.ErrNil, as package cuda says of a zero Slice, not a shape.
+	if err := cublaslt.Matmul(f.lt, cublaslt.Op{M: 2, N: 2, K: 2}, 1, x, x, 1, z, x, z); !errors.Is(err, cuda.ErrNil) || errors.Is(err, cublas.ErrShape) {
+		t.Errorf("C needed, not given: %v, want cuda.ErrNil", err)
 	}
 }
 

@@ -1024,6 +1024,8 @@ cublasStatus_t cublasGemmBatchedEx_64(struct handle *h, int ta, int tb, int64_t 
                                       int ct, int64_t ldc, int64_t batch, int compute, int algo) {
     count(&st_calls_64, 1);
     return gemm_batched_ex(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, batch, compute, algo, 1);
+}
+
 /* ===== GemmStridedBatchedEx: mixed element types, device scalars =====
  *
  * cublasGemmStridedBatchedEx (and _64) with A, B and C each of CUDA_R_32F,

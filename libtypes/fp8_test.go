@@ -38,8 +38,8 @@ func TestFloat8Conversions(t *testing.T) {
 		{1, 0x38, 0x3c}, {-2, 0xc0, 0xc0}, {448, 0x7e, 0x5f}, {1e6, 0x7e, 0x7b}, {57344, 0x7e, 0x7b},
 		{float32(math.Inf(-1)), 0xfe, 0xfb},
 		{0.001953125, 0x01, 0}, // E4M3's smallest subnormal, 2^-9 (E5M2 not checked here)
-		{1.0625, 0x38, 0x3c},      // a tie between 1 and 1.125 (E4M3): to even (1)
-		{1.1875, 0x3a, 0x3d},      // a tie between 1.125 and 1.25 (E4M3): to even (1.25); E5M2 1.1875 nearest 1.25
+		{1.0625, 0x38, 0x3c},   // a tie between 1 and 1.125 (E4M3): to even (1)
+		{1.1875, 0x3a, 0x3d},   // a tie between 1.125 and 1.25 (E4M3): to even (1.25); E5M2 1.1875 nearest 1.25
 	} {
 		if got := libtypes.Float8E4M3Of(c.f); got != c.e4m3 {
 			t.Errorf("E4M3 of %v: %#02x, want %#02x", c.f, got, c.e4m3)

@@ -647,16 +647,6 @@ struct lt {
     int magic;
 };
 
-struct desc { /* cublasLtMatmulDesc: compute type, scale type, attributes */
-    int compute, scale, ta, tb, epilogue;
-    const float *bias;
-};
-
-struct layout {
-    int type;
-    uint64_t rows, cols;
-    int64_t ld;
-};
 
 struct pref {
     uint64_t max_workspace;
@@ -698,61 +688,6 @@ cublasStatus_t cublasLtDestroy(struct lt *l) {
 
 size_t cublasLtGetVersion(void) { return 130100; }
 
-cublasStatus_t cublasLtMatmulDescCreate(struct desc **out, int compute, int scale) {
-    FAIL_POINT("cublasLtMatmulDescCreate");
-    if (!out) return CUBLAS_STATUS_INVALID_VALUE;
-    struct desc *d = calloc(1, sizeof *d);
-    if (!d) return CUBLAS_STATUS_ALLOC_FAILED;
-    d->compute = compute;
-    d->scale = scale;
-    d->epilogue = 1; /* CUBLASLT_EPILOGUE_DEFAULT */
-    count(&st_lt_objects, 1);
-    *out = d;
-    return CUBLAS_STATUS_SUCCESS;
-}
-
-cublasStatus_t cublasLtMatmulDescDestroy(struct desc *d) {
-    if (d) count(&st_lt_objects, -1);
-    free(d);
-    return CUBLAS_STATUS_SUCCESS;
-}
-
-/* Attributes: 3 TRANSA, 4 TRANSB, 7 EPILOGUE, 8 BIAS_POINTER. */
-cublasStatus_t cublasLtMatmulDescSetAttribute(struct desc *d, int attr, const void *buf, size_t size) {
-    FAIL_POINT("cublasLtMatmulDescSetAttribute");
-    if (!d || !buf) return CUBLAS_STATUS_INVALID_VALUE;
-    switch (attr) {
-    case 3: case 4: case 7:
-        if (size != 4) return CUBLAS_STATUS_INVALID_VALUE;
-        if (attr == 3) d->ta = *(const int *)buf;
-        if (attr == 4) d->tb = *(const int *)buf;
-        if (attr == 7) d->epilogue = *(const int *)buf;
-        return CUBLAS_STATUS_SUCCESS;
-    case 8:
-        if (size != sizeof(void *)) return CUBLAS_STATUS_INVALID_VALUE;
-        d->bias = *(const float *const *)buf;
-        return CUBLAS_STATUS_SUCCESS;
-    }
-    return CUBLAS_STATUS_SUCCESS; /* other attributes: accepted, unused */
-}
-
-cublasStatus_t cublasLtMatrixLayoutCreate(struct layout **out, int type, uint64_t rows, uint64_t cols, int64_t ld) {
-    FAIL_POINT("cublasLtMatrixLayoutCreate");
-    if (!out) return CUBLAS_STATUS_INVALID_VALUE;
-    struct layout *l = calloc(1, sizeof *l);
-    if (!l) return CUBLAS_STATUS_ALLOC_FAILED;
-    *l = (struct layout){type, rows, cols, ld};
-    count(&st_lt_objects, 1);
-    *out = l;
-    return CUBLAS_STATUS_SUCCESS;
-}
-
-cublasStatus_t cublasLtMatrixLayoutDestroy(struct layout *l) {
-    if (l) count(&st_lt_objects, -1);
-    free(l);
-    return CUBLAS_STATUS_SUCCESS;
-}
-
 cublasStatus_t cublasLtMatmulPreferenceCreate(struct pref **out) {
     FAIL_POINT("cublasLtMatmulPreferenceCreate");
     if (!out) return CUBLAS_STATUS_INVALID_VALUE;
@@ -778,54 +713,8 @@ cublasStatus_t cublasLtMatmulPreferenceSetAttribute(struct pref *p, int attr, co
     return CUBLAS_STATUS_SUCCESS;
 }
 
-static int shape_ok(struct desc *d, struct layout *a, struct layout *b, struct layout *c, struct layout *dd) {
-    uint64_t m = c->rows, n = c->cols;
-    uint64_t am = d->ta == OP_N ? a->rows : a->cols, ak = d->ta == OP_N ? a->cols : a->rows;
-    uint64_t bk = d->tb == OP_N ? b->rows : b->cols, bn = d->tb == OP_N ? b->cols : b->rows;
-    return am == m && bn == n && ak == bk && dd->rows == m && dd->cols == n && a->type == R_32F &&
-           b->type == R_32F && c->type == R_32F && dd->type == R_32F && c->ld == dd->ld;
-}
-
-cublasStatus_t cublasLtMatmulAlgoGetHeuristic(struct lt *l, struct desc *d, struct layout *a, struct layout *b,
-                                              struct layout *c, struct layout *dd, struct pref *p, int requested,
-                                              cublasLtMatmulHeuristicResult_t *results, int *returned) {
-    if (!l || l->magic != LT_MAGIC) return CUBLAS_STATUS_NOT_INITIALIZED;
-    if (!d || !a || !b || !c || !dd || !p || !results || !returned || requested < 1) return CUBLAS_STATUS_INVALID_VALUE;
-    FAIL_POINT("cublasLtMatmulAlgoGetHeuristic");
-    pthread_mutex_lock(&mu);
-    st_heuristics++;
-    pthread_mutex_unlock(&mu);
-    *returned = 0;
-    if (!shape_ok(d, a, b, c, dd)) return CUBLAS_STATUS_NOT_SUPPORTED;
-    memset(&results[0], 0, sizeof results[0]);
-    results[0].algo.data[0] = 0x5349; /* the one algorithm */
-    results[0].workspaceSize = p->max_workspace; /* the algorithm takes all it may */
-    results[0].wavesCount = 1;
-    *returned = 1;
-    return CUBLAS_STATUS_SUCCESS;
-}
-
-cublasStatus_t cublasLtMatmul(struct lt *l, struct desc *d, const void *alpha, const void *A, struct layout *ad,
-                              const void *B, struct layout *bd, const void *beta, const void *C, struct layout *cd,
-                              void *D, struct layout *dd, const cublasLtMatmulAlgo_t *algo, void *ws, size_t wsSize,
-                              CUstream s) {
-    if (!l || l->magic != LT_MAGIC) return CUBLAS_STATUS_NOT_INITIALIZED;
-    FAIL_POINT("cublasLtMatmul");
-    if (wsSize > 0 && !ws) return CUBLAS_STATUS_INVALID_VALUE; /* it would write through NULL */
-    pthread_mutex_lock(&mu);
-    st_lt_ws_size = (long long)wsSize;
-    pthread_mutex_unlock(&mu);
-    if (!d || !alpha || !beta || !ad || !bd || !cd || !dd) return CUBLAS_STATUS_INVALID_VALUE;
-    if (!shape_ok(d, ad, bd, cd, dd)) return CUBLAS_STATUS_NOT_SUPPORTED;
-    if (algo && algo->data[0] != 0x5349) return CUBLAS_STATUS_INVALID_VALUE;
-    struct work *w = calloc(1, sizeof *w);
-    if (!w) return CUBLAS_STATUS_ALLOC_FAILED;
-    *w = (struct work){.kind = W_LT, .ta = d->ta, .tb = d->tb, .m = (int64_t)cd->rows, .n = (int64_t)cd->cols,
-                       .k = (int64_t)(d->ta == OP_N ? ad->cols : ad->rows), .lda = ad->ld, .ldb = bd->ld,
-                       .ldc = cd->ld, .alpha = *(const float *)alpha, .beta = *(const float *)beta, .a = A, .b = B,
-                       .lt_c = C, .lt_d = D, .epilogue = d->epilogue, .bias = (d->epilogue & 4) ? d->bias : NULL};
-    return submit(s, w);
-}
+/* Descriptors, layouts, the heuristic and cublasLtMatmul: see the
+ * cuBLASLt block at the end of the file. */
 
 /* ----- more Level 1 and 2, Trsm, and the _64 forms ----- */
 
@@ -1216,4 +1105,338 @@ cublasStatus_t cublasGemmStridedBatchedEx_64(struct handle *h, int ta, int tb, i
                                              int algo) {
     (void)algo;
     return x_gemm(h, ta, tb, m, n, k, alpha, A, at, lda, sa, B, bt, ldb, sb, beta, C, ct, ldc, sc, batch, compute);
+}
+
+/* ===== cuBLASLt: descriptors, layouts, the heuristic and cublasLtMatmul =====
+ *
+ * A, B, C and D of CUDA_R_32F, R_16F, R_16BF, R_8F_E4M3 or R_8F_E5M2 (each
+ * its own; R_64F and the integer types are refused, NOT_SUPPORTED),
+ * column- or row-major (CUBLASLT_MATRIX_LAYOUT_ORDER), strided batches
+ * (BATCH_COUNT, STRIDED_BATCH_OFFSET), every epilogue of cublasLt.h with
+ * the bias (BIAS_DATA_TYPE, BIAS_BATCH_STRIDE) and the aux matrix or ReLU
+ * bit mask (EPILOGUE_AUX_POINTER, _LD, _BATCH_STRIDE, _DATA_TYPE), the
+ * A/B/C/D scale pointers and AMAX_D, computed in double. GELU is the tanh
+ * form. The mask's bit (i, j) is bit (i + j*ld) % 8 of byte (i + j*ld) / 8.
+ * The heuristic answers three algorithms, which compute alike: the first
+ * asks for all the workspace the preference allows, the second half of
+ * it, the third a quarter, so that the workspace size a Matmul is given
+ * ("lt_ws_size") says which one it runs. */
+
+enum { X_R_8F_E4M3 = 28, X_R_8F_E5M2 = 29, X_ALGO = 0x5349, X_ALGOS = 3 };
+
+struct desc {
+    int compute, scale, ta, tb, epilogue, bias_type, aux_type;
+    const void *bias;
+    void *aux;
+    int64_t aux_ld, aux_stride, bias_stride;
+    const float *scale_a, *scale_b, *scale_c, *scale_d;
+    float *amax_d;
+};
+
+struct layout {
+    int type, order;
+    uint64_t rows, cols;
+    int64_t ld, stride;
+    int batch;
+};
+
+static double x8_value(uint8_t c, int e5m2) {
+    if (e5m2) return x_half_to_float((uint16_t)c << 8);
+    int exp = (c >> 3) & 0xf, frac = c & 7;
+    if (exp == 0xf && frac == 7) return NAN;
+    double v = exp == 0 ? ldexp(frac / 8.0, -6) : ldexp(1 + frac / 8.0, exp - 7);
+    return (c & 0x80) ? -v : v;
+}
+
+/* x8_code rounds v to the nearest FP8 value, ties to the even code,
+ * saturating at the largest finite one. */
+static uint8_t x8_code(double v, int e5m2) {
+    if (v != v) return e5m2 ? 0x7e : 0x7f;
+    uint8_t sign = v < 0 ? 0x80 : 0;
+    double a = fabs(v);
+    int last = e5m2 ? 0x7b : 0x7e, best = 0;
+    for (int c = 1; c <= last; c++) {
+        double d = fabs(x8_value((uint8_t)c, e5m2) - a), bd = fabs(x8_value((uint8_t)best, e5m2) - a);
+        if (d < bd || (d == bd && !(c & 1))) best = c;
+    }
+    return sign | (uint8_t)best;
+}
+
+static int lt_size(int type) {
+    switch (type) {
+    case R_32F: return 4;
+    case X_R_16F: case X_R_16BF: return 2;
+    case X_R_8F_E4M3: case X_R_8F_E5M2: return 1;
+    }
+    return 0;
+}
+
+static double lt_get(const void *p, int type, int64_t i) {
+    if (type == X_R_8F_E4M3 || type == X_R_8F_E5M2) return x8_value(((const uint8_t *)p)[i], type == X_R_8F_E5M2);
+    return x_get(p, type, i);
+}
+
+static void lt_put(void *p, int type, int64_t i, double v) {
+    if (type == X_R_8F_E4M3 || type == X_R_8F_E5M2) ((uint8_t *)p)[i] = x8_code(v, type == X_R_8F_E5M2);
+    else x_put(p, type, i, v);
+}
+
+/* lt_at is the index of element (r, c) of a matrix of layout l. */
+static int64_t lt_at(const struct layout *l, int64_t r, int64_t c) { return l->order == 1 ? r * l->ld + c : r + c * l->ld; }
+
+static double gelu_grad(double x) {
+    double u = 0.7978845608028654 * (x + 0.044715 * x * x * x), t = tanh(u);
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * 0.7978845608028654 * (1 + 3 * 0.044715 * x * x);
+}
+
+struct ltwork {
+    struct desc d;
+    struct layout a, b, c, dd;
+    double alpha, beta;
+    const void *A, *B, *C;
+    void *D;
+    int keep;
+};
+
+static double lt_op(const struct layout *l, const char *p, int t, int64_t i, int64_t k) {
+    return lt_get(p, l->type, t == OP_N ? lt_at(l, i, k) : lt_at(l, k, i));
+}
+
+static void lt_run(void *p) {
+    struct ltwork *w = p;
+    const struct desc *d = &w->d;
+    int epi = d->epilogue;
+    int64_t m = (int64_t)w->dd.rows, n = (int64_t)w->dd.cols, k = (int64_t)(d->ta == OP_N ? w->a.cols : w->a.rows);
+    double sa = d->scale_a ? *d->scale_a : 1, sb = d->scale_b ? *d->scale_b : 1, sc = d->scale_c ? *d->scale_c : 1;
+    double sd = d->scale_d ? *d->scale_d : 1, amax = 0;
+    int bias_type = d->bias_type >= 0 ? d->bias_type : w->dd.type, aux_type = d->aux_type >= 0 ? d->aux_type : w->dd.type;
+    for (int b = 0; b < w->dd.batch; b++) {
+        const char *A = (const char *)w->A + b * w->a.stride * lt_size(w->a.type);
+        const char *B = (const char *)w->B + b * w->b.stride * lt_size(w->b.type);
+        const char *C = (const char *)w->C + b * w->c.stride * lt_size(w->c.type);
+        char *D = (char *)w->D + b * w->dd.stride * lt_size(w->dd.type);
+        char *bias = (char *)d->bias + b * d->bias_stride * lt_size(bias_type);
+        int64_t aux0 = b * d->aux_stride;
+        if (epi == 256 || epi == 512) { /* BGRADA, BGRADB: sums over k */
+            int64_t len = epi == 256 ? m : n;
+            for (int64_t i = 0; i < len; i++) {
+                double s = 0;
+                for (int64_t q = 0; q < k; q++)
+                    s += epi == 256 ? lt_op(&w->a, A, d->ta, i, q) : lt_op(&w->b, B, d->tb, q, i);
+                lt_put(bias, bias_type, i, s);
+            }
+        }
+        for (int64_t i = 0; i < m; i++) {
+            double grad = 0;
+            for (int64_t j = 0; j < n; j++) {
+                double s = 0;
+                for (int64_t q = 0; q < k; q++) s += lt_op(&w->a, A, d->ta, i, q) * lt_op(&w->b, B, d->tb, q, j);
+                double v = w->alpha * sa * sb * s;
+                if (w->beta != 0) v += w->beta * sc * lt_get(C, w->c.type, lt_at(&w->c, i, j));
+                int64_t ai = aux0 + i + j * d->aux_ld;
+                if (epi & 8) { /* DRELU */
+                    if (!((((const uint8_t *)d->aux)[ai / 8] >> (ai % 8)) & 1)) v = 0;
+                } else if (epi & 64) { /* DGELU */
+                    v *= gelu_grad(lt_get(d->aux, aux_type, ai));
+                } else {
+                    if (epi & 4) v += lt_get(bias, bias_type, i);
+                    if ((epi & 2) && (epi & 128)) { /* RELU_AUX: the mask */
+                        uint8_t *mask = (uint8_t *)d->aux + ai / 8;
+                        if (v > 0) *mask |= (uint8_t)(1 << (ai % 8));
+                        else *mask &= (uint8_t)~(1 << (ai % 8));
+                    }
+                    if ((epi & 32) && (epi & 128)) lt_put(d->aux, aux_type, ai, v); /* GELU_AUX: the input */
+                    if (epi & 2) v = v > 0 ? v : 0;
+                    if (epi & 32) v = gelu(v);
+                }
+                grad += v;
+                if (fabs(v) > amax) amax = fabs(v);
+                lt_put(D, w->dd.type, lt_at(&w->dd, i, j), v * sd);
+            }
+            if (epi & 16) lt_put(bias, bias_type, i, grad); /* DRELU_BGRAD, DGELU_BGRAD */
+        }
+    }
+    if (d->amax_d) *d->amax_d = (float)amax;
+    if (!w->keep) free(w);
+}
+
+cublasStatus_t cublasLtMatmulDescCreate(struct desc **out, int compute, int scale) {
+    FAIL_POINT("cublasLtMatmulDescCreate");
+    if (!out) return CUBLAS_STATUS_INVALID_VALUE;
+    struct desc *d = calloc(1, sizeof *d);
+    if (!d) return CUBLAS_STATUS_ALLOC_FAILED;
+    d->compute = compute;
+    d->scale = scale;
+    d->epilogue = 1; /* CUBLASLT_EPILOGUE_DEFAULT */
+    d->bias_type = d->aux_type = -1;
+    count(&st_lt_objects, 1);
+    *out = d;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmulDescDestroy(struct desc *d) {
+    if (d) count(&st_lt_objects, -1);
+    free(d);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+static int lt_epilogue_ok(int e) {
+    static const int known[] = {1, 2, 130, 4, 6, 134, 136, 152, 32, 160, 36, 164, 192, 208, 256, 512};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (known[i] == e) return 1;
+    return 0;
+}
+
+cublasStatus_t cublasLtMatmulDescSetAttribute(struct desc *d, int attr, const void *buf, size_t size) {
+    FAIL_POINT("cublasLtMatmulDescSetAttribute");
+    if (!d || !buf) return CUBLAS_STATUS_INVALID_VALUE;
+    switch (attr) {
+    case 3: case 4: case 7: case 22: case 26: /* TRANSA, TRANSB, EPILOGUE, AUX_DATA_TYPE, BIAS_DATA_TYPE */
+        if (size != 4) return CUBLAS_STATUS_INVALID_VALUE;
+        int v = *(const int *)buf;
+        if (attr == 3) d->ta = v;
+        if (attr == 4) d->tb = v;
+        if (attr == 7) {
+            if (!lt_epilogue_ok(v)) return CUBLAS_STATUS_INVALID_VALUE;
+            d->epilogue = v;
+        }
+        if (attr == 22) d->aux_type = v;
+        if (attr == 26) d->bias_type = v;
+        return CUBLAS_STATUS_SUCCESS;
+    case 10: case 12: case 13: /* BIAS_BATCH_STRIDE, EPILOGUE_AUX_LD, _BATCH_STRIDE */
+        if (size != 8) return CUBLAS_STATUS_INVALID_VALUE;
+        if (attr == 10) d->bias_stride = *(const int64_t *)buf;
+        if (attr == 12) d->aux_ld = *(const int64_t *)buf;
+        if (attr == 13) d->aux_stride = *(const int64_t *)buf;
+        return CUBLAS_STATUS_SUCCESS;
+    case 8: case 11: case 17: case 18: case 19: case 20: case 21: { /* pointers */
+        if (size != sizeof(void *)) return CUBLAS_STATUS_INVALID_VALUE;
+        void *p = *(void *const *)buf;
+        if (attr == 8) d->bias = p;
+        if (attr == 11) d->aux = p;
+        if (attr == 17) d->scale_a = p;
+        if (attr == 18) d->scale_b = p;
+        if (attr == 19) d->scale_c = p;
+        if (attr == 20) d->scale_d = p;
+        if (attr == 21) d->amax_d = p;
+        return CUBLAS_STATUS_SUCCESS;
+    }
+    }
+    return CUBLAS_STATUS_SUCCESS; /* other attributes (FAST_ACCUM, ...): accepted, unused */
+}
+
+cublasStatus_t cublasLtMatrixLayoutCreate(struct layout **out, int type, uint64_t rows, uint64_t cols, int64_t ld) {
+    FAIL_POINT("cublasLtMatrixLayoutCreate");
+    if (!out) return CUBLAS_STATUS_INVALID_VALUE;
+    struct layout *l = calloc(1, sizeof *l);
+    if (!l) return CUBLAS_STATUS_ALLOC_FAILED;
+    *l = (struct layout){.type = type, .rows = rows, .cols = cols, .ld = ld, .batch = 1};
+    count(&st_lt_objects, 1);
+    *out = l;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatrixLayoutDestroy(struct layout *l) {
+    if (l) count(&st_lt_objects, -1);
+    free(l);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* Attributes: 1 ORDER (int32: 0 col, 1 row), 5 BATCH_COUNT (int32),
+ * 6 STRIDED_BATCH_OFFSET (int64). */
+cublasStatus_t cublasLtMatrixLayoutSetAttribute(struct layout *l, int attr, const void *buf, size_t size) {
+    FAIL_POINT("cublasLtMatrixLayoutSetAttribute");
+    if (!l || !buf) return CUBLAS_STATUS_INVALID_VALUE;
+    switch (attr) {
+    case 1: case 5:
+        if (size != 4) return CUBLAS_STATUS_INVALID_VALUE;
+        if (attr == 1) {
+            int o = *(const int *)buf;
+            if (o != 0 && o != 1) return CUBLAS_STATUS_NOT_SUPPORTED;
+            l->order = o;
+        } else {
+            l->batch = *(const int *)buf;
+            if (l->batch < 1) return CUBLAS_STATUS_INVALID_VALUE;
+        }
+        return CUBLAS_STATUS_SUCCESS;
+    case 6:
+        if (size != 8) return CUBLAS_STATUS_INVALID_VALUE;
+        l->stride = *(const int64_t *)buf;
+        return CUBLAS_STATUS_SUCCESS;
+    }
+    return CUBLAS_STATUS_NOT_SUPPORTED;
+}
+
+static int lt_shape_ok(struct desc *d, struct layout *a, struct layout *b, struct layout *c, struct layout *dd) {
+    uint64_t m = dd->rows, n = dd->cols;
+    uint64_t am = d->ta == OP_N ? a->rows : a->cols, ak = d->ta == OP_N ? a->cols : a->rows;
+    uint64_t bk = d->tb == OP_N ? b->rows : b->cols, bn = d->tb == OP_N ? b->cols : b->rows;
+    if (am != m || bn != n || ak != bk || c->rows != m || c->cols != n || c->ld != dd->ld) return 0;
+    if (!lt_size(a->type) || !lt_size(b->type) || !lt_size(c->type) || !lt_size(dd->type)) return 0;
+    if (a->order != dd->order || b->order != dd->order || c->order != dd->order) return 0;
+    if (a->batch != dd->batch || b->batch != dd->batch || c->batch != dd->batch) return 0;
+    /* FP8 inputs: A transposed and B not, as on Hopper */
+    int fp8 = a->type == X_R_8F_E4M3 || a->type == X_R_8F_E5M2 || b->type == X_R_8F_E4M3 || b->type == X_R_8F_E5M2;
+    if (fp8 && (d->ta != OP_T || d->tb != OP_N)) return 0;
+    return 1;
+}
+
+cublasStatus_t cublasLtMatmulAlgoGetHeuristic(struct lt *l, struct desc *d, struct layout *a, struct layout *b,
+                                              struct layout *c, struct layout *dd, struct pref *p, int requested,
+                                              cublasLtMatmulHeuristicResult_t *results, int *returned) {
+    if (!l || l->magic != LT_MAGIC) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!d || !a || !b || !c || !dd || !p || !results || !returned || requested < 1) return CUBLAS_STATUS_INVALID_VALUE;
+    FAIL_POINT("cublasLtMatmulAlgoGetHeuristic");
+    pthread_mutex_lock(&mu);
+    st_heuristics++;
+    pthread_mutex_unlock(&mu);
+    *returned = 0;
+    if (!lt_shape_ok(d, a, b, c, dd)) return CUBLAS_STATUS_NOT_SUPPORTED;
+    int n = requested < X_ALGOS ? requested : X_ALGOS;
+    for (int i = 0; i < n; i++) {
+        memset(&results[i], 0, sizeof results[i]);
+        results[i].algo.data[0] = X_ALGO + i;
+        results[i].workspaceSize = p->max_workspace >> i; /* the first takes all it may */
+        results[i].wavesCount = 1 + i;
+    }
+    *returned = n;
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+cublasStatus_t cublasLtMatmul(struct lt *l, struct desc *d, const void *alpha, const void *A, struct layout *ad,
+                              const void *B, struct layout *bd, const void *beta, const void *C, struct layout *cd,
+                              void *D, struct layout *dd, const cublasLtMatmulAlgo_t *algo, void *ws, size_t wsSize,
+                              CUstream s) {
+    if (!l || l->magic != LT_MAGIC) return CUBLAS_STATUS_NOT_INITIALIZED;
+    FAIL_POINT("cublasLtMatmul");
+    if (wsSize > 0 && !ws) return CUBLAS_STATUS_INVALID_VALUE; /* it would write through NULL */
+    pthread_mutex_lock(&mu);
+    st_lt_ws_size = (long long)wsSize;
+    pthread_mutex_unlock(&mu);
+    if (!d || !alpha || !beta || !ad || !bd || !cd || !dd) return CUBLAS_STATUS_INVALID_VALUE;
+    if (!lt_shape_ok(d, ad, bd, cd, dd)) return CUBLAS_STATUS_NOT_SUPPORTED;
+    if (algo && (algo->data[0] < X_ALGO || algo->data[0] >= X_ALGO + X_ALGOS)) return CUBLAS_STATUS_INVALID_VALUE;
+    int epi = d->epilogue;
+    if (((epi & 4) || (epi & 16) || epi == 256 || epi == 512) && !d->bias) return CUBLAS_STATUS_INVALID_VALUE;
+    if ((epi & 128) && (!d->aux || d->aux_ld < (int64_t)dd->rows)) return CUBLAS_STATUS_INVALID_VALUE;
+    if ((epi & 128) && dd->order != 0) return CUBLAS_STATUS_NOT_SUPPORTED;
+    struct ltwork *w = calloc(1, sizeof *w);
+    if (!w) return CUBLAS_STATUS_ALLOC_FAILED;
+    int scale = d->scale; /* the type of alpha and beta */
+    *w = (struct ltwork){.d = *d, .a = *ad, .b = *bd, .c = *cd, .dd = *dd, .alpha = x_get(alpha, scale, 0),
+                         .beta = x_get(beta, scale, 0), .A = A, .B = B, .C = C, .D = D};
+    CUcontext cur = NULL, want = NULL;
+    if (s && (cuCtxGetCurrent(&cur) != 0 || cuStreamGetCtx(s, &want) != 0 || cur != want)) {
+        count(&st_wrong_context, 1);
+        free(w);
+        return CUBLAS_STATUS_EXECUTION_FAILED;
+    }
+    int status = 0;
+    if (s && cuStreamIsCapturing(s, &status) == 0 && status != 0) w->keep = 1;
+    count(&st_calls, 1);
+    if (cuLaunchHostFunc(s, lt_run, w) != 0) {
+        free(w);
+        return CUBLAS_STATUS_EXECUTION_FAILED;
+    }
+    return CUBLAS_STATUS_SUCCESS;
 }

@@ -16,9 +16,13 @@ import (
 // layouts and the algorithm cuBLASLt's heuristic chose) of the shapes it
 // has multiplied: Matmul asks the heuristic once per shape.
 //
-// An Lt's methods and Matmul are safe for concurrent use; SetWorkspace and
-// Close wait for calls in progress. An Lt dropped without Close is
-// destroyed by the garbage collector, and a warning is logged.
+// An Lt's methods, Matmul and MatmulEx are safe for concurrent use;
+// SetWorkspace and Close wait for calls in progress. After Close every
+// call (Matmul, MatmulEx, Algorithms, Chosen, SetWorkspace, Close) returns
+// an error matching ErrClosed and submits nothing; Raw is then the value
+// of a destroyed handle (or one being destroyed), not to be used. An Lt
+// dropped without Close is destroyed by the garbage collector, and a
+// warning is logged.
 type Lt struct {
 	st      *state
 	cleanup runtime.Cleanup

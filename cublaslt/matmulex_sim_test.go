@@ -13,38 +13,6 @@ import (
 	"github.com/purecuda/purecuda/libtypes"
 )
 
-func halves(v []float32) []cuda.Half {
-	out := make([]cuda.Half, len(v))
-	for i, x := range v {
-		out[i] = cuda.HalfOf(x)
-	}
-	return out
-}
-
-func halfValues(v []cuda.Half) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = float64(x.Float32())
-	}
-	return out
-}
-
-func bf16s(v []float32) []cuda.BFloat16 {
-	out := make([]cuda.BFloat16, len(v))
-	for i, x := range v {
-		out[i] = cuda.BFloat16Of(x)
-	}
-	return out
-}
-
-func bf16Values(v []cuda.BFloat16) []float64 {
-	out := make([]float64, len(v))
-	for i, x := range v {
-		out[i] = float64(x.Float32())
-	}
-	return out
-}
-
 // A batch of row-major products with A in half precision, B in bfloat16
 // broadcast to every product (stride 0), C and D float32, matches the
 // host's product of the same rounded inputs.

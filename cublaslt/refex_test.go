@@ -5,6 +5,7 @@ import (
 
 	"github.com/purecuda/purecuda/cublas"
 	"github.com/purecuda/purecuda/cublaslt"
+	"github.com/purecuda/purecuda/cuda"
 )
 
 // refIn are the operands of refEx, as float64, laid out as the Op says
@@ -148,4 +149,36 @@ func closeTo(got, want []float64, tol float64) int {
 		}
 	}
 	return -1
+}
+
+func halves(v []float32) []cuda.Half {
+	out := make([]cuda.Half, len(v))
+	for i, x := range v {
+		out[i] = cuda.HalfOf(x)
+	}
+	return out
+}
+
+func halfValues(v []cuda.Half) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x.Float32())
+	}
+	return out
+}
+
+func bf16s(v []float32) []cuda.BFloat16 {
+	out := make([]cuda.BFloat16, len(v))
+	for i, x := range v {
+		out[i] = cuda.BFloat16Of(x)
+	}
+	return out
+}
+
+func bf16Values(v []cuda.BFloat16) []float64 {
+	out := make([]float64, len(v))
+	for i, x := range v {
+		out[i] = float64(x.Float32())
+	}
+	return out
 }

@@ -180,12 +180,6 @@ var epilogues = map[Epilogue]epilogue{
 	CUBLASLT_EPILOGUE_BGRADB:        {biasOut: true, biasN: true},
 }
 
-// hasBias reports whether the epilogue reads or writes a bias vector.
-func (op Op) hasBias() bool {
-	e := epilogues[op.Epilogue]
-	return e.bias || e.biasOut
-}
-
 // key is what a plan is made for.
 type key struct {
 	op     Op

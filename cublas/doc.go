@@ -14,8 +14,8 @@
 //
 // Gemm, GemmStridedBatched, Gemv, Trsm, Axpy, Scal, Dot and Nrm2 take
 // float32 or float64 Slices (cuBLAS's S and D functions; the 64-bit-index
-// _64 forms when a size needs them); GemmEx takes cuda.Half,
-// cuda.BFloat16, int8, float32 and float64 with a compute type
+// _64 forms when a size needs them); GemmEx takes libtypes.Half,
+// libtypes.BFloat16, int8, float32 and float64 with a compute type
 // (CUBLAS_COMPUTE_32F_FAST_TF32 for TF32 tensor cores), and
 // GemmBatchedEx the same on Batches of Slices (NewBatch),
 // GemmStridedBatchedEx on strided batches in one Slice each (a stride of

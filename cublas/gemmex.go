@@ -10,10 +10,10 @@ import (
 )
 
 // Elem is an element type GemmEx takes, with its cudaDataType:
-// float32 (CUDA_R_32F), float64 (CUDA_R_64F), cuda.Half (CUDA_R_16F),
-// cuda.BFloat16 (CUDA_R_16BF), int8 (CUDA_R_8I) and int32 (CUDA_R_32I).
+// float32 (CUDA_R_32F), float64 (CUDA_R_64F), libtypes.Half (CUDA_R_16F),
+// libtypes.BFloat16 (CUDA_R_16BF), int8 (CUDA_R_8I) and int32 (CUDA_R_32I).
 type Elem interface {
-	float32 | float64 | cuda.Half | cuda.BFloat16 | int8 | int32
+	float32 | float64 | libtypes.Half | libtypes.BFloat16 | int8 | int32
 }
 
 // DataTypeOf is the cudaDataType of T.
@@ -23,9 +23,9 @@ func DataTypeOf[T Elem]() libtypes.DataType {
 		return libtypes.CUDA_R_32F
 	case float64:
 		return libtypes.CUDA_R_64F
-	case cuda.Half:
+	case libtypes.Half:
 		return libtypes.CUDA_R_16F
-	case cuda.BFloat16:
+	case libtypes.BFloat16:
 		return libtypes.CUDA_R_16BF
 	case int8:
 		return libtypes.CUDA_R_8I
@@ -69,7 +69,7 @@ func ScalarOf(compute ComputeType, v float64) (Scalar, error) {
 	case t == libtypes.CUDA_R_64F:
 		*(*float64)(unsafe.Pointer(&s)) = v
 	case t == libtypes.CUDA_R_16F:
-		*(*cuda.Half)(unsafe.Pointer(&s)) = cuda.HalfOf(float32(v))
+		*(*libtypes.Half)(unsafe.Pointer(&s)) = libtypes.HalfOf(float32(v))
 	default:
 		*(*int32)(unsafe.Pointer(&s)) = int32(v)
 	}
@@ -79,7 +79,7 @@ func ScalarOf(compute ComputeType, v float64) (Scalar, error) {
 // GemmEx is Gemm with the element types of A, B and C taken from their
 // Slices and the arithmetic given by compute (cublasGemmEx, or
 // cublasGemmEx_64): CUBLAS_COMPUTE_32F_FAST_TF32 multiplies float32
-// matrices on TF32 tensor cores; cuda.Half or cuda.BFloat16 inputs with
+// matrices on TF32 tensor cores; libtypes.Half or libtypes.BFloat16 inputs with
 // CUBLAS_COMPUTE_32F accumulate in float32. alpha and beta are converted
 // to the compute type's scalar (float32 for the 32F types). Which
 // combinations cuBLAS supports is its own table; others fail with

@@ -23,10 +23,10 @@ var ErrShape = cublas.ErrShape
 var ErrClosed = cuda.ErrClosed
 
 // Elem is an element type of a matmul's matrices and vectors: package
-// cublas's (float32, float64, cuda.Half, cuda.BFloat16, int8, int32) and
+// cublas's (float32, float64, libtypes.Half, libtypes.BFloat16, int8, int32) and
 // the FP8 formats libtypes.Float8E4M3 and libtypes.Float8E5M2.
 type Elem interface {
-	float32 | float64 | cuda.Half | cuda.BFloat16 | int8 | int32 | libtypes.Float8E4M3 | libtypes.Float8E5M2
+	float32 | float64 | libtypes.Half | libtypes.BFloat16 | int8 | int32 | libtypes.Float8E4M3 | libtypes.Float8E5M2
 }
 
 // DataTypeOf is the cudaDataType of T.
@@ -36,9 +36,9 @@ func DataTypeOf[T Elem]() libtypes.DataType {
 		return libtypes.CUDA_R_32F
 	case float64:
 		return libtypes.CUDA_R_64F
-	case cuda.Half:
+	case libtypes.Half:
 		return libtypes.CUDA_R_16F
-	case cuda.BFloat16:
+	case libtypes.BFloat16:
 		return libtypes.CUDA_R_16BF
 	case int8:
 		return libtypes.CUDA_R_8I
@@ -285,7 +285,7 @@ func (p *plan) destroy() error {
 // says (cublasLtMatmul) on the Lt's stream, with the plan the Lt holds
 // for the shape, made on first use. A and B have element type T, C, D
 // and bias TC (cuBLASLt's table says which pairs it supports: float32
-// with float32, cuda.Half or cuda.BFloat16 inputs with float32 or their
+// with float32, libtypes.Half or libtypes.BFloat16 inputs with float32 or their
 // own type as output, ...). D may be C. C may be the zero Slice when beta
 // is 0; bias is needed by the bias epilogues only. alpha and beta are in
 // the compute type's scale type (cublas.ScaleType). Sizes, leading

@@ -144,7 +144,7 @@ func (f *Fixture) gemmProfileRow() Row {
 }
 
 // gemmPair multiplies two m x m matrices perRound times a round, then
-// waits for the stream; bf16 multiplies cuda.BFloat16 matrices through
+// waits for the stream; bf16 multiplies libtypes.BFloat16 matrices through
 // GemmEx, else float32 ones through Gemm.
 func (f *Fixture) gemmPair(c *BLASC, name string, m, perRound int, bf16 bool) pair {
 	op := fmt.Sprintf("%s %d³", name, m)
@@ -179,11 +179,11 @@ func (f *Fixture) gemmPair(c *BLASC, name string, m, perRound int, bf16 bool) pa
 				}
 			}
 			if bf16 {
-				a, err := cuda.Alloc[cuda.BFloat16](s, n)
+				a, err := cuda.Alloc[libtypes.BFloat16](s, n)
 				must(b, err)
-				bb, err := cuda.Alloc[cuda.BFloat16](s, n)
+				bb, err := cuda.Alloc[libtypes.BFloat16](s, n)
 				must(b, err)
-				cc, err := cuda.Alloc[cuda.BFloat16](s, n)
+				cc, err := cuda.Alloc[libtypes.BFloat16](s, n)
 				must(b, err)
 				b.Cleanup(func() { must(b, a.Free()); must(b, bb.Free()); must(b, cc.Free()) })
 				must(b, cuda.Memset(s, a, cuda.BFloat16Of(0.01)))

@@ -364,7 +364,11 @@ func (s *server) handle(c net.Conn) {
 	select {
 	case err := <-reply:
 		reply = nil
-		if !s.stopping() {
+		if s.stopping() {
+			// The read ended because Exchange is stopping (both
+			// channels were ready): the rank is still there.
+			s.refuseGaveUp(c)
+		} else {
 			s.log.Warn("rendezvous: a rank left before every rank arrived", "addr", s.cfg.Addr, "remote", remote, "rank", rank, "err", err)
 		}
 		return

@@ -117,6 +117,9 @@ func (l *Launcher) Run(ctx context.Context) error {
 	if len(l.Argv) == 0 || l.Argv[0] == "" {
 		return errors.New("rendezvous: launch: no program to run")
 	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("rendezvous: launch: %w", context.Cause(ctx))
+	}
 	stdout, stderr := l.Stdout, l.Stderr
 	if stdout == nil {
 		stdout = os.Stdout

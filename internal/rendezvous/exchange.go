@@ -119,15 +119,7 @@ func serve(ctx context.Context, cfg Config, payload []byte) ([]byte, error) {
 		return nil, fmt.Errorf("rendezvous: rank 0 cannot listen at %s (MASTER_ADDR must be an address of rank 0's host; is another job or another rank 0 on that port?): %w", cfg.Addr, err)
 	}
 	deadline, _ := ctx.Deadline()
-	s := &server{
-		cfg: cfg, payload: payload, log: cfg.logger(), deadline: deadline,
-		conns:    make(map[net.Conn]struct{}),
-		arrived:  make(map[int]bool),
-		acked:    make(map[int]bool),
-		complete: make(chan struct{}),
-		allAcked: make(chan struct{}),
-		done:     make(chan struct{}),
-	}
+	s := newServer(cfg, payload, deadline)
 	s.wg.Add(1)
 	go s.accept(ln)
 
@@ -156,6 +148,18 @@ func serve(ctx context.Context, cfg Config, payload []byte) ([]byte, error) {
 		return nil, result
 	}
 	return payload, nil
+}
+
+func newServer(cfg Config, payload []byte, deadline time.Time) *server {
+	return &server{
+		cfg: cfg, payload: payload, log: cfg.logger(), deadline: deadline,
+		conns:    make(map[net.Conn]struct{}),
+		arrived:  make(map[int]bool),
+		acked:    make(map[int]bool),
+		complete: make(chan struct{}),
+		allAcked: make(chan struct{}),
+		done:     make(chan struct{}),
+	}
 }
 
 func (s *server) missing(addr string, cause error) error {

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -108,3 +110,42 @@ func TestPrintable(t *testing.T) {
 		}
 	}
 }
+
+// FuzzServe gives rank 0's handling of a connection arbitrary bytes from
+// the client: it must end (at the end of the bytes) without a panic, and
+// register no rank (no MAC can be right without the challenge's nonce).
+func FuzzServe(f *testing.F) {
+	var h hello
+	h.rank, h.worldSize = 1, 3
+	f.Add(appendFrame(nil, msgHello, h.append(nil)))
+	f.Add(append(appendFrame(nil, msgHello, h.append(nil)), appendFrame(nil, msgAck, nil)...))
+	f.Add(appendFrame(nil, msgAck, nil))
+	f.Add([]byte("PR\x02\x02\x00\x00\x00\x38"))
+	f.Add([]byte("PR\x01\x02\xff\xff\xff\xff"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		s := newServer(Config{WorldSize: 3, Addr: "fuzz", Token: testToken, Log: quiet}, []byte("x"), time.Now().Add(waitLimit))
+		c := &scriptConn{r: bytes.NewReader(data)}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.handle(c)
+		if len(s.arrived) != 0 || len(s.acked) != 0 || len(s.conns) != 0 || !c.closed {
+			t.Fatalf("after the connection: arrived %v, acked %v, %d connections, closed %v", s.arrived, s.acked, len(s.conns), c.closed)
+		}
+	})
+}
+
+// scriptConn is a connection that reads a script and discards what is
+// written to it.
+type scriptConn struct {
+	r      *bytes.Reader
+	closed bool
+}
+
+func (c *scriptConn) Read(p []byte) (int, error)         { return c.r.Read(p) }
+func (c *scriptConn) Write(p []byte) (int, error)        { return len(p), nil }
+func (c *scriptConn) Close() error                       { c.closed = true; return nil }
+func (c *scriptConn) LocalAddr() net.Addr                { return &net.TCPAddr{} }
+func (c *scriptConn) RemoteAddr() net.Addr               { return &net.TCPAddr{} }
+func (c *scriptConn) SetDeadline(t time.Time) error      { return nil }
+func (c *scriptConn) SetReadDeadline(t time.Time) error  { return nil }
+func (c *scriptConn) SetWriteDeadline(t time.Time) error { return nil }

@@ -14,7 +14,7 @@ import (
 
 // launch runs the test binary as np ranks in mode (see child) and returns
 // its error and the ranks' standard output and error.
-func launch(t *testing.T, ctx context.Context, np int, mode string, grace time.Duration) (err error, stdout, stderr string) {
+func launch(t *testing.T, ctx context.Context, np int, mode string, grace time.Duration) (stdout, stderr string, err error) {
 	t.Helper()
 	var out, errOut logBuffer
 	l := Launcher{
@@ -33,7 +33,7 @@ func launch(t *testing.T, ctx context.Context, np int, mode string, grace time.D
 	case <-timer.C:
 		t.Fatalf("Launch did not return:\n%s", stacks())
 	}
-	return err, out.String(), errOut.String()
+	return out.String(), errOut.String(), err
 }
 
 // Ranks in processes of their own, started by Launch, meet through the
@@ -42,7 +42,7 @@ func TestLaunchExchange(t *testing.T) {
 	for np := 2; np <= 4; np++ {
 		t.Run(fmt.Sprint(np), func(t *testing.T) {
 			ctx := testCtx(t, 3*waitLimit)
-			err, out, errOut := launch(t, ctx, np, "exchange", 0)
+			out, errOut, err := launch(t, ctx, np, "exchange", 0)
 			if err != nil {
 				t.Fatalf("Launch: %v\nstdout:\n%s\nstderr:\n%s", err, out, errOut)
 			}
@@ -70,7 +70,7 @@ func TestLaunchExchange(t *testing.T) {
 // for it, are killed after the grace period and named as killed.
 func TestLaunchFailingRank(t *testing.T) {
 	ctx := testCtx(t, 3*waitLimit)
-	err, _, errOut := launch(t, ctx, 3, "fail", 50*time.Millisecond)
+	_, errOut, err := launch(t, ctx, 3, "fail", 50*time.Millisecond)
 	var le *LaunchError
 	if !errors.As(err, &le) || len(le.Ranks) != 3 {
 		t.Fatalf("Launch: %v; want a *LaunchError of 3 ranks\nstderr:\n%s", err, errOut)

@@ -58,30 +58,25 @@ func Exchange(ctx context.Context, cfg Config, payload func() ([]byte, error)) (
 	if err := cfg.check(); err != nil {
 		return nil, err
 	}
-	if cfg.Rank == 0 {
-		p, err := payload()
-		if err != nil {
-			return nil, fmt.Errorf("rendezvous: rank 0's payload: %w", err)
-		}
-		if len(p) > MaxPayload {
-			return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrPayload, len(p), MaxPayload)
-		}
-		if cfg.WorldSize == 1 {
-			return p, nil
-		}
-		if _, ok := ctx.Deadline(); !ok {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
-			defer cancel()
-		}
-		return serve(ctx, cfg, p)
-	}
-	if _, ok := ctx.Deadline(); !ok {
+	if _, ok := ctx.Deadline(); !ok && cfg.WorldSize > 1 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
 		defer cancel()
 	}
-	return fetch(ctx, cfg)
+	if cfg.Rank != 0 {
+		return fetch(ctx, cfg)
+	}
+	p, err := payload()
+	if err != nil {
+		return nil, fmt.Errorf("rendezvous: rank 0's payload: %w", err)
+	}
+	if len(p) > MaxPayload {
+		return nil, fmt.Errorf("%w: %d bytes, the limit is %d", ErrPayload, len(p), MaxPayload)
+	}
+	if cfg.WorldSize == 1 {
+		return p, nil
+	}
+	return serve(ctx, cfg, p)
 }
 
 // Hooks for the tests, set before an Exchange starts: a rank arrived at

@@ -384,6 +384,7 @@ func TestExchangeRankOutOfRange(t *testing.T) {
 			if !errors.As(err, &r) || ctx.Err() != nil {
 				break // rank 0 answered (or the test's time is up)
 			}
+			time.Sleep(5 * time.Millisecond)
 		}
 		if !errors.Is(err, ErrRankRange) || !strings.Contains(err.Error(), fmt.Sprintf("rank %d is not one of the ranks 1 to 1", rank)) {
 			t.Errorf("a hello as rank %d: %v, want ErrRankRange", rank, err)
@@ -450,19 +451,7 @@ func TestExchangeMalformedPeers(t *testing.T) {
 	}
 	var conns []net.Conn
 	for _, in := range inputs {
-		var c net.Conn
-		var err error
-		for {
-			var d net.Dialer
-			c, err = d.DialContext(ctx, "tcp", cfgs[0].Addr)
-			if err == nil || ctx.Err() != nil {
-				break
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
-		if err != nil {
-			t.Fatalf("dial rank 0: %v", err)
-		}
+		c := dial(t, ctx, cfgs[0].Addr)
 		conns = append(conns, c)
 		c.SetDeadline(time.Now().Add(waitLimit))
 		if len(in) > 0 {
@@ -519,17 +508,7 @@ func TestExchangeVersionMismatch(t *testing.T) {
 	cfgs[0].Log, _ = newLog()
 	ctx0, cancel0 := context.WithCancel(ctx)
 	c0 := start(ctx0, cfgs[0], []byte("x"))
-	var c net.Conn
-	for {
-		var d net.Dialer
-		if c, err = d.DialContext(ctx, "tcp", cfgs[0].Addr); err == nil || ctx.Err() != nil {
-			break
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := dial(t, ctx, cfgs[0].Addr)
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(waitLimit))
 	if _, err := readFrame(c, maxServerFrame); err != nil {
@@ -548,4 +527,21 @@ func TestExchangeVersionMismatch(t *testing.T) {
 	}
 	cancel0()
 	get(t, c0, "rank 0")
+}
+
+// dial connects to addr, again and again while nothing listens there yet,
+// until ctx ends.
+func dial(t *testing.T, ctx context.Context, addr string) net.Conn {
+	t.Helper()
+	for {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			return c
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("dial %s: %v", addr, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -41,6 +41,7 @@ func launch(t *testing.T, ctx context.Context, np int, mode string, grace time.D
 func TestLaunchExchange(t *testing.T) {
 	for np := 2; np <= 4; np++ {
 		t.Run(fmt.Sprint(np), func(t *testing.T) {
+			noLeak(t)
 			ctx := testCtx(t, 3*waitLimit)
 			out, errOut, err := launch(t, ctx, np, "exchange", 0)
 			if err != nil {
@@ -69,6 +70,7 @@ func TestLaunchExchange(t *testing.T) {
 // A rank that fails is named with its status; the others, stuck waiting
 // for it, are killed after the grace period and named as killed.
 func TestLaunchFailingRank(t *testing.T) {
+	noLeak(t)
 	ctx := testCtx(t, 3*waitLimit)
 	_, errOut, err := launch(t, ctx, 3, "fail", 50*time.Millisecond)
 	var le *LaunchError
@@ -97,6 +99,7 @@ func TestLaunchFailingRank(t *testing.T) {
 
 // The end of Launch's context kills every rank.
 func TestLaunchContextEnd(t *testing.T) {
+	noLeak(t)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
 	var out logBuffer

@@ -51,3 +51,22 @@ func ExampleExchange() {
 	// rank 1: the NCCL unique id
 	// rank 2: the NCCL unique id
 }
+
+// ConfigFromEnv reads what torchrun (or Launch) sets; a program passes
+// os.Getenv, here a map stands in for the environment.
+func ExampleConfigFromEnv() {
+	env := map[string]string{
+		"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1",
+		"MASTER_ADDR": "::1", "MASTER_PORT": "29500",
+		"PURECUDA_JOB_TOKEN": "9f86d081884c7d659a2feaa0c55ad015",
+	}
+	cfg, err := rendezvous.ConfigFromEnv(func(k string) string { return env[k] })
+	fmt.Println(cfg.Rank, cfg.WorldSize, cfg.LocalRank, cfg.Addr, err)
+
+	delete(env, "PURECUDA_JOB_TOKEN")
+	_, err = rendezvous.ConfigFromEnv(func(k string) string { return env[k] })
+	fmt.Println(err != nil)
+	// Output:
+	// 1 2 1 [::1]:29500 <nil>
+	// true
+}

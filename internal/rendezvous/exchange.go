@@ -284,18 +284,19 @@ func (s *server) handle(c net.Conn) {
 		return
 	}
 	f, err := readFrame(c, maxClientFrame)
-	if err != nil {
+	var ve *versionError
+	switch {
+	case errors.As(err, &ve):
+		s.log.Warn("rendezvous: rank 0 refused a client of another protocol version", "addr", s.cfg.Addr, "remote", remote, "version", ve.version)
+		s.refuse(c, refuseVersion, fmt.Sprintf("rank 0 speaks rendezvous protocol version %d, this rank %d", protoVersion, ve.version))
+		return
+	case err != nil:
 		if !errors.Is(err, io.EOF) && !s.stopping() {
 			s.log.Warn("rendezvous: rank 0 dropped a connection that sent no hello", "addr", s.cfg.Addr, "remote", remote, "err", err)
 			if errors.Is(err, ErrProtocol) {
 				s.refuse(c, refuseProtocol, err.Error())
 			}
 		}
-		return
-	}
-	if f.version != protoVersion {
-		s.log.Warn("rendezvous: rank 0 refused a client of another protocol version", "addr", s.cfg.Addr, "remote", remote, "version", f.version)
-		s.refuse(c, refuseVersion, fmt.Sprintf("rank 0 speaks rendezvous protocol version %d, this rank %d", protoVersion, f.version))
 		return
 	}
 	if f.typ != msgHello {
@@ -349,8 +350,8 @@ func (s *server) handle(c net.Conn) {
 	reply := make(chan error, 1)
 	go func() {
 		f, err := readFrame(c, maxClientFrame)
-		if err == nil && (f.version != protoVersion || f.typ != msgAck || len(f.body) != 0) {
-			err = fmt.Errorf("%w: expected an empty ack, got a %v of %d bytes (version %d)", ErrProtocol, f.typ, len(f.body), f.version)
+		if err == nil && (f.typ != msgAck || len(f.body) != 0) {
+			err = fmt.Errorf("%w: expected an empty ack, got a %v of %d bytes", ErrProtocol, f.typ, len(f.body))
 		}
 		reply <- err
 	}()
@@ -508,14 +509,14 @@ func fetchOnce(ctx context.Context, cfg Config) (data []byte, greeted bool, err 
 
 	who := "rank " + strconv.Itoa(cfg.Rank)
 	f, err := readFrame(c, 1+maxRefuseText)
-	if err != nil {
-		if errors.Is(err, ErrProtocol) {
-			return nil, false, fmt.Errorf("%s: what listens at rank 0's address %s: %w", who, cfg.Addr, err)
-		}
+	var ve *versionError
+	switch {
+	case errors.As(err, &ve):
+		return nil, false, fmt.Errorf("%w: %s: rank 0 at %s speaks rendezvous protocol version %d, this rank %d", ErrProtocol, who, cfg.Addr, ve.version, protoVersion)
+	case errors.Is(err, ErrProtocol):
+		return nil, false, fmt.Errorf("%s: what listens at rank 0's address %s: %w", who, cfg.Addr, err)
+	case err != nil:
 		return nil, false, retryable{err}
-	}
-	if f.version != protoVersion {
-		return nil, false, fmt.Errorf("%w: %s: rank 0 at %s speaks rendezvous protocol version %d, this rank %d", ErrProtocol, who, cfg.Addr, f.version, protoVersion)
 	}
 	if f.typ == msgRefuse {
 		return nil, false, refused(cfg, f.body)
@@ -541,8 +542,6 @@ func fetchOnce(ctx context.Context, cfg Config) (data []byte, greeted bool, err 
 		return nil, true, retryable{err}
 	}
 	switch {
-	case f.version != protoVersion:
-		return nil, true, fmt.Errorf("%w: %s: rank 0 at %s answered in protocol version %d", ErrProtocol, who, cfg.Addr, f.version)
 	case f.typ == msgRefuse:
 		return nil, true, refused(cfg, f.body)
 	case f.typ != msgPayload:

@@ -91,7 +91,6 @@ const (
 	refuseVersion   refuseCode = 5 // the client speaks another version
 	refuseProtocol  refuseCode = 6 // a malformed or unexpected message
 	refuseGaveUp    refuseCode = 7 // rank 0's deadline passed before the world was complete
-	refuseBusy      refuseCode = 8 // too many connections
 )
 
 // errFor maps a refusal to the error a client returns.
@@ -111,12 +110,21 @@ func (c refuseCode) err() error {
 	return ErrProtocol
 }
 
-// frame is one message as read.
+// frame is one message as read (always of protoVersion).
 type frame struct {
-	version byte
-	typ     msgType
-	body    []byte
+	typ  msgType
+	body []byte
 }
+
+// versionError is readFrame's error for a frame of another version: its
+// body is not read, since its cap is not known.
+type versionError struct{ version byte }
+
+func (e *versionError) Error() string {
+	return fmt.Sprintf("rendezvous protocol version %d, not %d", e.version, protoVersion)
+}
+
+func (e *versionError) Unwrap() error { return ErrProtocol }
 
 // appendFrame appends a frame of the current version to dst.
 func appendFrame(dst []byte, typ msgType, body []byte) []byte {
@@ -126,8 +134,8 @@ func appendFrame(dst []byte, typ msgType, body []byte) []byte {
 }
 
 // readFrame reads one frame whose body is at most limit bytes. A frame of
-// another version is returned as read (its body too, under the same cap):
-// the caller answers it.
+// another version is a *versionError (which matches ErrProtocol), for the
+// caller to answer.
 func readFrame(r io.Reader, limit int) (frame, error) {
 	var h [headerLen]byte
 	if _, err := io.ReadFull(r, h[:]); err != nil {
@@ -155,11 +163,14 @@ func decodeHeader(h []byte, limit int) (frame, int, error) {
 	if h[0] != magic[0] || h[1] != magic[1] {
 		return frame{}, 0, fmt.Errorf("%w: not a rendezvous peer (the first bytes are %q)", ErrProtocol, h[:2])
 	}
+	if h[2] != protoVersion {
+		return frame{}, 0, &versionError{h[2]}
+	}
 	n := binary.BigEndian.Uint32(h[4:8])
 	if uint64(n) > uint64(limit) {
 		return frame{}, 0, fmt.Errorf("%w: a %v of %d bytes is over the limit of %d", ErrProtocol, msgType(h[3]), n, limit)
 	}
-	return frame{version: h[2], typ: msgType(h[3])}, int(n), nil
+	return frame{typ: msgType(h[3])}, int(n), nil
 }
 
 type challenge struct {

@@ -38,7 +38,6 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("readFrame returned %d bytes over its cap of %d", len(fr.body), limit)
 			}
 			again := appendFrame(nil, fr.typ, fr.body)
-			again[2] = fr.version
 			if !bytes.HasPrefix(data, again) {
 				t.Fatalf("frame %+v does not encode back to its input", fr)
 			}

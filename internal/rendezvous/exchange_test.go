@@ -545,3 +545,30 @@ func dial(t *testing.T, ctx context.Context, addr string) net.Conn {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// Rank 0 listens on its address only (not on the host's other addresses:
+// 127.0.0.2 is loopback too), and not after Exchange returns.
+func TestExchangeListensOnItsAddressOnly(t *testing.T) {
+	noLeak(t)
+	ctx := testCtx(t, waitLimit)
+	cfgs := world(2, freeAddr(t, "127.0.0.1"))
+	c0 := start(ctx, cfgs[0], []byte("x"))
+	probe := dial(t, ctx, cfgs[0].Addr) // rank 0 listens
+	defer probe.Close()
+	_, port, _ := net.SplitHostPort(cfgs[0].Addr)
+	var d net.Dialer
+	if c, err := d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.2", port)); err == nil {
+		c.Close()
+		t.Errorf("rank 0 at %s accepted a connection at 127.0.0.2", cfgs[0].Addr)
+	}
+	if res := get(t, start(ctx, cfgs[1], nil), "rank 1"); res.err != nil {
+		t.Fatalf("rank 1: %v", res.err)
+	}
+	if res := get(t, c0, "rank 0"); res.err != nil {
+		t.Fatalf("rank 0: %v", res.err)
+	}
+	if c, err := d.DialContext(ctx, "tcp", cfgs[0].Addr); err == nil {
+		c.Close()
+		t.Errorf("rank 0 still listens at %s after Exchange returned", cfgs[0].Addr)
+	}
+}

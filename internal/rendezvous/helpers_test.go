@@ -180,6 +180,6 @@ func child(mode string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fmt.Printf("rank %d of %d (local %d) has %q\n", cfg.Rank, cfg.WorldSize, cfg.LocalRank, data)
+	fmt.Printf("rank %d of %d (local %d of %s) has %q\n", cfg.Rank, cfg.WorldSize, cfg.LocalRank, os.Getenv("LOCAL_WORLD_SIZE"), data)
 	return 0
 }

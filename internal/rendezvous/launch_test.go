@@ -49,7 +49,7 @@ func TestLaunchExchange(t *testing.T) {
 			}
 			var payload string
 			for r := range np {
-				prefix := fmt.Sprintf("[rank %d] rank %d of %d (local %d) has ", r, r, np, r)
+				prefix := fmt.Sprintf("[rank %d] rank %d of %d (local %d of %d) has ", r, r, np, r, np)
 				i := strings.Index(out, prefix)
 				if i < 0 {
 					t.Errorf("no line of rank %d in\n%s", r, out)

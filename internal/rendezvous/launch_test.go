@@ -18,9 +18,10 @@ func launch(t *testing.T, ctx context.Context, np int, mode string, grace time.D
 	t.Helper()
 	var out, errOut logBuffer
 	l := Launcher{
-		NP:     np,
-		Argv:   []string{os.Args[0]},
-		Env:    append(os.Environ(), envChild+"="+mode),
+		NP:   np,
+		Argv: []string{os.Args[0]},
+		// Stale rendezvous variables in the environment are replaced.
+		Env:    append(os.Environ(), envChild+"="+mode, "RANK=7", "WORLD_SIZE=9", "MASTER_PORT=1", "LOCAL_WORLD_SIZE=9"),
 		Stdout: &out, Stderr: &errOut,
 		Grace: grace,
 	}

@@ -229,6 +229,42 @@ func TestExchangeMissingRanksDeadline(t *testing.T) {
 	}
 }
 
+// A rank waiting at rank 0 when rank 0's deadline passes is told that
+// rank 0 gave up and which ranks are missing. (Rank 0's deadline is a
+// real one here; an attempt in which rank 1 did not arrive before it is
+// tried again.)
+func TestExchangeMissingRanksDeadlineWaiting(t *testing.T) {
+	noLeak(t)
+	arrived := make(chan int, 1)
+	setHook(t, &testHookArrived, func(rank int) { arrived <- rank })
+	for attempt := 1; ; attempt++ {
+		cfgs := world(3, freeAddr(t, "127.0.0.1"))
+		ctx0, cancel0 := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel0()
+		c0 := start(ctx0, cfgs[0], []byte("x"))
+		c1 := start(testCtx(t, waitLimit), cfgs[1], nil)
+		res0 := get(t, c0, "rank 0")
+		select {
+		case <-arrived:
+		default:
+			// Rank 1 did not arrive in time: its own result does not
+			// matter, as long as it ends.
+			get(t, c1, "rank 1")
+			if attempt == 3 {
+				t.Fatal("rank 1 did not arrive before rank 0's deadline in 3 attempts")
+			}
+			continue
+		}
+		if !errors.Is(res0.err, context.DeadlineExceeded) || !errors.Is(res0.err, ErrMissingRanks) {
+			t.Errorf("rank 0: %v; want ErrMissingRanks and DeadlineExceeded", res0.err)
+		}
+		if res := get(t, c1, "rank 1"); !errors.Is(res.err, ErrMissingRanks) || !strings.Contains(res.err.Error(), "missing ranks: 2") {
+			t.Errorf("rank 1: %v; want ErrMissingRanks naming rank 2", res.err)
+		}
+		return
+	}
+}
+
 // A rank that reaches rank 0 but whose own deadline passes before the
 // world is complete says that a rank is late or missing.
 func TestExchangeLateRankClientSide(t *testing.T) {

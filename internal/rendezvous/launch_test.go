@@ -98,6 +98,21 @@ func TestLaunchFailingRank(t *testing.T) {
 	}
 }
 
+// Ranks that exit well are not named, even when another failed.
+func TestLaunchOnlyFailedRanksNamed(t *testing.T) {
+	noLeak(t)
+	ctx := testCtx(t, 3*waitLimit)
+	// A grace longer than the test: the others exit on their own.
+	_, _, err := launch(t, ctx, 3, "fail-alone", time.Hour)
+	var le *LaunchError
+	if !errors.As(err, &le) || len(le.Ranks) != 1 || le.Ranks[0].Rank != 1 || le.Ranks[0].Killed {
+		t.Fatalf("Launch: %v; want rank 1's failure alone", err)
+	}
+	if out, _, err := launch(t, ctx, 1, "exchange", 0); err != nil || !strings.HasPrefix(out, "[rank 0] rank 0 of 1 (local 0 of 1) has ") {
+		t.Errorf("Launch of one rank: %v, output %q", err, out)
+	}
+}
+
 // The end of Launch's context kills every rank.
 func TestLaunchContextEnd(t *testing.T) {
 	noLeak(t)

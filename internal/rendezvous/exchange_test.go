@@ -206,7 +206,7 @@ func TestExchangeMissingRanks(t *testing.T) {
 	if !slices.Equal(me.Absent, []int{2, 3}) || len(me.Unacknowledged) != 0 || me.WorldSize != 4 {
 		t.Errorf("rank 0: absent %v, unacknowledged %v, world %d; want [2 3], [], 4", me.Absent, me.Unacknowledged, me.WorldSize)
 	}
-	if !strings.Contains(res.err.Error(), "missing ranks (never arrived): 2 3") || !strings.Contains(res.err.Error(), cfgs[0].Addr) {
+	if !strings.Contains(res.err.Error(), "missing ranks (not there at the end): 2 3") || !strings.Contains(res.err.Error(), cfgs[0].Addr) {
 		t.Errorf("rank 0's error %q does not name the missing ranks and the address", res.err)
 	}
 	res = get(t, c1, "rank 1")

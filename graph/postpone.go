@@ -11,7 +11,7 @@ import (
 // InProgress returns the number of captures in progress that package
 // sync's registry knows of: every capture made through this package, on
 // any goroutine, from the moment it is admitted until it has ended, and
-// those announced with sync.StartCapture or sync.EnterCapture.
+// those announced with sync.StartCapture.
 func InProgress() int { return sync.CapturesInProgress() }
 
 // Postpone queues f to run once no capture is in progress (see

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"unsafe"
+
+	"github.com/purecuda/purecuda/internal/dl"
 )
 
 // LoadModule loads a PTX or cubin image into the current context
@@ -192,7 +194,7 @@ func FuncParams(f Function) ([]ParamInfo, error) {
 			return params, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("cuFuncGetParamInfo(%d): %w", i, err)
+			return nil, fmt.Errorf("libcuda: FuncParams: parameter %d: %w", i, dl.Failed("", "cuFuncGetParamInfo", err))
 		}
 		params = append(params, ParamInfo{Offset: uintptr(off), Size: uintptr(size)})
 	}

@@ -36,7 +36,7 @@
 // Calls work inside Stream.Capture; SetWorkspace gives the handle a
 // workspace of its own so that captured graphs do not each allocate one.
 // Close hands cublasDestroy, which synchronizes the device, to
-// graph.Postpone, so that it never invalidates a capture in progress.
+// sync.Postpone, so that it never invalidates a capture in progress.
 //
 // # What a call costs
 //

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -527,7 +528,7 @@ func (s *Stream) LaunchWith(f *Func, c Config, args ...Arg) error {
 //
 //go:noinline
 func launchErr(st *streamState, f *Func, err error) error {
-	return st.ctx.check(fmt.Errorf("cuda: cuLaunchKernel %s: %w", f.name, err))
+	return st.ctx.check(dl.Failed("cuda", "cuLaunchKernel "+f.name, err))
 }
 
 // dims is a grid and a block size for the driver, zeros as ones; false

@@ -250,8 +250,8 @@ func ExamplePostpone() {
 	run(func(x *setup) error {
 		waited := make(chan error, 1)
 		_, err := graph.Capture(x.s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, func(s libcuda.Stream) error {
-			graph.Postpone(func() { waited <- sync.Context(context.Background(), x.cu) })
-			fmt.Println("captures in progress:", graph.InProgress())
+			sync.Postpone(func() { waited <- sync.Context(context.Background(), x.cu) })
+			fmt.Println("captures in progress:", sync.CapturesInProgress())
 			return errors.New("nothing to keep")
 		})
 		fmt.Println(err != nil)
@@ -282,7 +282,7 @@ func ExampleRelaxed() {
 		g, err := graph.Capture(x.s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, func(s libcuda.Stream) error {
 			// Another goroutine, during this global-mode capture.
 			go func() {
-				queried <- graph.Relaxed(func() error { return sync.Event(context.Background(), e) })
+				queried <- sync.Relaxed(func() error { return sync.Event(context.Background(), e) })
 			}()
 			if err := <-queried; err != nil {
 				return err

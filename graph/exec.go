@@ -7,6 +7,7 @@ import (
 	"runtime"
 	gosync "sync"
 
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -61,7 +62,7 @@ func newExec(raw libcuda.GraphExec, cu libcuda.Context, ev libcuda.Event, hold *
 	st := &execState{raw: raw, ctx: cu, hold: hold, last: ev}
 	e := &Exec{st: st}
 	e.cleanup = runtime.AddCleanup(e, func(st *execState) {
-		Postpone(func() {
+		sync.Postpone(func() {
 			slog.Debug("graph: an Exec was not destroyed; destroying it after the GC found it unreachable")
 			st.mu.Lock()
 			defer st.mu.Unlock()
@@ -101,7 +102,7 @@ func (e *Exec) Launch(s libcuda.Stream) error {
 		// capture (measured on an H200): refuse it before the driver does.
 		capturing, err := sync.Capturing(s)
 		if err != nil {
-			return fmt.Errorf("graph: Launch on %s: cuStreamIsCapturing: %w", streamName(s), err)
+			return fmt.Errorf("graph: Launch on %s: %w", streamName(s), dl.Failed("", "cuStreamIsCapturing", err))
 		}
 		if capturing {
 			return fmt.Errorf("graph: Launch on %s: an executable graph cannot be launched into a stream capture: %w",
@@ -110,7 +111,7 @@ func (e *Exec) Launch(s libcuda.Stream) error {
 	}
 	if st.hold == nil || st.untracked { // nothing to track, or no longer tracked
 		if err := libcuda.GraphLaunch(st.raw, s); err != nil {
-			return fmt.Errorf("graph: Launch on %s: cuGraphLaunch: %w", streamName(s), err)
+			return fmt.Errorf("graph: Launch on %s: %w", streamName(s), dl.Failed("", "cuGraphLaunch", err))
 		}
 		return nil
 	}
@@ -130,7 +131,7 @@ func (st *execState) launchTracked(s libcuda.Stream) error {
 		special = true
 	}
 	if err := libcuda.GraphLaunch(st.raw, s); err != nil {
-		return fmt.Errorf("graph: Launch on %s: cuGraphLaunch: %w", streamName(s), err)
+		return fmt.Errorf("graph: Launch on %s: %w", streamName(s), dl.Failed("", "cuGraphLaunch", err))
 	}
 	if !special && !st.eager {
 		if s == st.lastStream && st.lastID != 0 {
@@ -150,7 +151,7 @@ func (st *execState) launchTracked(s libcuda.Stream) error {
 	st.lastStream, st.lastID, st.pending = 0, 0, false
 	if err := libcuda.EventRecord(st.last, s); err != nil {
 		st.untracked = true
-		return fmt.Errorf("graph: Launch on %s: launched, but its end cannot be tracked, so what the graph leases is kept for good: cuEventRecord: %w", streamName(s), err)
+		return fmt.Errorf("graph: Launch on %s: launched, but its end cannot be tracked, so what the graph leases is kept for good: %w", streamName(s), dl.Failed("", "cuEventRecord", err))
 	}
 	return nil
 }
@@ -228,7 +229,7 @@ func (e *Exec) Upload(s libcuda.Stream) error {
 	}
 	defer st.mu.Unlock()
 	if err := libcuda.GraphUpload(st.raw, s); err != nil {
-		return fmt.Errorf("graph: Upload on %s: cuGraphUpload: %w", streamName(s), err)
+		return fmt.Errorf("graph: Upload on %s: %w", streamName(s), dl.Failed("", "cuGraphUpload", err))
 	}
 	return nil
 }
@@ -301,7 +302,7 @@ func (st *execState) update(raw libcuda.Graph, l *leases, cur libcuda.Context) (
 	updated, finished, settled := false, false, true
 	body := func() error {
 		if err := libcuda.GraphExecUpdate(st.raw, raw, &info); err != nil {
-			return fmt.Errorf("cuGraphExecUpdate: %w", err)
+			return dl.Failed("", "cuGraphExecUpdate", err)
 		}
 		updated = true
 		if st.untracked {
@@ -325,9 +326,9 @@ func (st *execState) update(raw libcuda.Graph, l *leases, cur libcuda.Context) (
 		return nil
 	}
 	if cur != 0 && cur == st.ctx {
-		err = inModeHere(body)
+		err = sync.CaptureSafe(body)
 	} else {
-		err = inMode(st.ctx, body)
+		err = sync.CaptureSafeIn(st.ctx, body)
 	}
 	switch {
 	case !updated && errors.Is(err, libcuda.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE):
@@ -391,7 +392,7 @@ func (st *execState) destroy() error {
 	raw := st.raw
 	st.raw = 0
 	settled := true
-	if err := Relaxed(func() error {
+	if err := sync.Relaxed(func() error {
 		if st.hold != nil && !st.untracked {
 			settled = st.settle()
 		}

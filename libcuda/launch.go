@@ -23,7 +23,7 @@ func LoadModule(image []byte) (Module, error) {
 	}
 	var m Module
 	if err := ModuleLoadData(&m, unsafe.Pointer(&image[0])); err != nil {
-		return 0, fmt.Errorf("libcuda: cuModuleLoadData: %w", err)
+		return 0, dl.Failed("libcuda", "cuModuleLoadData", err)
 	}
 	return m, nil
 }
@@ -53,7 +53,7 @@ func (m Module) Function(name string) (Func, error) {
 	cname := append([]byte(name), 0)
 	var f Function
 	if err := ModuleGetFunction(&f, m, &cname[0]); err != nil {
-		return Func{}, fmt.Errorf("libcuda: cuModuleGetFunction(%q): %w", name, err)
+		return Func{}, dl.Failed("libcuda", fmt.Sprintf("cuModuleGetFunction(%q)", name), err)
 	}
 	params, err := FuncParams(f)
 	if err != nil && !errors.Is(err, ErrSymbol) {

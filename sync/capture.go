@@ -69,11 +69,11 @@ func Relaxed(f func() error) (err error) {
 	mode := libcuda.CU_STREAM_CAPTURE_MODE_RELAXED
 	if err := libcuda.ThreadExchangeStreamCaptureMode(&mode); err != nil {
 		runtime.UnlockOSThread()
-		return fmt.Errorf("sync: entering relaxed capture mode: cuThreadExchangeStreamCaptureMode: %w", err)
+		return fmt.Errorf("sync: entering relaxed capture mode: %w", dl.Failed("", "cuThreadExchangeStreamCaptureMode", err))
 	}
 	defer func() {
 		if rerr := libcuda.ThreadExchangeStreamCaptureMode(&mode); rerr != nil {
-			rerr = fmt.Errorf("sync: restoring capture mode %v: cuThreadExchangeStreamCaptureMode: %w", mode, rerr)
+			rerr = fmt.Errorf("sync: restoring capture mode %v: %w", mode, dl.Failed("", "cuThreadExchangeStreamCaptureMode", rerr))
 			slog.Error("sync: a thread stays in relaxed capture mode; its goroutine keeps it locked", "err", rerr)
 			err = errors.Join(err, rerr)
 			return

@@ -11,7 +11,7 @@ package dl
 // where the caller adds its own words in front, "cuMemAlloc: ...".
 type CallError struct {
 	Pkg  string // the package that made the call ("cuda", "cublas"); "" when its caller's text names it
-	Call string // the C name of the function, as cuMemAlloc or cublasSgemm_v2
+	Call string // the C name of the function, as cuMemAlloc or cublasSgemm_v2, and what it was called on where that helps
 	Err  error  // what the call returned
 }
 

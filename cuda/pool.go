@@ -227,10 +227,9 @@ func (m *MemPool) SetReleaseThreshold(bytes uint64) error {
 // keeping at least keep bytes reserved (cuMemPoolTrimTo).
 //
 // A Free is stream-ordered: the driver counts its memory as in use until
-// the host has seen the free complete through a synchronizing call. On
-// the H200, a Stream.Sync (which polls the stream) was not enough: after
-// it, Trim(0) still kept the freed memory reserved; after Context.Sync
-// (cuCtxSynchronize) it gives it back.
+// the host has seen the free complete through a synchronizing call: a
+// Stream.Sync (which polls the stream) may not be enough for Trim to give
+// the memory back; Context.Sync (cuCtxSynchronize) is.
 func (m *MemPool) Trim(keep uint64) error {
 	unlock, err := m.use("Trim")
 	if err != nil {

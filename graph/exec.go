@@ -89,8 +89,8 @@ func (e *Exec) Raw() libcuda.GraphExec {
 //
 // A launch into a stream that is being captured is refused with an error
 // matching libcuda.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, before the driver
-// sees it: the driver refuses it too and invalidates the capture (measured
-// on an H200). The check is made while package sync knows of captures in
+// sees it: the driver refuses it too and invalidates the capture. The
+// check is made while package sync knows of captures in
 // progress.
 func (e *Exec) Launch(s libcuda.Stream) error {
 	st, err := e.lock("Launch")

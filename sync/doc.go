@@ -89,7 +89,7 @@
 // and invalidates the context's captures, when it reaches the driver while
 // a capture is in progress, in every capture mode; once inside the driver,
 // blocked on unfinished work, it harms no capture begun after it on
-// another thread (measured on an H200, driver 580). So Context calls it
+// another thread. So Context calls it
 // only while no registered capture is in progress (else it returns an
 // ErrCapturing error, without a driver call), and a capture that starts
 // while the call is in flight waits for it only as long as the call takes

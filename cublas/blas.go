@@ -128,7 +128,7 @@ func (b *BLAS) SetStream(s *cuda.Stream) error {
 		}
 		if n > 0 {
 			if err := SetWorkspace(st.raw, unsafe.Pointer(devPtr[byte](ops[0].Ptr())), uint64(st.ws.Len())); err != nil {
-				return fmt.Errorf("cublas: cublasSetWorkspace_v2 (after cublasSetStream_v2): %w", err)
+				return fmt.Errorf("cublas: after cublasSetStream_v2: %w", dl.Failed("", "cublasSetWorkspace_v2", err))
 			}
 		}
 		return nil

@@ -245,8 +245,9 @@ func ExampleLease() {
 }
 
 // Work that no capture allows (here a wait for a whole context) is
-// postponed until the captures made through this package have ended.
-func ExamplePostpone() {
+// postponed (sync.Postpone) until the captures made through this package
+// have ended; graph.Drain waits for it.
+func Example_postpone() {
 	run(func(x *setup) error {
 		waited := make(chan error, 1)
 		_, err := graph.Capture(x.s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, func(s libcuda.Stream) error {
@@ -267,9 +268,9 @@ func ExamplePostpone() {
 	// the postponed wait: <nil>
 }
 
-// Query an event from a goroutine that is not capturing, without breaking
-// another goroutine's capture in global mode.
-func ExampleRelaxed() {
+// Query an event (sync.Relaxed) from a goroutine that is not capturing,
+// without breaking another goroutine's capture in global mode.
+func Example_relaxed() {
 	run(func(x *setup) error {
 		var e libcuda.Event
 		if err := libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {

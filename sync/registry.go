@@ -283,7 +283,8 @@ func done() { leave(callUnit) }
 // after the functions queued before it. While a postponed function runs,
 // captures wait in StartCapture before they begin, so f may make calls
 // that would invalidate a capture, cuCtxSynchronize included. The queue
-// is started by the end of the last capture: nothing polls.
+// is started by the end of the last capture: nothing polls. WaitPostponed
+// (and graph.Drain) waits for the queued functions.
 //
 // f must not start a capture, nor wait for a goroutine that does.
 func Postpone(f func()) {

@@ -90,8 +90,7 @@ func (e *Exec) Raw() libcuda.GraphExec {
 // A launch into a stream that is being captured is refused with an error
 // matching libcuda.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, before the driver
 // sees it: the driver refuses it too and invalidates the capture. The
-// check is made while package sync knows of captures in
-// progress.
+// check is made while package sync knows of captures in progress.
 func (e *Exec) Launch(s libcuda.Stream) error {
 	st, err := e.lock("Launch")
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/purecuda/purecuda/cublas"
 	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/libtypes"
 )
@@ -422,7 +423,7 @@ func matmulEx[TA, TB, TC, TD, TBias, TAux Elem](lt *Lt, call string, op Op, alph
 			}
 			if ptr := ops[j].Ptr(); p.ptrs[i] != ptr {
 				if err := MatmulDescSetAttribute(p.desc, pointerAttrs[i], unsafe.Pointer(&ptr), uint64(unsafe.Sizeof(ptr))); err != nil {
-					return fmt.Errorf("cublaslt: cublasLtMatmulDescSetAttribute(%v): %w", pointerAttrs[i], err)
+					return dl.Failed("cublaslt", fmt.Sprintf("cublasLtMatmulDescSetAttribute(%v)", pointerAttrs[i]), err)
 				}
 				p.ptrs[i] = ptr
 			}
@@ -434,7 +435,7 @@ func matmulEx[TA, TB, TC, TD, TBias, TAux Elem](lt *Lt, call string, op Op, alph
 		err := matmul(st.raw, p.desc, unsafe.Pointer(&al), addr(ops[0].Ptr()), p.a, addr(ops[1].Ptr()), p.b,
 			unsafe.Pointer(&be), addr(ops[2].Ptr()), p.c, addr(ops[3].Ptr()), p.d, &p.algo.Algo, ws, p.wsSize, raw)
 		if err != nil {
-			return fmt.Errorf("cublaslt: cublasLtMatmul: %w", err)
+			return dl.Failed("cublaslt", "cublasLtMatmul", err)
 		}
 		return nil
 	})
@@ -608,7 +609,7 @@ func (st *state) plan(k key) (*plan, error) {
 // set sets one attribute of a descriptor from v.
 func set[V any](desc MatmulDesc, attr MatmulDescAttributes, v V) error {
 	if err := MatmulDescSetAttribute(desc, attr, unsafe.Pointer(&v), uint64(unsafe.Sizeof(v))); err != nil {
-		return fmt.Errorf("cublaslt: cublasLtMatmulDescSetAttribute(%v): %w", attr, err)
+		return dl.Failed("cublaslt", fmt.Sprintf("cublasLtMatmulDescSetAttribute(%v)", attr), err)
 	}
 	return nil
 }
@@ -619,7 +620,7 @@ func (p *plan) make(h Handle, k key) error {
 	op := k.op
 	scale, _ := cublas.ScaleType(op.Compute)
 	if err := MatmulDescCreate(&p.desc, op.Compute, scale); err != nil {
-		return fmt.Errorf("cublaslt: cublasLtMatmulDescCreate: %w", err)
+		return dl.Failed("cublaslt", "cublasLtMatmulDescCreate", err)
 	}
 	for _, a := range []struct {
 		attr MatmulDescAttributes
@@ -697,21 +698,21 @@ func (p *plan) setExtras(k key) error {
 // op's batch.
 func layout(out *MatrixLayout, t libtypes.DataType, rows, cols, ld, stride int, op Op) error {
 	if err := MatrixLayoutCreate(out, t, uint64(rows), uint64(cols), int64(ld)); err != nil {
-		return fmt.Errorf("cublaslt: cublasLtMatrixLayoutCreate: %w", err)
+		return dl.Failed("cublaslt", "cublasLtMatrixLayoutCreate", err)
 	}
 	if op.RowMajor {
 		order := int32(CUBLASLT_ORDER_ROW)
 		if err := MatrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_ORDER, unsafe.Pointer(&order), 4); err != nil {
-			return fmt.Errorf("cublaslt: cublasLtMatrixLayoutSetAttribute(CUBLASLT_MATRIX_LAYOUT_ORDER): %w", err)
+			return dl.Failed("cublaslt", "cublasLtMatrixLayoutSetAttribute(CUBLASLT_MATRIX_LAYOUT_ORDER)", err)
 		}
 	}
 	if op.Batch > 1 {
 		count, off := int32(op.Batch), int64(stride)
 		if err := MatrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, unsafe.Pointer(&count), 4); err != nil {
-			return fmt.Errorf("cublaslt: cublasLtMatrixLayoutSetAttribute(CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT): %w", err)
+			return dl.Failed("cublaslt", "cublasLtMatrixLayoutSetAttribute(CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT)", err)
 		}
 		if err := MatrixLayoutSetAttribute(*out, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, unsafe.Pointer(&off), 8); err != nil {
-			return fmt.Errorf("cublaslt: cublasLtMatrixLayoutSetAttribute(CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET): %w", err)
+			return dl.Failed("cublaslt", "cublasLtMatrixLayoutSetAttribute(CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET)", err)
 		}
 	}
 	return nil
@@ -722,7 +723,7 @@ func layout(out *MatrixLayout, t libtypes.DataType, rows, cols, ld, stride int, 
 func heuristic(h Handle, desc MatmulDesc, a, b, c, d MatrixLayout, ws int) ([]Algo, error) {
 	var pref MatmulPreference
 	if err := MatmulPreferenceCreate(&pref); err != nil {
-		return nil, fmt.Errorf("cublaslt: cublasLtMatmulPreferenceCreate: %w", err)
+		return nil, dl.Failed("cublaslt", "cublasLtMatmulPreferenceCreate", err)
 	}
 	defer func() {
 		if err := MatmulPreferenceDestroy(pref); err != nil {
@@ -731,12 +732,12 @@ func heuristic(h Handle, desc MatmulDesc, a, b, c, d MatrixLayout, ws int) ([]Al
 	}()
 	limit := uint64(ws)
 	if err := MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, unsafe.Pointer(&limit), 8); err != nil {
-		return nil, fmt.Errorf("cublaslt: cublasLtMatmulPreferenceSetAttribute: %w", err)
+		return nil, dl.Failed("cublaslt", "cublasLtMatmulPreferenceSetAttribute", err)
 	}
 	var res [MaxAlgos]MatmulHeuristicResult
 	var got int32
 	if err := MatmulAlgoGetHeuristic(h, desc, a, b, c, d, pref, MaxAlgos, &res[0], &got); err != nil {
-		return nil, fmt.Errorf("cublaslt: cublasLtMatmulAlgoGetHeuristic: %w", err)
+		return nil, dl.Failed("cublaslt", "cublasLtMatmulAlgoGetHeuristic", err)
 	}
 	out := make([]Algo, 0, got)
 	for i, r := range res[:min(int(got), MaxAlgos)] {

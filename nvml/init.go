@@ -3,6 +3,8 @@ package nvml
 import (
 	"fmt"
 	"sync"
+
+	"github.com/purecuda/purecuda/internal/dl"
 )
 
 // The package's own count of Init calls not yet balanced by Shutdown.
@@ -28,7 +30,7 @@ func Init() error {
 		return nil
 	}
 	if err := initV2(); err != nil {
-		return fmt.Errorf("nvml: nvmlInit_v2: %w", err)
+		return dl.Failed("nvml", "nvmlInit_v2", err)
 	}
 	initCount = 1
 	return nil
@@ -47,7 +49,7 @@ func InitWithFlags(flags uint32) error {
 		return nil
 	}
 	if err := initWithFlags(flags); err != nil {
-		return fmt.Errorf("nvml: nvmlInitWithFlags: %w", err)
+		return dl.Failed("nvml", "nvmlInitWithFlags", err)
 	}
 	initCount = 1
 	return nil
@@ -64,7 +66,7 @@ func Shutdown() error {
 		return fmt.Errorf("nvml: Shutdown without Init: %w", NVML_ERROR_UNINITIALIZED)
 	case 1:
 		if err := shutdown(); err != nil {
-			return fmt.Errorf("nvml: nvmlShutdown: %w", err)
+			return dl.Failed("nvml", "nvmlShutdown", err)
 		}
 	}
 	initCount--

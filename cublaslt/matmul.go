@@ -261,7 +261,7 @@ type plan struct {
 	mu     gosync.Mutex // serializes the setting of the pointers and the call that uses them
 	desc   MatmulDesc
 	a, b   MatrixLayout
-	c, d   MatrixLayout
+	c, d   MatrixLayout // D's is C's when their types are the same
 	algo   Algo
 	algos  []Algo                               // the heuristic's answers, ranked
 	ptrs   [len(pointerAttrs)]libcuda.Deviceptr // the pointers set on desc
@@ -274,7 +274,11 @@ func (p *plan) destroy() error {
 	if p.desc != 0 {
 		errs = append(errs, MatmulDescDestroy(p.desc))
 	}
-	for _, l := range []MatrixLayout{p.a, p.b, p.c, p.d} {
+	d := p.d
+	if d == p.c {
+		d = 0 // shared with C
+	}
+	for _, l := range []MatrixLayout{p.a, p.b, p.c, d} {
 		if l != 0 {
 			errs = append(errs, MatrixLayoutDestroy(l))
 		}
@@ -642,6 +646,10 @@ func (p *plan) make(h Handle, k key) error {
 		ld, stride int
 	}{{&p.a, k.t.A, ra, ca, op.LDA, op.StrideA}, {&p.b, k.t.B, rb, cb, op.LDB, op.StrideB},
 		{&p.c, k.t.C, op.M, op.N, op.LDC, op.StrideC}, {&p.d, k.t.D, op.M, op.N, op.LDC, op.StrideC}} {
+		if l.out == &p.d && k.t.D == k.t.C {
+			p.d = p.c // C's layout is D's: one descriptor for both
+			break
+		}
 		if err := layout(l.out, l.t, l.rows, l.cols, l.ld, l.stride, op); err != nil {
 			return err
 		}

@@ -57,3 +57,55 @@ func Example() {
 	fmt.Println(out)
 	// Output: [4 5 10 11]
 }
+
+// A batch of row-major products sharing one weight matrix (stride 0 for
+// W): Y[i] = X[i]*W for two 1x2 inputs, float32 in and out with float32
+// arithmetic.
+func ExampleGemmStridedBatchedExRowMajor() {
+	devs, err := cuda.Devices()
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, err := devs[0].Context()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ctx.Close()
+	s, err := ctx.NewStream()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	h, err := cublas.New(s)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer h.Close()
+	put := func(v []float32) cuda.Slice[float32] {
+		x, err := cuda.Alloc[float32](s, len(v))
+		if err == nil {
+			err = cuda.CopyToDevice(s, x, v)
+		}
+		if err != nil {
+			log.Fatal(err)
+		}
+		return x
+	}
+	x := put([]float32{1, 2, 3, 4}) // X[0] = [1 2], X[1] = [3 4]
+	w := put([]float32{0, 1, 1, 0}) // W swaps the two columns
+	y := put(make([]float32, 4))
+	defer x.Free()
+	defer w.Free()
+	defer y.Free()
+	err = cublas.GemmStridedBatchedExRowMajor(h, cublas.NoTrans, cublas.NoTrans, 1, 2, 2, 1, x, 2, 2, w, 2, 0, 0, y, 2, 2, 2,
+		cublas.CUBLAS_COMPUTE_32F)
+	if err != nil {
+		log.Fatal(err)
+	}
+	out := make([]float32, 4)
+	if err := cuda.CopyToHost(s, out, y); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(out)
+	// Output: [2 1 4 3]
+}

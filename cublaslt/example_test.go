@@ -59,3 +59,54 @@ func Example() {
 	fmt.Println(out)
 	// Output: [6.5 4 3.5 7]
 }
+
+// A batch of two row-major products sharing one weight matrix (StrideB
+// 0), with a bias: the shape of a linear layer over a batch of inputs.
+func ExampleMatmulEx() {
+	devs, err := cuda.Devices()
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx, err := devs[0].Context()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ctx.Close()
+	s, err := ctx.NewStream()
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	lt, err := cublaslt.New(s)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer lt.Close()
+	must := func(err error) {
+		if err != nil {
+			log.Fatal(err)
+		}
+	}
+	x, err := cuda.Alloc[float32](s, 4) // two 1x2 rows, one per product
+	must(err)
+	defer x.Free()
+	must(cuda.CopyToDevice(s, x, []float32{1, 2, 3, -4}))
+	w, err := cuda.Alloc[float32](s, 4) // one 2x2 weight matrix, row-major
+	must(err)
+	defer w.Free()
+	must(cuda.CopyToDevice(s, w, []float32{1, 0, 0, 1}))
+	bias, err := cuda.Alloc[float32](s, 1) // one per row of each result
+	must(err)
+	defer bias.Free()
+	must(cuda.CopyToDevice(s, bias, []float32{0.5}))
+	y, err := cuda.Alloc[float32](s, 4)
+	must(err)
+	defer y.Free()
+	op := cublaslt.Op{M: 1, N: 2, K: 2, RowMajor: true, Batch: 2, StrideA: 2, StrideB: 0, StrideC: 2,
+		Epilogue: cublaslt.CUBLASLT_EPILOGUE_BIAS}
+	must(cublaslt.MatmulEx(lt, op, 1, x, w, 0, cuda.Slice[float32]{}, y, cublaslt.Extra[float32, float32]{Bias: bias}))
+	out := make([]float32, 4)
+	must(cuda.CopyToHost(s, out, y))
+	fmt.Println("x*W + 0.5:", out)
+	// Output: x*W + 0.5: [1.5 2.5 3.5 -3.5]
+}

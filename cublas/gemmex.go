@@ -63,7 +63,7 @@ func ScalarOf(compute ComputeType, v float64) (Scalar, error) {
 	t, ok := ScaleType(compute)
 	switch {
 	case !ok:
-		return s, &ShapeError{Call: "ScalarOf", Arg: "compute", Value: int64(compute), Reason: fmt.Sprintf("compute type %v is unknown", compute)}
+		return s, &ShapeError{Pkg: "cublas", Call: "ScalarOf", Arg: "compute", Value: int64(compute), Reason: fmt.Sprintf("compute type %v is unknown", compute)}
 	case t == libtypes.CUDA_R_32F:
 		*(*float32)(unsafe.Pointer(&s)) = float32(v)
 	case t == libtypes.CUDA_R_64F:

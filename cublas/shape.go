@@ -42,7 +42,7 @@ type ShapeError struct {
 	Reason string
 }
 
-// Error is "pkg: Call: Reason".
+// Error is "Pkg: Call: Reason" ("cublas" when Pkg is empty).
 func (e *ShapeError) Error() string {
 	pkg := e.Pkg
 	if pkg == "" {
@@ -57,7 +57,7 @@ func (e *ShapeError) Is(target error) bool { return target == ErrShape }
 // shapeErr names the call and the argument that is wrong, with the
 // argument's value.
 func shapeErr(call, arg string, value int64, format string, args ...any) error {
-	return &ShapeError{Call: call, Arg: arg, Value: value, Reason: fmt.Sprintf(format, args...)}
+	return &ShapeError{Pkg: "cublas", Call: call, Arg: arg, Value: value, Reason: fmt.Sprintf(format, args...)}
 }
 
 // size is a Slice's length for the checks: -1 for the zero Slice, which
@@ -143,14 +143,14 @@ func matrixErr(call, name string, rows, cols, ld, n int) error {
 		return nilSlice(call, name)
 	}
 	if ld < max(1, rows) {
-		return &ShapeError{Call: call, Arg: "ld" + name, Value: int64(ld), Rows: rows, Cols: cols, LD: ld, Count: 1,
+		return &ShapeError{Pkg: "cublas", Call: call, Arg: "ld" + name, Value: int64(ld), Rows: rows, Cols: cols, LD: ld, Count: 1,
 			Reason: fmt.Sprintf("ld%s is %d, below max(1, %d rows)", name, ld, rows)}
 	}
 	need, ok := span(rows, cols, ld)
 	if !ok {
 		need = math.MaxInt
 	}
-	return &ShapeError{Call: call, Arg: name, Rows: rows, Cols: cols, LD: ld, Count: 1, Need: need, Len: n,
+	return &ShapeError{Pkg: "cublas", Call: call, Arg: name, Rows: rows, Cols: cols, LD: ld, Count: 1, Need: need, Len: n,
 		Reason: fmt.Sprintf("%s: a %dx%d matrix with ld%s %d needs %d elements, the Slice has %d", name, rows, cols, name, ld, need, n)}
 }
 
@@ -197,7 +197,7 @@ func batched(call, name string, output bool, rows, cols, ld int, stride int64, c
 //go:noinline
 func batchedErr(call, name string, output bool, rows, cols, ld int, stride int64, count, n int) error {
 	one, _ := span(rows, cols, ld)
-	e := &ShapeError{Call: call, Arg: name, Rows: rows, Cols: cols, LD: ld, Stride: stride, Count: count}
+	e := &ShapeError{Pkg: "cublas", Call: call, Arg: name, Rows: rows, Cols: cols, LD: ld, Stride: stride, Count: count}
 	switch {
 	case stride < 0:
 		e.Arg, e.Value = "stride"+name, stride
@@ -244,7 +244,7 @@ func vector(call, name string, n, inc, l int) error {
 //go:noinline
 func vectorErr(call, name string, n, inc, l int) error {
 	a := max(inc, -inc)
-	e := &ShapeError{Call: call, Arg: name, Rows: n, Cols: 1, LD: inc, Count: 1, Len: l}
+	e := &ShapeError{Pkg: "cublas", Call: call, Arg: name, Rows: n, Cols: 1, LD: inc, Count: 1, Len: l}
 	if n > 1 && a > (math.MaxInt-1)/(n-1) {
 		e.Need = math.MaxInt
 		e.Reason = fmt.Sprintf("%s: %d elements with inc%s %d overflow", name, n, name, inc)

@@ -104,7 +104,7 @@ func (x *exCall) runHost(h *BLAS, alpha, beta float64, a, b, c cuda.Operand) err
 // calls on it wait), since the pointer mode is the handle's.
 func (x *exCall) runDevice(h *BLAS, scale libtypes.DataType, alpha, beta, a, b, c cuda.Operand) error {
 	if t, ok := ScaleType(x.compute); !ok || t != scale {
-		return &ShapeError{Call: x.call, Arg: "alpha", Value: int64(scale),
+		return &ShapeError{Pkg: "cublas", Call: x.call, Arg: "alpha", Value: int64(scale),
 			Reason: fmt.Sprintf("alpha and beta are %v; compute type %v scales by %v", scale, x.compute, t)}
 	}
 	st, err := h.lock(x.call)
@@ -139,7 +139,7 @@ func scalars[S Elem](call string, alpha, beta cuda.Slice[S]) error {
 			return nilSlice(call, s.name)
 		}
 		if s.n < 1 {
-			return &ShapeError{Call: call, Arg: s.name, Rows: 1, Cols: 1, LD: 1, Count: 1, Need: 1, Len: s.n,
+			return &ShapeError{Pkg: "cublas", Call: call, Arg: s.name, Rows: 1, Cols: 1, LD: 1, Count: 1, Need: 1, Len: s.n,
 				Reason: s.name + " has no element"}
 		}
 	}

@@ -223,7 +223,7 @@ func TestShapeErrorHasTheSizes(t *testing.T) {
 	if !errors.As(err, &se) || !errors.Is(err, cublas.ErrShape) {
 		t.Fatalf("got %v", err)
 	}
-	want := cublas.ShapeError{Pkg: "", Call: "Gemm", Arg: "A", Rows: 3, Cols: 4, LD: 3, Count: 1, Need: 12, Len: 6, Reason: se.Reason}
+	want := cublas.ShapeError{Pkg: "cublas", Call: "Gemm", Arg: "A", Rows: 3, Cols: 4, LD: 3, Count: 1, Need: 12, Len: 6, Reason: se.Reason}
 	if *se != want {
 		t.Errorf("got %+v, want %+v", *se, want)
 	}

@@ -468,6 +468,9 @@ func matrixArg(call, name string, op Op, output bool, rows, cols, ld, stride, n 
 	if op.RowMajor {
 		rows, cols = cols, rows
 	}
+	if n < 0 { // M, N and K are positive: every matrix has elements
+		return vectorArg(call, name, 1, n)
+	}
 	if err := cublas.CheckBatch(call, name, output, rows, cols, ld, int64(stride), op.Batch, n); err != nil {
 		return ours(err)
 	}

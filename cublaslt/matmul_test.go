@@ -228,8 +228,9 @@ func TestMatmulShapeErrors(t *testing.T) {
 	}
 	// A C needed (beta is not 0) but not given is the zero Slice:
 	// cuda.ErrNil, as package cuda says of a zero Slice, not a shape.
-	if err := cublaslt.Matmul(f.lt, cublaslt.Op{M: 2, N: 2, K: 2}, 1, x, x, 1, z, x, z); !errors.Is(err, cuda.ErrNil) || errors.Is(err, cublas.ErrShape) {
-		t.Errorf("C needed, not given: %v, want cuda.ErrNil", err)
+	if err := cublaslt.Matmul(f.lt, cublaslt.Op{M: 2, N: 2, K: 2}, 1, x, x, 1, z, x, z); !errors.Is(err, cuda.ErrNil) || errors.Is(err, cublas.ErrShape) ||
+		!strings.HasPrefix(err.Error(), "cublaslt: Matmul: C ") {
+		t.Errorf("C needed, not given: %v, want cuda.ErrNil naming cublaslt, Matmul and C", err)
 	}
 }
 

@@ -29,6 +29,12 @@ type leaseProbe struct {
 // failure leaves a graph that may still run but cannot be tracked; the
 // Cached goes on working after.
 func TestCachedRunFailuresReleaseEachLeaseOnceAndNeverEarly(t *testing.T) {
+	// By design a failed cuGraphDestroy or cuGraphExecDestroy keeps its graph for good: the test runs in a child
+	// process, which ends with them, so that the leak check after the
+	// package's tests (testenv.Main) stays exact.
+	if !testenv.InChild(t) {
+		return
+	}
 	testenv.CaptureErrors(t) // the failures are logged; quiet here
 	cu := testenv.OnPrimary(t, 0)
 	const (

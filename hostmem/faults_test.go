@@ -235,6 +235,12 @@ func TestFailedModeSwitchLeavesReleasesWorking(t *testing.T) {
 // A failed event query fails that release alone, logged once, with its
 // memory and its event kept (issue 23 item 10); later releases end.
 func TestFailedEventQueryKeepsOnlyThatMemory(t *testing.T) {
+	// By design the failed release keeps its memory registered and its event for good: the test runs in a child
+	// process, which ends with them, so that the leak check after the
+	// package's tests (testenv.Main) stays exact.
+	if !testenv.InChild(t) {
+		return
+	}
 	errs := testenv.CaptureErrors(t)
 	cu := testenv.OnPrimary(t, 0)
 	drainOnly(t)
@@ -397,6 +403,12 @@ func TestReleasePostponedBehindAFailedEndCaptureEnds(t *testing.T) {
 // A failed context-wide wait fails every release that shared it, logged
 // once; the memory stays pinned, and later releases of the context end.
 func TestFailedContextWaitIsLoggedOnceForAllItsReleases(t *testing.T) {
+	// By design the failed releases keep their memory registered for good: the test runs in a child
+	// process, which ends with them, so that the leak check after the
+	// package's tests (testenv.Main) stays exact.
+	if !testenv.InChild(t) {
+		return
+	}
 	errs := testenv.CaptureErrors(t)
 	cu := testenv.OnPrimary(t, 0)
 	drainOnly(t)

@@ -36,12 +36,13 @@ type deviceSetup struct {
 
 func setupDevice(t *testing.T, ordinal int) *deviceSetup {
 	d := &deviceSetup{ctx: testenv.PrimaryContext(t, ordinal)}
+	var m libcuda.Module
 	testenv.Must(t, libcuda.WithContext(d.ctx, func() error {
 		if err := libcuda.StreamCreate(&d.s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
 			return err
 		}
-		m, err := libcuda.LoadModule(kernels.PTX)
-		if err != nil {
+		var err error
+		if m, err = libcuda.LoadModule(kernels.PTX); err != nil {
 			return err
 		}
 		if d.sum, err = m.Function("sum_i64"); err != nil {
@@ -54,7 +55,7 @@ func setupDevice(t *testing.T, ordinal int) *deviceSetup {
 			if err := libcuda.StreamDestroy(d.s); err != nil {
 				return err
 			}
-			return libcuda.MemFree(d.out)
+			return errors.Join(libcuda.MemFree(d.out), libcuda.ModuleUnload(m))
 		}))
 	})
 	return d

@@ -7,4 +7,6 @@ import (
 	"github.com/purecuda/purecuda/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.MainBLAS(m, testenv.Drain(hostmem.Drain)) }
+func TestMain(m *testing.M) {
+	testenv.MainBLAS(m, testenv.Drain(hostmem.Drain), testenv.AllowLaunchHistory())
+}

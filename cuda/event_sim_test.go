@@ -32,8 +32,8 @@ func TestForkJoinWithReusedEventsCreatesNoEvents(t *testing.T) {
 	for range 10 {
 		e, err := f.s.Record()
 		testenv.Must(t, err)
-		testenv.Must(t, s2.Wait(e))
-		testenv.Must(t, e.Close())
+		testenv.MustBounded(t, "s2.Wait", func() error { return s2.Wait(e) })
+		testenv.MustBounded(t, "e.Close", e.Close)
 	}
 	if n := testenv.SimStat(t, "event_creates") - before; n != 10 {
 		t.Errorf("10 Records created %d events, want 10", n)

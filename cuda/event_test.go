@@ -74,7 +74,7 @@ func TestRecordEventAgainOrdersEachTime(t *testing.T) {
 		if done {
 			t.Fatalf("iteration %d: the event recorded again behind a held stream is complete", i)
 		}
-		testenv.Must(t, s2.Wait(ev))
+		testenv.MustBounded(t, "s2.Wait", func() error { return s2.Wait(ev) })
 		testenv.Must(t, s2.Launch(addOne, cuda.Grid(1, 1, 1), cuda.Block(4, 1, 1), x.Arg(), cuda.Uint64(4)))
 		gate.Open()
 		got := read(t, s2, x)
@@ -82,7 +82,7 @@ func TestRecordEventAgainOrdersEachTime(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("iteration %d: %v, want %v", i, got, want)
 		}
-		testenv.Must(t, s1.Sync(context.Background()))
+		testenv.MustBounded(t, "s1.Sync", func() error { return s1.Sync(context.Background()) })
 	}
 }
 
@@ -110,7 +110,7 @@ func TestNewEventOptions(t *testing.T) {
 			testenv.Must(t, f.s.RecordEvent(b))
 			ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
 			defer cancel()
-			testenv.Must(t, b.Sync(ctx))
+			testenv.MustBounded(t, "b.Sync", func() error { return b.Sync(ctx) })
 			done, err := a.Query()
 			testenv.Must(t, err)
 			if !done {
@@ -133,8 +133,8 @@ func TestNewEventOptions(t *testing.T) {
 	if !done {
 		t.Error("an event never recorded is not complete")
 	}
-	testenv.Must(t, e.Close())
-	if err := f.s.RecordEvent(e); !errors.Is(err, cuda.ErrClosed) {
+	testenv.MustBounded(t, "e.Close", e.Close)
+	if err := testenv.BoundedErr(t, "f.s.RecordEvent", func() error { return f.s.RecordEvent(e) }); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("RecordEvent of a closed event: %v, want ErrClosed", err)
 	}
 	if err := f.s.RecordEvent(nil); !errors.Is(err, cuda.ErrNil) {

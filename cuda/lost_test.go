@@ -42,7 +42,7 @@ func newFaultSetup(t *testing.T) *faultSetup {
 	testenv.Must(t, err)
 	fs.x, err = cuda.Alloc[int32](fs.bad, 1024)
 	testenv.Must(t, err)
-	testenv.Must(t, fs.bad.Sync(testenv.Context(t)))
+	testenv.MustBounded(t, "fs.bad.Sync", func() error { return fs.bad.Sync(testenv.Context(t)) })
 	return fs
 }
 
@@ -224,7 +224,7 @@ func TestCloseInALostContextReturnsTheLoss(t *testing.T) {
 	}
 	for i, s := range append(fs.others, fs.bad) {
 		var again *cuda.LostError
-		if err := s.Close(); !errors.As(err, &again) || again != l {
+		if err := testenv.BoundedErr(t, "s.Close", s.Close); !errors.As(err, &again) || again != l {
 			t.Errorf("Close of stream %d after the fault = %v, want the first *LostError", i, err)
 		}
 	}

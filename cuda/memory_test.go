@@ -29,8 +29,8 @@ func TestAllocOfZeroIsAnEmptySlice(t *testing.T) {
 	if err := cuda.CopyToDevice(f.s, x, []float32{1}); !errors.Is(err, cuda.ErrLength) {
 		t.Errorf("CopyToDevice of 1 into an empty Slice: %v, want ErrLength", err)
 	}
-	testenv.Must(t, x.Free())
-	if err := x.Free(); !errors.Is(err, cuda.ErrFreed) {
+	testenv.MustBounded(t, "x.Free", x.Free)
+	if err := testenv.BoundedErr(t, "testenv.BoundedErr", func() error { return testenv.BoundedErr(t, "x.Free", x.Free) }); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("second Free of an empty Slice: %v, want ErrFreed", err)
 	}
 }
@@ -51,7 +51,7 @@ func TestSliceSaysItsDevice(t *testing.T) {
 		if y.Device() != d {
 			t.Errorf("a part of it says device %d", y.Device().Ordinal())
 		}
-		testenv.Must(t, ctx.Close())
+		testenv.MustBounded(t, "ctx.Close", ctx.Close)
 	}
 	if (cuda.Slice[int32]{}).Device() != (cuda.Device{}) {
 		t.Error("the zero Slice names a device")
@@ -82,7 +82,7 @@ func TestStreamQuery(t *testing.T) {
 	if !done {
 		t.Error("Query after Sync: not done")
 	}
-	testenv.Must(t, s.Close())
+	testenv.MustBounded(t, "s.Close", s.Close)
 	if _, err := s.Query(); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("Query after Close: %v, want ErrClosed", err)
 	}
@@ -98,7 +98,7 @@ func TestStreamQueryInsideItsCaptureIsRefused(t *testing.T) {
 		return nil
 	})
 	testenv.Must(t, err)
-	testenv.Must(t, g.Destroy())
+	testenv.MustBounded(t, "g.Destroy", g.Destroy)
 }
 
 func TestDeviceUUIDAndPCIBusID(t *testing.T) {
@@ -271,9 +271,9 @@ func TestCopyPeerBetweenTwoDevices(t *testing.T) {
 	}
 	// y was used on s1 only, x on s0 and s1: both Frees order themselves
 	// after the copy and succeed.
-	testenv.Must(t, y.Free())
-	testenv.Must(t, x.Free())
-	if err := cuda.CopyPeer(s0, x, y); !errors.Is(err, cuda.ErrFreed) {
+	testenv.MustBounded(t, "y.Free", y.Free)
+	testenv.MustBounded(t, "x.Free", x.Free)
+	if err := testenv.BoundedErr(t, "cuda.CopyPeer", func() error { return cuda.CopyPeer(s0, x, y) }); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("CopyPeer after Free: %v, want ErrFreed", err)
 	}
 	z, err := cuda.Alloc[int32](s0, 3)

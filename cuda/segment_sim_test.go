@@ -54,8 +54,8 @@ func TestCopyOfABufferOverAdjacentRegistrationsFails(t *testing.T) {
 			t.Fatalf("element %d = %d after the copy that worked, want %d", i, v, i)
 		}
 	}
-	testenv.Must(t, whole.Free())
-	if err := cuda.CopyToDevice(f.s, x, whole); !errors.Is(err, cuda.ErrFreed) {
+	testenv.MustBounded(t, "whole.Free", whole.Free)
+	if err := testenv.BoundedErr(t, "cuda.CopyToDevice", func() error { return cuda.CopyToDevice(f.s, x, whole) }); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("copy of a freed Buffer over two registrations: %v, want ErrFreed", err)
 	}
 }
@@ -99,7 +99,7 @@ func TestCopyOfABufferWhoseSecondSegmentFailsRecordsTheUse(t *testing.T) {
 		}
 	}
 	for _, b := range bufs {
-		testenv.Must(t, b.Free())
+		testenv.MustBounded(t, "b.Free", b.Free)
 	}
 	// The halves, never used, wait for the held context; the whole does not.
 	testenv.Eventually(t, "the whole's release ended while another stream is held",

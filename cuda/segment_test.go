@@ -18,7 +18,7 @@ func wrapHalvesThenWhole[T any](t *testing.T, f *fixture, host []T, split int) [
 	var bufs []*hostmem.Buffer
 	t.Cleanup(func() {
 		for _, b := range bufs {
-			testenv.Must(t, b.Free())
+			testenv.MustBounded(t, "b.Free", b.Free)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
 		defer cancel()

@@ -106,7 +106,7 @@ func TestCachedRunFailuresReleaseEachLeaseOnceAndNeverEarly(t *testing.T) {
 		drained(t)
 		testenv.Must(t, run(2, copies))
 		testenv.Must(t, sync.Stream(testenv.Context(t), cu, s))
-		testenv.Must(t, c.Close())
+		testenv.MustBounded(t, "c.Close", c.Close)
 		drained(t)
 		for k, want := range []int{tc.a, tc.b, tc.c} {
 			p := &probes[k]

@@ -98,7 +98,7 @@ func modeRestoreRounds(t *testing.T, stat string, rewrap bool, make func() (*hos
 			if err != nil {
 				t.Fatalf("round %d: wrapping the memory again: %v", skip, err)
 			}
-			testenv.Must(t, b.Free())
+			testenv.MustBounded(t, "b.Free", b.Free)
 			testenv.Must(t, hostmem.Drain(testenv.Context(t)))
 		}
 	}

@@ -100,7 +100,7 @@ func TestSoakReleasesUnderFaultsAndCancellation(t *testing.T) {
 						return fmt.Errorf("capturer %d: %w", w, err)
 					}
 					captures.Add(1)
-					if err := g.Destroy(); err != nil && !injected(err) {
+					if err := testenv.BoundedErr(t, "g.Destroy", g.Destroy); err != nil && !injected(err) {
 						return err
 					}
 				}

@@ -28,8 +28,18 @@ import (
 // Bounded runs f on a goroutine of its own and waits for it, at most
 // Timeout: past that it fails t with f's stack (where f is stuck) and
 // leaves f behind. A t.Fatal in f (Must) stops the test here too. what
-// names the call in the failure.
+// names the call in the failure. f runs on another goroutine, so on
+// another OS thread than a locked caller's: bound the calls that need no
+// particular thread (package cuda's, graph's and hostmem's values, the
+// driver's destroys and synchronizes of a handle), not a call that relies
+// on the caller's current context or capture mode.
 func Bounded(t testing.TB, what string, f func()) {
+	t.Helper()
+	boundedFor(t, Timeout, what, f)
+}
+
+// boundedFor is Bounded with its limit.
+func boundedFor(t testing.TB, limit time.Duration, what string, f func()) {
 	t.Helper()
 	type result struct{ finished bool }
 	done := make(chan result, 1)
@@ -42,7 +52,7 @@ func Bounded(t testing.TB, what string, f func()) {
 		finished = true
 	}()
 	id := <-ids
-	timer := time.NewTimer(Timeout)
+	timer := time.NewTimer(limit)
 	defer timer.Stop()
 	select {
 	case r := <-done:
@@ -51,7 +61,7 @@ func Bounded(t testing.TB, what string, f func()) {
 		}
 	case <-timer.C:
 		t.Fatalf("%s did not return within %v (blocked on a lock, a channel or the driver?); its goroutine:\n%s",
-			what, Timeout, goroutineStack(id))
+			what, limit, goroutineStack(id))
 	}
 }
 

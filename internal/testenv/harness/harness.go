@@ -53,6 +53,10 @@ const DefaultWatchdog = 5 * time.Minute
 // in the background (hostmem's unregisters, a Watcher's goroutine).
 const CheckWait = 10 * time.Second
 
+// EnvCheckWait sets CheckWait's value instead, a time.ParseDuration
+// string: for the tests of the check, whose leaks are meant.
+const EnvCheckWait = "PURECUDA_LEAKCHECK_WAIT"
+
 // DrainTimeout bounds the drain that Run runs before the check.
 const DrainTimeout = 30 * time.Second
 
@@ -179,6 +183,9 @@ func Run(m M, drain func(context.Context) error) int {
 		cancel()
 	}
 	wait := CheckWait
+	if d, err := time.ParseDuration(os.Getenv(EnvCheckWait)); err == nil {
+		wait = d
+	}
 	if code != 0 {
 		wait = 0
 	}

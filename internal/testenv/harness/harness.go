@@ -43,11 +43,6 @@ const EnvLeakCheckChild = "PURECUDA_LEAKCHECK_CHILD"
 // ("90s", "20m"); "0" turns it off.
 const EnvWatchdog = "PURECUDA_TEST_WATCHDOG"
 
-// DefaultWatchdog is the watchdog's limit when EnvWatchdog is not set: a
-// package's tests take seconds on the simulator and about a minute under
-// -race, so a binary still running after this long is hung.
-const DefaultWatchdog = 5 * time.Minute
-
 // CheckWait is how long the leak check waits for the counts to fall to
 // their baselines after passing tests: what a test closed may be released
 // in the background (hostmem's unregisters, a Watcher's goroutine).

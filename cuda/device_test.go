@@ -68,7 +68,7 @@ func TestContextUseAfterCloseIsAnError(t *testing.T) {
 	ctx, err := devs[0].Context()
 	testenv.Must(t, err)
 	testenv.MustBounded(t, "ctx.Close", ctx.Close)
-	if err := testenv.BoundedErr(t, "testenv.BoundedErr", func() error { return testenv.BoundedErr(t, "ctx.Close", ctx.Close) }); !errors.Is(err, cuda.ErrClosed) {
+	if err := testenv.BoundedErr(t, "ctx.Close", ctx.Close); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("second Close: %v, want ErrClosed", err)
 	}
 	if _, err := ctx.NewStream(); !errors.Is(err, cuda.ErrClosed) {

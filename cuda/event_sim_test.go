@@ -16,10 +16,10 @@ func TestForkJoinWithReusedEventsCreatesNoEvents(t *testing.T) {
 	s2 := newStream(t, f.ctx)
 	fork, err := cuda.NewEvent(f.ctx, cuda.DisableTiming())
 	testenv.Must(t, err)
-	defer fork.Close()
+	defer testenv.MustBounded(t, "fork.Close", fork.Close)
 	join, err := cuda.NewEvent(f.ctx, cuda.DisableTiming())
 	testenv.Must(t, err)
-	defer join.Close()
+	defer testenv.MustBounded(t, "join.Close", join.Close)
 	before := testenv.SimStat(t, "event_creates")
 	for range 100 {
 		testenv.Must(t, forkJoin(f.s, s2, fork, join))

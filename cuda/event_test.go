@@ -32,10 +32,10 @@ func TestForkJoinWithReusedEventsAllocatesNothing(t *testing.T) {
 	s2 := newStream(t, f.ctx)
 	fork, err := cuda.NewEvent(f.ctx, cuda.DisableTiming())
 	testenv.Must(t, err)
-	defer fork.Close()
+	defer testenv.MustBounded(t, "fork.Close", fork.Close)
 	join, err := cuda.NewEvent(f.ctx, cuda.DisableTiming())
 	testenv.Must(t, err)
-	defer join.Close()
+	defer testenv.MustBounded(t, "join.Close", join.Close)
 	var loopErr error
 	allocs := testing.AllocsPerRun(200, func() {
 		if err := forkJoin(f.s, s2, fork, join); err != nil {
@@ -60,7 +60,7 @@ func TestRecordEventAgainOrdersEachTime(t *testing.T) {
 	addOne := f.fn(t, "add_one_i32")
 	ev, err := cuda.NewEvent(f.ctx, cuda.DisableTiming())
 	testenv.Must(t, err)
-	defer ev.Close()
+	defer testenv.MustBounded(t, "ev.Close", ev.Close)
 	x := alloc(t, s1, make([]int32, 4))
 	sync(t, s1)
 	for i := range 3 {
@@ -102,10 +102,10 @@ func TestNewEventOptions(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			a, err := cuda.NewEvent(f.ctx, c.opts...)
 			testenv.Must(t, err)
-			defer a.Close()
+			defer testenv.MustBounded(t, "a.Close", a.Close)
 			b, err := cuda.NewEvent(f.ctx, c.opts...)
 			testenv.Must(t, err)
-			defer b.Close()
+			defer testenv.MustBounded(t, "b.Close", b.Close)
 			testenv.Must(t, f.s.RecordEvent(a))
 			testenv.Must(t, f.s.RecordEvent(b))
 			ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
@@ -154,10 +154,10 @@ func TestRecordEventRefusesAnotherContextsEvent(t *testing.T) {
 	f := newFixture(t)
 	other, err := devs[1].Context()
 	testenv.Must(t, err)
-	defer other.Close()
+	defer testenv.MustBounded(t, "other.Close", other.Close)
 	e, err := cuda.NewEvent(other)
 	testenv.Must(t, err)
-	defer e.Close()
+	defer testenv.MustBounded(t, "e.Close", e.Close)
 	if err := f.s.RecordEvent(e); err == nil {
 		t.Error("RecordEvent of another context's event succeeded")
 	}

@@ -166,7 +166,7 @@ func TestLaunchAfterCloseIsAnError(t *testing.T) {
 	if _, err := mod2.Func("saxpy"); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("Func of a closed module: %v, want ErrClosed", err)
 	}
-	if err := testenv.BoundedErr(t, "testenv.BoundedErr", func() error { return testenv.BoundedErr(t, "mod2.Close", mod2.Close) }); !errors.Is(err, cuda.ErrClosed) {
+	if err := testenv.BoundedErr(t, "mod2.Close", mod2.Close); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("second Close: %v, want ErrClosed", err)
 	}
 }
@@ -329,7 +329,7 @@ func TestCopiesAllocateNothing(t *testing.T) {
 	// Pinned memory in the index: a []T is looked up on each copy.
 	pin, err := cuda.AllocPinned[float32](f.ctx, 128)
 	testenv.Must(t, err)
-	defer pin.Free()
+	defer testenv.MustBounded(t, "pin.Free", pin.Free)
 	view, err := pin.Slice(64, 128)
 	testenv.Must(t, err)
 	for name, op := range map[string]func(){

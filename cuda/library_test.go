@@ -47,7 +47,7 @@ func TestLibraryModuleInAContext(t *testing.T) {
 	if _, err := lib.Module(f.ctx); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("Module after Library.Close: %v, want ErrClosed", err)
 	}
-	if err := testenv.BoundedErr(t, "testenv.BoundedErr", func() error { return testenv.BoundedErr(t, "lib.Close", lib.Close) }); !errors.Is(err, cuda.ErrClosed) {
+	if err := testenv.BoundedErr(t, "lib.Close", lib.Close); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("a second Close: %v, want ErrClosed", err)
 	}
 	// The H200's driver loads lazily: it took the bad PTX at

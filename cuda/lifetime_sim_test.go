@@ -83,7 +83,7 @@ func TestStreamJoinedToACaptureIsCapturing(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		defer fork.Close()
+		defer testenv.MustBounded(t, "fork.Close", fork.Close)
 		if err := joined.Wait(fork); err != nil {
 			return err
 		}
@@ -106,7 +106,7 @@ func TestStreamJoinedToACaptureIsCapturing(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		defer join.Close()
+		defer testenv.MustBounded(t, "join.Close", join.Close)
 		return s.Wait(join)
 	})
 	testenv.Must(t, err)
@@ -144,7 +144,7 @@ func TestStreamDroppedAfterARefusedCloseIsDestroyed(t *testing.T) {
 						if err != nil {
 							return err
 						}
-						defer fork.Close()
+						defer testenv.MustBounded(t, "fork.Close", fork.Close)
 						if err := s.Wait(fork); err != nil {
 							return err
 						}
@@ -162,7 +162,7 @@ func TestStreamDroppedAfterARefusedCloseIsDestroyed(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					defer join.Close()
+					defer testenv.MustBounded(t, "join.Close", join.Close)
 					return o.Wait(join)
 				})
 				testenv.Must(t, err)
@@ -242,7 +242,7 @@ func pinned(t *testing.T, n int) *cuda.Pinned[int32] {
 	testenv.Must(t, err)
 	ctx, err := devs[0].Context()
 	testenv.Must(t, err)
-	defer ctx.Close()
+	defer testenv.MustBounded(t, "ctx.Close", ctx.Close)
 	p, err := cuda.AllocPinned[int32](ctx, n)
 	testenv.Must(t, err)
 	t.Cleanup(func() { testenv.MustBounded(t, "p.Free", p.Free) })

@@ -196,10 +196,10 @@ func TestDebugSyncWaitsForLaunchesButNotInCaptures(t *testing.T) {
 		return s.Launch(fill, cuda.Grid(1, 1, 1), cuda.Block(256, 1, 1), x.Arg(), cuda.Uint64(256), cuda.Int32(6))
 	})
 	testenv.Must(t, err)
-	defer g.Destroy()
+	defer testenv.MustBounded(t, "g.Destroy", g.Destroy)
 	e, err := g.Instantiate()
 	testenv.Must(t, err)
-	defer e.Destroy()
+	defer testenv.MustBounded(t, "e.Destroy", e.Destroy)
 	testenv.Must(t, f.s.LaunchGraph(e))
 	if err := libcuda.StreamQuery(f.s.Raw()); err != nil {
 		t.Errorf("the stream after a graph launch in debug mode: %v, want idle", err)

@@ -70,7 +70,7 @@ func TestManagedMemoryHostKernelHostWithPrefetch(t *testing.T) {
 		t.Errorf("CopyToHost from the managed Slice: %v", got)
 	}
 	testenv.MustBounded(t, "m.Free", m.Free)
-	if err := testenv.BoundedErr(t, "testenv.BoundedErr", func() error { return testenv.BoundedErr(t, "m.Free", m.Free) }); !errors.Is(err, cuda.ErrFreed) {
+	if err := testenv.BoundedErr(t, "m.Free", m.Free); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("second Free: %v, want ErrFreed", err)
 	}
 	if err := testenv.BoundedErr(t, "cuda.CopyToHost", func() error { return cuda.CopyToHost(f.s, make([]int32, n), m.Slice()) }); !errors.Is(err, cuda.ErrFreed) {

@@ -199,10 +199,10 @@ func TestCaptureAddsNoWaitsAcrossItsBoundary(t *testing.T) {
 		t.Fatalf("the capture failed for a wait the tracking added: %v", err)
 	}
 	testenv.Must(t, err)
-	defer g.Destroy()
+	defer testenv.MustBounded(t, "g.Destroy", g.Destroy)
 	e, err := g.Instantiate()
 	testenv.Must(t, err)
-	defer e.Destroy()
+	defer testenv.MustBounded(t, "e.Destroy", e.Destroy)
 	testenv.Must(t, f.s2.LaunchGraph(e))
 	if got := read(t, f.s2, f.x); !slices.Equal(got, []int32{4, 4, 4, 4, 4, 4, 4, 4}) {
 		t.Errorf("after the graph: %v", got)

@@ -53,7 +53,7 @@ func TestCopyToHostIntoASubsliceOfDataIsAsynchronous(t *testing.T) {
 	s := newStream(t, f.ctx, cuda.NonBlocking())
 	p, err := cuda.AllocPinned[int32](f.ctx, 32)
 	testenv.Must(t, err)
-	defer p.Free()
+	defer testenv.MustBounded(t, "p.Free", p.Free)
 	want := []int32{5, 6, 7, 8}
 	x := alloc(t, s, want)
 	sync(t, s)

@@ -18,7 +18,7 @@ func TestAllocTrimsThePoolAndRetriesOnOutOfMemory(t *testing.T) {
 	f := newFixture(t)
 	p, err := cuda.NewMemPool(f.ctx.Device())
 	testenv.Must(t, err)
-	defer p.Close()
+	defer testenv.MustBounded(t, "p.Close", p.Close)
 	for _, c := range []struct {
 		name, call string
 		alloc      func() (cuda.Slice[byte], error)

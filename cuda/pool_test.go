@@ -60,7 +60,7 @@ func TestMemPoolStatisticsAfterAllocFreeTrim(t *testing.T) {
 		t.Fatalf("after ResetHighWater: %+v; want the high marks at the current 0", u)
 	}
 	testenv.MustBounded(t, "p.Close", p.Close)
-	if err := testenv.BoundedErr(t, "testenv.BoundedErr", func() error { return testenv.BoundedErr(t, "p.Close", p.Close) }); !errors.Is(err, cuda.ErrClosed) {
+	if err := testenv.BoundedErr(t, "p.Close", p.Close); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("second Close: %v, want ErrClosed", err)
 	}
 	if _, err := cuda.AllocFrom[byte](p, f.s, 16); !errors.Is(err, cuda.ErrClosed) {
@@ -106,7 +106,7 @@ func TestAllocFromAPoolOfAnotherDeviceIsRefused(t *testing.T) {
 	f := newFixture(t)
 	p, err := cuda.NewMemPool(devs[1])
 	testenv.Must(t, err)
-	defer p.Close()
+	defer testenv.MustBounded(t, "p.Close", p.Close)
 	if _, err := cuda.AllocFrom[byte](p, f.s, 16); err == nil {
 		t.Error("AllocFrom a pool of device 1 on a stream of device 0 succeeded")
 	}

@@ -27,7 +27,7 @@ func TestCopyOfABufferOverAdjacentRegistrationsFails(t *testing.T) {
 	whole := wrapHalvesThenWhole(t, f, host, split)[2]
 	x, err := cuda.Alloc[int32](f.s, n)
 	testenv.Must(t, err)
-	defer x.Free()
+	defer testenv.MustBounded(t, "x.Free", x.Free)
 	testenv.Must(t, cuda.Zero(f.s, x))
 
 	testenv.SimFailNext(t, "cuMemcpyHtoDAsync", 1, libcuda.CUDA_ERROR_INVALID_VALUE)
@@ -76,7 +76,7 @@ func TestCopyOfABufferWhoseSecondSegmentFailsRecordsTheUse(t *testing.T) {
 	bufs := wrapHalvesThenWhole(t, f, host, split)
 	x, err := cuda.Alloc[int32](f.s, n)
 	testenv.Must(t, err)
-	defer x.Free()
+	defer testenv.MustBounded(t, "x.Free", x.Free)
 	testenv.Must(t, cuda.Zero(f.s, x))
 	other := newStream(t, f.ctx)
 	var g *testenv.Gate

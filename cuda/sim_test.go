@@ -268,7 +268,7 @@ func TestFreeDuringCaptureWaitsForTheCapture(t *testing.T) {
 	})
 	testenv.Must(t, err)
 	testenv.MustBounded(t, "g.Destroy", g.Destroy)
-	if err := testenv.BoundedErr(t, "testenv.BoundedErr", func() error { return testenv.BoundedErr(t, "x.Free", x.Free) }); !errors.Is(err, cuda.ErrFreed) {
+	if err := testenv.BoundedErr(t, "x.Free", x.Free); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("second Free: %v, want ErrFreed", err)
 	}
 	testenv.Must(t, graph.Drain(testenv.Context(t)))

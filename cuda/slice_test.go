@@ -23,14 +23,14 @@ func TestCopyRoundTripPinned(t *testing.T) {
 	f := newFixture(t)
 	in, err := cuda.AllocPinned[float32](f.ctx, 5)
 	testenv.Must(t, err)
-	defer in.Free()
+	defer testenv.MustBounded(t, "in.Free", in.Free)
 	copy(in.Data(), []float32{1, 2, 3, 4, 5})
 	out, err := cuda.Pin(f.ctx, make([]float32, 5))
 	testenv.Must(t, err)
-	defer out.Free()
+	defer testenv.MustBounded(t, "out.Free", out.Free)
 	x, err := cuda.Alloc[float32](f.s, 5)
 	testenv.Must(t, err)
-	defer x.Free()
+	defer testenv.MustBounded(t, "x.Free", x.Free)
 	testenv.Must(t, cuda.CopyToDevice(f.s, x, in))
 	testenv.Must(t, cuda.CopyToHost(f.s, out, x))
 	sync(t, f.s)
@@ -46,7 +46,7 @@ func TestCopyFromHostmemBuffer(t *testing.T) {
 	testenv.Must(t, err)
 	x, err := cuda.Alloc[int32](f.s, 3)
 	testenv.Must(t, err)
-	defer x.Free()
+	defer testenv.MustBounded(t, "x.Free", x.Free)
 	testenv.Must(t, cuda.CopyToDevice(f.s, x, b))
 	testenv.MustBounded(t, "b.Free", b.Free) // the release waits for the copy, recorded as a use
 	if got := read(t, f.s, x); !slices.Equal(got, host) {
@@ -189,7 +189,7 @@ func TestUseAfterFreeIsAnError(t *testing.T) {
 		t.Errorf("Free of a part: %v, want an error", err)
 	}
 	testenv.MustBounded(t, "x.Free", x.Free)
-	if err := testenv.BoundedErr(t, "testenv.BoundedErr", func() error { return testenv.BoundedErr(t, "x.Free", x.Free) }); !errors.Is(err, cuda.ErrFreed) {
+	if err := testenv.BoundedErr(t, "x.Free", x.Free); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("second Free: %v, want ErrFreed", err)
 	}
 	if err := testenv.BoundedErr(t, "cuda.CopyToDevice", func() error { return cuda.CopyToDevice(f.s, x, make([]float32, 4)) }); !errors.Is(err, cuda.ErrFreed) {

@@ -70,7 +70,7 @@ func TestEventsOrderStreams(t *testing.T) {
 	s1, s2 := newStream(t, f.ctx, cuda.NonBlocking()), newStream(t, f.ctx, cuda.NonBlocking())
 	start, err := s1.Record()
 	testenv.Must(t, err)
-	defer start.Close()
+	defer testenv.MustBounded(t, "start.Close", start.Close)
 	gate.Hold(t, s1.Raw())
 	ev, err := s1.Record()
 	testenv.Must(t, err)
@@ -349,7 +349,7 @@ func TestRunCachedPanicRestoresTheThread(t *testing.T) {
 	f := newFixture(t)
 	other := otherContext(t, f)
 	c := graph.NewCached(graph.DefaultMode)
-	defer c.Close()
+	defer testenv.MustBounded(t, "c.Close", c.Close)
 	th := testenv.NewOSThread(t, other)
 	th.Do(func() {
 		func() {
@@ -426,7 +426,7 @@ func TestRunCached(t *testing.T) {
 	y := alloc(t, f.s, []float32{0, 0})
 	saxpy := f.fn(t, "saxpy")
 	c := graph.NewCached(graph.DefaultMode)
-	defer c.Close()
+	defer testenv.MustBounded(t, "c.Close", c.Close)
 	for i := range 4 {
 		err := f.s.RunCached(c, func(s *cuda.Stream) error {
 			return s.Launch(saxpy, cuda.Grid(1, 1, 1), cuda.Block(32, 1, 1), cuda.Int32(2), cuda.Float32(float32(i)), x.Arg(), y.Arg())

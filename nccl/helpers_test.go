@@ -1,7 +1,11 @@
+//go:build linux
+
 package nccl_test
 
 import (
 	"context"
+	"errors"
+	gosync "sync"
 	"testing"
 
 	"github.com/purecuda/purecuda/cuda"
@@ -43,7 +47,7 @@ func initAll(t *testing.T, n int) []rank {
 		}
 		ranks[i] = rank{c: c, s: s}
 		t.Cleanup(func() {
-			if err := c.Close(); err != nil {
+			if err := c.Close(); err != nil && !errors.Is(err, nccl.ErrAborted) {
 				t.Errorf("Close of rank %d: %v", i, err)
 			}
 			if err := s.Close(); err != nil {
@@ -100,4 +104,12 @@ func download[T any](t *testing.T, r rank, x cuda.Slice[T]) []T {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// waitGroup waits for wg, or fails t after testenv.Timeout.
+func waitGroup(t *testing.T, wg *gosync.WaitGroup, what string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	testenv.Recv(t, done, what)
 }

@@ -59,8 +59,8 @@ var ncclHooks struct {
 }
 
 // NCCLStat reads a counter of the NCCL stand-in (see ncclsim.c:
-// live_comms, inits, destroys, aborts, collectives, group_misuse,
-// group_depth, remote_errors).
+// live_comms, inits, destroys, aborts, collectives, enqueued,
+// group_misuse, group_depth, groups_open, remote_errors).
 func NCCLStat(t testing.TB, name string) int64 {
 	t.Helper()
 	ncclHooks.once.Do(func() {

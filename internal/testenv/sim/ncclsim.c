@@ -48,7 +48,8 @@
  *
  * Test hooks: long long ncclsim_stat(const char *name): "live_comms",
  * "inits", "destroys", "aborts", "collectives" (tasks run), "group_misuse",
- * "group_depth" (of the calling thread), "remote_errors"; -1 if unknown.
+ * "group_depth" (of the calling thread), "groups_open" (of every thread),
+ * "enqueued" (calls that queued a task), "remote_errors"; -1 if unknown.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -101,7 +102,8 @@ static const int type_size[T_NUM] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
 /* ==== counters and the thread's last error ==== */
 
 static pthread_mutex_t stat_mu = PTHREAD_MUTEX_INITIALIZER;
-static long long st_live, st_inits, st_destroys, st_aborts, st_collectives, st_group_misuse, st_remote_errors;
+static long long st_live, st_inits, st_destroys, st_aborts, st_collectives, st_group_misuse, st_remote_errors,
+    st_groups_open, st_enqueued;
 static __thread int group_depth;
 static char last_error[256]; /* process-wide, as NCCL's */
 
@@ -122,6 +124,8 @@ long long ncclsim_stat(const char *name) {
     else if (!strcmp(name, "group_misuse")) v = st_group_misuse;
     else if (!strcmp(name, "group_depth")) v = group_depth;
     else if (!strcmp(name, "remote_errors")) v = st_remote_errors;
+    else if (!strcmp(name, "groups_open")) v = st_groups_open;
+    else if (!strcmp(name, "enqueued")) v = st_enqueued;
     pthread_mutex_unlock(&stat_mu);
     return v;
 }
@@ -469,6 +473,24 @@ static void fail_locked(struct clique *c) {
     pthread_cond_broadcast(&hub_cv);
 }
 
+/* hub_wait waits on hub_cv (hub_mu held) for a little while, then looks
+ * at the waiting rank's connection: a rank that hung up (died, aborted)
+ * while it waited fails the clique. It returns -1 then. */
+static int hub_wait(struct clique *c, int fd) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += 2000000;
+    if (ts.tv_nsec >= 1000000000) ts.tv_sec++, ts.tv_nsec -= 1000000000;
+    pthread_cond_timedwait(&hub_cv, &hub_mu, &ts);
+    char b;
+    ssize_t r = recv(fd, &b, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+        fail_locked(c);
+        return -1;
+    }
+    return 0;
+}
+
 struct conn { int fd; };
 
 static void *serve(void *arg) {
@@ -494,7 +516,7 @@ static void *serve(void *arg) {
             c->present[rank] = 1;
             c->joined++;
             pthread_cond_broadcast(&hub_cv);
-            while (c->joined < c->nranks && !c->failed) pthread_cond_wait(&hub_cv, &hub_mu);
+            while (c->joined < c->nranks && !c->failed && hub_wait(c, fd) == 0) {}
             c->started = 1;
             int failed = c->failed;
             pthread_mutex_unlock(&hub_mu);
@@ -542,8 +564,7 @@ static void *serve(void *arg) {
                         *p = got->next;
                         break;
                     }
-                if (got || c->failed) break;
-                pthread_cond_wait(&hub_cv, &hub_mu);
+                if (got || c->failed || hub_wait(c, fd) != 0) break;
             }
             pthread_mutex_unlock(&hub_mu);
             if (!got) reply_err(fd, ncclRemoteError);
@@ -575,7 +596,7 @@ static void *serve(void *arg) {
                 c->split_arrived = 0;
                 pthread_cond_broadcast(&hub_cv);
             }
-            while (c->done == gen && !c->failed) pthread_cond_wait(&hub_cv, &hub_mu);
+            while (c->done == gen && !c->failed && hub_wait(c, fd) == 0) {}
             if (c->done == gen) {
                 pthread_mutex_unlock(&hub_mu);
                 reply_err(fd, ncclRemoteError);
@@ -602,7 +623,7 @@ static void *serve(void *arg) {
         }
         /* a collective: wait for the round before ours to be taken by all */
         uint64_t my = mine++;
-        while (c->round != my && !c->failed) pthread_cond_wait(&hub_cv, &hub_mu);
+        while (c->round != my && !c->failed && hub_wait(c, fd) == 0) {}
         if (c->failed) {
             pthread_mutex_unlock(&hub_mu);
             free(data);
@@ -616,7 +637,7 @@ static void *serve(void *arg) {
             c->arrived = -c->nranks; /* counts up to 0 as results are taken */
             pthread_cond_broadcast(&hub_cv);
         }
-        while (c->arrived > 0 && !c->failed) pthread_cond_wait(&hub_cv, &hub_mu);
+        while (c->arrived > 0 && !c->failed && hub_wait(c, fd) == 0) {}
         if (c->arrived > 0) { /* failed before every rank came */
             pthread_mutex_unlock(&hub_mu);
             reply_err(fd, ncclRemoteError);
@@ -1047,6 +1068,7 @@ static ncclResult_t enqueue(struct task *t, CUstream s) {
         free(t);
         return fail(ncclUnhandledCudaError, "cuLaunchHostFunc failed");
     }
+    bump(&st_enqueued, 1);
     return ncclSuccess;
 }
 
@@ -1130,6 +1152,7 @@ ncclResult_t ncclRecv(void *r, size_t n, int t, int peer, struct comm *c, CUstre
 
 ncclResult_t ncclGroupStart(void) {
     group_depth++;
+    bump(&st_groups_open, 1);
     return ncclSuccess;
 }
 
@@ -1139,6 +1162,7 @@ ncclResult_t ncclGroupEnd(void) {
         return fail(ncclInvalidUsage, "ncclGroupEnd: no group is open on this thread");
     }
     group_depth--;
+    bump(&st_groups_open, -1);
     return ncclSuccess;
 }
 

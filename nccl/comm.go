@@ -305,10 +305,16 @@ func (c *Comm) Sync(ctx context.Context, s *cuda.Stream) error {
 		if st.state.Load() == stateAborted {
 			return false, st.abortedErr("Sync")
 		}
+		// The stream first: a failure of the work it has run is then
+		// in NCCL's asynchronous error already.
+		done, err := s.Query()
+		if err != nil {
+			return false, err
+		}
 		if err := st.asyncErr(); err != nil && !errors.Is(err, InProgress) {
 			return false, callErr("ncclCommGetAsyncError", st.raw, err)
 		}
-		return s.Query()
+		return done, nil
 	})
 	if err != nil && !errors.Is(err, cuda.ErrCapturing) {
 		st.abort(err)
@@ -387,7 +393,7 @@ func (c *Comm) CloseContext(ctx context.Context) error {
 	if err = st.settle(ctx, "ncclCommFinalize", err); err != nil {
 		st.state.Store(stateOpen) // for abort, which does the rest
 		st.abort(err)
-		return err
+		return fmt.Errorf("nccl: Close: %w instead: %w", ErrAborted, err)
 	}
 	// Closed before the destroy: an abort from another goroutine's
 	// failed wait, from now on, leaves it alone.

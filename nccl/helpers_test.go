@@ -5,6 +5,7 @@ package nccl_test
 import (
 	"context"
 	"errors"
+	"strings"
 	gosync "sync"
 	"testing"
 
@@ -112,4 +113,16 @@ func waitGroup(t *testing.T, wg *gosync.WaitGroup, what string) {
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
 	testenv.Recv(t, done, what)
+}
+
+// lockedWriter serializes the writes of several goroutines to b.
+type lockedWriter struct {
+	mu gosync.Mutex
+	b  *strings.Builder
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
 }

@@ -44,6 +44,10 @@
  *     waiting in a collective, and every later one, gets ncclRemoteError,
  *     which ncclCommGetAsyncError then reports. ncclCommAbort closes the
  *     rank's connection, so a task of its own blocked at the hub returns.
+ *   - ncclCommFinalize waits for the communicator's queued tasks; in the
+ *     process that hosts the hub, ncclCommDestroy waits (10 s at most) for
+ *     the ranks of other processes to leave, so that the hub outlives
+ *     their last calls.
  *   - ncclGetLastError: the text of the last failure of the calling thread.
  *
  * Test hooks: long long ncclsim_stat(const char *name): "live_comms",
@@ -345,6 +349,7 @@ struct clique {
     uint64_t key[2];
     int nranks, joined, failed, started;
     int *present;      /* ranks joined (1), left cleanly (2) */
+    int *remote;       /* ranks of another process than the hub's */
     /* the round of collectives in progress: the k-th of each rank */
     uint64_t round;    /* its number */
     int arrived;
@@ -386,6 +391,7 @@ static struct clique *clique_locked(const uint64_t key[2], int nranks) {
     c->key[0] = key[0], c->key[1] = key[1];
     c->nranks = nranks;
     c->present = calloc((size_t)nranks, sizeof(int));
+    c->remote = calloc((size_t)nranks, sizeof(int));
     c->in = calloc((size_t)nranks, sizeof(struct msg));
     c->data = calloc((size_t)nranks, sizeof(void *));
     c->out = calloc((size_t)nranks, sizeof(void *));
@@ -514,11 +520,14 @@ static void *serve(void *arg) {
                 break;
             }
             c->present[rank] = 1;
+            struct ucred cred;
+            socklen_t clen = sizeof cred;
+            c->remote[rank] = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) == 0 && cred.pid != getpid();
             c->joined++;
             pthread_cond_broadcast(&hub_cv);
             while (c->joined < c->nranks && !c->failed && hub_wait(c, fd) == 0) {}
             c->started = 1;
-            int failed = c->failed;
+            int failed = c->joined < c->nranks; /* once all came, init succeeded, whatever came next */
             pthread_mutex_unlock(&hub_mu);
             if (failed) reply_err(fd, ncclRemoteError);
             else {
@@ -723,6 +732,7 @@ struct comm {
     volatile int async;      /* ncclCommGetAsyncError's answer */
     volatile int aborted;
     struct id id;
+    int pending;             /* tasks queued and not run yet (atomic) */
     double scalars[64];      /* PreMulSum ops: ncclNumOps + i */
     int nops;
     char hub[96];
@@ -887,9 +897,53 @@ static void hangup(struct comm *c, int bye) {
     }
 }
 
+/* drain waits until the tasks c queued have run (or c failed). */
+static void drain(struct comm *c) {
+    while (__atomic_load_n(&c->pending, __ATOMIC_ACQUIRE) > 0 && !c->aborted) usleep(500);
+}
+
+static void *finalize_later(void *arg) {
+    struct comm *c = arg;
+    drain(c);
+    int r = c->aborted ? ncclRemoteError : ncclSuccess;
+    __atomic_compare_exchange_n(&c->async, &(int){ncclInProgress}, r, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    return NULL;
+}
+
+/* ncclCommFinalize waits for the communicator's queued work; a
+ * non-blocking one returns ncclInProgress and does it on a thread. */
 ncclResult_t ncclCommFinalize(struct comm *c) {
-    if (!c || c->magic != COMM_MAGIC) return fail(ncclInvalidArgument, "invalid communicator");
+    ncclResult_t r = check_comm(c);
+    if (r != ncclSuccess) return r;
+    if (!c->blocking) {
+        c->async = ncclInProgress;
+        pthread_t th;
+        pthread_create(&th, NULL, finalize_later, c);
+        pthread_detach(th);
+        return ncclInProgress;
+    }
+    drain(c);
     return ncclSuccess;
+}
+
+/* outlive_peers: in the hub's process, a rank leaving waits (10 s at most)
+ * until the ranks of other processes have left the clique, so that the
+ * hub serves their last calls. */
+static void outlive_peers(struct comm *c) {
+    if (strcmp(c->id.name, hub_name) != 0) return;
+    pthread_mutex_lock(&hub_mu);
+    struct clique *q = NULL;
+    for (struct clique *k = cliques; k; k = k->next)
+        if (k->key[0] == c->id.key[0] && k->key[1] == c->id.key[1]) q = k;
+    for (int i = 0; q && i < 5000; i++) {
+        int waiting = 0;
+        for (int r = 0; r < q->nranks; r++) waiting |= r != c->rank && q->remote[r] && q->present[r] == 1;
+        if (!waiting || q->failed) break;
+        pthread_mutex_unlock(&hub_mu);
+        usleep(2000);
+        pthread_mutex_lock(&hub_mu);
+    }
+    pthread_mutex_unlock(&hub_mu);
 }
 
 static ncclResult_t release(struct comm *c, int bye) {
@@ -899,6 +953,7 @@ static ncclResult_t release(struct comm *c, int bye) {
         if (!bye && c->fd >= 0) shutdown(c->fd, SHUT_RDWR);
         usleep(1000);
     }
+    if (bye) outlive_peers(c);
     hangup(c, bye);
     c->magic = COMM_DEAD;
     /* c's memory is not freed: tasks of a captured graph may still name it */
@@ -1058,13 +1113,18 @@ static void run(void *arg) {
             memmove(t->recv, data, reply.len);
         free(data);
     }
-    if (!t->keep) free(t);
+    if (!t->keep) {
+        __atomic_sub_fetch(&c->pending, 1, __ATOMIC_RELEASE);
+        free(t);
+    }
 }
 
 static ncclResult_t enqueue(struct task *t, CUstream s) {
     int status = 0;
     if (cuStreamIsCapturing(s, &status) == 0 && status != 0) t->keep = 1;
+    if (!t->keep) __atomic_add_fetch(&t->c->pending, 1, __ATOMIC_RELEASE);
     if (cuLaunchHostFunc(s, run, t) != 0) {
+        if (!t->keep) __atomic_sub_fetch(&t->c->pending, 1, __ATOMIC_RELEASE);
         free(t);
         return fail(ncclUnhandledCudaError, "cuLaunchHostFunc failed");
     }

@@ -411,3 +411,31 @@ func TestDroppedCommIsAborted(t *testing.T) {
 		return testenv.NCCLStat(t, "aborts") > aborts
 	})
 }
+
+// Every collective of every element type, with every op where it reduces,
+// over four ranks of this process (InitAll on four simulated devices),
+// checked element by element.
+func TestCollectivesOfEveryTypeAndOp(t *testing.T) {
+	ranks := initAll(t, 4)
+	t.Run("int8", func(t *testing.T) { collectives[int8](t, ranks) })
+	t.Run("uint8", func(t *testing.T) { collectives[uint8](t, ranks) })
+	t.Run("int32", func(t *testing.T) { collectives[int32](t, ranks) })
+	t.Run("uint32", func(t *testing.T) { collectives[uint32](t, ranks) })
+	t.Run("int64", func(t *testing.T) { collectives[int64](t, ranks) })
+	t.Run("uint64", func(t *testing.T) { collectives[uint64](t, ranks) })
+	t.Run("float32", func(t *testing.T) { collectives[float32](t, ranks) })
+	t.Run("float64", func(t *testing.T) { collectives[float64](t, ranks) })
+	t.Run("Half", func(t *testing.T) { collectives[cuda.Half](t, ranks) })
+	t.Run("BFloat16", func(t *testing.T) { collectives[cuda.BFloat16](t, ranks) })
+	t.Run("Float8E4M3", func(t *testing.T) { collectives[nccl.Float8E4M3](t, ranks) })
+	t.Run("Float8E5M2", func(t *testing.T) { collectives[nccl.Float8E5M2](t, ranks) })
+}
+
+// The one-rank runs of the GPU tests, on the stand-in: every collective of
+// a communicator of one rank.
+func TestOneRankCollectives(t *testing.T) {
+	ranks := initAll(t, 1)
+	t.Run("float32", func(t *testing.T) { collectives[float32](t, ranks) })
+	t.Run("int64", func(t *testing.T) { collectives[int64](t, ranks) })
+	t.Run("Float8E4M3", func(t *testing.T) { collectives[nccl.Float8E4M3](t, ranks) })
+}

@@ -149,20 +149,3 @@ func TestARankThatExitsFailsTheOthers(t *testing.T) {
 		t.Fatalf("%d ranks passed, want %d:\n%s", n, np-1, out)
 	}
 }
-
-// FromEnv with WORLD_SIZE=1 needs no network: one rank, device 0.
-func TestFromEnvWithOneRank(t *testing.T) {
-	for k, v := range map[string]string{"RANK": "0", "WORLD_SIZE": "1", "LOCAL_RANK": "0"} {
-		t.Setenv(k, v)
-	}
-	c, err := nccl.FromEnv(testenv.Context(t))
-	testenv.Must(t, err)
-	if c.Rank() != 0 || c.Size() != 1 || c.Device().Ordinal() != 0 {
-		t.Errorf("Rank %d Size %d Device %d", c.Rank(), c.Size(), c.Device().Ordinal())
-	}
-	testenv.Must(t, c.Close())
-	t.Setenv("LOCAL_RANK", "9")
-	if _, err := nccl.FromEnv(testenv.Context(t)); err == nil || !strings.Contains(err.Error(), "LOCAL_RANK=9") {
-		t.Errorf("LOCAL_RANK beyond the devices: %v", err)
-	}
-}

@@ -1,9 +1,8 @@
-//go:build linux && !gpu
+//go:build linux
 
 package nccl_test
 
 import (
-	"errors"
 	"fmt"
 	"testing"
 
@@ -184,7 +183,7 @@ func collectives[T nccl.Element](t *testing.T, ranks []rank) {
 			checkEqual(t, fmt.Sprintf("AllReduceInPlace %s rank %d", op, i), download(t, r, bufs[i]), want[:n])
 		}
 		// Reduce to root 1, out of place and in place
-		const root = 1
+		root := 1 % size
 		for i, r := range ranks {
 			recvs[i] = upload(t, r, make([]T, n))
 			bufs[i] = upload(t, r, hostInputs(cv, i, n))
@@ -197,7 +196,9 @@ func collectives[T nccl.Element](t *testing.T, ranks []rank) {
 		})
 		checkEqual(t, "Reduce "+op, download(t, ranks[root], recvs[root]), want[:n])
 		checkEqual(t, "ReduceInPlace "+op, download(t, ranks[root], bufs[root]), want[:n])
-		checkEqual(t, "Reduce "+op+" leaves a non-root's recv", download(t, ranks[0], recvs[0]), make([]T, n))
+		if size > 1 {
+			checkEqual(t, "Reduce "+op+" leaves a non-root's recv", download(t, ranks[0], recvs[0]), make([]T, n))
+		}
 		// ReduceScatter: each rank sends size*n, gets its part
 		for i, r := range ranks {
 			sends[i] = upload(t, r, hostInputs(cv, i, n*size))
@@ -243,7 +244,7 @@ func collectives[T nccl.Element](t *testing.T, ranks []rank) {
 		checkEqual(t, fmt.Sprintf("AllGatherInPlace rank %d", i), download(t, r, bufs[i]), gathered)
 	}
 	// Broadcast from root 2, out of place and in place
-	const root = 2
+	root := 2 % size
 	for i, r := range ranks {
 		recvs[i] = upload(t, r, make([]T, n))
 		bufs[i] = upload(t, r, hostInputs(cv, i, n))
@@ -316,24 +317,3 @@ func collectives[T nccl.Element](t *testing.T, ranks []rank) {
 		checkEqual(t, fmt.Sprintf("Recv rank %d", i), download(t, r, recvs[i]), hostInputs(cv, (i+size-1)%size, n))
 	}
 }
-
-// Every collective of every element type, with every op where it reduces,
-// over four ranks of this process (InitAll on four simulated devices),
-// checked element by element.
-func TestCollectivesOfEveryTypeAndOp(t *testing.T) {
-	ranks := initAll(t, 4)
-	t.Run("int8", func(t *testing.T) { collectives[int8](t, ranks) })
-	t.Run("uint8", func(t *testing.T) { collectives[uint8](t, ranks) })
-	t.Run("int32", func(t *testing.T) { collectives[int32](t, ranks) })
-	t.Run("uint32", func(t *testing.T) { collectives[uint32](t, ranks) })
-	t.Run("int64", func(t *testing.T) { collectives[int64](t, ranks) })
-	t.Run("uint64", func(t *testing.T) { collectives[uint64](t, ranks) })
-	t.Run("float32", func(t *testing.T) { collectives[float32](t, ranks) })
-	t.Run("float64", func(t *testing.T) { collectives[float64](t, ranks) })
-	t.Run("Half", func(t *testing.T) { collectives[cuda.Half](t, ranks) })
-	t.Run("BFloat16", func(t *testing.T) { collectives[cuda.BFloat16](t, ranks) })
-	t.Run("Float8E4M3", func(t *testing.T) { collectives[nccl.Float8E4M3](t, ranks) })
-	t.Run("Float8E5M2", func(t *testing.T) { collectives[nccl.Float8E5M2](t, ranks) })
-}
-
-var _ = errors.Is

@@ -5,8 +5,6 @@ package nccl_test
 import (
 	"context"
 	"errors"
-	"strings"
-	gosync "sync"
 	"testing"
 
 	"github.com/purecuda/purecuda/cuda"
@@ -105,24 +103,4 @@ func download[T any](t *testing.T, r rank, x cuda.Slice[T]) []T {
 		t.Fatal(err)
 	}
 	return out
-}
-
-// waitGroup waits for wg, or fails t after testenv.Timeout.
-func waitGroup(t *testing.T, wg *gosync.WaitGroup, what string) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
-	testenv.Recv(t, done, what)
-}
-
-// lockedWriter serializes the writes of several goroutines to b.
-type lockedWriter struct {
-	mu gosync.Mutex
-	b  *strings.Builder
-}
-
-func (w *lockedWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
 }

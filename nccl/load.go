@@ -69,31 +69,6 @@ func Load() error {
 	return err
 }
 
-// identify checks that lib is NCCL 2.23 or later: it has
-// ncclCommInitRankScalable, and ncclGetVersion answers.
-func identify(lib dl.Library, path string) (*ncclLibrary, error) {
-	if _, err := dl.HasSymbol(lib, "ncclCommInitRankScalable", "NCCL 2.23 or later"); err != nil {
-		return nil, err
-	}
-	ver, err := dl.HasSymbol(lib, "ncclGetVersion", "NCCL")
-	if err != nil {
-		return nil, err
-	}
-	var v int32
-	var f struct {
-		frame
-		a0 *int32
-		_  [7]uintptr
-	}
-	f.fn, f.n = ver, 1
-	f.a0 = &v
-	call(&f.frame)
-	if r := Result(int32(f.r)); r != Success {
-		return nil, fmt.Errorf("ncclGetVersion: %w", r)
-	}
-	return &ncclLibrary{lib: lib, path: path, version: int(v)}, nil
-}
-
 // Library describes the loaded NCCL library.
 type Library struct {
 	Path    string // as it was opened

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	gosync "sync"
 	"testing"
 	"time"
 
@@ -148,4 +149,24 @@ func TestARankThatExitsFailsTheOthers(t *testing.T) {
 	if n := strings.Count(out, "--- PASS: "+t.Name()); n != np-1 {
 		t.Fatalf("%d ranks passed, want %d:\n%s", n, np-1, out)
 	}
+}
+
+// waitGroup waits for wg, or fails t after testenv.Timeout.
+func waitGroup(t *testing.T, wg *gosync.WaitGroup, what string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	testenv.Recv(t, done, what)
+}
+
+// lockedWriter serializes the writes of several goroutines to b.
+type lockedWriter struct {
+	mu gosync.Mutex
+	b  *strings.Builder
+}
+
+func (w *lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
 }

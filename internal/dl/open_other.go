@@ -8,12 +8,14 @@ import (
 	"runtime"
 )
 
+// errUnsupported is the reason OpenLibrary fails where NVIDIA ships no
+// CUDA libraries.
 var errUnsupported = errors.New("NVIDIA ships no such library for this system")
-
-// Places: the names alone, whose one attempt fails with the reason.
-func (s *Search) Places(getenv func(string) string) []string { return s.Names }
 
 // OpenLibrary fails: NVIDIA ships no CUDA libraries for this system.
 func OpenLibrary(path string) (Library, error) {
 	return nil, fmt.Errorf("%w (%s/%s)", errUnsupported, runtime.GOOS, runtime.GOARCH)
 }
+
+// systemDir is Windows' system folder; none here.
+func systemDir(getenv func(string) string) string { return "" }

@@ -8,17 +8,6 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// Places lists where Open looks, in order: the toolkit's folders (CUDA 13
-// moved its DLLs to bin\x64), then the names through the DLL search path
-// (which includes PATH).
-func (s *Search) Places(getenv func(string) string) []string {
-	var places []string
-	if p := getenv("CUDA_PATH"); p != "" {
-		places = append(places, filepath.Join(p, "bin", "x64"), filepath.Join(p, "bin"))
-	}
-	return append(places, s.Names...)
-}
-
 type dllLibrary windows.Handle
 
 func (h dllLibrary) Sym(name string) (uintptr, bool) {
@@ -27,6 +16,13 @@ func (h dllLibrary) Sym(name string) (uintptr, bool) {
 }
 
 func (h dllLibrary) Close() { _ = windows.FreeLibrary(windows.Handle(h)) }
+
+// Handle is the module handle of a library OpenLibrary opened (for tests
+// that ask Windows which file it is).
+func Handle(l Library) (windows.Handle, bool) {
+	h, ok := l.(dllLibrary)
+	return windows.Handle(h), ok
+}
 
 // OpenLibrary loads a DLL by path, with its own folder searched for the
 // DLLs it needs (cublas64_13.dll needs cublasLt64_13.dll beside it), or
@@ -41,4 +37,13 @@ func OpenLibrary(path string) (Library, error) {
 		return nil, err
 	}
 	return dllLibrary(h), nil
+}
+
+// systemDir is Windows' system folder (System32), where the driver's
+// DLLs are.
+func systemDir(getenv func(string) string) string {
+	if dir, err := windows.GetSystemDirectory(); err == nil {
+		return dir
+	}
+	return windowsJoin(getenv("SystemRoot"), "System32")
 }

@@ -69,7 +69,7 @@ func two[T Element](n0 string, x0 cuda.Slice[T], a0 cuda.Access, n1 string, x1 c
 // run makes the call f on the stream with the operands held and
 // recorded (cuda's Stream.Do), after the communicator, the stream and the
 // operands' devices are checked; f gets the operands' device addresses.
-func run[T Element](c *Comm, op, sym string, s *cuda.Stream, o *operands[T], f func(st *commState, p *[2]unsafe.Pointer, raw libcuda.Stream) error) error {
+func run[T Element](c *Comm, op, sym string, s *cuda.Stream, o *operands[T], f func(st *commState, p [2]unsafe.Pointer, raw libcuda.Stream) error) error {
 	st, err := c.acquire(op)
 	if err != nil {
 		return err
@@ -90,7 +90,7 @@ func run[T Element](c *Comm, op, sym string, s *cuda.Stream, o *operands[T], f f
 		for i := 0; i < o.n; i++ {
 			p[i] = ptr(ops[i].Ptr())
 		}
-		return f(st, &p, raw)
+		return f(st, p, raw)
 	})
 	if err == nil {
 		return nil
@@ -122,7 +122,7 @@ func AllReduce[T Element](c *Comm, s *cuda.Stream, send, recv cuda.Slice[T], op 
 	n, dt := send.Len(), TypeOf[T]()
 	o := two("send", send, cuda.Read, "recv", recv, cuda.Write)
 	return run(c, "AllReduce", "ncclAllReduce", s, &o,
-		func(st *commState, p *[2]unsafe.Pointer, raw libcuda.Stream) error {
+		func(st *commState, p [2]unsafe.Pointer, raw libcuda.Stream) error {
 			return allReduce(p[0], p[1], uint64(n), dt, op, st.raw, raw)
 		})
 }
@@ -132,7 +132,7 @@ func AllReduceInPlace[T Element](c *Comm, s *cuda.Stream, buf cuda.Slice[T], op 
 	n, dt := buf.Len(), TypeOf[T]()
 	o := one("buf", buf, cuda.ReadWrite)
 	return run(c, "AllReduceInPlace", "ncclAllReduce", s, &o,
-		func(st *commState, p *[2]unsafe.Pointer, raw libcuda.Stream) error {
+		func(st *commState, p [2]unsafe.Pointer, raw libcuda.Stream) error {
 			return allReduce(p[0], p[0], uint64(n), dt, op, st.raw, raw)
 		})
 }
@@ -150,7 +150,7 @@ func Broadcast[T Element](c *Comm, s *cuda.Stream, send, recv cuda.Slice[T], roo
 	n, dt := recv.Len(), TypeOf[T]()
 	o := two("send", send, cuda.Read, "recv", recv, cuda.Write)
 	return run(c, "Broadcast", "ncclBroadcast", s, &o,
-		func(st *commState, p *[2]unsafe.Pointer, raw libcuda.Stream) error {
+		func(st *commState, p [2]unsafe.Pointer, raw libcuda.Stream) error {
 			if err := checkRank(st, "Broadcast", "root", root); err != nil {
 				return err
 			}
@@ -167,7 +167,7 @@ func BroadcastInPlace[T Element](c *Comm, s *cuda.Stream, buf cuda.Slice[T], roo
 	n, dt := buf.Len(), TypeOf[T]()
 	o := one("buf", buf, cuda.ReadWrite)
 	return run(c, "Broadcast", "ncclBroadcast", s, &o,
-		func(st *commState, p *[2]unsafe.Pointer, raw libcuda.Stream) error {
+		func(st *commState, p [2]unsafe.Pointer, raw libcuda.Stream) error {
 			return broadcast(p[0], p[0], uint64(n), dt, int32(root), st.raw, raw)
 		})
 }
@@ -183,7 +183,7 @@ func Reduce[T Element](c *Comm, s *cuda.Stream, send, recv cuda.Slice[T], op Red
 	if c.Rank() != root {
 		o := one("send", send, cuda.Read)
 		return run(c, "Reduce", "ncclReduce", s, &o,
-			func(st *commState, p *[2]unsafe.Pointer, raw libcuda.Stream) error {
+			func(st *commState, p [2]unsafe.Pointer, raw libcuda.Stream) error {
 				return reduce(p[0], nil, uint64(n), dt, op, int32(root), st.raw, raw)
 			})
 	}
@@ -192,7 +192,7 @@ func Reduce[T Element](c *Comm, s *cuda.Stream, send, recv cuda.Slice[T], op Red
 	}
 	o := two("send", send, cuda.Read, "recv", recv, cuda.Write)
 	return run(c, "Reduce", "ncclReduce", s, &o,
-		func(st *commState, p *[2]unsafe.Pointer, raw libcuda.Stream) error {
+		func(st *commState, p [2]unsafe.Pointer, raw libcuda.Stream) error {
 			return reduce(p[0], p[1], uint64(n), dt, op, int32(root), st.raw, raw)
 		})
 }
@@ -206,7 +206,7 @@ func ReduceInPlace[T Element](c *Comm, s *cuda.Stream, buf cuda.Slice[T], op Red
 	n, dt := buf.Len(), TypeOf[T]()
 	o := one("buf", buf, cuda.ReadWrite)
 	return run(c, "ReduceInPlace", "ncclReduce", s, &o,
-		func(st *commState, p *[2]unsafe.Pointer, raw libcuda.Stream) error {
+		func(st *commState, p [2]unsafe.Pointer, raw libcuda.Stream) error {
 			return reduce(p[0], p[0], uint64(n), dt, op, int32(root), st.raw, raw)
 		})
 }
@@ -221,7 +221,7 @@ func AllGather[T Element](c *Comm, s *cuda.Stream, send, recv cuda.Slice[T]) err
 	n, dt := send.Len(), TypeOf[T]()
 	o := two("send", send, cuda.Read, "recv", recv, cuda.Write)
 	return run(c, "AllGather", "ncclAllGather", s, &o,
-		func(st *commState, p *[2]unsafe.Pointer, raw libcuda.Stream) error {
+		func(st *commState, p [2]unsafe.Pointer, raw libcuda.Stream) error {
 			return allGather(p[0], p[1], uint64(n), dt, st.raw, raw)
 		})
 }
@@ -236,7 +236,7 @@ func AllGatherInPlace[T Element](c *Comm, s *cuda.Stream, buf cuda.Slice[T]) err
 	n, dt, rank := buf.Len()/size, TypeOf[T](), c.Rank()
 	o := one("buf", buf, cuda.ReadWrite)
 	return run(c, "AllGatherInPlace", "ncclAllGather", s, &o,
-		func(st *commState, p *[2]unsafe.Pointer, raw libcuda.Stream) error {
+		func(st *commState, p [2]unsafe.Pointer, raw libcuda.Stream) error {
 			part := unsafe.Add(p[0], uintptr(rank*n)*unsafe.Sizeof(*new(T)))
 			return allGather(part, p[0], uint64(n), dt, st.raw, raw)
 		})
@@ -252,7 +252,7 @@ func ReduceScatter[T Element](c *Comm, s *cuda.Stream, send, recv cuda.Slice[T],
 	n, dt := recv.Len(), TypeOf[T]()
 	o := two("send", send, cuda.Read, "recv", recv, cuda.Write)
 	return run(c, "ReduceScatter", "ncclReduceScatter", s, &o,
-		func(st *commState, p *[2]unsafe.Pointer, raw libcuda.Stream) error {
+		func(st *commState, p [2]unsafe.Pointer, raw libcuda.Stream) error {
 			return reduceScatter(p[0], p[1], uint64(n), dt, op, st.raw, raw)
 		})
 }
@@ -267,7 +267,7 @@ func ReduceScatterInPlace[T Element](c *Comm, s *cuda.Stream, buf cuda.Slice[T],
 	n, dt, rank := buf.Len()/size, TypeOf[T](), c.Rank()
 	o := one("buf", buf, cuda.ReadWrite)
 	return run(c, "ReduceScatterInPlace", "ncclReduceScatter", s, &o,
-		func(st *commState, p *[2]unsafe.Pointer, raw libcuda.Stream) error {
+		func(st *commState, p [2]unsafe.Pointer, raw libcuda.Stream) error {
 			part := unsafe.Add(p[0], uintptr(rank*n)*unsafe.Sizeof(*new(T)))
 			return reduceScatter(p[0], part, uint64(n), dt, op, st.raw, raw)
 		})
@@ -287,7 +287,7 @@ func AlltoAll[T Element](c *Comm, s *cuda.Stream, send, recv cuda.Slice[T]) erro
 	n, dt := send.Len()/size, TypeOf[T]()
 	o := two("send", send, cuda.Read, "recv", recv, cuda.Write)
 	return run(c, "AlltoAll", "ncclAlltoAll", s, &o,
-		func(st *commState, p *[2]unsafe.Pointer, raw libcuda.Stream) error {
+		func(st *commState, p [2]unsafe.Pointer, raw libcuda.Stream) error {
 			return alltoAll(p[0], p[1], uint64(n), dt, st.raw, raw)
 		})
 }
@@ -303,7 +303,7 @@ func Gather[T Element](c *Comm, s *cuda.Stream, send, recv cuda.Slice[T], root i
 	if c.Rank() != root {
 		o := one("send", send, cuda.Read)
 		return run(c, "Gather", "ncclGather", s, &o,
-			func(st *commState, p *[2]unsafe.Pointer, raw libcuda.Stream) error {
+			func(st *commState, p [2]unsafe.Pointer, raw libcuda.Stream) error {
 				return gather(p[0], nil, uint64(n), dt, int32(root), st.raw, raw)
 			})
 	}
@@ -312,7 +312,7 @@ func Gather[T Element](c *Comm, s *cuda.Stream, send, recv cuda.Slice[T], root i
 	}
 	o := two("send", send, cuda.Read, "recv", recv, cuda.Write)
 	return run(c, "Gather", "ncclGather", s, &o,
-		func(st *commState, p *[2]unsafe.Pointer, raw libcuda.Stream) error {
+		func(st *commState, p [2]unsafe.Pointer, raw libcuda.Stream) error {
 			return gather(p[0], p[1], uint64(n), dt, int32(root), st.raw, raw)
 		})
 }
@@ -328,7 +328,7 @@ func Scatter[T Element](c *Comm, s *cuda.Stream, send, recv cuda.Slice[T], root 
 	if c.Rank() != root {
 		o := one("recv", recv, cuda.Write)
 		return run(c, "Scatter", "ncclScatter", s, &o,
-			func(st *commState, p *[2]unsafe.Pointer, raw libcuda.Stream) error {
+			func(st *commState, p [2]unsafe.Pointer, raw libcuda.Stream) error {
 				return scatter(nil, p[0], uint64(n), dt, int32(root), st.raw, raw)
 			})
 	}
@@ -337,7 +337,7 @@ func Scatter[T Element](c *Comm, s *cuda.Stream, send, recv cuda.Slice[T], root 
 	}
 	o := two("send", send, cuda.Read, "recv", recv, cuda.Write)
 	return run(c, "Scatter", "ncclScatter", s, &o,
-		func(st *commState, p *[2]unsafe.Pointer, raw libcuda.Stream) error {
+		func(st *commState, p [2]unsafe.Pointer, raw libcuda.Stream) error {
 			return scatter(p[0], p[1], uint64(n), dt, int32(root), st.raw, raw)
 		})
 }
@@ -351,7 +351,7 @@ func Send[T Element](c *Comm, s *cuda.Stream, buf cuda.Slice[T], peer int) error
 	n, dt := buf.Len(), TypeOf[T]()
 	o := one("buf", buf, cuda.Read)
 	return run(c, "Send", "ncclSend", s, &o,
-		func(st *commState, p *[2]unsafe.Pointer, raw libcuda.Stream) error {
+		func(st *commState, p [2]unsafe.Pointer, raw libcuda.Stream) error {
 			return send(p[0], uint64(n), dt, int32(peer), st.raw, raw)
 		})
 }
@@ -365,7 +365,7 @@ func Recv[T Element](c *Comm, s *cuda.Stream, buf cuda.Slice[T], peer int) error
 	n, dt := buf.Len(), TypeOf[T]()
 	o := one("buf", buf, cuda.Write)
 	return run(c, "Recv", "ncclRecv", s, &o,
-		func(st *commState, p *[2]unsafe.Pointer, raw libcuda.Stream) error {
+		func(st *commState, p [2]unsafe.Pointer, raw libcuda.Stream) error {
 			return recv(p[0], uint64(n), dt, int32(peer), st.raw, raw)
 		})
 }

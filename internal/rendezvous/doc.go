@@ -25,6 +25,13 @@
 //   - Rank 0 listens on MASTER_ADDR only and closes its listener and
 //     every connection before Exchange returns.
 //
+// What it does not do: encrypt (the payload, an NCCL unique id, is as
+// visible on the wire as NCCL's own traffic), or keep a peer that floods
+// rank 0 with connections from delaying the ranks (they are refused while
+// rank 0 holds its limit of connections, and try again until their
+// deadline). Give each job a token of its own: a rank of one job could
+// otherwise fetch from the rank 0 of another that uses the same address.
+//
 // Exchange is also a barrier: rank 0 sends the bytes only when every rank
 // has arrived, so a rank that has them knows the whole world is there, and
 // a missing rank fails everyone's Exchange with an error that names it,

@@ -41,8 +41,9 @@ type MissingRanksError struct {
 	Addr string
 	// WorldSize is the job's number of ranks.
 	WorldSize int
-	// Absent are the ranks that never arrived (or left before the world
-	// was complete), in increasing order.
+	// Absent are the ranks that were not there at the end, in
+	// increasing order: they never arrived, or they left (their own
+	// deadline passed, say) before the world was complete.
 	Absent []int
 	// Unacknowledged are the ranks that were there when the world was
 	// complete but did not confirm that they received the payload. (Ranks
@@ -57,7 +58,7 @@ func (e *MissingRanksError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "rendezvous: rank 0 at %s: %v before every rank of %d had the payload", e.Addr, e.Cause, e.WorldSize)
 	if len(e.Absent) > 0 {
-		fmt.Fprintf(&b, "; missing ranks (never arrived): %s", rankList(e.Absent))
+		fmt.Fprintf(&b, "; missing ranks (not there at the end): %s", rankList(e.Absent))
 	}
 	if len(e.Unacknowledged) > 0 {
 		fmt.Fprintf(&b, "; ranks that arrived but did not acknowledge the payload: %s", rankList(e.Unacknowledged))

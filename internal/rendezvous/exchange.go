@@ -291,7 +291,7 @@ func (s *server) handle(c net.Conn) {
 		s.refuse(c, refuseVersion, fmt.Sprintf("rank 0 speaks rendezvous protocol version %d, this rank %d", protoVersion, ve.version))
 		return
 	case err != nil:
-		if !errors.Is(err, io.EOF) && !s.stopping() {
+		if !errors.Is(err, io.EOF) && !s.stopping() && time.Now().Before(s.deadline) {
 			s.log.Warn("rendezvous: rank 0 dropped a connection that sent no hello", "addr", s.cfg.Addr, "remote", remote, "err", err)
 			if errors.Is(err, ErrProtocol) {
 				s.refuse(c, refuseProtocol, err.Error())
@@ -345,8 +345,11 @@ func (s *server) handle(c net.Conn) {
 	// Wait for the barrier while a reader watches the connection: a
 	// client says nothing until it has the payload, so whatever the
 	// reader gets first (an end, bytes) before then means the rank left.
+	// Exchange's stop ends the read when the context ends; the read's own
+	// deadline, a little later, is only a backstop, so that a waiting
+	// rank hears why rank 0 gave up rather than a bare close.
 	c.SetDeadline(time.Time{})
-	c.SetReadDeadline(s.deadline)
+	c.SetReadDeadline(s.deadline.Add(refuseTimeout))
 	reply := make(chan error, 1)
 	go func() {
 		f, err := readFrame(c, maxClientFrame)

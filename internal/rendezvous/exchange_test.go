@@ -206,7 +206,7 @@ func TestExchangeMissingRanks(t *testing.T) {
 	if !slices.Equal(me.Absent, []int{2, 3}) || len(me.Unacknowledged) != 0 || me.WorldSize != 4 {
 		t.Errorf("rank 0: absent %v, unacknowledged %v, world %d; want [2 3], [], 4", me.Absent, me.Unacknowledged, me.WorldSize)
 	}
-	if !strings.Contains(res.err.Error(), "missing ranks (never arrived): 2 3") || !strings.Contains(res.err.Error(), cfgs[0].Addr) {
+	if !strings.Contains(res.err.Error(), "missing ranks (not there at the end): 2 3") || !strings.Contains(res.err.Error(), cfgs[0].Addr) {
 		t.Errorf("rank 0's error %q does not name the missing ranks and the address", res.err)
 	}
 	res = get(t, c1, "rank 1")
@@ -226,6 +226,42 @@ func TestExchangeMissingRanksDeadline(t *testing.T) {
 	var me *MissingRanksError
 	if !errors.As(res.err, &me) || !errors.Is(res.err, context.DeadlineExceeded) || !slices.Equal(me.Absent, []int{1, 2}) {
 		t.Errorf("got %v; want a *MissingRanksError of ranks 1 and 2 with DeadlineExceeded", res.err)
+	}
+}
+
+// A rank waiting at rank 0 when rank 0's deadline passes is told that
+// rank 0 gave up and which ranks are missing. (Rank 0's deadline is a
+// real one here; an attempt in which rank 1 did not arrive before it is
+// tried again.)
+func TestExchangeMissingRanksDeadlineWaiting(t *testing.T) {
+	noLeak(t)
+	arrived := make(chan int, 1)
+	setHook(t, &testHookArrived, func(rank int) { arrived <- rank })
+	for attempt := 1; ; attempt++ {
+		cfgs := world(3, freeAddr(t, "127.0.0.1"))
+		ctx0, cancel0 := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		defer cancel0()
+		c0 := start(ctx0, cfgs[0], []byte("x"))
+		c1 := start(testCtx(t, waitLimit), cfgs[1], nil)
+		res0 := get(t, c0, "rank 0")
+		select {
+		case <-arrived:
+		default:
+			// Rank 1 did not arrive in time: its own result does not
+			// matter, as long as it ends.
+			get(t, c1, "rank 1")
+			if attempt == 3 {
+				t.Fatal("rank 1 did not arrive before rank 0's deadline in 3 attempts")
+			}
+			continue
+		}
+		if !errors.Is(res0.err, context.DeadlineExceeded) || !errors.Is(res0.err, ErrMissingRanks) {
+			t.Errorf("rank 0: %v; want ErrMissingRanks and DeadlineExceeded", res0.err)
+		}
+		if res := get(t, c1, "rank 1"); !errors.Is(res.err, ErrMissingRanks) || !strings.Contains(res.err.Error(), "missing ranks: 2") {
+			t.Errorf("rank 1: %v; want ErrMissingRanks naming rank 2", res.err)
+		}
+		return
 	}
 }
 
@@ -543,5 +579,32 @@ func dial(t *testing.T, ctx context.Context, addr string) net.Conn {
 			t.Fatalf("dial %s: %v", addr, err)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Rank 0 listens on its address only (not on the host's other addresses:
+// 127.0.0.2 is loopback too), and not after Exchange returns.
+func TestExchangeListensOnItsAddressOnly(t *testing.T) {
+	noLeak(t)
+	ctx := testCtx(t, waitLimit)
+	cfgs := world(2, freeAddr(t, "127.0.0.1"))
+	c0 := start(ctx, cfgs[0], []byte("x"))
+	probe := dial(t, ctx, cfgs[0].Addr) // rank 0 listens
+	defer probe.Close()
+	_, port, _ := net.SplitHostPort(cfgs[0].Addr)
+	var d net.Dialer
+	if c, err := d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.2", port)); err == nil {
+		c.Close()
+		t.Errorf("rank 0 at %s accepted a connection at 127.0.0.2", cfgs[0].Addr)
+	}
+	if res := get(t, start(ctx, cfgs[1], nil), "rank 1"); res.err != nil {
+		t.Fatalf("rank 1: %v", res.err)
+	}
+	if res := get(t, c0, "rank 0"); res.err != nil {
+		t.Fatalf("rank 0: %v", res.err)
+	}
+	if c, err := d.DialContext(ctx, "tcp", cfgs[0].Addr); err == nil {
+		c.Close()
+		t.Errorf("rank 0 still listens at %s after Exchange returned", cfgs[0].Addr)
 	}
 }

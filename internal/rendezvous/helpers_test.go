@@ -153,6 +153,7 @@ func TestMain(m *testing.M) {
 //
 //	exchange  Exchange with the environment's Config, print the payload
 //	fail      rank 1 exits with status 3 at once, the others Exchange
+//	fail-alone  rank 1 exits with status 3, the others with 0, at once
 //	hang      sleep until killed
 func child(mode string) int {
 	cfg, err := ConfigFromEnv(os.Getenv)
@@ -170,6 +171,11 @@ func child(mode string) int {
 			fmt.Fprintln(os.Stderr, "rank 1 fails on purpose")
 			return 3
 		}
+	case "fail-alone":
+		if cfg.Rank == 1 {
+			return 3
+		}
+		return 0
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
@@ -180,6 +186,6 @@ func child(mode string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fmt.Printf("rank %d of %d (local %d) has %q\n", cfg.Rank, cfg.WorldSize, cfg.LocalRank, data)
+	fmt.Printf("rank %d of %d (local %d of %s) has %q\n", cfg.Rank, cfg.WorldSize, cfg.LocalRank, os.Getenv("LOCAL_WORLD_SIZE"), data)
 	return 0
 }

@@ -18,6 +18,10 @@ import (
 	"time"
 )
 
+// envLocalWorldSize is torchrun's count of the ranks of a host, which
+// Launch sets for programs that read it (ConfigFromEnv does not).
+const envLocalWorldSize = "LOCAL_WORLD_SIZE"
+
 // DefaultGrace is how long Launch lets the other ranks run after one
 // failed, before it kills them: they may be finishing, or failing with a
 // better error of their own.
@@ -28,7 +32,8 @@ const DefaultGrace = 5 * time.Second
 // process' environment when env is nil) with RANK, LOCAL_RANK,
 // WORLD_SIZE, MASTER_ADDR=127.0.0.1, MASTER_PORT (a free loopback port)
 // and PURECUDA_JOB_TOKEN (a fresh random token) set, so ConfigFromEnv and
-// Exchange work in it unchanged. Their output goes to this process'
+// Exchange work in it unchanged, and LOCAL_WORLD_SIZE (np) as torchrun
+// sets it. Their output goes to this process'
 // standard output and error, each line prefixed with "[rank N] ".
 //
 // Launch returns nil when every rank exits with status 0, else a
@@ -144,13 +149,14 @@ func (l *Launcher) Run(ctx context.Context) error {
 	base = slices.DeleteFunc(slices.Clone(base), func(kv string) bool {
 		k, _, _ := strings.Cut(kv, "=")
 		switch k {
-		case EnvRank, EnvLocalRank, EnvWorldSize, EnvMasterAddr, EnvMasterPort, EnvToken:
+		case EnvRank, EnvLocalRank, EnvWorldSize, envLocalWorldSize, EnvMasterAddr, EnvMasterPort, EnvToken:
 			return true
 		}
 		return false
 	})
 	base = append(base,
 		EnvWorldSize+"="+strconv.Itoa(l.NP),
+		envLocalWorldSize+"="+strconv.Itoa(l.NP),
 		EnvMasterAddr+"=127.0.0.1",
 		EnvMasterPort+"="+strconv.Itoa(port),
 		EnvToken+"="+hex.EncodeToString(tok[:]),

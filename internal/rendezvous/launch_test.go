@@ -18,9 +18,10 @@ func launch(t *testing.T, ctx context.Context, np int, mode string, grace time.D
 	t.Helper()
 	var out, errOut logBuffer
 	l := Launcher{
-		NP:     np,
-		Argv:   []string{os.Args[0]},
-		Env:    append(os.Environ(), envChild+"="+mode),
+		NP:   np,
+		Argv: []string{os.Args[0]},
+		// Stale rendezvous variables in the environment are replaced.
+		Env:    append(os.Environ(), envChild+"="+mode, "RANK=7", "WORLD_SIZE=9", "MASTER_PORT=1", "LOCAL_WORLD_SIZE=9"),
 		Stdout: &out, Stderr: &errOut,
 		Grace: grace,
 	}
@@ -49,7 +50,7 @@ func TestLaunchExchange(t *testing.T) {
 			}
 			var payload string
 			for r := range np {
-				prefix := fmt.Sprintf("[rank %d] rank %d of %d (local %d) has ", r, r, np, r)
+				prefix := fmt.Sprintf("[rank %d] rank %d of %d (local %d of %d) has ", r, r, np, r, np)
 				i := strings.Index(out, prefix)
 				if i < 0 {
 					t.Errorf("no line of rank %d in\n%s", r, out)
@@ -94,6 +95,21 @@ func TestLaunchFailingRank(t *testing.T) {
 	}
 	if !strings.Contains(errOut, "[rank 1] rank 1 fails on purpose\n") {
 		t.Errorf("rank 1's standard error was not forwarded with its prefix:\n%s", errOut)
+	}
+}
+
+// Ranks that exit well are not named, even when another failed.
+func TestLaunchOnlyFailedRanksNamed(t *testing.T) {
+	noLeak(t)
+	ctx := testCtx(t, 3*waitLimit)
+	// A grace longer than the test: the others exit on their own.
+	_, _, err := launch(t, ctx, 3, "fail-alone", time.Hour)
+	var le *LaunchError
+	if !errors.As(err, &le) || len(le.Ranks) != 1 || le.Ranks[0].Rank != 1 || le.Ranks[0].Killed {
+		t.Fatalf("Launch: %v; want rank 1's failure alone", err)
+	}
+	if out, _, err := launch(t, ctx, 1, "exchange", 0); err != nil || !strings.HasPrefix(out, "[rank 0] rank 0 of 1 (local 0 of 1) has ") {
+		t.Errorf("Launch of one rank: %v, output %q", err, out)
 	}
 }
 

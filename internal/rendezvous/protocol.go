@@ -35,14 +35,15 @@ import (
 // arrived. The token itself never crosses the network, a recorded hello
 // or payload is of no use in another connection, and a rank takes the
 // payload only from a rank 0 that knows the token.
+
+// MaxPayload is the largest payload Exchange serves, in bytes.
+const MaxPayload = 64 << 10
+
 const (
 	protoVersion = 1
 	headerLen    = 8
 	nonceLen     = 16
 	macLen       = sha256.Size
-
-	// MaxPayload is the largest payload Exchange serves, in bytes.
-	MaxPayload = 64 << 10
 
 	helloLen      = 4 + 4 + nonceLen + macLen
 	maxRefuseText = 1024

@@ -132,94 +132,110 @@ func hostInputs[T nccl.Element](cv conv[T], r, n int) []T {
 // where it reduces, element by element.
 func collectives[T nccl.Element](t *testing.T, ranks []rank) {
 	cv := convOf[T]()
-	n, size := 6, len(ranks)
-	ops := []string{"sum", "prod", "max", "min", "avg", "premulsum"}
-	opOf := func(c *nccl.Comm, name string) nccl.RedOp {
-		switch name {
-		case "sum":
-			return nccl.Sum
-		case "prod":
-			return nccl.Prod
-		case "max":
-			return nccl.Max
-		case "min":
-			return nccl.Min
-		case "avg":
-			return nccl.Avg
+	const n = 6
+	for _, op := range []string{"sum", "prod", "max", "min", "avg", "premulsum"} {
+		reductions(t, ranks, cv, op, n)
+	}
+	moves(t, ranks, cv, n)
+}
+
+// opOf is the op named name on c (PreMulSum's by 2, destroyed when the
+// test ends).
+func opOf[T nccl.Element](t *testing.T, c *nccl.Comm, cv conv[T], name string) nccl.RedOp {
+	switch name {
+	case "sum":
+		return nccl.Sum
+	case "prod":
+		return nccl.Prod
+	case "max":
+		return nccl.Max
+	case "min":
+		return nccl.Min
+	case "avg":
+		return nccl.Avg
+	}
+	op, err := nccl.PreMulSum(c, cv.to(2))
+	if err != nil {
+		t.Fatalf("PreMulSum: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.DestroyOp(op); err != nil {
+			t.Errorf("DestroyOp: %v", err)
 		}
-		op, err := nccl.PreMulSum(c, cv.to(2))
+	})
+	return op
+}
+
+// reductions checks AllReduce, Reduce and ReduceScatter with op, out of
+// place and in place, element by element.
+func reductions[T nccl.Element](t *testing.T, ranks []rank, cv conv[T], op string, n int) {
+	size := len(ranks)
+	want := make([]T, n*size)
+	for i := range want {
+		want[i] = expect(cv, op, size, i)
+	}
+	// AllReduce, out of place and in place
+	sends, recvs, bufs := make([]cuda.Slice[T], size), make([]cuda.Slice[T], size), make([]cuda.Slice[T], size)
+	redops := make([]nccl.RedOp, size)
+	for i, r := range ranks {
+		sends[i] = upload(t, r, hostInputs(cv, i, n))
+		recvs[i] = upload(t, r, make([]T, n))
+		bufs[i] = upload(t, r, hostInputs(cv, i, n))
+		redops[i] = opOf(t, r.c, cv, op)
+	}
+	per(t, ranks, func(i int, r rank) error {
+		if err := nccl.AllReduce(r.c, r.s, sends[i], recvs[i], redops[i]); err != nil {
+			return err
+		}
+		return nccl.AllReduceInPlace(r.c, r.s, bufs[i], redops[i])
+	})
+	for i, r := range ranks {
+		checkEqual(t, fmt.Sprintf("AllReduce %s rank %d", op, i), download(t, r, recvs[i]), want[:n])
+		checkEqual(t, fmt.Sprintf("AllReduceInPlace %s rank %d", op, i), download(t, r, bufs[i]), want[:n])
+	}
+	// Reduce to root 1, out of place and in place
+	root := 1 % size
+	for i, r := range ranks {
+		recvs[i] = upload(t, r, make([]T, n))
+		bufs[i] = upload(t, r, hostInputs(cv, i, n))
+	}
+	per(t, ranks, func(i int, r rank) error {
+		if err := nccl.Reduce(r.c, r.s, sends[i], recvs[i], redops[i], root); err != nil {
+			return err
+		}
+		return nccl.ReduceInPlace(r.c, r.s, bufs[i], redops[i], root)
+	})
+	checkEqual(t, "Reduce "+op, download(t, ranks[root], recvs[root]), want[:n])
+	checkEqual(t, "ReduceInPlace "+op, download(t, ranks[root], bufs[root]), want[:n])
+	if size > 1 {
+		checkEqual(t, "Reduce "+op+" leaves a non-root's recv", download(t, ranks[0], recvs[0]), make([]T, n))
+	}
+	// ReduceScatter: each rank sends size*n, gets its part
+	for i, r := range ranks {
+		sends[i] = upload(t, r, hostInputs(cv, i, n*size))
+		recvs[i] = upload(t, r, make([]T, n))
+		bufs[i] = upload(t, r, hostInputs(cv, i, n*size))
+	}
+	per(t, ranks, func(i int, r rank) error {
+		if err := nccl.ReduceScatter(r.c, r.s, sends[i], recvs[i], redops[i]); err != nil {
+			return err
+		}
+		return nccl.ReduceScatterInPlace(r.c, r.s, bufs[i], redops[i])
+	})
+	for i, r := range ranks {
+		checkEqual(t, fmt.Sprintf("ReduceScatter %s rank %d", op, i), download(t, r, recvs[i]), want[i*n:(i+1)*n])
+		part, err := bufs[i].Slice(i*n, (i+1)*n)
 		if err != nil {
-			t.Fatalf("PreMulSum: %v", err)
+			t.Fatal(err)
 		}
-		t.Cleanup(func() {
-			if err := c.DestroyOp(op); err != nil {
-				t.Errorf("DestroyOp: %v", err)
-			}
-		})
-		return op
+		checkEqual(t, fmt.Sprintf("ReduceScatterInPlace %s rank %d", op, i), download(t, r, part), want[i*n:(i+1)*n])
 	}
-	for _, op := range ops {
-		want := make([]T, n*size)
-		for i := range want {
-			want[i] = expect(cv, op, size, i)
-		}
-		// AllReduce, out of place and in place
-		sends, recvs, bufs := make([]cuda.Slice[T], size), make([]cuda.Slice[T], size), make([]cuda.Slice[T], size)
-		redops := make([]nccl.RedOp, size)
-		for i, r := range ranks {
-			sends[i] = upload(t, r, hostInputs(cv, i, n))
-			recvs[i] = upload(t, r, make([]T, n))
-			bufs[i] = upload(t, r, hostInputs(cv, i, n))
-			redops[i] = opOf(r.c, op)
-		}
-		per(t, ranks, func(i int, r rank) error {
-			if err := nccl.AllReduce(r.c, r.s, sends[i], recvs[i], redops[i]); err != nil {
-				return err
-			}
-			return nccl.AllReduceInPlace(r.c, r.s, bufs[i], redops[i])
-		})
-		for i, r := range ranks {
-			checkEqual(t, fmt.Sprintf("AllReduce %s rank %d", op, i), download(t, r, recvs[i]), want[:n])
-			checkEqual(t, fmt.Sprintf("AllReduceInPlace %s rank %d", op, i), download(t, r, bufs[i]), want[:n])
-		}
-		// Reduce to root 1, out of place and in place
-		root := 1 % size
-		for i, r := range ranks {
-			recvs[i] = upload(t, r, make([]T, n))
-			bufs[i] = upload(t, r, hostInputs(cv, i, n))
-		}
-		per(t, ranks, func(i int, r rank) error {
-			if err := nccl.Reduce(r.c, r.s, sends[i], recvs[i], redops[i], root); err != nil {
-				return err
-			}
-			return nccl.ReduceInPlace(r.c, r.s, bufs[i], redops[i], root)
-		})
-		checkEqual(t, "Reduce "+op, download(t, ranks[root], recvs[root]), want[:n])
-		checkEqual(t, "ReduceInPlace "+op, download(t, ranks[root], bufs[root]), want[:n])
-		if size > 1 {
-			checkEqual(t, "Reduce "+op+" leaves a non-root's recv", download(t, ranks[0], recvs[0]), make([]T, n))
-		}
-		// ReduceScatter: each rank sends size*n, gets its part
-		for i, r := range ranks {
-			sends[i] = upload(t, r, hostInputs(cv, i, n*size))
-			recvs[i] = upload(t, r, make([]T, n))
-			bufs[i] = upload(t, r, hostInputs(cv, i, n*size))
-		}
-		per(t, ranks, func(i int, r rank) error {
-			if err := nccl.ReduceScatter(r.c, r.s, sends[i], recvs[i], redops[i]); err != nil {
-				return err
-			}
-			return nccl.ReduceScatterInPlace(r.c, r.s, bufs[i], redops[i])
-		})
-		for i, r := range ranks {
-			checkEqual(t, fmt.Sprintf("ReduceScatter %s rank %d", op, i), download(t, r, recvs[i]), want[i*n:(i+1)*n])
-			part, err := bufs[i].Slice(i*n, (i+1)*n)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkEqual(t, fmt.Sprintf("ReduceScatterInPlace %s rank %d", op, i), download(t, r, part), want[i*n:(i+1)*n])
-		}
-	}
+}
+
+// moves checks AllGather, Broadcast, AlltoAll, Gather, Scatter and
+// Send/Recv, element by element.
+func moves[T nccl.Element](t *testing.T, ranks []rank, cv conv[T], n int) {
+	size := len(ranks)
 	// The moves: AllGather, Broadcast, AlltoAll, Gather, Scatter, Send/Recv.
 	gathered := make([]T, 0, n*size)
 	for r := 0; r < size; r++ {

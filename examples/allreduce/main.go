@@ -102,7 +102,12 @@ func rank(ctx context.Context, o options, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	closed := false
+	defer func() {
+		if !closed {
+			c.Abort() // a failure: the other ranks' waits end too
+		}
+	}()
 	dctx, err := c.Device().Context()
 	if err != nil {
 		return err
@@ -140,33 +145,7 @@ func rank(ctx context.Context, o options, out io.Writer) error {
 	wrongAll := 0
 	for size := o.minBytes; size <= o.maxBytes; size *= 2 {
 		count := int(size / 4)
-		sp, err := send.Slice(0, count)
-		if err != nil {
-			return err
-		}
-		rp, err := recv.Slice(0, count)
-		if err != nil {
-			return err
-		}
-		for range o.warmup {
-			if err := nccl.AllReduce(c, s, sp, rp, nccl.Sum); err != nil {
-				return err
-			}
-		}
-		if err := c.Sync(ctx, s); err != nil {
-			return err
-		}
-		start := time.Now()
-		for range o.iters {
-			if err := nccl.AllReduce(c, s, sp, rp, nccl.Sum); err != nil {
-				return err
-			}
-		}
-		if err := c.Sync(ctx, s); err != nil {
-			return err
-		}
-		per := time.Since(start) / time.Duration(o.iters)
-		wrong, err := check(s, rp, n)
+		per, wrong, err := measure(ctx, c, s, send, recv, count, o)
 		if err != nil {
 			return err
 		}
@@ -184,7 +163,44 @@ func rank(ctx context.Context, o options, out io.Writer) error {
 	if c.Rank() == 0 {
 		fmt.Fprintln(out, "# check: PASSED")
 	}
+	closed = true
 	return c.Close()
+}
+
+// measure times o.iters all-reduces of the first count elements of send
+// into recv, after o.warmup untimed ones, and checks the result.
+func measure(ctx context.Context, c *nccl.Comm, s *cuda.Stream, send, recv cuda.Slice[float32], count int, o options) (per time.Duration, wrong int, err error) {
+	sp, err := send.Slice(0, count)
+	if err != nil {
+		return 0, 0, err
+	}
+	rp, err := recv.Slice(0, count)
+	if err != nil {
+		return 0, 0, err
+	}
+	if err := cuda.Memset(s, rp, 0); err != nil { // what the check sees is this size's
+		return 0, 0, err
+	}
+	for range o.warmup {
+		if err := nccl.AllReduce(c, s, sp, rp, nccl.Sum); err != nil {
+			return 0, 0, err
+		}
+	}
+	if err := c.Sync(ctx, s); err != nil {
+		return 0, 0, err
+	}
+	start := time.Now()
+	for range o.iters {
+		if err := nccl.AllReduce(c, s, sp, rp, nccl.Sum); err != nil {
+			return 0, 0, err
+		}
+	}
+	if err := c.Sync(ctx, s); err != nil {
+		return 0, 0, err
+	}
+	per = time.Since(start) / time.Duration(o.iters)
+	wrong, err = check(s, rp, c.Size())
+	return per, wrong, err
 }
 
 // check counts the elements of recv other than the sum over n ranks of

@@ -52,18 +52,68 @@ type Slice[T any] struct {
 	n   int
 }
 
-// allocHandle is what Slices hold; when it becomes unreachable, its
-// cleanup frees the allocation.
+// allocHandle is what Slices hold; when it becomes unreachable, the
+// allocation is freed (see own and cleanup).
+//
+// Alloc makes one object, the handle with its allocation inside (own), so
+// that an Alloc and its Free cost one Go allocation: the handle carries a
+// finalizer (runtime.SetFinalizer, which allocates nothing, where
+// runtime.AddCleanup allocates three objects). A finalizer runs only for
+// an object that cannot reach itself, so nothing in own points into the
+// handle (alloc.home, not an inline buffer of used). A handle of another
+// allocation (a module's variable, managed memory) or a view of one
+// (View, ViewAt) points to it through shared instead.
 type allocHandle struct {
-	a       *alloc
-	cleanup runtime.Cleanup
-	class   class // of the elements, for launches' type check
+	own     alloc           // first: the allocator aligns the handle to 64 bytes (its size is 192)
+	shared  *alloc          // the allocation when not own
+	parent  *allocHandle    // a view's: the handle whose finalizer frees the memory, kept reachable by the view
+	cleanup runtime.Cleanup // managed memory's (AllocManaged)
+	class   class           // of the elements, for launches' type check
+	fin     bool            // Alloc's: a finalizer frees own
+	_       [192 - 136 - 8 - 8 - 16 - 2]byte
+}
+
+// a is the allocation the handle's Slices use.
+func (h *allocHandle) a() *alloc {
+	if h.shared != nil {
+		return h.shared
+	}
+	return &h.own
+}
+
+// root is the handle that frees the allocation when dropped: a view's
+// parent, or h.
+func (h *allocHandle) root() *allocHandle {
+	for h.parent != nil {
+		h = h.parent
+	}
+	return h
+}
+
+// stopRelease keeps the garbage collector from freeing the allocation,
+// for an explicit Free.
+func (h *allocHandle) stopRelease() {
+	h = h.root()
+	if h.fin {
+		runtime.SetFinalizer(h, nil)
+		return
+	}
+	h.cleanup.Stop()
+}
+
+// finalizeAlloc frees the allocation of a handle that Alloc made and the
+// program dropped without Free.
+func finalizeAlloc(h *allocHandle) {
+	dropped("Slice", "Free")
+	if err := h.own.free(); err != nil && !errors.Is(err, ErrFreed) {
+		logErr("freeing a dropped Slice", err)
+	}
 }
 
 // alloc is one device allocation.
 type alloc struct {
-	// What a use reads lies in the first 64 bytes, one cache line (the
-	// struct is 128 bytes: the allocator aligns it).
+	// What a use reads lies in the first 64 bytes, one cache line (Alloc's
+	// lies at the start of its handle, 192 bytes: the allocator aligns it).
 	mu      gosync.RWMutex // held for reading by uses in progress, for writing by Free
 	freed   bool
 	global  bool // a module's variable (Global): Module.Close ends it, not Free
@@ -78,7 +128,8 @@ type alloc struct {
 
 	ctx   *ctxState
 	usemu gosync.Mutex
-	used  []*streamState // every stream used, the allocating one first
+	home  *streamState   // the allocating stream, among the streams used
+	used  []*streamState // every other stream used
 	ord   order          // the last write and the reads since (order.go)
 }
 
@@ -116,7 +167,9 @@ func allocSlice[T any](s *Stream, n int, pool *MemPool) (Slice[T], error) {
 	}
 	defer st.mu.RUnlock()
 	if n == 0 {
-		return Slice[T]{h: &allocHandle{a: &alloc{ctx: st.ctx}}}, nil
+		h := &allocHandle{}
+		h.own.ctx = st.ctx
+		return Slice[T]{h: h}, nil
 	}
 	switch c, err := st.capturing(); {
 	case err != nil:
@@ -130,17 +183,13 @@ func allocSlice[T any](s *Stream, n int, pool *MemPool) (Slice[T], error) {
 		return Slice[T]{}, err
 	}
 	st.ctx.ref()
-	a := &alloc{ctx: st.ctx, ptr: p, bytes: bytes}
-	a.used = append(make([]*streamState, 0, 2), st)
+	h := &allocHandle{class: classOf(t), fin: true}
+	a := &h.own
+	a.ctx, a.ptr, a.bytes = st.ctx, p, bytes
+	a.home = st
 	a.last.Store(st)
 	a.solo.Store(st)
-	h := &allocHandle{a: a, class: classOf(t)}
-	h.cleanup = runtime.AddCleanup(h, func(a *alloc) {
-		dropped("Slice", "Free")
-		if err := a.free(); err != nil && !errors.Is(err, ErrFreed) {
-			logErr("freeing a dropped Slice", err)
-		}
-	}, a)
+	runtime.SetFinalizer(h, finalizeAlloc)
 	return Slice[T]{h: h, n: n}, nil
 }
 
@@ -153,7 +202,7 @@ func (x Slice[T]) Device() Device {
 	if x.h == nil {
 		return Device{}
 	}
-	return x.h.a.ctx.dev
+	return x.h.a().ctx.dev
 }
 
 // Bytes is the size of the elements in bytes.
@@ -178,7 +227,7 @@ func (x Slice[T]) DevicePtr() libcuda.Deviceptr {
 	if x.h == nil {
 		return 0
 	}
-	a := x.h.a
+	a := x.h.a()
 	if !a.mu.TryRLock() { // a Free
 		return 0
 	}
@@ -202,14 +251,14 @@ func (x Slice[T]) Free() error {
 	if x.h == nil {
 		return fmt.Errorf("cuda: Slice.Free: %w", ErrNil)
 	}
-	a := x.h.a
+	a := x.h.a()
 	if a.global {
 		return errors.New("cuda: Slice.Free of a module's variable (Global): it lives until Module.Close")
 	}
 	if uintptr(x.off) != 0 || uintptr(x.n)*unsafe.Sizeof(*new(T)) != a.bytes {
 		return fmt.Errorf("cuda: Slice.Free of a part [%d:%d] of an allocation: free the Slice that Alloc returned", x.off, x.off+x.n)
 	}
-	x.h.cleanup.Stop()
+	x.h.stopRelease()
 	return a.free()
 }
 
@@ -259,7 +308,7 @@ func (a *alloc) record(st *streamState) {
 
 // addUsedLocked adds st to the streams used, once; a.usemu is held.
 func (a *alloc) addUsedLocked(st *streamState) {
-	if a.last.Load() != st && !slices.Contains(a.used, st) {
+	if a.last.Load() != st && a.home != st && !slices.Contains(a.used, st) {
 		a.used = append(a.used, st)
 	}
 	a.last.Store(st)
@@ -278,10 +327,8 @@ func (a *alloc) free() error {
 	if a.bytes == 0 { // an empty Slice: no memory, no hold on the context
 		return nil
 	}
-	a.usemu.Lock()
-	used := a.used
-	a.used = nil
-	a.usemu.Unlock()
+	var buf [4]*streamState
+	used := a.takeUsed(buf[:0])
 	switch c, err := anyCapturing(used); {
 	case err != nil:
 		// Unknown: freeing now could put the free into a graph.
@@ -289,10 +336,23 @@ func (a *alloc) free() error {
 	case c:
 		// An event recorded on a capturing stream, or a free submitted to
 		// it, would go into the graph: free once the captures have ended.
-		a.postponeFree(used)
+		a.postponeFree(slices.Clone(used))
 		return nil
 	}
 	return a.freeNow(used)
+}
+
+// takeUsed appends the streams used, the allocating one first, to buf
+// and forgets them.
+func (a *alloc) takeUsed(buf []*streamState) []*streamState {
+	a.usemu.Lock()
+	defer a.usemu.Unlock()
+	if a.home != nil {
+		buf = append(buf, a.home)
+	}
+	buf = append(buf, a.used...)
+	a.home, a.used = nil, nil
+	return buf
 }
 
 // postponeFree frees the memory once the captures through package graph

@@ -70,7 +70,7 @@ type allocHandle struct {
 	cleanup runtime.Cleanup // managed memory's (AllocManaged)
 	class   class           // of the elements, for launches' type check
 	fin     bool            // Alloc's: a finalizer frees own
-	_       [192 - 136 - 8 - 8 - 16 - 2]byte
+	_       [192 - 144 - 8 - 8 - 16 - 2]byte
 }
 
 // a is the allocation the handle's Slices use.
@@ -118,6 +118,7 @@ type alloc struct {
 	freed   bool
 	global  bool // a module's variable (Global): Module.Close ends it, not Free
 	managed bool // AllocManaged's: freed by cuMemFree after its users' work
+	foreign bool // Foreign's: released by release after its users' work
 	ptr     libcuda.Deviceptr
 	bytes   uintptr
 	// solo is a stream that may have done anything to the allocation and
@@ -131,6 +132,8 @@ type alloc struct {
 	home  *streamState   // the allocating stream, among the streams used
 	used  []*streamState // every other stream used
 	ord   order          // the last write and the reads since (order.go)
+
+	relFn func() error // Foreign's: its release
 }
 
 // Alloc allocates n elements of T on the stream's device, from the
@@ -398,6 +401,9 @@ func anyCapturing(used []*streamState) (bool, error) {
 func (a *alloc) freeNow(used []*streamState) error {
 	if a.managed {
 		return a.freeManaged(used)
+	}
+	if a.foreign {
+		return a.releaseForeign(used)
 	}
 	if err := freeAfter(a.ctx, a.ptr, used); err != nil {
 		// The memory stays allocated: the GPU may still use it.

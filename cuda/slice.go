@@ -70,7 +70,7 @@ type allocHandle struct {
 	cleanup runtime.Cleanup // managed memory's (AllocManaged)
 	class   class           // of the elements, for launches' type check
 	fin     bool            // Alloc's: a finalizer frees own
-	_       [192 - 144 - 8 - 8 - 16 - 2]byte
+	_       [192 - 152 - 8 - 8 - 16 - 2]byte
 }
 
 // a is the allocation the handle's Slices use.
@@ -119,6 +119,8 @@ type alloc struct {
 	global  bool // a module's variable (Global): Module.Close ends it, not Free
 	managed bool // AllocManaged's: freed by cuMemFree after its users' work
 	foreign bool // Foreign's: released by release after its users' work
+	graph   bool // allocated in a capture: a graph's allocation (graphmem.go)
+	landed  bool // a graph allocation's: a launch (LaunchGraph, RunCached) may have allocated it; under usemu
 	ptr     libcuda.Deviceptr
 	bytes   uintptr
 	// solo is a stream that may have done anything to the allocation and
@@ -134,6 +136,7 @@ type alloc struct {
 	ord   order          // the last write and the reads since (order.go)
 
 	relFn func() error // Foreign's: its release
+	capID uint64       // a graph allocation's: the capture that allocated it
 }
 
 // Alloc allocates n elements of T on the stream's device, from the
@@ -149,6 +152,38 @@ type alloc struct {
 // An allocation that fails with out of memory trims the pool (it gives
 // the device the memory that frees left in it) and tries once more before
 // it returns the error (matching ErrOutOfMemory).
+//
+// # Allocating in a capture
+//
+// Alloc on a stream being captured (Stream.Capture, RunCached) allocates
+// in the graph: the capture makes its cuMemAllocAsync a mem-alloc node,
+// and the Slice has the node's address, the same for every launch of the
+// executable graphs made from the graph. The memory is on the device only
+// while a launch has allocated it:
+//
+//   - Freed in the capture (Free while it is open), it lives from the
+//     alloc node to a mem-free node of the same graph, in each launch; the
+//     free node follows the capture's uses of the Slice on each of its
+//     streams. After the capture the Slice is freed (ErrFreed).
+//   - Not freed in the capture, it outlives each launch: work ordered
+//     after the launch uses it, and the program frees it with Free after
+//     the last launch. Until then the driver refuses to launch that
+//     executable graph again (an error matching ErrInvalidValue), unless
+//     it was made with Graph.InstantiateAutoFree: each of its launches
+//     frees the previous launch's allocation and allocates it again at
+//     the same address, so the Slice stays valid from launch to launch
+//     (its contents do not).
+//
+// Each launch through Stream.LaunchGraph or RunCached counts as a write of
+// every such outliving Slice of the context, whatever the graph: uses on
+// other streams wait for it, and Free follows it. The Free of one whose
+// graph was never launched that way frees nothing (there is nothing
+// allocated), and before a launch such a Slice must not be used outside
+// the graph. The driver restricts graphs with memory nodes: one
+// executable graph of each at a time, no clones, no child graphs.
+// Device.GraphMem reports the device's graph memory and
+// Device.GraphMemTrim gives back what no graph uses; AllocFrom in a
+// capture is an error matching ErrCapturing.
 func Alloc[T any](s *Stream, n int) (Slice[T], error) {
 	return allocSlice[T](s, n, nil)
 }
@@ -174,13 +209,15 @@ func allocSlice[T any](s *Stream, n int, pool *MemPool) (Slice[T], error) {
 		h.own.ctx = st.ctx
 		return Slice[T]{h: h}, nil
 	}
+	bytes := uintptr(n) * size
 	switch c, err := st.capturing(); {
 	case err != nil:
 		return Slice[T]{}, fmt.Errorf("cuda: Alloc: %w", err)
+	case c && pool != nil:
+		return Slice[T]{}, fmt.Errorf("cuda: AllocFrom on a stream being captured: a graph allocates from the device's graph memory; use Alloc: %w", ErrCapturing)
 	case c:
-		return Slice[T]{}, fmt.Errorf("cuda: Alloc on a stream being captured: allocate before the capture: %w", ErrCapturing)
+		return allocGraph[T](st, n, bytes, classOf(t))
 	}
-	bytes := uintptr(n) * size
 	p, err := st.allocBytes(bytes, pool)
 	if err != nil {
 		return Slice[T]{}, err
@@ -332,6 +369,11 @@ func (a *alloc) free() error {
 	}
 	var buf [4]*streamState
 	used := a.takeUsed(buf[:0])
+	if a.graph {
+		if done, err := a.freeInGraph(used); done {
+			return err
+		}
+	}
 	switch c, err := anyCapturing(used); {
 	case err != nil:
 		// Unknown: freeing now could put the free into a graph.
@@ -399,6 +441,14 @@ func anyCapturing(used []*streamState) (bool, error) {
 
 // freeNow frees the memory after the work of the streams in used.
 func (a *alloc) freeNow(used []*streamState) error {
+	if a.graph {
+		a.usemu.Lock()
+		landed := a.landed
+		a.usemu.Unlock()
+		if !landed { // no launch allocated it: nothing to free
+			return a.ctx.unref()
+		}
+	}
 	if a.managed {
 		return a.freeManaged(used)
 	}

@@ -83,10 +83,13 @@ func (a *alloc) inItsCapture() bool {
 	a.usemu.Lock()
 	home := a.home
 	a.usemu.Unlock()
-	if home == nil {
+	// The caller holds another stream's mu: never wait for this one's (a
+	// Close pending on each could make two launches wait for each other).
+	// With a Close pending the answer is no: the launch then counts as a
+	// use (at worst a Free after it waits for more than it needs to).
+	if home == nil || !home.mu.TryRLock() {
 		return false
 	}
-	home.mu.RLock()
 	defer home.mu.RUnlock()
 	if home.closed {
 		return false

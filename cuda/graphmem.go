@@ -85,8 +85,9 @@ func (a *alloc) inItsCapture() bool {
 	a.usemu.Unlock()
 	// The caller holds another stream's mu: never wait for this one's (a
 	// Close pending on each could make two launches wait for each other).
-	// With a Close pending the answer is no: the launch then counts as a
-	// use (at worst a Free after it waits for more than it needs to).
+	// With a Close pending the answer is no, and the launch counts as a
+	// use: if no launch allocated it after all, its Free reports the
+	// driver's refusal to free it.
 	if home == nil || !home.mu.TryRLock() {
 		return false
 	}

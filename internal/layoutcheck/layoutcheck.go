@@ -57,6 +57,11 @@ type Program struct {
 	// Required makes a missing header, header version or C compiler a
 	// failure instead of a skip (builds that run the GPU tests have them).
 	Required bool
+	// Stubs are headers written into a folder searched before all
+	// others, by name: stand-ins for what Header includes but does not
+	// need for the types checked (nccl.h includes cuda_runtime.h for
+	// cudaStream_t, and cuda_fp16.h, which needs the toolkit's CCCL).
+	Stubs map[string]string
 	// Cross, when set, builds the program for another system and runs it
 	// there (windows/amd64 under Wine); else the machine's C compiler
 	// builds it for this one.
@@ -89,12 +94,12 @@ func Check(t *testing.T, p Program, types []Type) {
 	cands := p.candidates()
 	dir := headerDir(cands, p.Header)
 	if dir == "" {
-		stop(fmt.Sprintf("no %s in %s", p.Header, strings.Join(cands, ", ")))
+		stop(fmt.Sprintf("no %s in %s: %s", p.Header, strings.Join(cands, ", "), p.whatToSet()))
 		return
 	}
 	for _, need := range p.Needs {
 		if headerDir(cands, need) == "" {
-			stop(fmt.Sprintf("%s needs %s, which none of %s has", p.Header, need, strings.Join(cands, ", ")))
+			stop(fmt.Sprintf("%s needs %s, which none of %s has: %s", p.Header, need, strings.Join(cands, ", "), p.whatToSet()))
 			return
 		}
 	}
@@ -115,8 +120,21 @@ func Check(t *testing.T, p Program, types []Type) {
 	if err := os.WriteFile(src, p.source(types), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	// The header's folder first, so that its own includes come from
-	// there; the other folders give what it lacks (the toolkit's crt/).
+	// The stubs first, then the header's folder, so that its own
+	// includes come from there; the other folders give what it lacks (the
+	// toolkit's crt/).
+	if len(p.Stubs) > 0 {
+		stubs := filepath.Join(tmp, "stubs")
+		if err := os.Mkdir(stubs, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		for name, text := range p.Stubs {
+			if err := os.WriteFile(filepath.Join(stubs, name), []byte(text), 0o666); err != nil {
+				t.Fatal(err)
+			}
+		}
+		args = append(args, "-I", stubs)
+	}
 	args = append(args, "-I", dir)
 	for _, d := range cands {
 		if d != dir {
@@ -245,6 +263,15 @@ func (p Program) candidates() []string {
 		dirs = append(dirs, filepath.Join(root, "..", "shared", "cuda", "13.0", "include"))
 	}
 	return dirs
+}
+
+// whatToSet says how to point the check at a toolkit's headers.
+func (p Program) whatToSet() string {
+	s := "set CUDA_PATH to a CUDA toolkit (its include folder is searched)"
+	for _, e := range p.Env {
+		s += " or " + e + " to a folder of headers"
+	}
+	return s
 }
 
 // headerDir is the first of dirs that has name, or "".

@@ -63,6 +63,7 @@ func TestGraphMemFiguresOfTheSimulator(t *testing.T) {
 // launch, so that the launch's allocation is the one freed (else the free
 // would run first, on nothing, and the launch's allocation stay).
 func TestGraphAllocFreeWaitsForTheLaunchOnAnotherStream(t *testing.T) {
+	testenv.OnPrimary(t, 0) // for the gate
 	f := newFixture(t)
 	other := newStream(t, f.ctx, cuda.NonBlocking())
 	dev := f.ctx.Device()

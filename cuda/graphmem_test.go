@@ -215,3 +215,38 @@ func TestGraphMemFiguresAndTrim(t *testing.T) {
 		t.Errorf("after ResetGraphMemHigh: %+v, from %+v", reset, live)
 	}
 }
+
+// RunCached with an Alloc and a Free in its function: each run's capture
+// allocates in its graph, and each run computes the right result (the
+// executable graph is made again when its memory nodes moved).
+func TestRunCachedWithGraphAllocations(t *testing.T) {
+	f := newFixture(t)
+	addOne := f.fn(t, "add_one_i32")
+	in := alloc(t, f.s, []int32{1, 2, 3})
+	out := alloc(t, f.s, make([]int32, 3))
+	c := cuda.NewCached(cuda.DefaultCaptureMode)
+	defer func() { testenv.Must(t, c.Close()) }()
+	for i := range int32(4) {
+		testenv.Must(t, cuda.CopyToDevice(f.s, in, []int32{i, i + 1, i + 2}))
+		err := f.s.RunCached(c, func(s *cuda.Stream) error {
+			tmp, err := cuda.Alloc[int32](s, 3)
+			if err != nil {
+				return err
+			}
+			if err := cuda.Copy(s, tmp, in); err != nil {
+				return err
+			}
+			if err := launch1D(t, s, addOne, 3, tmp.Arg(), cuda.Uint64(3)); err != nil {
+				return err
+			}
+			if err := cuda.Copy(s, out, tmp); err != nil {
+				return err
+			}
+			return tmp.Free()
+		})
+		testenv.Must(t, err)
+		if got, want := read(t, f.s, out), []int32{i + 1, i + 2, i + 3}; !slices.Equal(got, want) {
+			t.Fatalf("run %d: %v, want %v", i, got, want)
+		}
+	}
+}

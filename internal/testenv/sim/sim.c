@@ -238,7 +238,7 @@ enum { CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT = 0, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH =
        CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT = 2, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH = 3 };
 enum { CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH = 1 };
 enum { CU_GRAPH_EXEC_UPDATE_SUCCESS = 0, CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED = 2,
-       CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED = 3 };
+       CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED = 3, CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED = 6 };
 /* ==== END DRIVER TYPES ==== */
 
 #define DRIVER_VERSION 13000
@@ -4122,6 +4122,11 @@ CUresult cuGraphExecUpdate_v2(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultI
         for (int i = 0; !res && i < g->n; i++) {
             struct CUgraphNode_st *gn = g->nodes[i];
             if (gn->type != p->nodes[i].type) res = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+            /* A memory node at another address: the executable graph's
+             * allocation cannot move (the driver's answer is not measured;
+             * modelled as not supported, so that the caller instantiates). */
+            else if ((gn->t.kind == T_GALLOC || gn->t.kind == T_FREE) && gn->t.dst != p->nodes[i].t.dst)
+                res = CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED;
             else if (gn->ndeps != p->nodes[i].ndeps) res = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
             else for (int j = 0; j < gn->ndeps; j++)
                 if (gn->deps[j]->index != p->nodes[i].deps[j]) res = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;

@@ -29,6 +29,11 @@
  *   - Stream capture with the driver's rules for "potentially unsafe" calls,
  *     capture modes, fork/join through events, and the error codes 900-908.
  *     Graphs hold the captured work and replay it in capture order.
+ *   - Graph memory: cuMemAllocAsync and cuMemFreeAsync under capture become
+ *     mem-alloc and mem-free nodes, with fixed addresses, the relaunch rule
+ *     for allocations left live (CUDA_ERROR_INVALID_VALUE, or
+ *     AUTO_FREE_ON_LAUNCH), the graph memory attributes and trim (see
+ *     "Graph memory" below for what is modelled and what is not).
  *   - Device work that touches memory the device could not reach (not allocated,
  *     registered or pinned) is not run: the context gets the sticky error
  *     CUDA_ERROR_ILLEGAL_ADDRESS, as a GPU would report, and a line is printed.

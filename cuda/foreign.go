@@ -7,7 +7,6 @@ import (
 	"runtime"
 	"unsafe"
 
-	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -127,7 +126,7 @@ func (a *alloc) releaseForeign(used []*streamState) error {
 			a.ctx.drop()
 		}
 		if ran, _ := sync.IfNoCapture(func() error { done(); return nil }); !ran {
-			graph.Postpone(done)
+			sync.Postpone(done)
 		}
 	}()
 	return nil

@@ -90,8 +90,12 @@ func TestStreamJoinedToACaptureIsCapturing(t *testing.T) {
 		if err := joined.Launch(add, cuda.Grid(1, 1, 1), cuda.Block(4, 1, 1), x.Arg(), cuda.Uint64(4)); err != nil {
 			return err
 		}
-		if _, err := cuda.Alloc[int32](joined, 4); !errors.Is(err, cuda.ErrCapturing) {
-			t.Errorf("Alloc on the joined stream: %v, want ErrCapturing", err)
+		pool, err := f.ctx.MemPool()
+		if err != nil {
+			return err
+		}
+		if _, err := cuda.AllocFrom[int32](pool, joined, 4); !errors.Is(err, cuda.ErrCapturing) {
+			t.Errorf("AllocFrom on the joined stream: %v, want ErrCapturing", err)
 		}
 		if err := testenv.BoundedErr(t, "joined.Close", joined.Close); !errors.Is(err, cuda.ErrCapturing) {
 			t.Errorf("Close of the joined stream: %v, want ErrCapturing", err)

@@ -22,7 +22,7 @@ func TestHotFieldsShareACacheLine(t *testing.T) {
 		hotEnd     uintptr // the end of the last field a launch reads
 	}{
 		{"streamState", unsafe.Sizeof(streamState{}), 320, unsafe.Offsetof(streamState{}.ctx) + 8},
-		{"alloc", unsafe.Sizeof(alloc{}), 128, unsafe.Offsetof(alloc{}.last) + 8},
+		{"alloc", unsafe.Sizeof(allocHandle{}), 192, unsafe.Offsetof(allocHandle{}.own) + unsafe.Offsetof(alloc{}.last) + 8},
 		{"moduleState", unsafe.Sizeof(moduleState{}), 128, unsafe.Offsetof(moduleState{}.closed) + 1},
 		{"Func", unsafe.Sizeof(Func{}), 192, unsafe.Offsetof(Func{}.quick) + 1},
 		{"devState", unsafe.Sizeof(devState{}), 64, unsafe.Offsetof(devState{}.ordinal) + 4},
@@ -37,7 +37,7 @@ func TestHotFieldsShareACacheLine(t *testing.T) {
 	}
 	for range 16 {
 		for name, p := range map[string]unsafe.Pointer{
-			"streamState": unsafe.Pointer(new(streamState)), "alloc": unsafe.Pointer(new(alloc)),
+			"streamState": unsafe.Pointer(new(streamState)), "allocHandle": unsafe.Pointer(new(allocHandle)),
 			"moduleState": unsafe.Pointer(new(moduleState)), "Func": unsafe.Pointer(new(Func)),
 			"devState": unsafe.Pointer(new(devState)),
 		} {
@@ -135,5 +135,13 @@ func TestLaunchHistoryLeavesOutTornEntries(t *testing.T) {
 			t.Errorf("%s in the entry of launch 2: candidates %v, want launch 1 alone", name, got)
 		}
 		*s = saved
+	}
+}
+
+// Alloc's one allocation is the handle with the allocation inside, at
+// its start (TestHotFieldsShareACacheLine checks its size and alignment).
+func TestAllocHandleHoldsItsAllocationFirst(t *testing.T) {
+	if off := unsafe.Offsetof(allocHandle{}.own); off != 0 {
+		t.Errorf("allocHandle.own at byte %d, want 0", off)
 	}
 }

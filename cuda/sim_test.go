@@ -252,9 +252,6 @@ func TestFreeDuringCaptureWaitsForTheCapture(t *testing.T) {
 	testenv.Must(t, err)
 	testenv.Must(t, cuda.Memset(f.s, x, 1))
 	g, err := f.s.Capture(func(s *cuda.Stream) error {
-		if _, err := cuda.Alloc[int32](s, 4); !errors.Is(err, cuda.ErrCapturing) {
-			t.Errorf("Alloc during the capture: %v, want ErrCapturing", err)
-		}
 		if err := s.Launch(f.fn(t, "add_one_i32"), cuda.Grid(1, 1, 1), cuda.Block(4, 1, 1), x.Arg(), cuda.Uint64(4)); err != nil {
 			return err
 		}

@@ -29,6 +29,11 @@
  *   - Stream capture with the driver's rules for "potentially unsafe" calls,
  *     capture modes, fork/join through events, and the error codes 900-908.
  *     Graphs hold the captured work and replay it in capture order.
+ *   - Graph memory: cuMemAllocAsync and cuMemFreeAsync under capture become
+ *     mem-alloc and mem-free nodes, with fixed addresses, the relaunch rule
+ *     for allocations left live (CUDA_ERROR_INVALID_VALUE, or
+ *     AUTO_FREE_ON_LAUNCH), the graph memory attributes and trim (see
+ *     "Graph memory" below for what is modelled and what is not).
  *   - Device work that touches memory the device could not reach (not allocated,
  *     registered or pinned) is not run: the context gets the sticky error
  *     CUDA_ERROR_ILLEGAL_ADDRESS, as a GPU would report, and a line is printed.
@@ -233,9 +238,12 @@ enum { CU_GET_PROC_ADDRESS_SUCCESS = 0, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1
        CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2 };
 enum { CU_GRAPH_NODE_TYPE_KERNEL = 0, CU_GRAPH_NODE_TYPE_MEMCPY = 1, CU_GRAPH_NODE_TYPE_MEMSET = 2,
        CU_GRAPH_NODE_TYPE_HOST = 3,
-       CU_GRAPH_NODE_TYPE_GRAPH = 4, CU_GRAPH_NODE_TYPE_EMPTY = 5, CU_GRAPH_NODE_TYPE_MEM_FREE = 11, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP = 12 };
+       CU_GRAPH_NODE_TYPE_GRAPH = 4, CU_GRAPH_NODE_TYPE_EMPTY = 5, CU_GRAPH_NODE_TYPE_MEM_ALLOC = 10, CU_GRAPH_NODE_TYPE_MEM_FREE = 11, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP = 12 };
+enum { CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT = 0, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH = 1,
+       CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT = 2, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH = 3 };
+enum { CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH = 1 };
 enum { CU_GRAPH_EXEC_UPDATE_SUCCESS = 0, CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED = 2,
-       CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED = 3 };
+       CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED = 3, CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED = 6 };
 /* ==== END DRIVER TYPES ==== */
 
 #define DRIVER_VERSION 13000
@@ -302,11 +310,11 @@ static int ndevices;
 /* Counters for sim_stat. Updated with mu held. */
 static struct {
     long long registered_ranges, registered_bytes, live_streams, live_events, live_allocations,
-        live_host_allocations, live_graphs, live_graph_execs, live_modules, active_captures;
+        live_host_allocations, live_graphs, live_graph_execs, live_modules, active_captures, live_graph_allocations;
     /* cumulative, zeroed by sim_reset_stats */
     long long captures_invalidated, unregister_calls, register_calls, fences, kernel_launches,
         graph_launches, illegal_addresses, event_queries, fenced_calls, ctx_synchronize_calls, syncs_waiting,
-        event_creates, pageable_copies, event_records, pool_trims;
+        event_creates, pageable_copies, event_records, pool_trims, graph_mem_trims;
 } st;
 
 /* ===================================================================
@@ -562,7 +570,10 @@ static int host_overlap(uintptr_t start, size_t len) {
  * with unified addressing each is mapped at its host address, so the device
  * sees them as one run of memory. The conformance test
  * TestConformanceKernelReadsAcrossAdjacentRegistrations checks this on the GPU. */
+static int reach_graph_mem; /* set while enqueue checks submitted work: graph allocations count (in_graph_mem) */
+static int in_graph_mem(uintptr_t p, size_t len);
 static int reachable(uintptr_t p, size_t len) {
+    if (reach_graph_mem && in_graph_mem(p, len)) return 1;
     while (len > 0) {
         struct range *r = range_containing(p);
         if (!r) return 0;
@@ -656,12 +667,12 @@ static const struct kernel_def {
  * graph node.
  * =================================================================== */
 
-enum { T_NOP, T_KERNEL, T_COPY, T_SET, T_WAIT, T_WRITE, T_HOST, T_GRAPH, T_FREE };
+enum { T_NOP, T_KERNEL, T_COPY, T_SET, T_WAIT, T_WRITE, T_HOST, T_GRAPH, T_FREE, T_GALLOC };
 struct prog;
 struct task {
     int kind;
     int kernel; uint64_t arg[6];               /* T_KERNEL */
-    void *dst; const void *src; size_t n;      /* T_COPY bytes; T_SET elements; T_WAIT/T_WRITE word; T_FREE start */
+    void *dst; const void *src; size_t n;      /* T_COPY bytes; T_SET elements; T_WAIT/T_WRITE word; T_FREE, T_GALLOC start (T_GALLOC: n bytes) */
     int dev_dst, dev_src;                      /* T_COPY: which sides must be device-reachable */
     size_t height, dpitch, spitch;             /* T_COPY of rows (cuMemcpy2D): n bytes a row; 0 rows: one range */
     unsigned width; uint64_t value;            /* T_SET element bytes and value; T_WAIT/T_WRITE */
@@ -677,6 +688,7 @@ static int node_type(const struct task *t) {
     case T_SET: return CU_GRAPH_NODE_TYPE_MEMSET;
     case T_HOST: return CU_GRAPH_NODE_TYPE_HOST;
     case T_FREE: return CU_GRAPH_NODE_TYPE_MEM_FREE;
+    case T_GALLOC: return CU_GRAPH_NODE_TYPE_MEM_ALLOC;
     case T_GRAPH: return CU_GRAPH_NODE_TYPE_GRAPH;
     case T_WAIT: case T_WRITE: return CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
     default: return CU_GRAPH_NODE_TYPE_EMPTY;
@@ -766,8 +778,20 @@ static int wait_satisfied(const struct task *t) {
     }
 }
 
+/* A graph allocation (see "Graph memory" below); its device range has flags GRAPH_FLAG. */
+enum { GRAPH_FLAG = 0x40000 };
+struct gmem {
+    uintptr_t p;
+    size_t len;
+    CUcontext ctx;
+    int refs;        /* the alloc nodes (of graphs, of executable graphs) at p */
+    int live;        /* allocated: a launch ran its alloc node, no free has run since */
+    int outstanding; /* a launch that allocates it was submitted, and no free since */
+    struct gmem *next;
+};
 static CUresult run_prog(struct prog *p);
 static void free_async_run(uintptr_t p);
+static void galloc_run(uintptr_t p);
 
 /* Run one task on a worker thread, mu not held. */
 static CUresult run_task(const struct task *t) {
@@ -870,6 +894,7 @@ static CUresult run_task(const struct task *t) {
         break;
     case T_HOST: t->fn(t->user); break;
     case T_FREE: free_async_run((uintptr_t)t->dst); break;
+    case T_GALLOC: galloc_run((uintptr_t)t->dst); break;
     default: break;
     }
     return CUDA_SUCCESS;
@@ -900,16 +925,20 @@ struct pnode { struct task t; int type, ndeps; int *deps; };
 struct prog { int refs, n; struct pnode *nodes; };
 struct CUgraphExec_st {
     unsigned magic;
+    unsigned long long flags; /* cuGraphInstantiateWithFlags' */
     CUcontext ctx;
     struct prog *prog;
     struct op *last; /* the newest launch: launches of one graph run one at a time */
 };
 
+static void gmem_ref(uintptr_t p);
+static void gmem_unref(uintptr_t p);
 static void prog_ref(struct prog *p) { p->refs++; }
 static void prog_unref(struct prog *p) { /* mu held */
     if (!p || --p->refs > 0) return;
     for (int i = 0; i < p->n; i++) {
         if (p->nodes[i].t.kind == T_GRAPH) prog_unref(p->nodes[i].t.prog);
+        if (p->nodes[i].t.kind == T_GALLOC) gmem_unref((uintptr_t)p->nodes[i].t.dst);
         free(p->nodes[i].deps);
     }
     free(p->nodes);
@@ -929,6 +958,7 @@ static struct prog *prog_from_graph(CUgraph g) { /* mu held */
         pn->deps = xcalloc((size_t)gn->ndeps, sizeof *pn->deps);
         for (int j = 0; j < gn->ndeps; j++) pn->deps[j] = gn->deps[j]->index;
         if (pn->t.kind == T_GRAPH) prog_ref(pn->t.prog);
+        if (pn->t.kind == T_GALLOC) gmem_ref((uintptr_t)pn->t.dst);
     }
     return p;
 }
@@ -955,6 +985,7 @@ static struct CUgraphNode_st *graph_add(CUgraph g, const struct task *t, struct 
     n->deps = xcalloc((size_t)ndeps, sizeof *deps);
     if (ndeps) memcpy(n->deps, deps, (size_t)ndeps * sizeof *deps);
     if (t->kind == T_GRAPH) prog_ref(t->prog);
+    if (t->kind == T_GALLOC) gmem_ref((uintptr_t)t->dst);
     GROW(g->nodes, g->cap, g->n + 1);
     g->nodes[g->n++] = n;
     return n;
@@ -962,6 +993,7 @@ static struct CUgraphNode_st *graph_add(CUgraph g, const struct task *t, struct 
 static void graph_free(CUgraph g) { /* mu held */
     for (int i = 0; i < g->n; i++) {
         if (g->nodes[i]->t.kind == T_GRAPH) prog_unref(g->nodes[i]->t.prog);
+        if (g->nodes[i]->t.kind == T_GALLOC) gmem_unref((uintptr_t)g->nodes[i]->t.dst);
         free(g->nodes[i]->deps);
         free(g->nodes[i]);
     }
@@ -1123,7 +1155,8 @@ static struct op *submit(CUstream s, const struct task *t, struct op *after) {
     o->refs = 1;
     o->t = *t;
     if (t->kind == T_GRAPH) prog_ref(t->prog);
-    if (t->kind == T_COPY && !reachable((uintptr_t)t->src, copy_span(t, 0))) {
+    if (t->kind == T_COPY && !reachable((uintptr_t)t->src, copy_span(t, 0)) &&
+        !in_graph_mem((uintptr_t)t->src, copy_span(t, 0))) {
         /* pageable source: the driver copies it before returning (rows packed) */
         size_t rows = t->height ? t->height : 1;
         o->staged = xcalloc(rows, t->n);
@@ -1380,7 +1413,11 @@ static CUresult enqueue(CUstream h, const struct task *t) {
     int capturing;
     LOCK();
     CUresult r = begin_enqueue(h, &s, &capturing, t->kind != T_WAIT && t->kind != T_WRITE);
+    /* Work may name a graph's allocations before the launch that allocates
+     * them has run (in the graph, or after its launch): checked when it runs. */
+    reach_graph_mem = 1;
     if (!r && t->kind != T_KERNEL && !(task_reachable(t) && task_one_range(t))) r = CUDA_ERROR_INVALID_VALUE;
+    reach_graph_mem = 0;
     if (!r && capturing) r = record(s, t);
     else if (!r) {
         if (t->kind == T_COPY && (!reachable((uintptr_t)t->dst, copy_span(t, 1)) || !reachable((uintptr_t)t->src, copy_span(t, 0))))
@@ -2341,7 +2378,14 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size) {
 static void managed_forget(uintptr_t start);
 /* Free a device allocation or pinned host allocation starting at p, after
  * the device-wide fence. mu held. */
+static int gmem_free_now(uintptr_t p);
+static struct gmem *gmem_at(uintptr_t p);
 static CUresult free_range(CUcontext c, uintptr_t p, int kind) {
+    if (kind == MEM_DEVICE && gmem_at(p)) {
+        /* a graph allocation: after the fence its alloc node has run */
+        fence_device(c->dev);
+        return gmem_free_now(p) > 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    }
     if (!range_at(p, kind)) return CUDA_ERROR_INVALID_VALUE;
     fence_device(c->dev);
     struct range *rg = range_at(p, kind); /* the table may have moved while we waited */
@@ -2373,12 +2417,25 @@ CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream h) {
     STICKY_POINT();
     return pool_alloc(NULL, dptr, size, h);
 }
+static int graph_frees(CUgraph g, uintptr_t p);
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream h) {
     FAIL_POINT("cuMemFreeAsync");
     STICKY_POINT();
     LOCK();
     CUresult r = initialised ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
-    if (!r && (!dptr || !range_at((uintptr_t)dptr, MEM_DEVICE))) r = CUDA_ERROR_INVALID_VALUE;
+    CUstream s = NULL;
+    if (!r) r = stream_of(h, &s);
+    struct gmem *g = r ? NULL : gmem_at((uintptr_t)dptr);
+    if (!r && s->cap) {
+        /* Captured, a free node: of a graph allocation only (this graph's,
+         * or one another graph's launch left allocated), and once in a graph. */
+        if (!dptr || !g || graph_frees(s->cap->graph, (uintptr_t)dptr)) r = CUDA_ERROR_INVALID_VALUE;
+    } else if (!r && g) {
+        /* A graph allocation outside a capture: freeable once a launch
+         * allocated it, until a free is submitted. */
+        if (!g->outstanding) r = CUDA_ERROR_INVALID_VALUE;
+        else g->outstanding = 0;
+    } else if (!r && (!dptr || !range_at((uintptr_t)dptr, MEM_DEVICE))) r = CUDA_ERROR_INVALID_VALUE;
     UNLOCK();
     if (r) return r;
     struct task t = { .kind = T_FREE, .dst = (void *)(uintptr_t)dptr };
@@ -2386,10 +2443,12 @@ CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream h) {
 }
 /* The free of cuMemFreeAsync, when the stream reaches it. mu not held. */
 static void pool_free(unsigned flags, size_t len);
+static void gmem_unmap(struct range *rg);
 static void free_async_run(uintptr_t p) {
     LOCK();
     struct range *rg = range_at(p, MEM_DEVICE);
-    if (rg) {
+    if (rg && (rg->flags & GRAPH_FLAG)) gmem_unmap(rg);
+    else if (rg) {
         pool_free(rg->flags, rg->len);
         range_remove(rg);
         free((void *)p);
@@ -2442,11 +2501,17 @@ static void pool_free(unsigned flags, size_t len) {
     if (p->own == 2 && p->used == 0) p->used_slot = 0;
 }
 
+static CUresult graph_alloc(CUstream s, CUdeviceptr *dptr, size_t size);
 static CUresult pool_alloc(CUmemoryPool pool, CUdeviceptr *dptr, size_t size, CUstream h) {
     CUstream s;
     LOCK();
     CUresult r = stream_of(h, &s);
     if (!r && (!dptr || size == 0)) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r && s->cap) { /* captured: an alloc node */
+        r = graph_alloc(s, dptr, size);
+        UNLOCK();
+        return r;
+    }
     if (!r && !pool) pool = default_pool(s->ctx->dev);
     if (!r && (!pool_valid(pool) || pool->dev != s->ctx->dev)) r = CUDA_ERROR_INVALID_VALUE;
     if (!r && (size > TOTAL_MEM || (pool->max_size && pool->used + size > pool->max_size))) r = CUDA_ERROR_OUT_OF_MEMORY;
@@ -2464,6 +2529,196 @@ static CUresult pool_alloc(CUmemoryPool pool, CUdeviceptr *dptr, size_t size, CU
     }
     UNLOCK();
     return r;
+}
+
+/* ----- Graph memory: cuMemAllocAsync and cuMemFreeAsync captured into
+ * mem-alloc and mem-free nodes (driver semantics as documented for
+ * cuGraphAddMemAllocNode, cuGraphAddMemFreeNode and cuGraphLaunch):
+ *   - the capture gives the allocation its address at once, fixed for the
+ *     life of the node: every launch of every executable graph made from
+ *     the graph allocates it at that address (here: the backing memory is
+ *     kept while a graph or executable graph holds the node, or while the
+ *     allocation is live);
+ *   - the device may touch it from when a launch reaches the alloc node
+ *     until the free runs (the range is in the table only meanwhile);
+ *   - a free node frees a graph allocation only (this graph's, or one that
+ *     another graph's launch left allocated); an address freed twice in a
+ *     graph, or one no alloc node returned: CUDA_ERROR_INVALID_VALUE;
+ *   - an allocation not freed in its graph outlives the launch: the
+ *     program frees it (cuMemFreeAsync, cuMemFree, or another graph's free
+ *     node); launching its executable graph again before a free was
+ *     submitted is CUDA_ERROR_INVALID_VALUE, unless the graph was
+ *     instantiated with CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
+ *     (the launch then frees and allocates again, at the same address);
+ *   - destroying the graphs does not free a live allocation.
+ * Each device's graph memory is bookkeeping like the pools': used is the
+ * bytes of live graph allocations, reserved what the device holds for
+ * them (used rounded up to 2 MiB chunks, kept after frees until
+ * cuDeviceGraphMemTrim), with their high-water marks, which
+ * cuDeviceSetGraphMemAttribute resets (to the current value; only 0 may be
+ * set). Not modelled: the rule that a graph with memory nodes has one
+ * executable graph at a time, and memory nodes in child graphs. mu held
+ * unless said. ----- */
+
+static struct gmem *gmems;
+static struct { unsigned long long used, used_high, reserved, reserved_high; } gpool[MAX_DEVICES];
+
+static struct gmem *gmem_at(uintptr_t p) {
+    for (struct gmem *g = gmems; g; g = g->next)
+        if (g->p == p) return g;
+    return NULL;
+}
+/* Free the backing memory of an allocation that nothing holds. */
+static void gmem_drop(struct gmem *g) {
+    if (g->refs || g->live || g->outstanding) return;
+    for (struct gmem **pp = &gmems; *pp; pp = &(*pp)->next)
+        if (*pp == g) { *pp = g->next; break; }
+    aligned_free((void *)g->p);
+    free(g);
+    st.live_graph_allocations--;
+}
+static void gmem_ref(uintptr_t p) {
+    struct gmem *g = gmem_at(p);
+    if (g) g->refs++;
+}
+static void gmem_unref(uintptr_t p) {
+    struct gmem *g = gmem_at(p);
+    if (g) { g->refs--; gmem_drop(g); }
+}
+/* The captured cuMemAllocAsync: an alloc node at a new address. */
+static CUresult graph_alloc(CUstream s, CUdeviceptr *dptr, size_t size) {
+    if (size > TOTAL_MEM) return CUDA_ERROR_OUT_OF_MEMORY;
+    void *p = aligned_alloc(256, round_up(size, 256));
+    if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+    struct gmem *g = xcalloc(1, sizeof *g);
+    g->p = (uintptr_t)p;
+    g->len = size;
+    g->ctx = s->ctx;
+    g->next = gmems;
+    gmems = g;
+    st.live_graph_allocations++;
+    struct task t = { .kind = T_GALLOC, .dst = p, .n = size };
+    CUresult r = record(s, &t);
+    if (r) gmem_drop(g);
+    else *dptr = (CUdeviceptr)(uintptr_t)p;
+    return r;
+}
+/* Whether [p, p+len) lies in one graph allocation. */
+static int in_graph_mem(uintptr_t p, size_t len) {
+    for (struct gmem *g = gmems; g; g = g->next)
+        if (p >= g->p && p - g->p <= g->len && len <= g->len - (p - g->p)) return 1;
+    return 0;
+}
+/* Whether graph g frees p already. */
+static int graph_frees(CUgraph g, uintptr_t p) {
+    for (int i = 0; i < g->n; i++)
+        if (g->nodes[i]->t.kind == T_FREE && (uintptr_t)g->nodes[i]->t.dst == p) return 1;
+    return 0;
+}
+static int prog_frees(const struct prog *x, uintptr_t p) {
+    for (int i = 0; i < x->n; i++)
+        if (x->nodes[i].t.kind == T_FREE && (uintptr_t)x->nodes[i].t.dst == p) return 1;
+    return 0;
+}
+static void gpool_grow(int dev) {
+    unsigned long long need = round_up(gpool[dev].used, POOL_CHUNK);
+    if (gpool[dev].used > gpool[dev].used_high) gpool[dev].used_high = gpool[dev].used;
+    if (need > gpool[dev].reserved) gpool[dev].reserved = need;
+    if (gpool[dev].reserved > gpool[dev].reserved_high) gpool[dev].reserved_high = gpool[dev].reserved;
+}
+/* An alloc node runs. mu not held. */
+static void galloc_run(uintptr_t p) {
+    LOCK();
+    struct gmem *g = gmem_at(p);
+    if (g && !g->live) { /* live already: an AUTO_FREE_ON_LAUNCH relaunch keeps it where it is */
+        range_add(p, g->len, MEM_DEVICE, GRAPH_FLAG, g->ctx);
+        g->live = 1;
+        gpool[g->ctx->dev].used += g->len;
+        gpool_grow(g->ctx->dev);
+    }
+    UNLOCK();
+}
+/* A free of a live graph allocation runs. */
+static void gmem_unmap(struct range *rg) {
+    struct gmem *g = gmem_at(rg->start);
+    range_remove(rg);
+    if (!g) return;
+    g->live = 0;
+    gpool[g->ctx->dev].used -= g->len;
+    gmem_drop(g);
+}
+/* cuMemFree of p: -1 when p is no graph allocation; else 1 when it was
+ * live (and now is not), 0 when it was not. */
+static int gmem_free_now(uintptr_t p) {
+    struct gmem *g = gmem_at(p);
+    if (!g) return -1;
+    struct range *rg = range_at(p, MEM_DEVICE);
+    if (!rg || !(rg->flags & GRAPH_FLAG)) return 0;
+    g->outstanding = 0;
+    gmem_unmap(rg);
+    return 1;
+}
+/* cuGraphLaunch's rule for allocations a previous launch left allocated,
+ * and its bookkeeping once the launch is submitted. */
+static CUresult launch_graph_mem(CUgraphExec x, int submitted) {
+    struct prog *pr = x->prog;
+    for (int i = 0; i < pr->n; i++) {
+        const struct task *t = &pr->nodes[i].t;
+        struct gmem *g = t->kind == T_GALLOC || t->kind == T_FREE ? gmem_at((uintptr_t)t->dst) : NULL;
+        if (!g) continue;
+        int own = t->kind == T_GALLOC && !prog_frees(pr, g->p);
+        if (!submitted && own && g->outstanding && !(x->flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH))
+            return CUDA_ERROR_INVALID_VALUE;
+        if (submitted && own) g->outstanding = 1;
+        if (submitted && t->kind == T_FREE) g->outstanding = 0;
+    }
+    return CUDA_SUCCESS;
+}
+
+static CUresult graph_mem_attr(CUdevice dev, int attr, void *value, int set) {
+    CUresult r = check_device(dev);
+    if (r) return r;
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    unsigned long long *v = value;
+    LOCK();
+    switch (attr) {
+    case CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT: case CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT:
+        if (set) r = CUDA_ERROR_INVALID_VALUE;
+        else *v = attr == CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT ? gpool[dev].used : gpool[dev].reserved;
+        break;
+    case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH:
+        if (!set) *v = gpool[dev].used_high;
+        else if (*v) r = CUDA_ERROR_INVALID_VALUE;
+        else gpool[dev].used_high = gpool[dev].used;
+        break;
+    case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH:
+        if (!set) *v = gpool[dev].reserved_high;
+        else if (*v) r = CUDA_ERROR_INVALID_VALUE;
+        else gpool[dev].reserved_high = gpool[dev].reserved;
+        break;
+    default: r = CUDA_ERROR_INVALID_VALUE;
+    }
+    UNLOCK();
+    return r;
+}
+CUresult cuDeviceGetGraphMemAttribute(CUdevice dev, int attr, void *value) {
+    FAIL_POINT("cuDeviceGetGraphMemAttribute");
+    return graph_mem_attr(dev, attr, value, 0);
+}
+CUresult cuDeviceSetGraphMemAttribute(CUdevice dev, int attr, void *value) {
+    FAIL_POINT("cuDeviceSetGraphMemAttribute");
+    return graph_mem_attr(dev, attr, value, 1);
+}
+/* Give back what the device holds for graph allocations beyond the live ones. */
+CUresult cuDeviceGraphMemTrim(CUdevice dev) {
+    FAIL_POINT("cuDeviceGraphMemTrim");
+    CUresult r = check_device(dev);
+    if (r) return r;
+    LOCK();
+    gpool[dev].reserved = round_up(gpool[dev].used, POOL_CHUNK);
+    st.graph_mem_trims++;
+    UNLOCK();
+    return CUDA_SUCCESS;
 }
 
 CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream h) {
@@ -3788,7 +4043,6 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec *px, CUgraph g, unsigned long l
     FAIL_POINT("cuGraphInstantiateWithFlags");
     STICKY_POINT();
     CUcontext c;
-    (void)flags;
     LOCK();
     gate();
     CUresult r = current_ctx(&c);
@@ -3796,6 +4050,7 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec *px, CUgraph g, unsigned long l
     if (!r) {
         CUgraphExec x = handle_alloc(&free_execs, sizeof *x);
         x->magic = MAGIC_EXEC;
+        x->flags = flags;
         x->ctx = c;
         x->prog = prog_from_graph(g);
         *px = x;
@@ -3846,6 +4101,7 @@ CUresult cuGraphLaunch(CUgraphExec x, CUstream h) {
     CUresult r = !initialised ? CUDA_ERROR_NOT_INITIALIZED
                : !x || x->magic != MAGIC_EXEC ? CUDA_ERROR_INVALID_VALUE
                : begin_enqueue(h, &s, &capturing, 1);
+    if (!r && !capturing) r = launch_graph_mem(x, 0);
     if (!r) {
         struct task t = { .kind = T_GRAPH, .prog = x->prog };
         if (capturing) {
@@ -3859,6 +4115,7 @@ CUresult cuGraphLaunch(CUgraphExec x, CUstream h) {
             op_unref(x->last);
             x->last = o;
             st.graph_launches++;
+            launch_graph_mem(x, 1);
         }
     }
     UNLOCK();
@@ -3883,6 +4140,11 @@ CUresult cuGraphExecUpdate_v2(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultI
         for (int i = 0; !res && i < g->n; i++) {
             struct CUgraphNode_st *gn = g->nodes[i];
             if (gn->type != p->nodes[i].type) res = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+            /* A memory node at another address: the executable graph's
+             * allocation cannot move (the driver's answer is not measured;
+             * modelled as not supported, so that the caller instantiates). */
+            else if ((gn->t.kind == T_GALLOC || gn->t.kind == T_FREE) && gn->t.dst != p->nodes[i].t.dst)
+                res = CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED;
             else if (gn->ndeps != p->nodes[i].ndeps) res = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
             else for (int j = 0; j < gn->ndeps; j++)
                 if (gn->deps[j]->index != p->nodes[i].deps[j]) res = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
@@ -4022,6 +4284,9 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuMemAlloc", 3020, 0, cuMemAlloc_v2),
     SYM("cuMemFree", 3020, 0, cuMemFree_v2),
     SYM("cuMemAllocAsync", 11020, 11020, cuMemAllocAsync),
+    SYM("cuDeviceGraphMemTrim", 11040, 0, cuDeviceGraphMemTrim),
+    SYM("cuDeviceGetGraphMemAttribute", 11040, 0, cuDeviceGetGraphMemAttribute),
+    SYM("cuDeviceSetGraphMemAttribute", 11040, 0, cuDeviceSetGraphMemAttribute),
     SYM("cuMemFreeAsync", 11020, 11020, cuMemFreeAsync),
     SYM("cuMemAllocHost", 3020, 0, cuMemAllocHost_v2),
     SYM("cuMemHostAlloc", 2020, 0, cuMemHostAlloc),
@@ -4176,6 +4441,8 @@ static const struct { const char *name; long long *value; int cumulative; } stat
     { "event_creates", &st.event_creates, 1 },     /* cuEventCreate calls that made an event */
     { "pageable_copies", &st.pageable_copies, 1 }, /* async copies with a side the device cannot reach */
     { "pool_trims", &st.pool_trims, 1 },           /* cuMemPoolTrimTo calls */
+    { "graph_mem_trims", &st.graph_mem_trims, 1 }, /* cuDeviceGraphMemTrim calls */
+    { "live_graph_allocations", &st.live_graph_allocations, 0 }, /* graph allocations with an address (held by a node, or live) */
 };
 
 long long sim_stat(const char *name) {

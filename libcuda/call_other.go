@@ -14,8 +14,6 @@ func callQueued(f *frame) { call(f) }
 
 func callFence(f *frame) { call(f) }
 
-func callf(fn uintptr, floats, doubles uint32, args ...uint64) uintptr {
-	return uintptr(CUDA_ERROR_NOT_SUPPORTED)
-}
+func callFloat(f *frame) { call(f) }
 
 func pinQueued(on bool) bool { return false }

@@ -22,10 +22,8 @@ func callQueued(f *frame) { dl.CallQueued((*dl.Frame)(unsafe.Pointer(f))) }
 
 func callFence(f *frame) { dl.CallFence((*dl.Frame)(unsafe.Pointer(f))) }
 
-// callf calls a C function that takes float or double arguments by value
-// (see dl.CallFloat).
-func callf(fn uintptr, floats, doubles uint32, args ...uint64) uintptr {
-	return dl.CallFloat(fn, floats, doubles, args...)
-}
+// callFloat is call for the functions with float or double arguments by
+// value: f heads a block of dl.FloatFrame's layout (see dl.CallFloat).
+func callFloat(f *frame) { dl.CallFloat((*dl.Frame)(unsafe.Pointer(f))) }
 
 func pinQueued(on bool) bool { return dl.SetPinnedQueued(on) }

@@ -10,7 +10,10 @@ import (
 // declarations come from, what its files are called, and the Go package
 // that binds it.
 type library struct {
-	pkg     string   // Go package, and its folder under the module root
+	pkg string // Go package's folder under the module root; its last element names it
+	// local, where set, is the module's folder that holds headers (a test
+	// fixture's), read instead of the -include folder.
+	local   string
 	headers []string // read in order; the first declares the types and functions
 	files   []string // the library files the package loads, for the doc comments
 	result  string   // the C status type the entry points return
@@ -228,6 +231,56 @@ var libraries = []*library{
 		intResults: true,
 		layout:     true,
 	},
+	{
+		// cuRAND 10 (CUDA 13 ships cuRAND 10.4): its file names follow
+		// cuRAND's own major version, not the toolkit's.
+		pkg:        "curand",
+		unreached:  "CURAND_STATUS_NOT_INITIALIZED",
+		headers:    []string{"curand.h"},
+		files:      []string{"libcurand.so.10", "curand64_10.dll"},
+		result:     "curandStatus_t",
+		typePrefix: regexp.MustCompile(`^curand([A-Z].*?)(?:_t)?$`),
+		funcPrefix: "curand",
+		uses:       []string{"libtypes"},
+		prelude:    "typedef struct CUstream_st *cudaStream_t;",
+		extern:     map[string]string{"cudaStream_t": "libcuda.Stream"},
+		imports:    cudaImports,
+		// The typed Generator's methods take the friendly names.
+		rename: map[string]string{"curandCreateGenerator": "RawCreateGenerator", "curandCreateGeneratorHost": "RawCreateGeneratorHost"},
+	},
+	{
+		// cuFFT 12 (CUDA 13 ships cuFFT 12.0): its file names follow
+		// cuFFT's own major version, not the toolkit's.
+		pkg:        "cufft",
+		unreached:  "CUFFT_INTERNAL_ERROR",
+		headers:    []string{"cufft.h"},
+		files:      []string{"libcufft.so.12", "cufft64_12.dll"},
+		result:     "cufftResult",
+		typePrefix: regexp.MustCompile(`^cufft([A-Z].*?)(?:_t)?$`),
+		funcPrefix: "cufft",
+		uses:       []string{"libtypes"},
+		// CUFFTAPI would be GCC's visibility attribute, which the parser
+		// does not read: defined empty first.
+		prelude: "#define CUFFTAPI\n" + cudaPrelude,
+		extern:  cudaExtern,
+		imports: cudaImports,
+		rename:  map[string]string{"cufftCreate": "RawCreate"},
+	},
+	callTest,
+}
+
+// callTest is the call-path fixture: internal/calltest's wrappers,
+// generated from a header of C functions with the shapes of the float
+// and double entry points (cuRAND's), which its tests build and call.
+var callTest = &library{
+	pkg:        "internal/calltest",
+	local:      "internal/calltest/c",
+	unreached:  "CALLTEST_BAD",
+	headers:    []string{"calltest.h"},
+	files:      []string{"libcalltest.so", "calltest.dll"},
+	result:     "calltestStatus",
+	typePrefix: regexp.MustCompile(`^calltest([A-Z].*)$`),
+	funcPrefix: "calltest",
 }
 
 // cudaPrelude declares what cublas_api.h takes from driver_types.h,

@@ -62,7 +62,7 @@ func TestLibraryNames(t *testing.T) {
 			t.Errorf("%s: funcName(%s) = %s, want %s", c.l.pkg, c.symbol, got, c.want)
 		}
 	}
-	if _, err := libraryNamed("cufft"); err == nil || !strings.Contains(err.Error(), "libcuda, nvrtc") {
+	if _, err := libraryNamed("cusparse"); err == nil || !strings.Contains(err.Error(), "libcuda, nvrtc") {
 		t.Errorf("an unknown library: %v", err)
 	}
 }

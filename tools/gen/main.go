@@ -9,6 +9,9 @@
 //	libtypes  library_types.h            (types only, shared by the next two)
 //	cublas    cublas_api.h, cublas_v2.h  libcublas.so.13, cublas64_13.dll
 //	cublaslt  cublasLt.h                 libcublasLt.so.13, cublasLt64_13.dll
+//	curand    curand.h                   libcurand.so.10, curand64_10.dll
+//	cufft     cufft.h                    libcufft.so.12, cufft64_12.dll
+//	internal/calltest  c/calltest.h      (the call-path fixture, built by its tests)
 //
 // A library may use the types of those before it (cublas uses libtypes's,
 // cublaslt those of libtypes and cublas): their headers are read first,
@@ -158,9 +161,17 @@ func readLibrary(include string, l *library) (*header, error) {
 	}
 	pp.out = nil
 	var first string
+	own := include
+	if l.local != "" {
+		root, err := moduleRoot()
+		if err != nil {
+			return nil, err
+		}
+		own = filepath.Join(root, filepath.FromSlash(l.local))
+	}
 	for i, name := range l.headers {
-		path := filepath.Join(include, name)
-		src, err := readHeader(include, name)
+		path := filepath.Join(own, name)
+		src, err := readHeader(own, name)
 		if err != nil {
 			return nil, err
 		}

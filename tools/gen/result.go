@@ -274,9 +274,7 @@ const callSystems = "(linux && (amd64 || arm64)) || (windows && amd64)"
 // loaded there, so every wrapper returns the load error before it reaches
 // call), with their build constraints, for the libraries resolved by name.
 func (g *gen) callFiles(api string) (texts, constraints map[string]string) {
-	if strings.Contains(api, "callf(") {
-		g.failf("%s: a function takes floating-point arguments by value: zcall.go has no callf", g.lib.header())
-	}
+	floats := strings.Contains(api, "callFloat(")
 	if g.lib.unreached == "" {
 		g.failf("library %s has no unreached status for call's stub", g.lib.pkg)
 	}
@@ -285,14 +283,20 @@ func (g *gen) callFiles(api string) (texts, constraints map[string]string) {
 // building.
 func call(f *frame) { f.r = uintptr(%s) }
 `, g.lib.unreached)
+	callText := "// call runs the C function that f describes; the argument words follow f\n" +
+		"// in memory (see frame).\nfunc call(f *frame) { dl.Call((*dl.Frame)(unsafe.Pointer(f))) }\n"
+	if floats {
+		stub += "\n// callFloat is call's stub for the functions with float or double arguments.\nfunc callFloat(f *frame) { call(f) }\n"
+		callText += "\n// callFloat is call for the functions with float or double arguments: f\n" +
+			"// heads a block of internal/dl.FloatFrame's layout.\n" +
+			"func callFloat(f *frame) { dl.CallFloat((*dl.Frame)(unsafe.Pointer(f))) }\n"
+	}
 	imports := ""
 	if strings.Contains(g.lib.unreached, ".") {
 		imports = g.ownImports(nil, stub)
 	}
 	texts = map[string]string{
-		"zcall.go": "import (\n\"unsafe\"\n\n\"" + dl + "\"\n)\n\n" +
-			"// call runs the C function that f describes; the argument words follow f\n" +
-			"// in memory (see frame).\nfunc call(f *frame) { dl.Call((*dl.Frame)(unsafe.Pointer(f))) }\n",
+		"zcall.go":       "import (\n\"unsafe\"\n\n\"" + dl + "\"\n)\n\n" + callText,
 		"zcall_other.go": imports + stub,
 	}
 	return texts, map[string]string{"zcall.go": callSystems, "zcall_other.go": "!(" + callSystems + ")"}

@@ -12,11 +12,11 @@ import (
 	"github.com/purecuda/purecuda/libtypes"
 )
 
-// RawCreateGenerator calls curandCreateGenerator.
+// CreateGenerator calls curandCreateGenerator.
 //
 //	curandStatus_t curandCreateGenerator(curandGenerator_t *generator, curandRngType_t rng_type);
-func RawCreateGenerator(generator *Generator, rng_type RngType) error {
-	_fn, _err := procRawCreateGenerator.fn()
+func CreateGenerator(generator *Handle, rng_type RngType) error {
+	_fn, _err := procCreateGenerator.fn()
 	if _err != nil {
 		return _err
 	}
@@ -30,14 +30,14 @@ func RawCreateGenerator(generator *Generator, rng_type RngType) error {
 	_f.a0 = unsafe.Pointer(generator)
 	_f.a1 = uintptr(rng_type)
 	call(&_f.frame)
-	return procRawCreateGenerator.result(_f.r)
+	return procCreateGenerator.result(_f.r)
 }
 
-// RawCreateGeneratorHost calls curandCreateGeneratorHost.
+// CreateGeneratorHost calls curandCreateGeneratorHost.
 //
 //	curandStatus_t curandCreateGeneratorHost(curandGenerator_t *generator, curandRngType_t rng_type);
-func RawCreateGeneratorHost(generator *Generator, rng_type RngType) error {
-	_fn, _err := procRawCreateGeneratorHost.fn()
+func CreateGeneratorHost(generator *Handle, rng_type RngType) error {
+	_fn, _err := procCreateGeneratorHost.fn()
 	if _err != nil {
 		return _err
 	}
@@ -51,13 +51,13 @@ func RawCreateGeneratorHost(generator *Generator, rng_type RngType) error {
 	_f.a0 = unsafe.Pointer(generator)
 	_f.a1 = uintptr(rng_type)
 	call(&_f.frame)
-	return procRawCreateGeneratorHost.result(_f.r)
+	return procCreateGeneratorHost.result(_f.r)
 }
 
 // DestroyGenerator calls curandDestroyGenerator.
 //
 //	curandStatus_t curandDestroyGenerator(curandGenerator_t generator);
-func DestroyGenerator(generator Generator) error {
+func DestroyGenerator(generator Handle) error {
 	_fn, _err := procDestroyGenerator.fn()
 	if _err != nil {
 		return _err
@@ -116,7 +116,7 @@ func GetProperty(type_ libtypes.LibraryPropertyType, value *int32) error {
 // SetStream calls curandSetStream.
 //
 //	curandStatus_t curandSetStream(curandGenerator_t generator, cudaStream_t stream);
-func SetStream(generator Generator, stream libcuda.Stream) error {
+func SetStream(generator Handle, stream libcuda.Stream) error {
 	_fn, _err := procSetStream.fn()
 	if _err != nil {
 		return _err
@@ -137,7 +137,7 @@ func SetStream(generator Generator, stream libcuda.Stream) error {
 // SetPseudoRandomGeneratorSeed calls curandSetPseudoRandomGeneratorSeed.
 //
 //	curandStatus_t curandSetPseudoRandomGeneratorSeed(curandGenerator_t generator, unsigned long long seed);
-func SetPseudoRandomGeneratorSeed(generator Generator, seed uint64) error {
+func SetPseudoRandomGeneratorSeed(generator Handle, seed uint64) error {
 	_fn, _err := procSetPseudoRandomGeneratorSeed.fn()
 	if _err != nil {
 		return _err
@@ -158,7 +158,7 @@ func SetPseudoRandomGeneratorSeed(generator Generator, seed uint64) error {
 // SetGeneratorOffset calls curandSetGeneratorOffset.
 //
 //	curandStatus_t curandSetGeneratorOffset(curandGenerator_t generator, unsigned long long offset);
-func SetGeneratorOffset(generator Generator, offset uint64) error {
+func SetGeneratorOffset(generator Handle, offset uint64) error {
 	_fn, _err := procSetGeneratorOffset.fn()
 	if _err != nil {
 		return _err
@@ -179,7 +179,7 @@ func SetGeneratorOffset(generator Generator, offset uint64) error {
 // SetGeneratorOrdering calls curandSetGeneratorOrdering.
 //
 //	curandStatus_t curandSetGeneratorOrdering(curandGenerator_t generator, curandOrdering_t order);
-func SetGeneratorOrdering(generator Generator, order Ordering) error {
+func SetGeneratorOrdering(generator Handle, order Ordering) error {
 	_fn, _err := procSetGeneratorOrdering.fn()
 	if _err != nil {
 		return _err
@@ -200,7 +200,7 @@ func SetGeneratorOrdering(generator Generator, order Ordering) error {
 // SetQuasiRandomGeneratorDimensions calls curandSetQuasiRandomGeneratorDimensions.
 //
 //	curandStatus_t curandSetQuasiRandomGeneratorDimensions(curandGenerator_t generator, unsigned int num_dimensions);
-func SetQuasiRandomGeneratorDimensions(generator Generator, num_dimensions uint32) error {
+func SetQuasiRandomGeneratorDimensions(generator Handle, num_dimensions uint32) error {
 	_fn, _err := procSetQuasiRandomGeneratorDimensions.fn()
 	if _err != nil {
 		return _err
@@ -221,7 +221,7 @@ func SetQuasiRandomGeneratorDimensions(generator Generator, num_dimensions uint3
 // Generate calls curandGenerate.
 //
 //	curandStatus_t curandGenerate(curandGenerator_t generator, unsigned int *outputPtr, size_t num);
-func Generate(generator Generator, outputPtr *uint32, num uint64) error {
+func Generate(generator Handle, outputPtr *uint32, num uint64) error {
 	_fn, _err := procGenerate.fn()
 	if _err != nil {
 		return _err
@@ -244,7 +244,7 @@ func Generate(generator Generator, outputPtr *uint32, num uint64) error {
 // GenerateLongLong calls curandGenerateLongLong.
 //
 //	curandStatus_t curandGenerateLongLong(curandGenerator_t generator, unsigned long long *outputPtr, size_t num);
-func GenerateLongLong(generator Generator, outputPtr *uint64, num uint64) error {
+func GenerateLongLong(generator Handle, outputPtr *uint64, num uint64) error {
 	_fn, _err := procGenerateLongLong.fn()
 	if _err != nil {
 		return _err
@@ -267,7 +267,7 @@ func GenerateLongLong(generator Generator, outputPtr *uint64, num uint64) error 
 // GenerateUniform calls curandGenerateUniform.
 //
 //	curandStatus_t curandGenerateUniform(curandGenerator_t generator, float *outputPtr, size_t num);
-func GenerateUniform(generator Generator, outputPtr *float32, num uint64) error {
+func GenerateUniform(generator Handle, outputPtr *float32, num uint64) error {
 	_fn, _err := procGenerateUniform.fn()
 	if _err != nil {
 		return _err
@@ -290,7 +290,7 @@ func GenerateUniform(generator Generator, outputPtr *float32, num uint64) error 
 // GenerateUniformDouble calls curandGenerateUniformDouble.
 //
 //	curandStatus_t curandGenerateUniformDouble(curandGenerator_t generator, double *outputPtr, size_t num);
-func GenerateUniformDouble(generator Generator, outputPtr *float64, num uint64) error {
+func GenerateUniformDouble(generator Handle, outputPtr *float64, num uint64) error {
 	_fn, _err := procGenerateUniformDouble.fn()
 	if _err != nil {
 		return _err
@@ -313,7 +313,7 @@ func GenerateUniformDouble(generator Generator, outputPtr *float64, num uint64) 
 // GenerateNormal calls curandGenerateNormal.
 //
 //	curandStatus_t curandGenerateNormal(curandGenerator_t generator, float *outputPtr, size_t n, float mean, float stddev);
-func GenerateNormal(generator Generator, outputPtr *float32, n uint64, mean float32, stddev float32) error {
+func GenerateNormal(generator Handle, outputPtr *float32, n uint64, mean float32, stddev float32) error {
 	_fn, _err := procGenerateNormal.fn()
 	if _err != nil {
 		return _err
@@ -360,7 +360,7 @@ func GenerateNormal(generator Generator, outputPtr *float32, n uint64, mean floa
 // GenerateNormalDouble calls curandGenerateNormalDouble.
 //
 //	curandStatus_t curandGenerateNormalDouble(curandGenerator_t generator, double *outputPtr, size_t n, double mean, double stddev);
-func GenerateNormalDouble(generator Generator, outputPtr *float64, n uint64, mean float64, stddev float64) error {
+func GenerateNormalDouble(generator Handle, outputPtr *float64, n uint64, mean float64, stddev float64) error {
 	_fn, _err := procGenerateNormalDouble.fn()
 	if _err != nil {
 		return _err
@@ -407,7 +407,7 @@ func GenerateNormalDouble(generator Generator, outputPtr *float64, n uint64, mea
 // GenerateLogNormal calls curandGenerateLogNormal.
 //
 //	curandStatus_t curandGenerateLogNormal(curandGenerator_t generator, float *outputPtr, size_t n, float mean, float stddev);
-func GenerateLogNormal(generator Generator, outputPtr *float32, n uint64, mean float32, stddev float32) error {
+func GenerateLogNormal(generator Handle, outputPtr *float32, n uint64, mean float32, stddev float32) error {
 	_fn, _err := procGenerateLogNormal.fn()
 	if _err != nil {
 		return _err
@@ -454,7 +454,7 @@ func GenerateLogNormal(generator Generator, outputPtr *float32, n uint64, mean f
 // GenerateLogNormalDouble calls curandGenerateLogNormalDouble.
 //
 //	curandStatus_t curandGenerateLogNormalDouble(curandGenerator_t generator, double *outputPtr, size_t n, double mean, double stddev);
-func GenerateLogNormalDouble(generator Generator, outputPtr *float64, n uint64, mean float64, stddev float64) error {
+func GenerateLogNormalDouble(generator Handle, outputPtr *float64, n uint64, mean float64, stddev float64) error {
 	_fn, _err := procGenerateLogNormalDouble.fn()
 	if _err != nil {
 		return _err
@@ -556,7 +556,7 @@ func DestroyDistribution(discrete_distribution DiscreteDistribution) error {
 // GeneratePoisson calls curandGeneratePoisson.
 //
 //	curandStatus_t curandGeneratePoisson(curandGenerator_t generator, unsigned int *outputPtr, size_t n, double lambda);
-func GeneratePoisson(generator Generator, outputPtr *uint32, n uint64, lambda float64) error {
+func GeneratePoisson(generator Handle, outputPtr *uint32, n uint64, lambda float64) error {
 	_fn, _err := procGeneratePoisson.fn()
 	if _err != nil {
 		return _err
@@ -600,7 +600,7 @@ func GeneratePoisson(generator Generator, outputPtr *uint32, n uint64, lambda fl
 // GeneratePoissonMethod calls curandGeneratePoissonMethod.
 //
 //	curandStatus_t curandGeneratePoissonMethod(curandGenerator_t generator, unsigned int *outputPtr, size_t n, double lambda, curandMethod_t method);
-func GeneratePoissonMethod(generator Generator, outputPtr *uint32, n uint64, lambda float64, method Method) error {
+func GeneratePoissonMethod(generator Handle, outputPtr *uint32, n uint64, lambda float64, method Method) error {
 	_fn, _err := procGeneratePoissonMethod.fn()
 	if _err != nil {
 		return _err
@@ -648,7 +648,7 @@ func GeneratePoissonMethod(generator Generator, outputPtr *uint32, n uint64, lam
 // GenerateBinomial calls curandGenerateBinomial.
 //
 //	curandStatus_t curandGenerateBinomial(curandGenerator_t generator, unsigned int *outputPtr, size_t num, unsigned int n, double p);
-func GenerateBinomial(generator Generator, outputPtr *uint32, num uint64, n uint32, p float64) error {
+func GenerateBinomial(generator Handle, outputPtr *uint32, num uint64, n uint32, p float64) error {
 	_fn, _err := procGenerateBinomial.fn()
 	if _err != nil {
 		return _err
@@ -695,7 +695,7 @@ func GenerateBinomial(generator Generator, outputPtr *uint32, num uint64, n uint
 // GenerateBinomialMethod calls curandGenerateBinomialMethod.
 //
 //	curandStatus_t curandGenerateBinomialMethod(curandGenerator_t generator, unsigned int *outputPtr, size_t num, unsigned int n, double p, curandMethod_t method);
-func GenerateBinomialMethod(generator Generator, outputPtr *uint32, num uint64, n uint32, p float64, method Method) error {
+func GenerateBinomialMethod(generator Handle, outputPtr *uint32, num uint64, n uint32, p float64, method Method) error {
 	_fn, _err := procGenerateBinomialMethod.fn()
 	if _err != nil {
 		return _err
@@ -746,7 +746,7 @@ func GenerateBinomialMethod(generator Generator, outputPtr *uint32, num uint64, 
 // GenerateSeeds calls curandGenerateSeeds.
 //
 //	curandStatus_t curandGenerateSeeds(curandGenerator_t generator);
-func GenerateSeeds(generator Generator) error {
+func GenerateSeeds(generator Handle) error {
 	_fn, _err := procGenerateSeeds.fn()
 	if _err != nil {
 		return _err
@@ -850,6 +850,8 @@ const floatsPositional = runtime.GOOS == "windows"
 
 // The entry points of libcurand.so.10 and curand64_10.dll, resolved by name on first use.
 var (
+	procCreateGenerator                   = proc{symbol: "curandCreateGenerator"}
+	procCreateGeneratorHost               = proc{symbol: "curandCreateGeneratorHost"}
 	procCreatePoissonDistribution         = proc{symbol: "curandCreatePoissonDistribution"}
 	procDestroyDistribution               = proc{symbol: "curandDestroyDistribution"}
 	procDestroyGenerator                  = proc{symbol: "curandDestroyGenerator"}
@@ -872,8 +874,6 @@ var (
 	procGetScrambleConstants32            = proc{symbol: "curandGetScrambleConstants32"}
 	procGetScrambleConstants64            = proc{symbol: "curandGetScrambleConstants64"}
 	procGetVersion                        = proc{symbol: "curandGetVersion"}
-	procRawCreateGenerator                = proc{symbol: "curandCreateGenerator"}
-	procRawCreateGeneratorHost            = proc{symbol: "curandCreateGeneratorHost"}
 	procSetGeneratorOffset                = proc{symbol: "curandSetGeneratorOffset"}
 	procSetGeneratorOrdering              = proc{symbol: "curandSetGeneratorOrdering"}
 	procSetPseudoRandomGeneratorSeed      = proc{symbol: "curandSetPseudoRandomGeneratorSeed"}
@@ -883,6 +883,8 @@ var (
 
 // procs lists every entry point, sorted by Go name.
 var procs = [...]*proc{
+	&procCreateGenerator,
+	&procCreateGeneratorHost,
 	&procCreatePoissonDistribution,
 	&procDestroyDistribution,
 	&procDestroyGenerator,
@@ -905,8 +907,6 @@ var procs = [...]*proc{
 	&procGetScrambleConstants32,
 	&procGetScrambleConstants64,
 	&procGetVersion,
-	&procRawCreateGenerator,
-	&procRawCreateGeneratorHost,
 	&procSetGeneratorOffset,
 	&procSetGeneratorOrdering,
 	&procSetPseudoRandomGeneratorSeed,

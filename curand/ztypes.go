@@ -9,10 +9,10 @@ type DirectionVectors32 = [32]uint32
 // DirectionVectors64 is C's curandDirectionVectors64_t, the same type as [64]uint64.
 type DirectionVectors64 = [64]uint64
 
-// Generator is C's curandGenerator_t:
+// Handle is C's curandGenerator_t:
 //
 //	typedef struct curandGenerator_st *curandGenerator_t;
-type Generator uintptr
+type Handle uintptr
 
 // Distribution_st is C's curandDistribution_st:
 //

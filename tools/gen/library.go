@@ -39,6 +39,9 @@ type library struct {
 	// header; otherwise they are looked up by their symbol's name.
 	byVersion bool
 	layout    bool // write zlayout_test.go, the table its layout test checks
+	// typeRename gives the Go name of a C type whose mechanical name the
+	// package's hand-written API uses (curandGenerator_t -> Handle).
+	typeRename map[string]string
 	// rename gives the Go name of an entry point whose mechanical name
 	// the package's hand-written API uses for something friendlier.
 	rename map[string]string
@@ -245,8 +248,8 @@ var libraries = []*library{
 		prelude:    "typedef struct CUstream_st *cudaStream_t;",
 		extern:     map[string]string{"cudaStream_t": "libcuda.Stream"},
 		imports:    cudaImports,
-		// The typed Generator's methods take the friendly names.
-		rename: map[string]string{"curandCreateGenerator": "RawCreateGenerator", "curandCreateGeneratorHost": "RawCreateGeneratorHost"},
+		// The typed Generator takes the name.
+		typeRename: map[string]string{"curandGenerator_t": "Handle"},
 	},
 	{
 		// cuFFT 12 (CUDA 13 ships cuFFT 12.0): its file names follow
@@ -328,6 +331,9 @@ func libraryNamed(pkg string) (*library, error) {
 // -> Stream, with nvrtc's nvrtcProgram -> Program; CUDA_* and other names
 // keep their spelling.
 func (l *library) goName(c string) string {
+	if n, ok := l.typeRename[c]; ok {
+		return n
+	}
 	if m := l.typePrefix.FindStringSubmatch(c); m != nil {
 		return exported(m[1])
 	}

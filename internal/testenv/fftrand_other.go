@@ -1,0 +1,21 @@
+//go:build !gpu && !linux && !windows
+
+package testenv
+
+import (
+	"errors"
+	"testing"
+)
+
+// MainFFTRand is Main for the tests of packages curand and cufft; the
+// stand-in is built on Linux and Windows only.
+func MainFFTRand(m *testing.M) { mainWith(m, setupFFTRand) }
+
+func setupFFTRand() error { return errors.New("the cuRAND/cuFFT stand-in is built on Linux and Windows only") }
+
+// FFTRandStat fails t: there is no stand-in on this system.
+func FFTRandStat(t testing.TB, name string) int64 {
+	t.Helper()
+	t.Fatalf("the cuRAND/cuFFT stand-in's counter %s: no stand-in on this system", name)
+	return 0
+}

@@ -65,7 +65,7 @@ var lazy = dl.NewLazy(func() (*loadedLibrary, error) { return open(os.Getenv) },
 // /usr/local and /usr. On Windows: cufft64_12.dll in %CUDA_PATH%\bin\x64 and
 // %CUDA_PATH%\bin, then through the DLL search path. The file names follow
 // cuFFT's own major version (12 in CUDA 13), not the toolkit's. A
-// library that opens but lacks cufftPlanMany is not taken. A failure is a
+// library that opens but lacks cufftMakePlanMany64 is not taken. A failure is a
 // *LoadError that names every place tried.
 func Load() error {
 	_, err := lazy.Load()
@@ -78,10 +78,10 @@ func open(getenv func(string) string) (*loadedLibrary, error) {
 	return dl.Open(search, getenv, ErrNoLibrary, accept)
 }
 
-// accept checks that lib is cuFFT: it has cufftPlanMany, and
+// accept checks that lib is cuFFT: it has cufftMakePlanMany64, and
 // cufftGetVersion answers.
 func accept(lib dl.Library, path string) (*loadedLibrary, error) {
-	if _, err := dl.HasSymbol(lib, "cufftPlanMany", "cuFFT"); err != nil {
+	if _, err := dl.HasSymbol(lib, "cufftMakePlanMany64", "cuFFT"); err != nil {
 		return nil, err
 	}
 	ver, err := dl.HasSymbol(lib, "cufftGetVersion", "cuFFT")

@@ -11,7 +11,9 @@ import (
 // stand-in is built on Linux and Windows only.
 func MainFFTRand(m *testing.M) { mainWith(m, setupFFTRand) }
 
-func setupFFTRand() error { return errors.New("the cuRAND/cuFFT stand-in is built on Linux and Windows only") }
+func setupFFTRand() error {
+	return errors.New("the cuRAND/cuFFT stand-in is built on Linux and Windows only")
+}
 
 // FFTRandStat fails t: there is no stand-in on this system.
 func FFTRandStat(t testing.TB, name string) int64 {

@@ -249,3 +249,262 @@ EXPORT int curandGeneratePoisson(struct gen *g, unsigned *out, size_t n, double 
     if (!(lambda > 0)) return CURAND_STATUS_OUT_OF_RANGE;
     return gen_submit(g, 5, 0, out, n, lambda, 0);
 }
+
+/* ----------------------------------------------------------------- cuFFT */
+
+enum {
+    CUFFT_SUCCESS = 0, CUFFT_INVALID_PLAN = 1, CUFFT_INVALID_TYPE = 3, CUFFT_INVALID_VALUE = 4,
+    CUFFT_EXEC_FAILED = 6, CUFFT_INVALID_SIZE = 8, CUFFT_NO_WORKSPACE = 0xD
+};
+enum { R2C = 0x2a, C2R = 0x2c, C2C = 0x29, D2Z = 0x6a, Z2D = 0x6c, Z2Z = 0x69 };
+
+#define MAX_PLANS 4096
+
+struct plan {
+    int live, made, type, rank, auto_alloc;
+    long long n[3], inembed[3], onembed[3], istride, idist, ostride, odist, batch;
+    int basic_in, basic_out; /* no inembed/onembed: the default layout */
+    void *work;
+    CUstream stream;
+};
+
+static struct plan plans[MAX_PLANS];
+
+EXPORT int cufftGetVersion(int *v) { *v = 12000; return 0; }
+
+EXPORT int cufftCreate(int *h) {
+    if (!h) return CUFFT_INVALID_VALUE;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < MAX_PLANS; i++) {
+        if (!plans[i].live) {
+            memset(&plans[i], 0, sizeof plans[i]);
+            plans[i].live = 1;
+            plans[i].auto_alloc = 1;
+            st_plans++;
+            *h = i;
+            pthread_mutex_unlock(&mu);
+            return 0;
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    return CUFFT_INVALID_PLAN;
+}
+
+static struct plan *get_plan(int h) {
+    if (h < 0 || h >= MAX_PLANS || !plans[h].live) return NULL;
+    return &plans[h];
+}
+
+EXPORT int cufftDestroy(int h) {
+    struct plan *p = get_plan(h);
+    if (!p) return CUFFT_INVALID_PLAN;
+    pthread_mutex_lock(&mu);
+    if (p->auto_alloc) free(p->work);
+    p->live = 0;
+    st_plans--;
+    pthread_mutex_unlock(&mu);
+    return 0;
+}
+
+EXPORT int cufftSetAutoAllocation(int h, int on) {
+    struct plan *p = get_plan(h);
+    if (!p) return CUFFT_INVALID_PLAN;
+    if (p->made) return CUFFT_INVALID_VALUE; /* before the plan is made, as cuFFT asks */
+    p->auto_alloc = on != 0;
+    pthread_mutex_lock(&mu);
+    st_auto_allocation = p->auto_alloc;
+    pthread_mutex_unlock(&mu);
+    return 0;
+}
+
+EXPORT int cufftSetWorkArea(int h, void *work) {
+    struct plan *p = get_plan(h);
+    if (!p) return CUFFT_INVALID_PLAN;
+    p->work = work;
+    pthread_mutex_lock(&mu);
+    st_work_area = (long long)(uintptr_t)work;
+    pthread_mutex_unlock(&mu);
+    return 0;
+}
+
+EXPORT int cufftSetStream(int h, CUstream s) {
+    struct plan *p = get_plan(h);
+    if (!p) return CUFFT_INVALID_PLAN;
+    p->stream = s;
+    return 0;
+}
+
+static int complex_in(int t) { return t == C2C || t == Z2Z || t == C2R || t == Z2D; }
+static int complex_out(int t) { return t == C2C || t == Z2Z || t == R2C || t == D2Z; }
+static int dbl(int t) { return t == D2Z || t == Z2D || t == Z2Z; }
+
+EXPORT int cufftMakePlanMany64(int h, int rank, long long *n, long long *inembed, long long istride, long long idist,
+                               long long *onembed, long long ostride, long long odist, int type, long long batch,
+                               size_t *work_size) {
+    struct plan *p = get_plan(h);
+    if (!p) return CUFFT_INVALID_PLAN;
+    if (!(type == R2C || type == C2R || type == C2C || type == D2Z || type == Z2D || type == Z2Z)) return CUFFT_INVALID_TYPE;
+    if (rank < 1 || rank > 3 || !n || batch < 1) return CUFFT_INVALID_SIZE;
+    if ((inembed == NULL) != (onembed == NULL)) return CUFFT_INVALID_VALUE;
+    long long total = 1;
+    for (int d = 0; d < rank; d++) {
+        if (n[d] < 1) return CUFFT_INVALID_SIZE;
+        p->n[d] = n[d];
+        total *= n[d];
+    }
+    p->type = type;
+    p->rank = rank;
+    p->batch = batch;
+    p->basic_in = p->basic_out = inembed == NULL;
+    if (inembed) {
+        for (int d = 0; d < rank; d++) {
+            p->inembed[d] = inembed[d];
+            p->onembed[d] = onembed[d];
+        }
+        p->istride = istride;
+        p->idist = idist;
+        p->ostride = ostride;
+        p->odist = odist;
+    }
+    p->made = 1;
+    size_t ws = (size_t)(total * batch * (dbl(type) ? 16 : 8));
+    if (work_size) *work_size = ws;
+    if (p->auto_alloc) p->work = malloc(ws);
+    return 0;
+}
+
+EXPORT int cufftGetSize(int h, size_t *ws) {
+    struct plan *p = get_plan(h);
+    if (!p || !p->made) return CUFFT_INVALID_PLAN;
+    long long total = p->batch;
+    for (int d = 0; d < p->rank; d++) total *= p->n[d];
+    *ws = (size_t)(total * (dbl(p->type) ? 16 : 8));
+    return 0;
+}
+
+/* The logical extents of one side: the complex side of R2C and C2R has
+ * n/2+1 elements in its last dimension. */
+static void side_dims(const struct plan *p, int complex_side_halved, long long *m) {
+    for (int d = 0; d < p->rank; d++) m[d] = p->n[d];
+    if (complex_side_halved) m[p->rank - 1] = p->n[p->rank - 1] / 2 + 1;
+}
+
+/* The index of position x of batch b on a side of extents embed (the
+ * first is not used), stride and dist, as cuFFT's advanced layout. */
+static long long at(const struct plan *p, const long long *embed, long long stride, long long dist,
+                    const long long *x, long long b) {
+    long long i = 0;
+    for (int d = 0; d < p->rank; d++) i = i * (d == 0 ? 1 : embed[d]) + x[d];
+    return b * dist + stride * i;
+}
+
+static void run_fft(struct task *t) {
+    struct plan *p = t->plan;
+    int type = t->type, r = p->rank;
+    int hermitian_in = type == C2R || type == Z2D, half_out = type == R2C || type == D2Z;
+    long long nin[3], nout[3], ein[3], eout[3], is, id, os, od;
+    side_dims(p, hermitian_in, nin);
+    side_dims(p, half_out, nout);
+    int inplace = t->in == t->fout;
+    if (p->basic_in) {
+        for (int d = 0; d < r; d++) ein[d] = nin[d], eout[d] = nout[d];
+        /* in place, the real side is padded to the complex side's rows */
+        if (inplace && half_out) ein[r - 1] = 2 * nout[r - 1];
+        if (inplace && hermitian_in) eout[r - 1] = 2 * nin[r - 1];
+        is = os = 1;
+        id = 1, od = 1;
+        for (int d = 0; d < r; d++) id *= ein[d], od *= eout[d];
+    } else {
+        for (int d = 0; d < r; d++) ein[d] = p->inembed[d], eout[d] = p->onembed[d];
+        is = p->istride, id = p->idist, os = p->ostride, od = p->odist;
+    }
+    long long total = 1;
+    for (int d = 0; d < r; d++) total *= p->n[d];
+    double complex *tmp = malloc(sizeof(double complex) * (size_t)total);
+    double complex *full = malloc(sizeof(double complex) * (size_t)total);
+    double sign = t->dir;
+    int isdbl = dbl(type);
+    for (long long b = 0; b < p->batch; b++) {
+        /* the full logical input, as complex numbers */
+        for (long long k = 0; k < total; k++) {
+            long long x[3] = {0, 0, 0}, rem = k;
+            for (int d = r - 1; d >= 0; d--) x[d] = rem % p->n[d], rem /= p->n[d];
+            double complex v;
+            if (complex_in(type)) {
+                long long y[3] = {0, 0, 0};
+                int mirror = 0;
+                for (int d = 0; d < r; d++) y[d] = x[d];
+                if (hermitian_in && x[r - 1] >= nin[r - 1]) {
+                    for (int d = 0; d < r; d++) y[d] = (p->n[d] - x[d]) % p->n[d];
+                    mirror = 1;
+                }
+                long long i = at(p, ein, is, id, y, b);
+                if (isdbl) v = ((const double *)t->in)[2 * i] + I * ((const double *)t->in)[2 * i + 1];
+                else v = ((const float *)t->in)[2 * i] + I * ((const float *)t->in)[2 * i + 1];
+                if (mirror) v = conj(v);
+            } else {
+                long long i = at(p, ein, is, id, x, b);
+                v = isdbl ? ((const double *)t->in)[i] : ((const float *)t->in)[i];
+            }
+            full[k] = v;
+        }
+        for (long long k = 0; k < total; k++) {
+            long long kx[3] = {0, 0, 0}, rem = k;
+            for (int d = r - 1; d >= 0; d--) kx[d] = rem % p->n[d], rem /= p->n[d];
+            double complex s = 0;
+            for (long long j = 0; j < total; j++) {
+                long long jx[3] = {0, 0, 0}, rj = j;
+                for (int d = r - 1; d >= 0; d--) jx[d] = rj % p->n[d], rj /= p->n[d];
+                double ph = 0;
+                for (int d = 0; d < r; d++) ph += (double)(kx[d] * jx[d] % p->n[d]) / (double)p->n[d];
+                s += full[j] * cexp(I * sign * 2 * M_PI * ph);
+            }
+            tmp[k] = s;
+        }
+        for (long long k = 0; k < total; k++) {
+            long long x[3] = {0, 0, 0}, rem = k;
+            for (int d = r - 1; d >= 0; d--) x[d] = rem % p->n[d], rem /= p->n[d];
+            if (complex_out(type)) {
+                if (half_out && x[r - 1] >= nout[r - 1]) continue;
+                long long i = at(p, eout, os, od, x, b);
+                if (isdbl) ((double *)t->fout)[2 * i] = creal(tmp[k]), ((double *)t->fout)[2 * i + 1] = cimag(tmp[k]);
+                else ((float *)t->fout)[2 * i] = (float)creal(tmp[k]), ((float *)t->fout)[2 * i + 1] = (float)cimag(tmp[k]);
+            } else {
+                long long i = at(p, eout, os, od, x, b);
+                if (isdbl) ((double *)t->fout)[i] = creal(tmp[k]);
+                else ((float *)t->fout)[i] = (float)creal(tmp[k]);
+            }
+        }
+    }
+    free(tmp);
+    free(full);
+}
+
+static int exec(int h, int type, const void *in, void *out, int dir) {
+    struct plan *p = get_plan(h);
+    if (!p || !p->made) return CUFFT_INVALID_PLAN;
+    if (p->type != type) return CUFFT_INVALID_VALUE;
+    if (!in || !out) return CUFFT_INVALID_VALUE;
+    if (dir != -1 && dir != 1) return CUFFT_INVALID_VALUE;
+    if (!p->work) {
+        pthread_mutex_lock(&mu);
+        st_exec_without_work_area++;
+        pthread_mutex_unlock(&mu);
+        return CUFFT_NO_WORKSPACE;
+    }
+    struct task *t = calloc(1, sizeof *t);
+    t->fn = run_fft;
+    t->plan = p;
+    t->type = type;
+    t->in = in;
+    t->fout = out;
+    t->dir = dir;
+    return submit(p->stream, t) ? CUFFT_EXEC_FAILED : 0;
+}
+
+EXPORT int cufftExecC2C(int h, void *in, void *out, int dir) { return exec(h, C2C, in, out, dir); }
+EXPORT int cufftExecZ2Z(int h, void *in, void *out, int dir) { return exec(h, Z2Z, in, out, dir); }
+EXPORT int cufftExecR2C(int h, void *in, void *out) { return exec(h, R2C, in, out, -1); }
+EXPORT int cufftExecD2Z(int h, void *in, void *out) { return exec(h, D2Z, in, out, -1); }
+EXPORT int cufftExecC2R(int h, void *in, void *out) { return exec(h, C2R, in, out, 1); }
+EXPORT int cufftExecZ2D(int h, void *in, void *out) { return exec(h, Z2D, in, out, 1); }

@@ -94,11 +94,11 @@ func TestGenerateRecordsItsSlice(t *testing.T) {
 // generator is destroyed.
 func TestUseAfterClose(t *testing.T) {
 	f := newFixture(t)
-	live := testenv.FFTRandStat(t, "generators")
 	g, err := curand.New(f.s, curand.CURAND_RNG_PSEUDO_XORWOW)
 	testenv.Must(t, err)
-	if n := testenv.FFTRandStat(t, "generators"); n != live+1 {
-		t.Fatalf("%d generators live after New, want %d", n, live+1)
+	raw := uintptr(g.Raw())
+	if !testenv.GeneratorLive(t, raw) {
+		t.Fatalf("the generator is not live after New")
 	}
 	testenv.Must(t, g.Close())
 	out := alloc[float32](t, f.s, 4)
@@ -112,7 +112,7 @@ func TestUseAfterClose(t *testing.T) {
 			t.Errorf("%s after Close: %v", name, err)
 		}
 	}
-	testenv.Eventually(t, "the destroy", func() bool { return testenv.FFTRandStat(t, "generators") == live })
+	testenv.Eventually(t, "the destroy", func() bool { return !testenv.GeneratorLive(t, raw) })
 	var nilGen *curand.Generator
 	if err := curand.Uniform(nilGen, out); !errors.Is(err, cuda.ErrNil) {
 		t.Errorf("Uniform on a nil Generator: %v", err)

@@ -21,3 +21,17 @@ func FFTRandStat(t testing.TB, name string) int64 {
 	t.Fatalf("the cuRAND/cuFFT stand-in's counter %s: no stand-in on this system", name)
 	return 0
 }
+
+// GeneratorLive fails t: there is no stand-in on this system.
+func GeneratorLive(t testing.TB, g uintptr) bool {
+	t.Helper()
+	t.Fatalf("the cuRAND stand-in's generator %#x: no stand-in on this system", g)
+	return false
+}
+
+// PlanLive fails t: there is no stand-in on this system.
+func PlanLive(t testing.TB, plan int32) bool {
+	t.Helper()
+	t.Fatalf("the cuFFT stand-in's plan %d: no stand-in on this system", plan)
+	return false
+}

@@ -37,9 +37,38 @@ func setupFFTRand() error {
 }
 
 var fftRandHooks struct {
-	once gosync.Once
-	err  error
-	stat func(name string) int64
+	once     gosync.Once
+	err      error
+	stat     func(name string) int64
+	genLive  func(g uintptr) int32
+	planLive func(plan int32) int32
+}
+
+func loadFFTRandHooks(t testing.TB) {
+	t.Helper()
+	fftRandHooks.once.Do(func() {
+		fftRandHooks.err = cbuild.Bind(fftRandLibrary, cbuild.Hook{Name: "fftrandsim_stat", Fn: &fftRandHooks.stat},
+			cbuild.Hook{Name: "fftrandsim_generator_live", Fn: &fftRandHooks.genLive},
+			cbuild.Hook{Name: "fftrandsim_plan_live", Fn: &fftRandHooks.planLive})
+	})
+	if fftRandHooks.err != nil {
+		t.Fatalf("the cuRAND/cuFFT stand-in's hooks: %v", fftRandHooks.err)
+	}
+}
+
+// GeneratorLive says whether a generator of the stand-in (curandGenerator_t)
+// is live: made and not destroyed.
+func GeneratorLive(t testing.TB, g uintptr) bool {
+	t.Helper()
+	loadFFTRandHooks(t)
+	return fftRandHooks.genLive(g) != 0
+}
+
+// PlanLive says whether a plan of the stand-in (cufftHandle) is live.
+func PlanLive(t testing.TB, plan int32) bool {
+	t.Helper()
+	loadFFTRandHooks(t)
+	return fftRandHooks.planLive(plan) != 0
 }
 
 // FFTRandStat reads a counter of the cuRAND and cuFFT stand-in (see
@@ -47,12 +76,7 @@ var fftRandHooks struct {
 // exec_without_work_area).
 func FFTRandStat(t testing.TB, name string) int64 {
 	t.Helper()
-	fftRandHooks.once.Do(func() {
-		fftRandHooks.err = cbuild.Bind(fftRandLibrary, cbuild.Hook{Name: "fftrandsim_stat", Fn: &fftRandHooks.stat})
-	})
-	if fftRandHooks.err != nil {
-		t.Fatalf("the cuRAND/cuFFT stand-in's hooks: %v", fftRandHooks.err)
-	}
+	loadFFTRandHooks(t)
 	v := fftRandHooks.stat(name)
 	if v < 0 {
 		t.Fatalf("the cuRAND/cuFFT stand-in has no counter %q", name)

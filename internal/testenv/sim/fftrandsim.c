@@ -18,7 +18,9 @@
  * graphs like any other work; work submitted during a capture is kept for
  * the graph's launches.
  *
- * Test hooks: long long fftrandsim_stat(const char *name): "generators"
+ * Test hooks: int fftrandsim_generator_live(void *g) and
+ * fftrandsim_plan_live(int plan): 1 while made and not destroyed;
+ * long long fftrandsim_stat(const char *name): "generators"
  * and "plans" (live), "calls" (work submitted), "work_area" (the last work
  * area set, as an address), "auto_allocation" (the last plan's setting),
  * "exec_without_work_area"; -1 if unknown.
@@ -111,6 +113,13 @@ struct gen {
     CUstream stream;
 };
 
+EXPORT int fftrandsim_generator_live(struct gen *g) {
+    pthread_mutex_lock(&mu);
+    int live = g && g->live;
+    pthread_mutex_unlock(&mu);
+    return live;
+}
+
 static int pseudo(int type) { return type >= 100 && type < 200; }
 
 EXPORT int curandGetVersion(int *v) { *v = 10400; return 0; }
@@ -133,8 +142,8 @@ EXPORT int curandCreateGenerator(struct gen **g, int type) {
 
 EXPORT int curandDestroyGenerator(struct gen *g) {
     if (!g || !g->live) return CURAND_STATUS_NOT_INITIALIZED;
-    g->live = 0; /* kept, so that a use after destroy is seen */
     pthread_mutex_lock(&mu);
+    g->live = 0; /* kept, so that a use after destroy is seen */
     st_generators--;
     pthread_mutex_unlock(&mu);
     return 0;
@@ -293,6 +302,13 @@ EXPORT int cufftCreate(int *h) {
 static struct plan *get_plan(int h) {
     if (h < 0 || h >= MAX_PLANS || !plans[h].live) return NULL;
     return &plans[h];
+}
+
+EXPORT int fftrandsim_plan_live(int h) {
+    pthread_mutex_lock(&mu);
+    int live = h >= 0 && h < MAX_PLANS && plans[h].live;
+    pthread_mutex_unlock(&mu);
+    return live;
 }
 
 EXPORT int cufftDestroy(int h) {

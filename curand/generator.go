@@ -52,13 +52,8 @@ func is64(kind RngType) bool {
 // _SOBOL64, _SCRAMBLED_SOBOL64. Create generators before a capture
 // begins: creation allocates device memory.
 func New(s *cuda.Stream, kind RngType) (*Generator, error) {
-	switch kind {
-	case CURAND_RNG_PSEUDO_DEFAULT, CURAND_RNG_PSEUDO_XORWOW, CURAND_RNG_PSEUDO_MRG32K3A,
-		CURAND_RNG_PSEUDO_MTGP32, CURAND_RNG_PSEUDO_MT19937, CURAND_RNG_PSEUDO_PHILOX4_32_10,
-		CURAND_RNG_QUASI_DEFAULT, CURAND_RNG_QUASI_SOBOL32, CURAND_RNG_QUASI_SCRAMBLED_SOBOL32,
-		CURAND_RNG_QUASI_SOBOL64, CURAND_RNG_QUASI_SCRAMBLED_SOBOL64:
-	default:
-		return nil, fmt.Errorf("curand: New: kind %v: %w", kind, CURAND_STATUS_TYPE_ERROR)
+	if err := checkKind("New", kind); err != nil {
+		return nil, err
 	}
 	st := &state{kind: kind, dims: 1}
 	life, err := handle.Open(s, "curand", "curandCreateGenerator", func(raw libcuda.Stream) error {
@@ -80,6 +75,44 @@ func New(s *cuda.Stream, kind RngType) (*Generator, error) {
 	g := &Generator{st: st}
 	g.cleanup = runtime.AddCleanup(g, func(st *state) { st.life.Collected("Generator") }, st)
 	return g, nil
+}
+
+// checkKind refuses a kind that is none of cuRAND's generators.
+func checkKind(op string, kind RngType) error {
+	switch kind {
+	case CURAND_RNG_PSEUDO_DEFAULT, CURAND_RNG_PSEUDO_XORWOW, CURAND_RNG_PSEUDO_MRG32K3A,
+		CURAND_RNG_PSEUDO_MTGP32, CURAND_RNG_PSEUDO_MT19937, CURAND_RNG_PSEUDO_PHILOX4_32_10,
+		CURAND_RNG_QUASI_DEFAULT, CURAND_RNG_QUASI_SOBOL32, CURAND_RNG_QUASI_SCRAMBLED_SOBOL32,
+		CURAND_RNG_QUASI_SOBOL64, CURAND_RNG_QUASI_SCRAMBLED_SOBOL64:
+		return nil
+	}
+	return fmt.Errorf("curand: %s: kind %v: %w", op, kind, CURAND_STATUS_TYPE_ERROR)
+}
+
+// seedRule, orderingRule and dimensionsRule are the setters' rules.
+func seedRule(kind RngType) error {
+	if !Pseudo(kind) {
+		return fmt.Errorf("a quasi-random generator (%v) has no seed: %w", kind, CURAND_STATUS_TYPE_ERROR)
+	}
+	return nil
+}
+
+func orderingRule(kind RngType, o Ordering) error {
+	pseudoOrder := o >= CURAND_ORDERING_PSEUDO_BEST && o <= CURAND_ORDERING_PSEUDO_DYNAMIC
+	if Pseudo(kind) != pseudoOrder || (!pseudoOrder && o != CURAND_ORDERING_QUASI_DEFAULT) {
+		return fmt.Errorf("ordering %v for a %v generator: %w", o, kind, CURAND_STATUS_OUT_OF_RANGE)
+	}
+	return nil
+}
+
+func dimensionsRule(kind RngType, n uint32) error {
+	if Pseudo(kind) {
+		return fmt.Errorf("a pseudo-random generator (%v) has no dimensions: %w", kind, CURAND_STATUS_TYPE_ERROR)
+	}
+	if n < 1 || n > 20000 {
+		return fmt.Errorf("dimensions %d, want 1 to 20000: %w", n, CURAND_STATUS_OUT_OF_RANGE)
+	}
+	return nil
 }
 
 func callErr(call string, err error) error {
@@ -152,12 +185,7 @@ func (g *Generator) set(op, call string, check func(st *state) error, f func(st 
 // (CURAND_STATUS_TYPE_ERROR, before any call). The same kind, seed, offset
 // and ordering give the same numbers.
 func (g *Generator) SetSeed(seed uint64) error {
-	return g.set("SetSeed", "curandSetPseudoRandomGeneratorSeed", func(st *state) error {
-		if !Pseudo(st.kind) {
-			return fmt.Errorf("a quasi-random generator (%v) has no seed: %w", st.kind, CURAND_STATUS_TYPE_ERROR)
-		}
-		return nil
-	}, func(st *state) error { return SetPseudoRandomGeneratorSeed(st.raw, seed) })
+	return g.set("SetSeed", "curandSetPseudoRandomGeneratorSeed", func(st *state) error { return seedRule(st.kind) }, func(st *state) error { return SetPseudoRandomGeneratorSeed(st.raw, seed) })
 }
 
 // SetOffset sets where in its sequence the generator starts
@@ -172,13 +200,7 @@ func (g *Generator) SetOffset(offset uint64) error {
 // CURAND_ORDERING_QUASI_DEFAULT for quasi-random ones (else
 // CURAND_STATUS_OUT_OF_RANGE, before any call).
 func (g *Generator) SetOrdering(o Ordering) error {
-	return g.set("SetOrdering", "curandSetGeneratorOrdering", func(st *state) error {
-		pseudoOrder := o >= CURAND_ORDERING_PSEUDO_BEST && o <= CURAND_ORDERING_PSEUDO_DYNAMIC
-		if Pseudo(st.kind) != pseudoOrder || (!pseudoOrder && o != CURAND_ORDERING_QUASI_DEFAULT) {
-			return fmt.Errorf("ordering %v for a %v generator: %w", o, st.kind, CURAND_STATUS_OUT_OF_RANGE)
-		}
-		return nil
-	}, func(st *state) error { return SetGeneratorOrdering(st.raw, o) })
+	return g.set("SetOrdering", "curandSetGeneratorOrdering", func(st *state) error { return orderingRule(st.kind, o) }, func(st *state) error { return SetGeneratorOrdering(st.raw, o) })
 }
 
 // SetDimensions sets the number of dimensions of a quasi-random generator
@@ -186,15 +208,7 @@ func (g *Generator) SetOrdering(o Ordering) error {
 // generate must ask for a multiple of it. A pseudo-random generator has
 // none (CURAND_STATUS_TYPE_ERROR).
 func (g *Generator) SetDimensions(n uint32) error {
-	err := g.set("SetDimensions", "curandSetQuasiRandomGeneratorDimensions", func(st *state) error {
-		if Pseudo(st.kind) {
-			return fmt.Errorf("a pseudo-random generator (%v) has no dimensions: %w", st.kind, CURAND_STATUS_TYPE_ERROR)
-		}
-		if n < 1 || n > 20000 {
-			return fmt.Errorf("dimensions %d, want 1 to 20000: %w", n, CURAND_STATUS_OUT_OF_RANGE)
-		}
-		return nil
-	}, func(st *state) error {
+	err := g.set("SetDimensions", "curandSetQuasiRandomGeneratorDimensions", func(st *state) error { return dimensionsRule(st.kind, n) }, func(st *state) error {
 		if err := SetQuasiRandomGeneratorDimensions(st.raw, n); err != nil {
 			return err
 		}
@@ -259,19 +273,28 @@ func generate(g *Generator, op, call string, n int, evenForPseudo bool, f func(s
 		return err
 	}
 	defer st.life.Release()
-	if Pseudo(st.kind) {
-		if evenForPseudo && n%2 != 0 {
-			return fmt.Errorf("curand: %s: out has %d elements; a pseudo-random generator makes normal numbers in pairs, so the count must be even: %w",
-				op, n, CURAND_STATUS_LENGTH_NOT_MULTIPLE)
-		}
-	} else if n%int(st.dims) != 0 {
-		return fmt.Errorf("curand: %s: out has %d elements, not a multiple of the generator's %d dimensions: %w",
-			op, n, st.dims, CURAND_STATUS_LENGTH_NOT_MULTIPLE)
+	if err := countRules(op, st.kind, st.dims, n, evenForPseudo); err != nil {
+		return err
 	}
 	ops := [1]cuda.Operand{out}
 	return st.life.Stream().Do(call, ops[:], func(libcuda.Stream) error {
 		return callErr(call, f(st, ops[0].Ptr(), uint64(n)))
 	})
+}
+
+// countRules checks a count against cuRAND's rules for a generator of
+// kind with dims dimensions.
+func countRules(op string, kind RngType, dims uint32, n int, evenForPseudo bool) error {
+	if Pseudo(kind) {
+		if evenForPseudo && n%2 != 0 {
+			return fmt.Errorf("curand: %s: out has %d elements; a pseudo-random generator makes normal numbers in pairs, so the count must be even: %w",
+				op, n, CURAND_STATUS_LENGTH_NOT_MULTIPLE)
+		}
+	} else if n%int(dims) != 0 {
+		return fmt.Errorf("curand: %s: out has %d elements, not a multiple of the generator's %d dimensions: %w",
+			op, n, dims, CURAND_STATUS_LENGTH_NOT_MULTIPLE)
+	}
+	return nil
 }
 
 func isSingle[T Float]() bool { var z T; return unsafe.Sizeof(z) == 4 }

@@ -107,7 +107,7 @@ enum {
 };
 
 struct gen {
-    int live, type;
+    int live, type, host; /* host: curandCreateGeneratorHost's, which runs at once */
     uint64_t seed, offset;
     unsigned dims;
     CUstream stream;
@@ -138,6 +138,12 @@ EXPORT int curandCreateGenerator(struct gen **g, int type) {
     st_generators++;
     pthread_mutex_unlock(&mu);
     return 0;
+}
+
+EXPORT int curandCreateGeneratorHost(struct gen **g, int type) {
+    int st = curandCreateGenerator(g, type);
+    if (st == 0) (*g)->host = 1;
+    return st;
 }
 
 EXPORT int curandDestroyGenerator(struct gen *g) {
@@ -243,6 +249,10 @@ static int gen_submit(struct gen *g, int kind, int dbl, void *out, size_t n, dou
     t->a = a;
     t->b = b;
     g->offset += n;
+    if (g->host) {
+        run(t);
+        return 0;
+    }
     return submit(g->stream, t) ? CURAND_STATUS_LAUNCH_FAILURE : 0;
 }
 

@@ -389,7 +389,7 @@ func checkDir(op string, dir Direction) error {
 }
 
 // C2C transforms in to out (cufftExecC2C) in the given direction; in and
-// out may be the same Slice (in place).
+// out may be the same Slice (in place), and must not overlap otherwise.
 func (p *Plan) C2C(in, out cuda.Slice[complex64], dir Direction) error {
 	if err := checkDir("C2C", dir); err != nil {
 		return err

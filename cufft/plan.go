@@ -197,7 +197,7 @@ func newState(kind Type, shape Shape) (*planState, error) {
 	for _, side := range []struct {
 		name string
 		l    Layout
-		m    []int64
+		m    [3]int64
 	}{{"In", shape.In, st.dims(realOut)}, {"Out", shape.Out, st.dims(realIn)}} {
 		if len(side.l.Embed) != r {
 			return nil, fmt.Errorf("cufft: NewPlan: %s.Embed has %d sizes for %d dimensions: %w", side.name, len(side.l.Embed), r, ErrShape)
@@ -216,10 +216,13 @@ func newState(kind Type, shape Shape) (*planState, error) {
 
 // dims are the logical extents of a side: the complex side of a real
 // transform (half is true) has n/2+1 elements in its last dimension.
-func (st *planState) dims(half bool) []int64 {
-	m := append([]int64(nil), st.n...)
-	if half {
-		m[len(m)-1] = m[len(m)-1]/2 + 1
+// It returns an array (rank at most 3) so that an execution allocates
+// nothing; the extents are its first len(st.n).
+func (st *planState) dims(half bool) [3]int64 {
+	var m [3]int64
+	copy(m[:], st.n)
+	if r := len(st.n); half {
+		m[r-1] = m[r-1]/2 + 1
 	}
 	return m
 }
@@ -335,7 +338,9 @@ func (p *Plan) exec(op, call string, kind Type, in, out cuda.Operand, inLen, out
 		return fmt.Errorf("cufft: %s on a %v plan: %w", op, st.kind, CUFFT_INVALID_TYPE)
 	}
 	_, _, realIn, realOut := kindInfo(kind)
-	mIn, mOut := st.dims(realOut), st.dims(realIn)
+	r := len(st.n)
+	dIn, dOut := st.dims(realOut), st.dims(realIn)
+	mIn, mOut := dIn[:r], dOut[:r]
 	var needIn, needOut int64
 	if inPlace {
 		// One complex Slice: the real side's rows are padded to twice the

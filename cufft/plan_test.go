@@ -341,3 +341,17 @@ func TestUseAfterClose(t *testing.T) {
 		t.Errorf("C2C on a nil Plan: %v", err)
 	}
 }
+
+// An execution allocates nothing: its checks, its operands and the call.
+func TestExecAllocatesNothing(t *testing.T) {
+	f := newFixture(t)
+	p := f.plan(t, cufft.CUFFT_R2C, cufft.Shape{N: []int{4, 8}})
+	in, out := alloc[float32](t, f.s, 32), alloc[complex64](t, f.s, 20)
+	testenv.Must(t, p.R2C(in, out))
+	var err error
+	if n := testing.AllocsPerRun(50, func() { err = p.R2C(in, out) }); n != 0 {
+		t.Errorf("R2C allocates %v times", n)
+	}
+	testenv.Must(t, err)
+	testenv.Must(t, f.s.Sync(testenv.Context(t)))
+}

@@ -122,3 +122,18 @@ func TestGoroutinesWithTheirOwnGenerators(t *testing.T) {
 		}
 	}
 }
+
+// A generate allocates nothing: its checks, its operand and the call with
+// float arguments.
+func TestGenerateAllocatesNothing(t *testing.T) {
+	f := newFixture(t)
+	g := f.gen(t, curand.CURAND_RNG_PSEUDO_PHILOX4_32_10)
+	out := alloc[float32](t, f.s, 64)
+	testenv.Must(t, curand.Normal(g, out, 0, 1))
+	var err error
+	if n := testing.AllocsPerRun(50, func() { err = curand.Normal(g, out, 0, 1) }); n != 0 {
+		t.Errorf("Normal allocates %v times", n)
+	}
+	testenv.Must(t, err)
+	testenv.Must(t, f.s.Sync(testenv.Context(t)))
+}

@@ -136,7 +136,7 @@ func Compile(src string, opts ...Option) (*Output, error) {
 	if err := c.check(src); err != nil {
 		return nil, fmt.Errorf("nvrtc: Compile: %w", err)
 	}
-	if _, err := libraryOrLoad(); err != nil {
+	if _, err := lazy.Get(); err != nil {
 		return nil, err
 	}
 	var prog Program
@@ -290,11 +290,11 @@ func image(prog Program, size func(Program, *uint64) error, get func(Program, *b
 // Version returns the loaded NVRTC's version (nvrtcVersion), loading the
 // library if need be: 13 and 0 for CUDA 13.0's.
 func Version() (major, minor int, err error) {
-	l, err := libraryOrLoad()
+	l, err := lazy.Get()
 	if err != nil {
 		return 0, 0, err
 	}
-	return l.major, l.minor, nil
+	return l.Major, l.Minor, nil
 }
 
 // cstring copies s with a terminating NUL.

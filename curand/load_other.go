@@ -1,6 +1,0 @@
-//go:build !linux && !windows
-
-package curand
-
-// libraryNames: NVIDIA ships no cuRAND for this system.
-var libraryNames = []string{"libcurand"}

@@ -294,6 +294,46 @@ func (p *Plan) Raw() Handle {
 	return p.st.raw
 }
 
+// Stream is the stream the plan's executions go to.
+func (p *Plan) Stream() *cuda.Stream {
+	if p == nil || p.st == nil {
+		return nil
+	}
+	if p.st.life.Acquire("Stream") != nil {
+		return nil
+	}
+	defer p.st.life.Release()
+	return p.st.life.Stream()
+}
+
+// SetStream binds the plan to another stream of the same context
+// (cufftSetStream), once the executions in progress have returned. The
+// work area goes with it: package cuda orders its use on the new stream
+// after its uses on the old one.
+func (p *Plan) SetStream(s *cuda.Stream) error {
+	if p == nil || p.st == nil {
+		return nilPlan("SetStream")
+	}
+	st := p.st
+	if err := st.life.Lock("SetStream"); err != nil {
+		return err
+	}
+	defer st.life.Unlock()
+	var ops [1]cuda.Operand
+	n := 0
+	if st.ws.Len() > 0 {
+		ops[0], n = st.ws.Operand(cuda.ReadWrite), 1
+	}
+	err := s.Do("cufftSetStream", ops[:n], func(raw libcuda.Stream) error {
+		return callErr("cufftSetStream", SetStream(st.raw, raw))
+	})
+	if err != nil {
+		return err
+	}
+	st.life.SetStream(s)
+	return nil
+}
+
 // Close destroys the plan (cufftDestroy) once the executions in progress
 // have returned, and frees its work area after the work that used it.
 // The destroy is handed to graph.Postpone, so it waits for captures in

@@ -355,3 +355,27 @@ func TestExecAllocatesNothing(t *testing.T) {
 	testenv.Must(t, err)
 	testenv.Must(t, f.s.Sync(testenv.Context(t)))
 }
+
+// SetStream moves the plan's executions to another stream, whose work
+// then holds the result.
+func TestSetStream(t *testing.T) {
+	f := newFixture(t)
+	const n = 8
+	x := randomComplex(n, 21)
+	p := f.plan(t, cufft.CUFFT_C2C, cufft.Shape{N: []int{n}})
+	other, err := f.ctx.NewStream(cuda.NonBlocking())
+	testenv.Must(t, err)
+	t.Cleanup(func() { testenv.Must(t, other.Close()) })
+	testenv.Must(t, p.SetStream(other))
+	if p.Stream() != other {
+		t.Fatalf("Stream after SetStream is not the new stream")
+	}
+	in, out := upload(t, other, to64(x)), alloc[complex64](t, other, n)
+	testenv.Must(t, p.C2C(in, out, cufft.Forward))
+	want := dft(x, []int{n}, -1)
+	for i, v := range download(t, other, out) {
+		if !closeTo(complex128(v), want[i], 1e-4) {
+			t.Fatalf("[%d] = %v, want %v", i, v, want[i])
+		}
+	}
+}

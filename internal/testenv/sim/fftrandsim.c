@@ -72,7 +72,9 @@ struct task {
     size_t n;
     uint64_t seed, offset;
     double a, b;
-    /* cuFFT */
+    /* cuFFT: a copy of the plan as it was when the work was submitted, so
+     * that a plan destroyed (and its slot reused) before the work runs
+     * does not change it */
     struct plan *plan;
     const void *in;
     void *fout;
@@ -83,7 +85,10 @@ struct task {
 static void run(void *p) {
     struct task *t = p;
     t->fn(t);
-    if (!t->keep) free(t);
+    if (!t->keep) {
+        free(t->plan);
+        free(t);
+    }
 }
 
 static int submit(CUstream s, struct task *t) {
@@ -93,6 +98,7 @@ static int submit(CUstream s, struct task *t) {
     st_calls++;
     pthread_mutex_unlock(&mu);
     if (cuLaunchHostFunc(s, run, t) != 0) {
+        free(t->plan);
         free(t);
         return -1;
     }
@@ -520,7 +526,8 @@ static int exec(int h, int type, const void *in, void *out, int dir) {
     }
     struct task *t = calloc(1, sizeof *t);
     t->fn = run_fft;
-    t->plan = p;
+    t->plan = malloc(sizeof *p);
+    *t->plan = *p;
     t->type = type;
     t->in = in;
     t->fout = out;

@@ -137,3 +137,29 @@ func TestGenerateAllocatesNothing(t *testing.T) {
 	testenv.Must(t, err)
 	testenv.Must(t, f.s.Sync(testenv.Context(t)))
 }
+
+// A generate captured into a graph runs at each launch of the graph.
+func TestGenerateInsideCaptureLaunchedManyTimes(t *testing.T) {
+	f := newFixture(t)
+	g := f.gen(t, curand.CURAND_RNG_PSEUDO_PHILOX4_32_10)
+	testenv.Must(t, g.SetSeed(3))
+	out := alloc[float32](t, f.s, 8)
+	zero := make([]float32, 8)
+	testenv.Must(t, cuda.CopyToDevice(f.s, out, zero))
+	graph, err := f.s.Capture(func(s *cuda.Stream) error { return curand.Normal(g, out, 1, 2) })
+	testenv.Must(t, err)
+	defer func() { testenv.Must(t, graph.Destroy()) }()
+	e, err := graph.Instantiate()
+	testenv.Must(t, err)
+	defer func() { testenv.Must(t, e.Destroy()) }()
+	if got := download(t, f.s, out); !slices.Equal(got, zero) {
+		t.Fatalf("the capture ran the generate: %v", got)
+	}
+	for i := range 10 {
+		testenv.Must(t, cuda.CopyToDevice(f.s, out, zero))
+		testenv.Must(t, f.s.LaunchGraph(e))
+		if got := download(t, f.s, out); slices.Equal(got, zero) {
+			t.Fatalf("launch %d: nothing generated", i)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -173,6 +174,8 @@ func newState(kind Type, shape Shape) (*planState, error) {
 		return nil, fmt.Errorf("cufft: NewPlan: %d dimensions, want 1 to 3: %w", r, ErrShape)
 	}
 	st := &planState{kind: kind, batch: int64(shape.Batch), in: shape.In, out: shape.Out}
+	// The plan keeps its own copies: the caller may change its slices.
+	st.in.Embed, st.out.Embed = slices.Clone(shape.In.Embed), slices.Clone(shape.Out.Embed)
 	if st.batch == 0 {
 		st.batch = 1
 	}

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/internal/handle"
 	"github.com/purecuda/purecuda/libcuda"
 )
@@ -262,11 +263,18 @@ func (st *planState) String() string {
 	return fmt.Sprintf("%s %v, batch %d", strings.Join(s, "x"), st.kind, st.batch)
 }
 
+// callErr names the C function of a failed call (dl.Failed); a
+// *SymbolError or a *LoadError names it already and comes back as it is.
 func callErr(call string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("cufft: %s: %w", call, err)
+	var se *SymbolError
+	var le *LoadError
+	if errors.As(err, &se) || errors.As(err, &le) {
+		return err
+	}
+	return dl.Failed("cufft", call, err)
 }
 
 //go:noinline
@@ -339,7 +347,7 @@ func (p *Plan) SetStream(s *cuda.Stream) error {
 
 // Close destroys the plan (cufftDestroy) once the executions in progress
 // have returned, and frees its work area after the work that used it.
-// The destroy is handed to graph.Postpone, so it waits for captures in
+// The destroy is handed to sync.Postpone, so it waits for captures in
 // progress. Closing twice, and any use after Close, is an error matching
 // cuda.ErrClosed.
 func (p *Plan) Close() error {

@@ -1,12 +1,14 @@
 package curand
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime"
 	"unsafe"
 
 	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/internal/handle"
 	"github.com/purecuda/purecuda/libcuda"
 )
@@ -58,13 +60,13 @@ func New(s *cuda.Stream, kind RngType) (*Generator, error) {
 	st := &state{kind: kind, dims: 1}
 	life, err := handle.Open(s, "curand", "curandCreateGenerator", func(raw libcuda.Stream) error {
 		if err := CreateGenerator(&st.raw, kind); err != nil {
-			return fmt.Errorf("curand: curandCreateGenerator: %w", err)
+			return callErr("curandCreateGenerator", err)
 		}
 		if err := SetStream(st.raw, raw); err != nil {
 			if derr := DestroyGenerator(st.raw); derr != nil {
 				slog.Error("curand: destroying a generator whose stream could not be set", "err", derr)
 			}
-			return fmt.Errorf("curand: curandSetStream: %w", err)
+			return callErr("curandSetStream", err)
 		}
 		return nil
 	}, func() error { return callErr("curandDestroyGenerator", DestroyGenerator(st.raw)) })
@@ -115,11 +117,18 @@ func dimensionsRule(kind RngType, n uint32) error {
 	return nil
 }
 
+// callErr names the C function of a failed call (dl.Failed); a
+// *SymbolError or a *LoadError names it already and comes back as it is.
 func callErr(call string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("curand: %s: %w", call, err)
+	var se *SymbolError
+	var le *LoadError
+	if errors.As(err, &se) || errors.As(err, &le) {
+		return err
+	}
+	return dl.Failed("curand", call, err)
 }
 
 //go:noinline
@@ -248,7 +257,7 @@ func (g *Generator) Stream() *cuda.Stream {
 
 // Close destroys the generator (curandDestroyGenerator) once the calls in
 // progress have returned; work already submitted still runs. The destroy
-// waits for the device, so it is handed to graph.Postpone and runs once no
+// waits for the device, so it is handed to sync.Postpone and runs once no
 // capture is in progress; a failure is logged. Closing twice, and any use
 // after Close, is an error matching cuda.ErrClosed.
 func (g *Generator) Close() error {

@@ -99,86 +99,97 @@ func run() (err error) {
 			filter[i*nx+j] = r.Float32() - 0.5
 		}
 	}
-
-	fwd, err := cufft.NewPlan(s, cufft.CUFFT_R2C, cufft.Shape{N: []int{ny, nx}})
+	got, err := convolve(s, multiply, img, filter)
 	if err != nil {
 		return err
 	}
-	defer func() { err = errors.Join(err, fwd.Close()) }()
-	inv, err := cufft.NewPlan(s, cufft.CUFFT_C2R, cufft.Shape{N: []int{ny, nx}})
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, inv.Close()) }()
-
-	const half = ny * (nx/2 + 1) // R2C's output: nx/2+1 per row
-	var slices []func() error
-	alloc32 := func(n int) (cuda.Slice[float32], error) {
-		x, err := cuda.Alloc[float32](s, n)
-		slices = append(slices, x.Free)
-		return x, err
-	}
-	allocC := func(n int) (cuda.Slice[complex64], error) {
-		x, err := cuda.Alloc[complex64](s, n)
-		slices = append(slices, x.Free)
-		return x, err
-	}
-	defer func() {
-		for _, free := range slices {
-			err = errors.Join(err, free())
-		}
-	}()
-	dImg, err1 := alloc32(ny * nx)
-	dFilter, err2 := alloc32(ny * nx)
-	dResult, err3 := alloc32(ny * nx)
-	sImg, err4 := allocC(half)
-	sFilter, err5 := allocC(half)
-	sProduct, err6 := allocC(half)
-	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
-		return err
-	}
-	if err := cuda.CopyToDevice(s, dImg, img); err != nil {
-		return err
-	}
-	if err := cuda.CopyToDevice(s, dFilter, filter); err != nil {
-		return err
-	}
-	if err := fwd.R2C(dImg, sImg); err != nil {
-		return err
-	}
-	if err := fwd.R2C(dFilter, sFilter); err != nil {
-		return err
-	}
-	const block = 256
-	err = s.Launch(multiply, cuda.Grid((half+block-1)/block, 1, 1), cuda.Block(block, 1, 1),
-		sImg.Arg(), sFilter.Arg(), sProduct.Arg(), cuda.Int32(half), cuda.Float32(1.0/(nx*ny)))
-	if err != nil {
-		return err
-	}
-	if err := inv.C2R(sProduct, dResult); err != nil {
-		return err
-	}
-	got := make([]float32, ny*nx)
-	if err := cuda.CopyToHost(s, got, dResult); err != nil {
-		return err
-	}
-
-	// The direct circular convolution on the CPU.
+	want := direct(img, filter)
 	worst := 0.0
-	for y := range ny {
-		for x := range nx {
-			var want float64
-			for i := range fy {
-				for j := range fx {
-					want += float64(filter[i*nx+j]) * float64(img[((y-i+ny)%ny)*nx+(x-j+nx)%nx])
-				}
-			}
-			worst = max(worst, math.Abs(float64(got[y*nx+x])-want))
-		}
+	for i := range want {
+		worst = max(worst, math.Abs(float64(got[i])-want[i]))
 	}
 	if worst > 1e-4 {
 		return fmt.Errorf("the GPU's convolution differs from the CPU's by up to %g", worst)
 	}
 	fmt.Printf("%dx%d image * %dx%d filter through R2C, product, C2R: GPU and CPU agree within %.1g\n", ny, nx, fy, fx, worst)
 	return nil
+}
+
+// convolve is the circular convolution of img and filter (both ny x nx)
+// on the GPU: R2C of each, their product by the multiply kernel, C2R.
+func convolve(s *cuda.Stream, multiply *cuda.Func, img, filter []float32) (got []float32, err error) {
+	fwd, err := cufft.NewPlan(s, cufft.CUFFT_R2C, cufft.Shape{N: []int{ny, nx}})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, fwd.Close()) }()
+	inv, err := cufft.NewPlan(s, cufft.CUFFT_C2R, cufft.Shape{N: []int{ny, nx}})
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, inv.Close()) }()
+
+	const half = ny * (nx/2 + 1) // R2C's output: nx/2+1 per row
+	var frees []func() error
+	defer func() {
+		for _, free := range frees {
+			err = errors.Join(err, free())
+		}
+	}()
+	reals := make([]cuda.Slice[float32], 3) // the image, the filter, the result
+	spectra := make([]cuda.Slice[complex64], 3)
+	for i := range 3 {
+		if reals[i], err = cuda.Alloc[float32](s, ny*nx); err != nil {
+			return nil, err
+		}
+		frees = append(frees, reals[i].Free)
+		if spectra[i], err = cuda.Alloc[complex64](s, half); err != nil {
+			return nil, err
+		}
+		frees = append(frees, spectra[i].Free)
+	}
+	if err := cuda.CopyToDevice(s, reals[0], img); err != nil {
+		return nil, err
+	}
+	if err := cuda.CopyToDevice(s, reals[1], filter); err != nil {
+		return nil, err
+	}
+	for i := range 2 {
+		if err := fwd.R2C(reals[i], spectra[i]); err != nil {
+			return nil, err
+		}
+	}
+	const block = 256
+	err = s.Launch(multiply, cuda.Grid((half+block-1)/block, 1, 1), cuda.Block(block, 1, 1),
+		spectra[0].Arg(), spectra[1].Arg(), spectra[2].Arg(), cuda.Int32(half), cuda.Float32(1.0/(nx*ny)))
+	if err != nil {
+		return nil, err
+	}
+	if err := inv.C2R(spectra[2], reals[2]); err != nil {
+		return nil, err
+	}
+	got = make([]float32, ny*nx)
+	if err := cuda.CopyToHost(s, got, reals[2]); err != nil {
+		return nil, err
+	}
+	return got, nil
+}
+
+// direct is the circular convolution of img and filter on the CPU, by
+// its definition: out[y][x] = Σ filter[i][j] img[y-i][x-j], indices modulo
+// the size.
+func direct(img, filter []float32) []float64 {
+	out := make([]float64, ny*nx)
+	for y := range ny {
+		for x := range nx {
+			var v float64
+			for i := range fy {
+				for j := range fx {
+					v += float64(filter[i*nx+j]) * float64(img[((y-i+ny)%ny)*nx+(x-j+nx)%nx])
+				}
+			}
+			out[y*nx+x] = v
+		}
+	}
+	return out
 }

@@ -15,6 +15,7 @@
 //	curand    curand.h                   libcurand.so.10, curand64_10.dll
 //	cufft     cufft.h                    libcufft.so.12, cufft64_12.dll
 //	internal/calltest  c/calltest.h      (the call-path fixture, built by its tests)
+//	nccl      nccl.h                     libnccl.so.2 (Linux only)
 //
 // A library may use the types of those before it (cublas uses libtypes's,
 // cublaslt those of libtypes and cublas): their headers are read first,
@@ -42,7 +43,7 @@
 //	zresult.go       the status type as an error: Error, Description (the library's
 //	                 text, where it has one), every value boxed once (not for
 //	                 libtypes, nor cublaslt, whose status is cublas's)
-//	zlayout_test.go  (libcuda, nvml) the table TestLayoutMatchesC checks against the C compiler
+//	zlayout_test.go  (libcuda, nvml, cublaslt, nccl) the table TestLayoutMatchesC checks against the C compiler
 //	zlong_*.go       (nvml) CLong and CULong, C's long on Windows and elsewhere
 //
 // and every run writes internal/dl/zlibraries.go, the loader columns of
@@ -206,7 +207,7 @@ func readLibrary(include string, l *library) (*header, error) {
 		}
 	}
 	h.defines = pp.defines
-	p := &parser{toks: pp.out, h: h, types: first, result: l.result, skip: l.skip}
+	p := &parser{toks: pp.out, h: h, types: first, result: l.result, skip: l.skip, skipPre: l.skipPrefix}
 	if err := p.parse(); err != nil {
 		return nil, err
 	}

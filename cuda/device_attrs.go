@@ -143,4 +143,3 @@ func (d Device) IPCEvents() (bool, error) {
 func (d Device) MultiGPUBoard() (bool, error) {
 	return d.boolAttribute(libcuda.CU_DEVICE_ATTRIBUTE_MULTI_GPU_BOARD)
 }
-

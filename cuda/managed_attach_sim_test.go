@@ -13,9 +13,13 @@ import (
 // cuStreamAttachMemAsync calls by flag).
 func TestManagedAttachPassesTheMode(t *testing.T) {
 	f := newFixture(t)
+	live := liveAllocations(t)
 	m, err := cuda.AllocManaged[float32](f.ctx, 64, cuda.AttachGlobal)
 	testenv.Must(t, err)
-	defer m.Free()
+	defer func() {
+		testenv.Must(t, m.Free())
+		waitAllocations(t, live)
+	}()
 	for _, c := range []struct {
 		mode cuda.Attach
 		stat string

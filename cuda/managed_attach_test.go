@@ -15,6 +15,7 @@ import (
 // before the driver; Attach after Free matches ErrFreed.
 func TestManagedAttachSingleHostGlobal(t *testing.T) {
 	f := newFixture(t)
+	live := liveAllocations(t)
 	const n = 1024
 	m, err := cuda.AllocManaged[int32](f.ctx, n, cuda.AttachHost)
 	testenv.Must(t, err)
@@ -42,4 +43,5 @@ func TestManagedAttachSingleHostGlobal(t *testing.T) {
 	if err := m.Attach(f.s, cuda.AttachGlobal); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("Attach after Free: %v, want ErrFreed", err)
 	}
+	waitAllocations(t, live)
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/purecuda/purecuda/cublaslt"
 	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/nccl"
 	"github.com/purecuda/purecuda/nvjitlink"
 	"github.com/purecuda/purecuda/nvml"
 	"github.com/purecuda/purecuda/nvrtc"
@@ -132,6 +133,23 @@ var loaders = map[string]loaderRow{
 			return p, e.FromEnv, true
 		},
 		func(err error) bool { var e *cublaslt.SymbolError; return errors.As(err, &e) }},
+	"nccl": {nccl.EnvLibrary, nccl.ErrNoLibrary, nccl.ErrSymbol,
+		func(p string, r error, env bool) error {
+			return &nccl.LoadError{Tried: []nccl.Attempt{{Path: p, Err: r}}, FromEnv: env}
+		},
+		func(s, p string) error { return &nccl.SymbolError{Symbol: s, Path: p, Version: 22809} },
+		func(err error) ([]string, bool, bool) {
+			var e *nccl.LoadError
+			if !errors.As(err, &e) {
+				return nil, false, false
+			}
+			var p []string
+			for _, a := range e.Tried {
+				p = append(p, a.Path)
+			}
+			return p, e.FromEnv, true
+		},
+		func(err error) bool { var e *nccl.SymbolError; return errors.As(err, &e) }},
 }
 
 // Every row of the library table has its package's loader here, and each

@@ -43,6 +43,17 @@ var Libraries = map[string]*Spec{
 		Version:     "cuDriverGetVersion",
 		VersionKind: VersionInt,
 	},
+	"nccl": {
+		Pkg:         "nccl",
+		What:        "NCCL",
+		Env:         "PURECUDA_LIBNCCL",
+		Linux:       []string{"libnccl.so.2", "libnccl.so"},
+		Pip:         []string{"nccl", "cu13"},
+		Install:     "pip install nvidia-nccl-cu13 (PyTorch's wheels bring it), or NVIDIA's libnccl2 package",
+		Ident:       []string{"ncclCommInitRankScalable"},
+		Version:     "ncclGetVersion",
+		VersionKind: VersionInt,
+	},
 	"nvjitlink": {
 		Pkg:         "nvjitlink",
 		What:        "nvJitLink",

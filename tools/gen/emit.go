@@ -349,7 +349,7 @@ func (g *gen) enum(b *strings.Builder, e *enumDef) {
 	if !typed {
 		fmt.Fprintf(b, "// Values of an anonymous enum.\nconst (\n")
 		for _, v := range e.values {
-			fmt.Fprintf(b, "%s = %s\n", v.name, format(v))
+			fmt.Fprintf(b, "%s = %s\n", g.lib.enumerator(v.name), format(v))
 		}
 		b.WriteString(")\n\n")
 		return
@@ -359,13 +359,13 @@ func (g *gen) enum(b *strings.Builder, e *enumDef) {
 		under = "uint32"
 	}
 	fmt.Fprintf(b, "// %s is C's %s.\n", name, cName)
-	if s := successValue(e); s != "" && e == g.resultEnum() {
+	if s := g.lib.enumerator(successValue(e)); s != "" && e == g.resultEnum() {
 		fmt.Fprintf(b, "// It is the status the library's calls return: a value other than %s is an error (see Error).\n", s)
 	}
 	fmt.Fprintf(b, "type %s %s\n\n", name, under)
 	fmt.Fprintf(b, "// Values of %s.\nconst (\n", name)
 	for _, v := range e.values {
-		fmt.Fprintf(b, "%s %s = %s\n", v.name, name, format(v))
+		fmt.Fprintf(b, "%s %s = %s\n", g.lib.enumerator(v.name), name, format(v))
 	}
 	b.WriteString(")\n\n")
 	cType := e.tag
@@ -381,7 +381,7 @@ func (g *gen) enum(b *strings.Builder, e *enumDef) {
 	for _, v := range e.values {
 		if !seen[v.value] {
 			seen[v.value] = true
-			fmt.Fprintf(b, "case %s:\nreturn %q\n", v.name, v.name)
+			fmt.Fprintf(b, "case %s:\nreturn %q\n", g.lib.enumerator(v.name), v.name)
 		}
 	}
 	fmt.Fprintf(b, "}\nreturn \"%s(\" + %s + \")\"\n}\n\n", cType, itoa)
@@ -412,7 +412,8 @@ func (g *gen) defineValue(d define) (typ, val string, ok bool) {
 func (g *gen) defineTokens(d define, toks []token) (typ, val string, ok bool, err error) {
 	_, enumerator := g.h.consts[toks0(toks)]
 	renamed := len(toks) == 1 && toks[0].kind == tIdent && !enumerator
-	if len(d.body) == 0 || strings.HasPrefix(d.name, "__") || renamed {
+	initializer := toks0(toks) == "{" // an initializer list (nccl.h's NCCL_CONFIG_INITIALIZER), not a value
+	if len(d.body) == 0 || strings.HasPrefix(d.name, "__") || renamed || initializer {
 		return "", "", false, nil
 	}
 	for len(toks) > 2 && toks[0].text == "(" && closing(toks, 0) == len(toks)-1 {
@@ -420,6 +421,9 @@ func (g *gen) defineTokens(d define, toks []token) (typ, val string, ok bool, er
 	}
 	if len(toks) == 3 && toks[0].kind == tNumber && toks[1].text == ":" && toks[2].kind == tNumber {
 		return "", "", false, nil // a high:low bit range (nvml.h's bit-field macros), not a C value
+	}
+	if v, ok := floatLiteral(toks); ok {
+		return "float32", v, true, nil // a float (nccl.h's NCCL_UNDEF_FLOAT -1.0f)
 	}
 	if len(toks) == 1 && toks[0].kind == tString {
 		// A string: a Go string constant, where C and Go spell it alike.
@@ -448,12 +452,33 @@ func (g *gen) defineTokens(d define, toks []token) (typ, val string, ok bool, er
 		case len(toks) == 1 && toks[0].kind == tNumber:
 			val = strings.TrimRight(toks[0].text, "uUlL")
 		case len(toks) == 1 && typ == "":
-			val = toks[0].text // an enumerator: the constant keeps its enum type
+			val = g.lib.enumerator(toks[0].text) // an enumerator: the constant keeps its enum type
 		default:
 			val = strconv.FormatInt(v, 10)
 		}
 	}()
 	return typ, val, err == nil, err
+}
+
+// floatLiteral is the Go spelling of a float literal with the f suffix
+// (C's float), negated or not: "-1.0" for -1.0f.
+func floatLiteral(toks []token) (string, bool) {
+	sign := ""
+	if len(toks) == 2 && toks[0].text == "-" {
+		sign, toks = "-", toks[1:]
+	}
+	if len(toks) != 1 || toks[0].kind != tNumber {
+		return "", false
+	}
+	t := toks[0].text
+	if strings.HasPrefix(t, "0x") || strings.HasPrefix(t, "0X") || !strings.HasSuffix(strings.ToLower(t), "f") {
+		return "", false
+	}
+	body := t[:len(t)-1]
+	if _, err := strconv.ParseFloat(body, 32); err != nil || !strings.ContainsAny(body, ".eE") {
+		return "", false
+	}
+	return sign + body, true
 }
 
 // toks0 is the text of the first token, or "".

@@ -12,6 +12,7 @@
 //	libtypes  library_types.h            (types only, shared by the next two)
 //	cublas    cublas_api.h, cublas_v2.h  libcublas.so.13, cublas64_13.dll
 //	cublaslt  cublasLt.h                 libcublasLt.so.13, cublasLt64_13.dll
+//	nccl      nccl.h                     libnccl.so.2 (Linux only)
 //
 // A library may use the types of those before it (cublas uses libtypes's,
 // cublaslt those of libtypes and cublas): their headers are read first,
@@ -37,7 +38,7 @@
 //	zresult.go       the status type as an error: Error, Description (the library's
 //	                 text, where it has one), every value boxed once (not for
 //	                 libtypes, nor cublaslt, whose status is cublas's)
-//	zlayout_test.go  (libcuda, nvml) the table TestLayoutMatchesC checks against the C compiler
+//	zlayout_test.go  (libcuda, nvml, cublaslt, nccl) the table TestLayoutMatchesC checks against the C compiler
 //	zlong_*.go       (nvml) CLong and CULong, C's long on Windows and elsewhere
 //
 // and every run writes internal/dl/zlibraries.go, the loader columns of
@@ -193,7 +194,7 @@ func readLibrary(include string, l *library) (*header, error) {
 		}
 	}
 	h.defines = pp.defines
-	p := &parser{toks: pp.out, h: h, types: first, result: l.result, skip: l.skip}
+	p := &parser{toks: pp.out, h: h, types: first, result: l.result, skip: l.skip, skipPre: l.skipPrefix}
 	if err := p.parse(); err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ func (g *gen) resultFile() string {
 		return ""
 	}
 	name := g.enumNames[e]
-	success := successValue(e)
+	success := g.lib.enumerator(successValue(e))
 	if success == "" {
 		// The wrappers take 0 for success (a nil error).
 		g.failf("%s, the status type, has no value 0 for success", g.lib.result)
@@ -27,7 +27,7 @@ func (g *gen) resultFile() string {
 	example := success
 	for _, v := range e.values {
 		if v.value != 0 {
-			example = v.name
+			example = g.lib.enumerator(v.name)
 			break
 		}
 	}
@@ -38,7 +38,7 @@ func (g *gen) resultFile() string {
 	for _, v := range e.values {
 		if !seen[v.value] {
 			seen[v.value] = true
-			fmt.Fprintf(&b, "%s,\n", v.name)
+			fmt.Fprintf(&b, "%s,\n", g.lib.enumerator(v.name))
 		}
 	}
 	b.WriteString("}\n\n")
@@ -134,7 +134,7 @@ func successValue(e *enumDef) string {
 // enumValue is the number of the enumerator called name, as Go prints it.
 func (g *gen) enumValue(e *enumDef, name string) string {
 	for _, v := range e.values {
-		if v.name == name {
+		if g.lib.enumerator(v.name) == name {
 			return fmt.Sprint(v.value)
 		}
 	}
@@ -209,7 +209,7 @@ func (p *proc) result(r uintptr) error {
 	}
 	return %[1]s(int32(r)).boxed()
 }
-`, name, successValue(e))
+`, name, g.lib.enumerator(successValue(e)))
 	} else if f, ok := g.h.foreign[g.lib.result]; ok {
 		result = fmt.Sprintf(`// result turns a status into an error: nil for success, else the
 // %[1]s itself (%[1]s.Err), boxed without allocating.

@@ -14,7 +14,8 @@
  *     /tmp/sim_selftest_tsan /tmp/libcudasim_tsan.so
  *
  * What it models
- *   - One device, or two when PURECUDA_SIM_DEVICES=2 is set when cuInit runs.
+ *   - One device, or up to four when PURECUDA_SIM_DEVICES (2, 3 or 4) is set when
+ *     cuInit runs.
  *     Its attributes are an H200's where they matter to the tests.
  *   - Device memory is host memory: a CUdeviceptr is the address of a malloc'd
  *     block. Registered and pinned host memory has device pointer == host pointer.
@@ -240,7 +241,7 @@ enum { CU_GRAPH_EXEC_UPDATE_SUCCESS = 0, CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHA
 /* ==== END DRIVER TYPES ==== */
 
 #define DRIVER_VERSION 13000
-#define MAX_DEVICES 2
+#define MAX_DEVICES 4
 #ifdef __linux__
 #define SIM_POSIX_FD 1 /* pools export to file descriptors: see "Pool IPC" */
 #else
@@ -1430,7 +1431,7 @@ CUresult cuInit(unsigned int flags) {
     LOCK();
     if (!initialised) {
         const char *env = getenv("PURECUDA_SIM_DEVICES");
-        ndevices = env && atoi(env) == 2 ? 2 : 1;
+        ndevices = env && atoi(env) >= 2 && atoi(env) <= MAX_DEVICES ? atoi(env) : 1;
         for (int i = 0; i < ndevices; i++)
             primary_ctx[i] = (struct CUctx_st){ .magic = MAGIC_CTX, .dev = i, .primary = 1 };
         __atomic_store_n(&initialised, 1, __ATOMIC_RELEASE);

@@ -169,6 +169,7 @@ func TestRecordEventRefusesAnotherContextsEvent(t *testing.T) {
 // once with an error matching ErrNotReady that says what to do, and
 // succeeds once the event is synchronized.
 func TestElapsedBeforeCompletionIsNotReady(t *testing.T) {
+	testenv.OnPrimary(t, 0) // for the gate
 	f := newFixture(t)
 	start, err := f.s.Record()
 	testenv.Must(t, err)

@@ -29,6 +29,9 @@ import (
 //
 //	// the importing process
 //	pool, _ := cuda.ImportMemPool(dev, f) // the descriptor it received
+//	if a, _ := pool.Access(dev); a != cuda.PoolAccessReadWrite {
+//		pool.SetAccess(dev, cuda.PoolAccessReadWrite)
+//	}
 //	buf, _ := cuda.ImportPointer[float32](pool, s, p)
 //
 // The descriptor is a handle of the operating system, which only a unix
@@ -71,8 +74,10 @@ func (m *MemPool) Export() (*os.File, error) {
 // with MemPool.Export, from the file descriptor it received
 // (cuMemPoolImportFromShareableHandle); d is the pool's device. f stays the
 // caller's: close it when it is no longer needed (the pool does not need
-// it). The pool serves ImportPointer only: the driver refuses AllocFrom
-// and Device.SetMemPool with it. Close it after freeing what was imported.
+// it). Where the importing device has no access to the pool yet
+// (MemPool.Access), give it with SetAccess before using what is imported.
+// The pool serves ImportPointer only: the driver refuses AllocFrom and
+// Device.SetMemPool with it. Close it after freeing what was imported.
 func ImportMemPool(d Device, f *os.File) (*MemPool, error) {
 	if f == nil {
 		return nil, fmt.Errorf("cuda: ImportMemPool: nil file: %w", ErrNil)

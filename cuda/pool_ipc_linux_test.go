@@ -114,6 +114,14 @@ func poolIPCChild(t *testing.T) {
 	pool, err := cuda.ImportMemPool(f.ctx.Device(), file)
 	testenv.Must(t, err)
 	testenv.Must(t, file.Close())
+	// As NVIDIA's IPC sample does: give this process's device access to
+	// the imported pool where it has none yet.
+	a, err := pool.Access(f.ctx.Device())
+	testenv.Must(t, err)
+	t.Logf("the imported pool's access from this device: %v", a)
+	if a != cuda.PoolAccessReadWrite {
+		testenv.Must(t, pool.SetAccess(f.ctx.Device(), cuda.PoolAccessReadWrite))
+	}
 	x, err := cuda.ImportPointer[int32](pool, f.s, ptr)
 	testenv.Must(t, err)
 	got := read(t, f.s, x)

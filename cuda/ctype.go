@@ -18,7 +18,9 @@ import (
 //     __restrict__" is "float*"); a restrict further in is "restrict";
 //   - the builtin integer types take their shortest name ("unsigned" is
 //     "unsigned int", "long int" is "long", "signed" is "int",
-//     "long unsigned long int" is "unsigned long long").
+//     "long unsigned long int" is "unsigned long long");
+//   - "struct", "class", "union", "enum" and "typename" before a name go
+//     ("const struct Vecs&" is "Vecs const&").
 //
 // A parameter it cannot read this way (a function pointer, an array, no
 // type before its first * or &) comes back with only its leading consts
@@ -48,6 +50,11 @@ func canonParam(p string) string {
 			levels[len(levels)-1].quals = append(levels[len(levels)-1].quals, tk)
 		case "restrict", "__restrict", "__restrict__":
 			levels[len(levels)-1].quals = append(levels[len(levels)-1].quals, "restrict")
+		case "struct", "class", "union", "enum", "typename":
+			// An elaborated type names the same type as its name alone.
+			if len(levels) > 1 {
+				return constAfter(p)
+			}
 		default:
 			if len(levels) > 1 {
 				return constAfter(p) // a name after a *: a parameter's name, or not a type

@@ -159,6 +159,8 @@ func TestNormalizeSpellingsOfOneType(t *testing.T) {
 		"f(A<int,float>const&)":      {"f(const A<int, float>&)", "f(A<int,float> const &)"},
 		"f(float&&)":                 {"f(float &&)", "f(float&& )"},
 		"f()":                        {"f(void)", "f()", "void f( void )"},
+		"f(Vecs)":                    {"f(struct Vecs)", "f(const struct Vecs)"},
+		"f(ops::T const&)":           {"f(const class ops::T &)"},
 		"f(float const*,float*,int)": {"f(const float *, float * const, const int)"},
 	} {
 		for _, s := range spellings {

@@ -25,7 +25,7 @@ func TestManagedAttachPassesTheMode(t *testing.T) {
 		stat string
 	}{{cuda.AttachGlobal, "attach_global"}, {cuda.AttachHost, "attach_host"}, {cuda.AttachSingle, "attach_single"}} {
 		before := testenv.SimStat(t, c.stat)
-		testenv.Must(t, m.Attach(f.s, c.mode))
+		testenv.Must(t, f.s.Attach(m, c.mode))
 		if got := testenv.SimStat(t, c.stat); got != before+1 {
 			t.Errorf("Attach(%d): %s went from %d to %d, want one more", c.mode, c.stat, before, got)
 		}

@@ -33,10 +33,10 @@ func TestForkJoinWithReusedEventsAllocatesNothing(t *testing.T) {
 	s2 := newStream(t, f.ctx)
 	fork, err := cuda.NewEvent(f.ctx, cuda.DisableTiming())
 	testenv.Must(t, err)
-	defer fork.Close()
+	defer testenv.MustBounded(t, "fork.Close", fork.Close)
 	join, err := cuda.NewEvent(f.ctx, cuda.DisableTiming())
 	testenv.Must(t, err)
-	defer join.Close()
+	defer testenv.MustBounded(t, "join.Close", join.Close)
 	var loopErr error
 	allocs := testing.AllocsPerRun(200, func() {
 		if err := forkJoin(f.s, s2, fork, join); err != nil {
@@ -61,7 +61,7 @@ func TestRecordEventAgainOrdersEachTime(t *testing.T) {
 	addOne := f.fn(t, "add_one_i32")
 	ev, err := cuda.NewEvent(f.ctx, cuda.DisableTiming())
 	testenv.Must(t, err)
-	defer ev.Close()
+	defer testenv.MustBounded(t, "ev.Close", ev.Close)
 	x := alloc(t, s1, make([]int32, 4))
 	sync(t, s1)
 	for i := range 3 {
@@ -75,7 +75,7 @@ func TestRecordEventAgainOrdersEachTime(t *testing.T) {
 		if done {
 			t.Fatalf("iteration %d: the event recorded again behind a held stream is complete", i)
 		}
-		testenv.Must(t, s2.Wait(ev))
+		testenv.MustBounded(t, "s2.Wait", func() error { return s2.Wait(ev) })
 		testenv.Must(t, s2.Launch(addOne, cuda.Grid(1, 1, 1), cuda.Block(4, 1, 1), x.Arg(), cuda.Uint64(4)))
 		gate.Open()
 		got := read(t, s2, x)
@@ -83,7 +83,7 @@ func TestRecordEventAgainOrdersEachTime(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("iteration %d: %v, want %v", i, got, want)
 		}
-		testenv.Must(t, s1.Sync(context.Background()))
+		testenv.MustBounded(t, "s1.Sync", func() error { return s1.Sync(context.Background()) })
 	}
 }
 
@@ -104,15 +104,15 @@ func TestNewEventOptions(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			a, err := cuda.NewEvent(f.ctx, c.opts...)
 			testenv.Must(t, err)
-			defer a.Close()
+			defer testenv.MustBounded(t, "a.Close", a.Close)
 			b, err := cuda.NewEvent(f.ctx, c.opts...)
 			testenv.Must(t, err)
-			defer b.Close()
+			defer testenv.MustBounded(t, "b.Close", b.Close)
 			testenv.Must(t, f.s.RecordEvent(a))
 			testenv.Must(t, f.s.RecordEvent(b))
 			ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
 			defer cancel()
-			testenv.Must(t, b.Sync(ctx))
+			testenv.MustBounded(t, "b.Sync", func() error { return b.Sync(ctx) })
 			done, err := a.Query()
 			testenv.Must(t, err)
 			if !done {
@@ -135,8 +135,8 @@ func TestNewEventOptions(t *testing.T) {
 	if !done {
 		t.Error("an event never recorded is not complete")
 	}
-	testenv.Must(t, e.Close())
-	if err := f.s.RecordEvent(e); !errors.Is(err, cuda.ErrClosed) {
+	testenv.MustBounded(t, "e.Close", e.Close)
+	if err := testenv.BoundedErr(t, "f.s.RecordEvent", func() error { return f.s.RecordEvent(e) }); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("RecordEvent of a closed event: %v, want ErrClosed", err)
 	}
 	if err := f.s.RecordEvent(nil); !errors.Is(err, cuda.ErrNil) {
@@ -156,10 +156,10 @@ func TestRecordEventRefusesAnotherContextsEvent(t *testing.T) {
 	f := newFixture(t)
 	other, err := devs[1].Context()
 	testenv.Must(t, err)
-	defer other.Close()
+	defer testenv.MustBounded(t, "other.Close", other.Close)
 	e, err := cuda.NewEvent(other)
 	testenv.Must(t, err)
-	defer e.Close()
+	defer testenv.MustBounded(t, "e.Close", e.Close)
 	if err := f.s.RecordEvent(e); err == nil {
 		t.Error("RecordEvent of another context's event succeeded")
 	}

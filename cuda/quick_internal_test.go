@@ -56,21 +56,21 @@ func TestLaunchLearnsTheShapesOfAcceptedArguments(t *testing.T) {
 	testenv.Must(t, err)
 	ctx, err := devs[0].Context()
 	testenv.Must(t, err)
-	defer func() { testenv.Must(t, ctx.Close()) }()
+	defer func() { testenv.MustBounded(t, "ctx.Close", ctx.Close) }()
 	s, err := ctx.NewStream()
 	testenv.Must(t, err)
-	defer func() { testenv.Must(t, s.Close()) }()
+	defer func() { testenv.MustBounded(t, "s.Close", s.Close) }()
 	mod, err := LoadModule(ctx, kernels.PTX)
 	testenv.Must(t, err)
-	defer func() { testenv.Must(t, mod.Close()) }()
+	defer func() { testenv.MustBounded(t, "mod.Close", mod.Close) }()
 	saxpy, err := mod.Func("saxpy") // (int n, float a, const float *x, float *y)
 	testenv.Must(t, err)
 	x, err := Alloc[float32](s, 8)
 	testenv.Must(t, err)
-	defer func() { testenv.Must(t, x.Free()) }()
+	defer func() { testenv.MustBounded(t, "x.Free", x.Free) }()
 	y, err := Alloc[float32](s, 8)
 	testenv.Must(t, err)
-	defer func() { testenv.Must(t, y.Free()) }()
+	defer func() { testenv.MustBounded(t, "y.Free", y.Free) }()
 
 	quick := func(args ...Arg) bool {
 		var addrs [smallArgs]uint64
@@ -104,7 +104,7 @@ func TestLaunchLearnsTheShapesOfAcceptedArguments(t *testing.T) {
 	if quick(Float32(2), Float32(2), x.Arg(), y.Arg()) || quick(Int32(8), Float32(2), x.Arg()) || quick(Int32(8), Float32(2), x.Arg(), Ptr(0)) {
 		t.Error("an argument of another kind, or another count, is made quickly")
 	}
-	testenv.Must(t, s.Sync(testenv.Context(t)))
+	testenv.MustBounded(t, "s.Sync", func() error { return s.Sync(testenv.Context(t)) })
 }
 
 // A history entry whose fields are not those of one launch (a reader

@@ -435,6 +435,9 @@ struct CUctx_st {
     CUresult sticky;      /* set when device work faulted; atomic, read without mu by STICKY_POINT */
     int reset;            /* cuDevicePrimaryCtxReset was called after a fault */
     unsigned long long id; /* cuCtxGetId: new for each context, and each time a primary one becomes active */
+    /* Its live user streams and events, which go with it when it is
+     * destroyed (cuCtxDestroy): sim_stat's live counts drop them then. */
+    long long live_streams, live_events;
 };
 static unsigned long long last_ctx_id;
 static struct CUctx_st primary_ctx[MAX_DEVICES];
@@ -1638,6 +1641,10 @@ CUresult cuCtxDestroy_v2(CUcontext ctx) {
         wait_idle(ctx, 0);
         ctx->destroyed = 1;
         ctx->magic = 0;
+        /* Its streams and events go with it. */
+        st.live_streams -= ctx->live_streams;
+        st.live_events -= ctx->live_events;
+        ctx->live_streams = ctx->live_events = 0;
         /* The driver drops the context's host registrations with it: the
          * memory may be registered again, in another context. */
         struct range **regs = NULL;
@@ -1778,6 +1785,7 @@ static CUresult stream_create(CUstream *ph, unsigned int flags, int prio) {
         /* priorities run from -5 (greatest) to 0, as on the H200 */
         *ph = stream_new(c, flags, prio < -5 ? -5 : prio > 0 ? 0 : prio, S_USER);
         st.live_streams++;
+        c->live_streams++;
     }
     UNLOCK();
     return r;
@@ -1824,7 +1832,10 @@ CUresult cuStreamDestroy_v2(CUstream h) {
         }
         h->magic = 0;
         h->destroyed = 1;
-        st.live_streams--;
+        if (!h->ctx->destroyed) { /* else counted out with its context */
+            st.live_streams--;
+            h->ctx->live_streams--;
+        }
         if (h->has_worker) stream_detach(h); /* its handle serves the next stream at once */
         else stream_retire(h);
         wake_all();
@@ -1982,6 +1993,7 @@ CUresult cuEventCreate(CUevent *ph, unsigned int flags) {
         e->ctx = c;
         *ph = e;
         st.live_events++;
+        c->live_events++;
         st.event_creates++;
     }
     UNLOCK();
@@ -2004,6 +2016,7 @@ CUresult cuEventDestroy_v2(CUevent e) {
         free(e->cdeps);
         e->cdeps = NULL;
         st.live_events--;
+        e->ctx->live_events--;
         handle_free(&free_events, e);
     }
     UNLOCK();

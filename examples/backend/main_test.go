@@ -6,12 +6,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/purecuda/purecuda/hostmem"
 	"github.com/purecuda/purecuda/internal/testenv"
 )
 
 // The simulator stands in for the driver and the cuBLAS stand-in for
-// cuBLAS (on Linux); under -tags gpu the program runs on the GPU.
-func TestMain(m *testing.M) { testenv.MainBLAS(m) }
+// cuBLAS; under -tags gpu the program runs on the GPU. The program closes
+// the stream it launched on: package cuda's launch history keeps that
+// stream's events (testenv.AllowLaunchHistory).
+func TestMain(m *testing.M) {
+	testenv.MainBLAS(m, testenv.Drain(hostmem.Drain), testenv.AllowLaunchHistory())
+}
 
 var allocsLine = regexp.MustCompile(`Go allocations per step: ([0-9.]+)`)
 

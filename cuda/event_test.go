@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/purecuda/purecuda/cuda"
@@ -161,5 +162,36 @@ func TestRecordEventRefusesAnotherContextsEvent(t *testing.T) {
 	defer testenv.MustBounded(t, "e.Close", e.Close)
 	if err := f.s.RecordEvent(e); err == nil {
 		t.Error("RecordEvent of another context's event succeeded")
+	}
+}
+
+// Elapsed before the later event has completed does not wait: it fails at
+// once with an error matching ErrNotReady that says what to do, and
+// succeeds once the event is synchronized.
+func TestElapsedBeforeCompletionIsNotReady(t *testing.T) {
+	testenv.OnPrimary(t, 0) // for the gate
+	f := newFixture(t)
+	start, err := f.s.Record()
+	testenv.Must(t, err)
+	defer start.Close()
+	testenv.Must(t, start.Sync(context.Background()))
+	gate := testenv.NewGate(t)
+	gate.Hold(t, f.s.Raw())
+	end, err := f.s.Record()
+	testenv.Must(t, err)
+	defer end.Close()
+	_, err = cuda.Elapsed(start, end)
+	if !errors.Is(err, cuda.ErrNotReady) {
+		t.Errorf("Elapsed before the end event completed: %v, want ErrNotReady", err)
+	} else if !strings.Contains(err.Error(), "not completed") {
+		t.Errorf("Elapsed before the end event completed says %q, not that it has not completed", err)
+	}
+	gate.Open()
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
+	defer cancel()
+	testenv.Must(t, end.Sync(ctx))
+	d, err := cuda.Elapsed(start, end)
+	if err != nil || d < 0 {
+		t.Errorf("Elapsed once completed = %v, %v", d, err)
 	}
 }

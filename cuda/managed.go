@@ -47,7 +47,7 @@ const (
 	// AttachGlobal: any stream on any device may use the memory.
 	AttachGlobal Attach = libcuda.CU_MEM_ATTACH_GLOBAL
 	// AttachHost: the memory is the host's until a stream is attached to
-	// it through libcuda (cuStreamAttachMemAsync).
+	// it (Stream.Attach).
 	AttachHost Attach = libcuda.CU_MEM_ATTACH_HOST
 )
 

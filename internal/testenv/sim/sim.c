@@ -165,6 +165,8 @@ typedef struct CUmemPoolProps_st {
     unsigned short usage;
     unsigned char reserved[54];
 } CUmemPoolProps;
+typedef struct CUmemAccessDesc_st { CUmemLocation location; int flags; } CUmemAccessDesc;
+typedef struct CUmemPoolPtrExportData_st { unsigned char reserved[64]; } CUmemPoolPtrExportData;
 typedef struct CUDA_MEMCPY2D_st {
     size_t srcXInBytes, srcY;
     int srcMemoryType;
@@ -248,6 +250,11 @@ enum { CU_GRAPH_EXEC_UPDATE_SUCCESS = 0, CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHA
 
 #define DRIVER_VERSION 13000
 #define MAX_DEVICES 4
+#ifdef __linux__
+#define SIM_POSIX_FD 1 /* pools export to file descriptors: see "Pool IPC" */
+#else
+#define SIM_POSIX_FD 0
+#endif
 #define TOTAL_MEM ((size_t)140 << 30)
 
 enum { MAGIC_CTX = 0x43545831, MAGIC_STREAM = 0x5354524d, MAGIC_EVENT = 0x45564e54, MAGIC_MODULE = 0x4d4f444c,
@@ -315,6 +322,7 @@ static struct {
     long long captures_invalidated, unregister_calls, register_calls, fences, kernel_launches,
         graph_launches, illegal_addresses, event_queries, fenced_calls, ctx_synchronize_calls, syncs_waiting,
         event_creates, pageable_copies, event_records, pool_trims, graph_mem_trims;
+    long long attach_global, attach_host, attach_single; /* cuStreamAttachMemAsync calls done, by flag */
 } st;
 
 /* ===================================================================
@@ -1559,6 +1567,19 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) 
         { 106, 32 },        /* MAX_BLOCKS_PER_MULTIPROCESSOR */
         { 111, 1024 },      /* RESERVED_SHARED_MEMORY_PER_BLOCK */
         { 120, 1 },         /* CLUSTER_LAUNCH */
+        { 9, 65536 },       /* TOTAL_CONSTANT_MEMORY */
+        { 12, 65536 },      /* MAX_REGISTERS_PER_BLOCK */
+        { 13, 1980000 },    /* CLOCK_RATE, kHz */
+        { 17, 0 },          /* KERNEL_EXEC_TIMEOUT */
+        { 32, 1 },          /* ECC_ENABLED */
+        { 36, 2619000 },    /* MEMORY_CLOCK_RATE, kHz */
+        { 84, 0 },          /* MULTI_GPU_BOARD */
+        { 86, 0 },          /* HOST_NATIVE_ATOMIC_SUPPORTED */
+        { 102, 1 },         /* VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED */
+        { 103, SIM_POSIX_FD }, /* HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: see "Pool IPC" */
+        { 108, 82837504 },  /* MAX_PERSISTING_L2_CACHE_SIZE */
+        { 116, 1 },         /* GPU_DIRECT_RDMA_SUPPORTED */
+        { 125, 1 },         /* IPC_EVENT_SUPPORTED */
     };
     CUresult r = check_device(dev);
     if (r) return r;
@@ -2376,6 +2397,8 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size) {
 }
 
 static void managed_forget(uintptr_t start);
+static int pool_shared(unsigned flags);
+static void pool_free(unsigned flags, size_t len);
 /* Free a device allocation or pinned host allocation starting at p, after
  * the device-wide fence. mu held. */
 static int gmem_free_now(uintptr_t p);
@@ -2391,8 +2414,12 @@ static CUresult free_range(CUcontext c, uintptr_t p, int kind) {
     struct range *rg = range_at(p, kind); /* the table may have moved while we waited */
     if (!rg) return CUDA_ERROR_INVALID_VALUE;
     if (rg->flags & 0x20000 /* MANAGED_FLAG */) managed_forget(p);
+    unsigned flags = rg->flags;
+    size_t len = rg->len;
+    int shared = (flags & 0x10000 /* POOL_FLAG */) && pool_shared(flags);
     range_remove(rg);
-    aligned_free((void *)p); /* from aligned_alloc */
+    if (shared) pool_free(flags, len); /* an imported or exportable pool's memory stays mapped */
+    else aligned_free((void *)p); /* from aligned_alloc */
     if (kind == MEM_DEVICE) st.live_allocations--; else st.live_host_allocations--;
     return CUDA_SUCCESS;
 }
@@ -2449,9 +2476,12 @@ static void free_async_run(uintptr_t p) {
     struct range *rg = range_at(p, MEM_DEVICE);
     if (rg && (rg->flags & GRAPH_FLAG)) gmem_unmap(rg);
     else if (rg) {
-        pool_free(rg->flags, rg->len);
+        unsigned flags = rg->flags;
+        size_t len = rg->len;
+        int shared = (flags & 0x10000 /* POOL_FLAG */) && pool_shared(flags);
         range_remove(rg);
-        free((void *)p);
+        if (!shared) free((void *)p);
+        pool_free(flags, len);
         st.live_allocations--;
     }
     UNLOCK();
@@ -2470,8 +2500,17 @@ struct CUmemPoolHandle_st {
     int used_slot, dev, own; /* own: 1 made by cuMemPoolCreate, 2 destroyed with allocations left */
     size_t max_size;
     unsigned long long threshold, reserved, reserved_high, used, used_high;
+    /* IPC (see "Pool IPC"): an exportable pool's memory is one shared
+     * file mapped at base; imported: made from another's handle. */
+    int handle_types, fd, imported;
+    char *base;
+    size_t cap, top;
+    unsigned long long ipc_id;
+    int access[MAX_DEVICES]; /* CUmemAccess_flags of other devices */
 };
 static struct CUmemPoolHandle_st pools[MAX_POOLS]; /* 0..MAX_DEVICES-1: the default pools */
+static CUmemoryPool current_pool[MAX_DEVICES]; /* cuDeviceSetMemPool's; NULL: the default */
+static void pool_unmap(CUmemoryPool p);
 
 static CUmemoryPool default_pool(int dev) {
     CUmemoryPool p = &pools[dev];
@@ -2498,7 +2537,7 @@ static void pool_free(unsigned flags, size_t len) {
     CUmemoryPool p = &pools[flags & 0xffff];
     p->used -= len;
     pool_release(p, p->threshold);
-    if (p->own == 2 && p->used == 0) p->used_slot = 0;
+    if (p->own == 2 && p->used == 0) { pool_unmap(p); p->used_slot = 0; }
 }
 
 static CUresult graph_alloc(CUstream s, CUdeviceptr *dptr, size_t size);
@@ -2512,11 +2551,17 @@ static CUresult pool_alloc(CUmemoryPool pool, CUdeviceptr *dptr, size_t size, CU
         UNLOCK();
         return r;
     }
-    if (!r && !pool) pool = default_pool(s->ctx->dev);
-    if (!r && (!pool_valid(pool) || pool->dev != s->ctx->dev)) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r && !pool) pool = current_pool[s->ctx->dev] ? current_pool[s->ctx->dev] : default_pool(s->ctx->dev);
+    if (!r && (!pool_valid(pool) || pool->dev != s->ctx->dev || pool->imported)) r = CUDA_ERROR_INVALID_VALUE;
     if (!r && (size > TOTAL_MEM || (pool->max_size && pool->used + size > pool->max_size))) r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (!r && pool->base && round_up(pool->top, 256) + size > pool->cap) r = CUDA_ERROR_OUT_OF_MEMORY;
     if (!r) {
-        void *p = aligned_alloc(256, round_up(size, 256));
+        void *p;
+        if (pool->base) { /* a bump allocator in the shared file: never reused */
+            pool->top = round_up(pool->top, 256);
+            p = pool->base + pool->top;
+            pool->top += size;
+        } else p = aligned_alloc(256, round_up(size, 256));
         if (!p) r = CUDA_ERROR_OUT_OF_MEMORY;
         else {
             range_add((uintptr_t)p, size, MEM_DEVICE, POOL_FLAG | (unsigned)(pool - pools), s->ctx);
@@ -2728,25 +2773,37 @@ CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t size, CUmemoryPool po
     return pool_alloc(pool, dptr, size, h);
 }
 
-static CUresult get_pool(CUmemoryPool *out, CUdevice dev) {
+static CUresult get_pool(CUmemoryPool *out, CUdevice dev, int current) {
     CUresult r = check_device(dev);
     if (r) return r;
     if (!out) return CUDA_ERROR_INVALID_VALUE;
     LOCK();
-    *out = default_pool(dev);
+    *out = current && current_pool[dev] ? current_pool[dev] : default_pool(dev);
     UNLOCK();
     return CUDA_SUCCESS;
 }
 CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *out, CUdevice dev) {
     FAIL_POINT("cuDeviceGetDefaultMemPool");
-    return get_pool(out, dev);
+    return get_pool(out, dev, 0);
 }
-/* No cuDeviceSetMemPool here: the current pool is the default one. */
 CUresult cuDeviceGetMemPool(CUmemoryPool *out, CUdevice dev) {
     FAIL_POINT("cuDeviceGetMemPool");
-    return get_pool(out, dev);
+    return get_pool(out, dev, 1);
+}
+/* The pool that cuMemAllocAsync uses from now on; an imported pool or one
+ * of another device is refused. */
+CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) {
+    FAIL_POINT("cuDeviceSetMemPool");
+    CUresult r = check_device(dev);
+    if (r) return r;
+    LOCK();
+    if (!pool_valid(pool) || pool->dev != dev || pool->imported) r = CUDA_ERROR_INVALID_VALUE;
+    else current_pool[dev] = pool == &pools[dev] ? NULL : pool;
+    UNLOCK();
+    return r;
 }
 
+static CUresult pool_share(CUmemoryPool p, int handle_types);
 CUresult cuMemPoolCreate(CUmemoryPool *out, const CUmemPoolProps *props) {
     FAIL_POINT("cuMemPoolCreate");
     if (!out || !props || props->allocType != 1 /* PINNED */ || props->location.type != 1 /* DEVICE */)
@@ -2758,9 +2815,10 @@ CUresult cuMemPoolCreate(CUmemoryPool *out, const CUmemPoolProps *props) {
     for (int i = MAX_DEVICES; i < MAX_POOLS; i++)
         if (!pools[i].used_slot) {
             pools[i] = (struct CUmemPoolHandle_st){ .used_slot = 1, .own = 1, .dev = props->location.id,
-                                                     .max_size = props->maxSize };
+                                                     .max_size = props->maxSize, .fd = -1 };
+            r = props->handleTypes ? pool_share(&pools[i], props->handleTypes) : CUDA_SUCCESS;
+            if (r) { pools[i].used_slot = 0; break; }
             *out = &pools[i];
-            r = CUDA_SUCCESS;
             break;
         }
     UNLOCK();
@@ -2774,7 +2832,9 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool) {
     LOCK();
     CUresult r = pool_valid(pool) && pool->own == 1 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     if (!r) {
-        if (pool->used == 0) pool->used_slot = 0;
+        for (int d = 0; d < MAX_DEVICES; d++)
+            if (current_pool[d] == pool) current_pool[d] = NULL; /* the default is current again */
+        if (pool->used == 0) { pool_unmap(pool); pool->used_slot = 0; }
         else pool->own = 2;
     }
     UNLOCK();
@@ -2826,6 +2886,193 @@ CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value) {
         case 8: *v = pool->used_high; break;
         default: r = CUDA_ERROR_INVALID_VALUE;
         }
+    UNLOCK();
+    return r;
+}
+
+/* ----- Pool IPC (cuMemPoolExportToShareableHandle, ...ImportFromShareableHandle,
+ * cuMemPoolExportPointer, cuMemPoolImportPointer) and peer access
+ * (cuMemPoolSetAccess, cuMemPoolGetAccess). An exportable pool (handle type
+ * POSIX file descriptor) keeps its memory in one shared file (memfd) of
+ * SIM_POOL_FILE bytes, sparse, mapped at base: its allocations are carved
+ * from it by a bump allocator and never reused. The file starts with a
+ * header page (a magic word, the pool's id and device); exporting the pool
+ * gives a new descriptor of the file, which another process (or this one)
+ * maps again to import the pool, so that both see the same bytes, as two
+ * processes on one GPU do. An exported pointer is the pool's id and the
+ * allocation's offset and length. Linux only: elsewhere the handle type is
+ * not supported. mu held unless said. ----- */
+
+static int pool_shared(unsigned flags) { return pools[flags & 0xffff].base != NULL; }
+
+#ifdef __linux__
+enum { SIM_POOL_FILE = 1 << 30, SIM_POOL_HEADER = 4096 };
+static const unsigned long long SIM_POOL_MAGIC = 0x6c6f6f7063697370ull; /* "pscipool" */
+struct pool_header { unsigned long long magic, id; int dev; };
+struct ptr_export { unsigned long long magic, id, offset, len; };
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+static CUresult pool_share(CUmemoryPool p, int handle_types) {
+    if (handle_types != 1 /* POSIX_FILE_DESCRIPTOR */) return CUDA_ERROR_NOT_SUPPORTED;
+    size_t cap = p->max_size ? round_up(p->max_size, 4096) + SIM_POOL_HEADER : SIM_POOL_FILE;
+    int fd = memfd_create("purecuda-sim-pool", MFD_CLOEXEC);
+    if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (ftruncate(fd, (off_t)cap) != 0) { close(fd); return CUDA_ERROR_OUT_OF_MEMORY; }
+    void *base = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) { close(fd); return CUDA_ERROR_OUT_OF_MEMORY; }
+    static unsigned long long next_id;
+    p->ipc_id = ((unsigned long long)getpid() << 32) ^ (unsigned long long)time(NULL) ^ ++next_id << 16;
+    *(struct pool_header *)base = (struct pool_header){ SIM_POOL_MAGIC, p->ipc_id, p->dev };
+    p->fd = fd;
+    p->base = base;
+    p->cap = cap;
+    p->top = SIM_POOL_HEADER;
+    p->handle_types = handle_types;
+    return CUDA_SUCCESS;
+}
+
+static void pool_unmap(CUmemoryPool p) {
+    if (p->base) munmap(p->base, p->cap);
+    if (p->fd >= 0) close(p->fd);
+    p->base = NULL;
+    p->fd = -1;
+}
+
+CUresult cuMemPoolExportToShareableHandle(void *out, CUmemoryPool pool, int type, unsigned long long flags) {
+    FAIL_POINT("cuMemPoolExportToShareableHandle");
+    if (!out || flags) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult r = pool_valid(pool) && !pool->imported && pool->handle_types == type && type == 1 ? CUDA_SUCCESS
+                                                                                                 : CUDA_ERROR_INVALID_VALUE;
+    if (!r) {
+        int fd = fcntl(pool->fd, F_DUPFD_CLOEXEC, 0);
+        if (fd < 0) r = CUDA_ERROR_OUT_OF_MEMORY;
+        else *(int *)out = fd;
+    }
+    UNLOCK();
+    return r;
+}
+
+/* The handle is the descriptor itself, passed as a pointer-sized value; it
+ * stays the caller's (the mapping keeps the file open). */
+CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *out, void *handle, int type, unsigned long long flags) {
+    FAIL_POINT("cuMemPoolImportFromShareableHandle");
+    if (!out || flags || type != 1) return CUDA_ERROR_INVALID_VALUE;
+    int fd = (int)(intptr_t)handle;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || (size_t)sb.st_size < SIM_POOL_HEADER) return CUDA_ERROR_INVALID_VALUE;
+    void *base = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) return CUDA_ERROR_INVALID_VALUE;
+    struct pool_header h = *(struct pool_header *)base;
+    if (h.magic != SIM_POOL_MAGIC || check_device(h.dev)) { munmap(base, (size_t)sb.st_size); return CUDA_ERROR_INVALID_VALUE; }
+    LOCK();
+    CUresult r = initialised ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_NOT_INITIALIZED;
+    for (int i = MAX_DEVICES; r == CUDA_ERROR_OUT_OF_MEMORY && i < MAX_POOLS; i++)
+        if (!pools[i].used_slot) {
+            pools[i] = (struct CUmemPoolHandle_st){ .used_slot = 1, .own = 1, .dev = h.dev, .fd = -1, .imported = 1,
+                                                     .base = base, .cap = (size_t)sb.st_size, .ipc_id = h.id,
+                                                     .handle_types = 1 };
+            *out = &pools[i];
+            r = CUDA_SUCCESS;
+            break;
+        }
+    UNLOCK();
+    if (r) munmap(base, (size_t)sb.st_size);
+    return r;
+}
+
+CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *out, CUdeviceptr ptr) {
+    FAIL_POINT("cuMemPoolExportPointer");
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct range *rg = range_at((uintptr_t)ptr, MEM_DEVICE);
+    CUmemoryPool p = rg && (rg->flags & POOL_FLAG) ? &pools[rg->flags & 0xffff] : NULL;
+    CUresult r = p && p->base && !p->imported ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (!r) {
+        memset(out, 0, sizeof *out);
+        struct ptr_export e = { SIM_POOL_MAGIC, p->ipc_id, (unsigned long long)((char *)(uintptr_t)ptr - p->base), rg->len };
+        memcpy(out->reserved, &e, sizeof e);
+    }
+    UNLOCK();
+    return r;
+}
+
+/* The memory must not be imported twice into one pool (208, ALREADY_MAPPED). */
+CUresult cuMemPoolImportPointer(CUdeviceptr *out, CUmemoryPool pool, CUmemPoolPtrExportData *data) {
+    FAIL_POINT("cuMemPoolImportPointer");
+    if (!out || !data) return CUDA_ERROR_INVALID_VALUE;
+    struct ptr_export e;
+    memcpy(&e, data->reserved, sizeof e);
+    CUcontext c;
+    LOCK();
+    CUresult r = current_ctx(&c);
+    if (!r && (!pool_valid(pool) || !pool->imported || e.magic != SIM_POOL_MAGIC || e.id != pool->ipc_id ||
+               e.offset < SIM_POOL_HEADER || e.offset > pool->cap || e.len > pool->cap - e.offset || !e.len))
+        r = CUDA_ERROR_INVALID_VALUE;
+    uintptr_t p = r ? 0 : (uintptr_t)(pool->base + e.offset);
+    if (!r && range_at(p, MEM_DEVICE)) r = 208; /* CUDA_ERROR_ALREADY_MAPPED */
+    if (!r) {
+        range_add(p, e.len, MEM_DEVICE, POOL_FLAG | (unsigned)(pool - pools), c);
+        st.live_allocations++;
+        pool->used += e.len;
+        *out = (CUdeviceptr)p;
+    }
+    UNLOCK();
+    return r;
+}
+#else
+static CUresult pool_share(CUmemoryPool p, int handle_types) { (void)p; (void)handle_types; return CUDA_ERROR_NOT_SUPPORTED; }
+static void pool_unmap(CUmemoryPool p) { (void)p; }
+CUresult cuMemPoolExportToShareableHandle(void *out, CUmemoryPool pool, int type, unsigned long long flags) {
+    FAIL_POINT("cuMemPoolExportToShareableHandle");
+    (void)out; (void)pool; (void)type; (void)flags;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *out, void *handle, int type, unsigned long long flags) {
+    FAIL_POINT("cuMemPoolImportFromShareableHandle");
+    (void)out; (void)handle; (void)type; (void)flags;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *out, CUdeviceptr ptr) {
+    FAIL_POINT("cuMemPoolExportPointer");
+    (void)out; (void)ptr;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+CUresult cuMemPoolImportPointer(CUdeviceptr *out, CUmemoryPool pool, CUmemPoolPtrExportData *data) {
+    FAIL_POINT("cuMemPoolImportPointer");
+    (void)out; (void)pool; (void)data;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+#endif
+
+/* Access of other devices to a pool's memory: none until set; the pool's
+ * own device always reads and writes, and cannot be set otherwise. */
+CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count) {
+    FAIL_POINT("cuMemPoolSetAccess");
+    if (!map && count) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult r = pool_valid(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; !r && i < count; i++) {
+        const CUmemAccessDesc *d = &map[i];
+        if (d->location.type != 1 /* DEVICE */ || check_device(d->location.id) ||
+            (d->flags != 0 && d->flags != 1 && d->flags != 3) || (d->location.id == pool->dev && d->flags != 3))
+            r = CUDA_ERROR_INVALID_VALUE;
+    }
+    for (size_t i = 0; !r && i < count; i++)
+        if (map[i].location.id != pool->dev) pool->access[map[i].location.id] = map[i].flags;
+    UNLOCK();
+    return r;
+}
+
+CUresult cuMemPoolGetAccess(int *flags, CUmemoryPool pool, CUmemLocation *loc) {
+    FAIL_POINT("cuMemPoolGetAccess");
+    if (!flags || !loc || loc->type != 1 || check_device(loc->id)) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult r = pool_valid(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (!r) *flags = loc->id == pool->dev ? 3 : pool->access[loc->id];
     UNLOCK();
     return r;
 }
@@ -2889,6 +3136,29 @@ CUresult cuMemPrefetchAsync_v2(CUdeviceptr p, size_t n, CUmemLocation loc, unsig
     if (m) m->prefetched = where;
     UNLOCK();
     if (!m) return CUDA_ERROR_INVALID_VALUE;
+    struct task t = { .kind = T_NOP };
+    return enqueue(h, &t);
+}
+
+/* A stream's claim on managed memory: the whole allocation (length 0),
+ * one of CU_MEM_ATTACH_GLOBAL, _HOST or _SINGLE; counted by flag (see
+ * sim_stat), in stream order. */
+CUresult cuStreamAttachMemAsync(CUstream h, CUdeviceptr p, size_t length, unsigned int flags) {
+    FAIL_POINT("cuStreamAttachMemAsync");
+    STICKY_POINT();
+    if (flags != 1 && flags != 2 && flags != 4) return CUDA_ERROR_INVALID_VALUE;
+    CUstream s;
+    LOCK();
+    CUresult r = stream_of(h, &s);
+    struct managed *m = r ? NULL : managed_of((uintptr_t)p, 1);
+    if (!r && (!m || m->start != (uintptr_t)p || (length != 0 && length != m->len))) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) {
+        if (flags == 1) st.attach_global++;
+        else if (flags == 2) st.attach_host++;
+        else st.attach_single++;
+    }
+    UNLOCK();
+    if (r) return r;
     struct task t = { .kind = T_NOP };
     return enqueue(h, &t);
 }
@@ -3831,6 +4101,30 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, CUfunction
     return occupancy(n, f, bs, dyn);
 }
 
+/* The most dynamic shared memory a block of bs threads may have so that
+ * n blocks fit on one multiprocessor: the multiprocessor's shared memory
+ * shared among them, less each block's static and reserved parts, at most
+ * what a block may opt in to; 0 when n blocks of bs threads never fit. */
+CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *out, CUfunction f, int n, int bs) {
+    FAIL_POINT("cuOccupancyAvailableDynamicSMemPerBlock");
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (!f || f->magic != MAGIC_FUNC) r = CUDA_ERROR_INVALID_HANDLE;
+    else if (!out || n <= 0 || bs <= 0) r = CUDA_ERROR_INVALID_VALUE;
+    else {
+        size_t fixed = (size_t)kernels[f->kernel].static_smem + SMEM_RESERVED;
+        size_t each = SM_SMEM / (size_t)n;
+        if (blocks_per_sm(f, bs, 0) < n || each <= fixed) *out = 0;
+        else {
+            size_t v = each - fixed, cap = SMEM_OPTIN - (size_t)kernels[f->kernel].static_smem;
+            *out = v < cap ? v : cap;
+        }
+    }
+    UNLOCK();
+    return r;
+}
+
 /* The block size with the most resident threads: each size from the
  * limit down, a warp at a time, the first best kept (as the CUDA
  * runtime's cudaOccupancyMaxPotentialBlockSize does). */
@@ -4320,6 +4614,14 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuMemPoolTrimTo", 11020, 0, cuMemPoolTrimTo),
     SYM("cuMemPoolSetAttribute", 11020, 0, cuMemPoolSetAttribute),
     SYM("cuMemPoolGetAttribute", 11020, 0, cuMemPoolGetAttribute),
+    SYM("cuDeviceSetMemPool", 11020, 0, cuDeviceSetMemPool),
+    SYM("cuMemPoolSetAccess", 11020, 0, cuMemPoolSetAccess),
+    SYM("cuMemPoolGetAccess", 11020, 0, cuMemPoolGetAccess),
+    SYM("cuMemPoolExportToShareableHandle", 11020, 0, cuMemPoolExportToShareableHandle),
+    SYM("cuMemPoolImportFromShareableHandle", 11020, 0, cuMemPoolImportFromShareableHandle),
+    SYM("cuMemPoolExportPointer", 11020, 0, cuMemPoolExportPointer),
+    SYM("cuMemPoolImportPointer", 11020, 0, cuMemPoolImportPointer),
+    SYM("cuStreamAttachMemAsync", 6000, 7000, cuStreamAttachMemAsync),
     SYM("cuMemAllocManaged", 6000, 0, cuMemAllocManaged),
     SYM("cuMemPrefetchAsync", 12020, 12020, cuMemPrefetchAsync_v2),
     SYM("cuMemAdvise", 12020, 0, cuMemAdvise_v2),
@@ -4352,6 +4654,7 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuOccupancyMaxPotentialBlockSize", 6050, 0, cuOccupancyMaxPotentialBlockSize),
     SYM("cuOccupancyMaxPotentialBlockSizeWithFlags", 7000, 0, cuOccupancyMaxPotentialBlockSizeWithFlags),
     SYM("cuOccupancyMaxActiveClusters", 11070, 0, cuOccupancyMaxActiveClusters),
+    SYM("cuOccupancyAvailableDynamicSMemPerBlock", 10020, 0, cuOccupancyAvailableDynamicSMemPerBlock),
     SYM("cuLaunchKernel", 4000, 7000, cuLaunchKernel),
     SYM("cuLaunchKernelEx", 11060, 11060, cuLaunchKernelEx),
     SYM("cuGraphCreate", 10000, 0, cuGraphCreate),
@@ -4443,6 +4746,9 @@ static const struct { const char *name; long long *value; int cumulative; } stat
     { "pool_trims", &st.pool_trims, 1 },           /* cuMemPoolTrimTo calls */
     { "graph_mem_trims", &st.graph_mem_trims, 1 }, /* cuDeviceGraphMemTrim calls */
     { "live_graph_allocations", &st.live_graph_allocations, 0 }, /* graph allocations with an address (held by a node, or live) */
+    { "attach_global", &st.attach_global, 1 },     /* cuStreamAttachMemAsync with CU_MEM_ATTACH_GLOBAL */
+    { "attach_host", &st.attach_host, 1 },         /* ... CU_MEM_ATTACH_HOST */
+    { "attach_single", &st.attach_single, 1 },     /* ... CU_MEM_ATTACH_SINGLE */
 };
 
 long long sim_stat(const char *name) {

@@ -116,7 +116,7 @@ func NewPlan(s *cuda.Stream, kind Type, shape Shape) (*Plan, error) {
 	}
 	var size uint64
 	life, err := handle.Open(s, "cufft", "cufftMakePlanMany64", func(raw libcuda.Stream) error {
-		if err := RawCreate(&st.raw); err != nil {
+		if err := create(&st.raw); err != nil {
 			return callErr("cufftCreate", err)
 		}
 		err := SetAutoAllocation(st.raw, 0)

@@ -443,11 +443,11 @@ func EstimateMany(rank int32, n *int32, inembed *int32, istride int32, idist int
 	return procEstimateMany.result(_f.r)
 }
 
-// RawCreate calls cufftCreate.
+// create calls cufftCreate.
 //
 //	cufftResult cufftCreate(cufftHandle *handle);
-func RawCreate(handle *Handle) error {
-	_fn, _err := procRawCreate.fn()
+func create(handle *Handle) error {
+	_fn, _err := proccreate.fn()
 	if _err != nil {
 		return _err
 	}
@@ -459,7 +459,7 @@ func RawCreate(handle *Handle) error {
 	_f.fn, _f.n = _fn, 1
 	_f.a0 = unsafe.Pointer(handle)
 	call(&_f.frame)
-	return procRawCreate.result(_f.r)
+	return proccreate.result(_f.r)
 }
 
 // GetSize1d calls cufftGetSize1d.
@@ -968,12 +968,12 @@ var (
 	procPlan2d               = proc{symbol: "cufftPlan2d"}
 	procPlan3d               = proc{symbol: "cufftPlan3d"}
 	procPlanMany             = proc{symbol: "cufftPlanMany"}
-	procRawCreate            = proc{symbol: "cufftCreate"}
 	procResetPlanProperty    = proc{symbol: "cufftResetPlanProperty"}
 	procSetAutoAllocation    = proc{symbol: "cufftSetAutoAllocation"}
 	procSetPlanPropertyInt64 = proc{symbol: "cufftSetPlanPropertyInt64"}
 	procSetStream            = proc{symbol: "cufftSetStream"}
 	procSetWorkArea          = proc{symbol: "cufftSetWorkArea"}
+	proccreate               = proc{symbol: "cufftCreate"}
 )
 
 // procs lists every entry point, sorted by Go name.
@@ -1007,10 +1007,10 @@ var procs = [...]*proc{
 	&procPlan2d,
 	&procPlan3d,
 	&procPlanMany,
-	&procRawCreate,
 	&procResetPlanProperty,
 	&procSetAutoAllocation,
 	&procSetPlanPropertyInt64,
 	&procSetStream,
 	&procSetWorkArea,
+	&proccreate,
 }

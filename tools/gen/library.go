@@ -410,7 +410,7 @@ var libraries = []*library{
 		prelude: "#define CUFFTAPI\n" + cudaPrelude,
 		extern:  cudaExtern,
 		imports: cudaImports,
-		rename:  map[string]string{"cufftCreate": "RawCreate"},
+		rename:  map[string]string{"cufftCreate": "create"}, // NewPlan calls it; the C-shaped wrapper stays unexported
 
 		what:        "cuFFT",
 		env:         "PURECUDA_LIBCUFFT",

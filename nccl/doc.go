@@ -24,7 +24,10 @@
 // float64, cuda.Half, cuda.BFloat16, Float8E4M3, Float8E5M2) gives NCCL's
 // data type, and the ops are Sum, Prod, Max, Min, Avg and PreMulSum's.
 // Lengths, roots, peers, devices and the stream are checked before
-// anything reaches NCCL, each error naming the argument.
+// anything reaches NCCL, each error naming the argument. NCCL decides
+// what it supports beyond that: FP8 reductions need devices of compute
+// capability 9.0, and NCCL 2.28 answers ncclInvalidArgument to Avg and
+// PreMulSum of an FP8 type on a communicator of one rank.
 //
 // # Streams, threads and memory
 //

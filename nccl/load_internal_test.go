@@ -5,29 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
-	"unsafe"
 )
-
-// An entry point the loaded library lacks (the stand-in has no
-// ncclMemAlloc) is a SymbolError from that function alone; the library
-// answered ncclGetVersion.
-func TestMissingEntryPointIsASymbolError(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		return // TestNCCLIsUnavailableOffLinux
-	}
-	if err := Load(); err != nil {
-		t.Fatal(err)
-	}
-	var p unsafe.Pointer
-	err := MemAlloc(&p, 16)
-	var se *SymbolError
-	if !errors.As(err, &se) || !errors.Is(err, ErrSymbol) || se.Symbol != "ncclMemAlloc" {
-		t.Fatalf("got %v, want a SymbolError for ncclMemAlloc", err)
-	}
-	if lib, ok := Loaded(); !ok || lib.Version < 22300 {
-		t.Errorf("Loaded: %+v, %v", lib, ok)
-	}
-}
 
 // Off Linux, NCCL is not available, and every call says so.
 func TestNCCLIsUnavailableOffLinux(t *testing.T) {

@@ -9,7 +9,7 @@ const NCCLSimDevices = 0
 
 // MainNCCL is Main for package nccl's tests; under -tags gpu they use the
 // real NCCL, found as package nccl looks for it.
-func MainNCCL(m *testing.M) { mainWith(m, nil) }
+func MainNCCL(m *testing.M, opts ...Option) { mainWith(m, nil, opts) }
 
 // NCCLStat reads a counter of the NCCL stand-in: under -tags gpu there is
 // none, and it fails t.

@@ -13,7 +13,7 @@ const NCCLSimDevices = SimDevices
 // MainNCCL is Main for package nccl's tests. NCCL and its stand-in exist
 // on Linux only: elsewhere the tests run without them, and check that the
 // package says NCCL is unavailable.
-func MainNCCL(m *testing.M) { mainWith(m, nil) }
+func MainNCCL(m *testing.M, opts ...Option) { mainWith(m, nil, opts) }
 
 // NCCLStat fails t: there is no stand-in on this system.
 func NCCLStat(t testing.TB, name string) int64 {

@@ -4,13 +4,7 @@ package testenv
 
 import (
 	"os"
-	"path/filepath"
-	gosync "sync"
 	"testing"
-
-	_ "embed"
-
-	"github.com/purecuda/purecuda/internal/testenv/cbuild"
 )
 
 // The NCCL stand-in (sim/ncclsim.c) answers for libnccl.so.2 in the tests
@@ -24,19 +18,24 @@ const NCCLSimDevices = 4
 
 // MainNCCL is Main for package nccl's tests: on the simulator it also
 // builds the NCCL stand-in, points PURECUDA_LIBNCCL at it, and shows the
-// tests NCCLSimDevices devices.
-func MainNCCL(m *testing.M) { mainWith(m, setupNCCL) }
+// tests NCCLSimDevices devices; the leak check counts its live
+// communicators too.
+func MainNCCL(m *testing.M, opts ...Option) { mainWith(m, setupNCCL, opts) }
 
 // ncclLibrary is the stand-in's path once set up.
 var ncclLibrary string
 
 func setupNCCL() error {
-	lib, err := cbuild.Build(cbuild.Source{Name: "ncclsim.c", Text: ncclSource, Lib: "libncclsim.so",
-		Dir: filepath.Dir(simLibrary), Key: simLibrary, Args: []string{simLibrary, "-lm"}})
+	lib, err := LoadStub(Stub{
+		Name:    "ncclsim",
+		Sources: []string{"ncclsim.c"},
+		Links:   []string{simLibrary, "m"},
+		Env:     []string{"PURECUDA_LIBNCCL"},
+		Hooks:   []Hook{{Name: "ncclsim_stat", Fn: &ncclHooks.stat}},
+		Stat:    "ncclsim_stat",
+		Live:    map[string]string{"NCCL communicators": "live_comms"},
+	})
 	if err != nil {
-		return err
-	}
-	if err := os.Setenv("PURECUDA_LIBNCCL", lib); err != nil {
 		return err
 	}
 	// Read by the simulator's cuInit, which runs after this.
@@ -47,14 +46,7 @@ func setupNCCL() error {
 	return nil
 }
 
-// ncclSource is the stand-in, sim/ncclsim.c.
-//
-//go:embed sim/ncclsim.c
-var ncclSource []byte
-
 var ncclHooks struct {
-	once gosync.Once
-	err  error
 	stat func(name string) int64
 }
 
@@ -63,11 +55,8 @@ var ncclHooks struct {
 // group_misuse, group_depth, groups_open, remote_errors).
 func NCCLStat(t testing.TB, name string) int64 {
 	t.Helper()
-	ncclHooks.once.Do(func() {
-		ncclHooks.err = cbuild.Bind(ncclLibrary, cbuild.Hook{Name: "ncclsim_stat", Fn: &ncclHooks.stat})
-	})
-	if ncclHooks.err != nil {
-		t.Fatalf("the NCCL stand-in's hooks: %v", ncclHooks.err)
+	if ncclLibrary == "" {
+		t.Fatal("the NCCL stand-in's hooks: the stand-in is not loaded (testenv.MainNCCL loads it)")
 	}
 	v := ncclHooks.stat(name)
 	if v < 0 {

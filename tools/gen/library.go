@@ -19,7 +19,10 @@ import (
 // Lazy) reads. Adding a library is a row here plus its Go surface: no
 // hand-written load*.go.
 type library struct {
-	pkg     string   // Go package, and its folder under the module root
+	pkg string // Go package's folder under the module root; its last element names it
+	// local, where set, is the module's folder that holds headers (a test
+	// fixture's), read instead of the -include folder.
+	local   string
 	headers []string // read in order; the first declares the types and functions
 
 	// what names the library in messages and docs: "cuBLAS". Empty: a row
@@ -128,7 +131,8 @@ type library struct {
 	enumPrefix string
 	// typeRename gives the Go name of a C type whose mechanical name the
 	// package's hand-written API uses for something else (nccl.h's
-	// ncclComm_t would be Comm, the Go-shaped communicator).
+	// ncclComm_t would be Comm, the Go-shaped communicator; curand.h's
+	// curandGenerator_t would be Generator).
 	typeRename map[string]string
 	// intResults lets entry points return an integer instead of the status
 	// (cuBLAS's size_t cublasGetCudartVersion); elsewhere that is refused.
@@ -360,6 +364,59 @@ var libraries = []*library{
 		versionKind: "return",
 	},
 	{
+		// cuRAND 10 (CUDA 13 ships cuRAND 10.4): its file names follow
+		// cuRAND's own major version, not the toolkit's.
+		pkg:        "curand",
+		unreached:  "CURAND_STATUS_NOT_INITIALIZED",
+		headers:    []string{"curand.h"},
+		result:     "curandStatus_t",
+		typePrefix: regexp.MustCompile(`^curand([A-Z].*?)(?:_t)?$`),
+		funcPrefix: "curand",
+		uses:       []string{"libtypes"},
+		prelude:    "typedef struct CUstream_st *cudaStream_t;",
+		extern:     map[string]string{"cudaStream_t": "libcuda.Stream"},
+		imports:    cudaImports,
+		// The typed Generator takes the name.
+		typeRename: map[string]string{"curandGenerator_t": "Handle"},
+
+		what:        "cuRAND",
+		env:         "PURECUDA_LIBCURAND",
+		linux:       []string{"libcurand.so.10", "libcurand.so"},
+		windows:     []string{"curand64_10.dll"},
+		pip:         []string{"cu13", "curand"},
+		install:     "install a CUDA toolkit, or pip install nvidia-curand",
+		ident:       []string{"curandCreateGenerator"},
+		version:     "curandGetVersion",
+		versionKind: "int",
+	},
+	{
+		// cuFFT 12 (CUDA 13 ships cuFFT 12.0): its file names follow
+		// cuFFT's own major version, not the toolkit's.
+		pkg:        "cufft",
+		unreached:  "CUFFT_INTERNAL_ERROR",
+		headers:    []string{"cufft.h"},
+		result:     "cufftResult",
+		typePrefix: regexp.MustCompile(`^cufft([A-Z].*?)(?:_t)?$`),
+		funcPrefix: "cufft",
+		uses:       []string{"libtypes"},
+		// CUFFTAPI would be GCC's visibility attribute, which the parser
+		// does not read: defined empty first.
+		prelude: "#define CUFFTAPI\n" + cudaPrelude,
+		extern:  cudaExtern,
+		imports: cudaImports,
+		rename:  map[string]string{"cufftCreate": "RawCreate"},
+
+		what:        "cuFFT",
+		env:         "PURECUDA_LIBCUFFT",
+		linux:       []string{"libcufft.so.12", "libcufft.so"},
+		windows:     []string{"cufft64_12.dll"},
+		pip:         []string{"cu13", "cufft"},
+		install:     "install a CUDA toolkit, or pip install nvidia-cufft",
+		ident:       []string{"cufftMakePlanMany64"},
+		version:     "cufftGetVersion",
+		versionKind: "int",
+	},
+	{
 		// NCCL, Linux only. The by-value ncclUniqueId of ncclCommInitRank
 		// and ncclCommInitRankConfig (128 bytes) is passed as the call
 		// path passes every struct above 16 bytes: in memory on the stack
@@ -403,6 +460,27 @@ var libraries = []*library{
 		envExample:  "/opt/venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2",
 		loadDoc:     "The identifying symbol, ncclCommInitRankScalable, is NCCL 2.23's and later's.",
 	},
+	callTest,
+}
+
+// callTest is the call-path fixture: internal/calltest's wrappers,
+// generated from a header of C functions with the shapes of the float
+// and double entry points (cuRAND's), which its tests build and call.
+var callTest = &library{
+	pkg:        "internal/calltest",
+	local:      "internal/calltest/c",
+	unreached:  "CALLTEST_BAD",
+	headers:    []string{"calltest.h"},
+	result:     "calltestStatus",
+	typePrefix: regexp.MustCompile(`^calltest([A-Z].*)$`),
+	funcPrefix: "calltest",
+
+	what:    "call-path fixture",
+	env:     "PURECUDA_LIBCALLTEST",
+	linux:   []string{"libcalltest.so"},
+	windows: []string{"calltest.dll"},
+	install: "build c/calltest.c (internal/calltest's tests do)",
+	ident:   []string{"calltestMixed"},
 }
 
 // cudaPrelude declares what cublas_api.h takes from driver_types.h,

@@ -45,7 +45,8 @@
  *       the same after `skip` calls that work as usual.
  *   long long sim_stat(const char *name): a counter (see stat_names), -1 if unknown;
  *       "calls:NAME", the calls of the entry point NAME since the library was
- *       loaded, "thread_calls:NAME", those of the calling thread.
+ *       loaded, "thread_calls:NAME", those of the calling thread;
+ *       "primary_retains:N", the retains of device N's primary context.
  *   void sim_reset_stats(void): zero the counters that only grow.
  *   const char *sim_call_name(int i): the entry point of the i-th call site
  *       (FAIL_POINT) called so far, NULL past the last; a name may have
@@ -4169,6 +4170,15 @@ long long sim_stat(const char *name) {
     /* Calls of an entry point since the library was loaded (FAIL_POINT). */
     if (name && strncmp(name, "calls:", 6) == 0) return calls_of(name + 6, 0);
     if (name && strncmp(name, "thread_calls:", 13) == 0) return calls_of(name + 13, 1);
+    /* "primary_retains:N": the retains of device N's primary context. */
+    if (name && strncmp(name, "primary_retains:", 16) == 0) {
+        int dev = atoi(name + 16);
+        if (dev < 0 || dev >= MAX_DEVICES) return -1;
+        LOCK();
+        v = primary_ctx[dev].retains;
+        UNLOCK();
+        return v;
+    }
     LOCK();
     for (size_t i = 0; name && i < sizeof stat_names / sizeof stat_names[0]; i++)
         if (strcmp(stat_names[i].name, name) == 0) v = *stat_names[i].value;

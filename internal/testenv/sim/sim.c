@@ -307,6 +307,8 @@ static struct {
     long long captures_invalidated, unregister_calls, register_calls, fences, kernel_launches,
         graph_launches, illegal_addresses, event_queries, fenced_calls, ctx_synchronize_calls, syncs_waiting,
         event_creates, pageable_copies, event_records, pool_trims;
+    long long live_link_states; /* cuLinkCreate's states not destroyed */
+    long long last_trimmed_pool; /* the handle given to the last cuMemPoolTrimTo that worked */
 } st;
 
 /* ===================================================================
@@ -2517,7 +2519,7 @@ CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
     FAIL_POINT("cuMemPoolTrimTo");
     LOCK();
     CUresult r = pool_valid(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-    if (!r) { pool_release(pool, keep); st.pool_trims++; }
+    if (!r) { pool_release(pool, keep); st.pool_trims++; st.last_trimmed_pool = (long long)(uintptr_t)pool; }
     UNLOCK();
     return r;
 }
@@ -3311,8 +3313,9 @@ CUresult cuLinkCreate_v2(unsigned int nopts, CUjit_option *opts, void **vals, CU
     if (r) return r;
     LOCK();
     CUlinkState ls = handle_alloc(&free_links, sizeof *ls);
-    UNLOCK();
     ls->magic = MAGIC_LINK;
+    st.live_link_states++;
+    UNLOCK();
     ls->logs = l;
     ls->vals = vals;
     jit_log(&l, vals, NULL);
@@ -3358,9 +3361,13 @@ CUresult cuLinkDestroy(CUlinkState ls) {
     FAIL_POINT("cuLinkDestroy");
     if (!ls || ls->magic != MAGIC_LINK) return CUDA_ERROR_INVALID_HANDLE;
     ls->magic = 0;
+    /* The image goes with the state: spoil it first, so that a caller
+     * that kept the pointer instead of copying reads garbage. */
+    if (ls->image) memset(ls->image, 0x5a, ls->len);
     free(ls->image);
     ls->image = NULL;
     LOCK();
+    st.live_link_states--;
     handle_free(&free_links, ls);
     UNLOCK();
     return CUDA_SUCCESS;
@@ -4163,6 +4170,8 @@ static const struct { const char *name; long long *value; int cumulative; } stat
     { "event_creates", &st.event_creates, 1 },     /* cuEventCreate calls that made an event */
     { "pageable_copies", &st.pageable_copies, 1 }, /* async copies with a side the device cannot reach */
     { "pool_trims", &st.pool_trims, 1 },           /* cuMemPoolTrimTo calls */
+    { "last_trimmed_pool", &st.last_trimmed_pool, 0 }, /* the pool of the last cuMemPoolTrimTo that worked */
+    { "live_link_states", &st.live_link_states, 0 },
 };
 
 long long sim_stat(const char *name) {

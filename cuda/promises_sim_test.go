@@ -1,0 +1,411 @@
+//go:build !gpu
+
+package cuda_test
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/internal/kernels"
+	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/libcuda"
+)
+
+// The tests of this file each guard a promise of package cuda's
+// documentation that the simulator lets a test observe: which pool a
+// retry trims, what a failed call leaves behind, what a failed library
+// call records.
+
+// An allocation refused for out of memory trims the pool it allocates
+// from, and that pool alone: Alloc the device's current pool, AllocFrom the
+// pool it was given. The retry is one more call of the same allocation.
+func TestOutOfMemoryRetryTrimsThePoolItAllocatesFrom(t *testing.T) {
+	f := newFixture(t)
+	own, err := cuda.NewMemPool(f.ctx.Device())
+	testenv.Must(t, err)
+	defer own.Close()
+	def, err := f.ctx.MemPool()
+	testenv.Must(t, err)
+	for _, c := range []struct {
+		name, call string
+		pool       *cuda.MemPool
+		alloc      func() (cuda.Slice[byte], error)
+	}{
+		{"Alloc", "cuMemAllocAsync", def, func() (cuda.Slice[byte], error) { return cuda.Alloc[byte](f.s, 64) }},
+		{"AllocFrom", "cuMemAllocFromPoolAsync", own, func() (cuda.Slice[byte], error) { return cuda.AllocFrom[byte](own, f.s, 64) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			// Another pool trimmed last, so that the one trimmed now shows.
+			other := own
+			if c.pool == own {
+				other = def
+			}
+			testenv.Must(t, other.Trim(0))
+			if got := testenv.SimStat(t, "last_trimmed_pool"); got != int64(other.Raw()) {
+				t.Fatalf("the simulator's last trimmed pool %#x, want %#x", got, other.Raw())
+			}
+			trims, calls := testenv.SimStat(t, "pool_trims"), testenv.SimStat(t, "calls:"+c.call)
+			testenv.SimFailNext(t, c.call, 1, libcuda.CUDA_ERROR_OUT_OF_MEMORY)
+			x, err := c.alloc()
+			testenv.Must(t, err)
+			testenv.Must(t, x.Free())
+			if got := testenv.SimStat(t, "last_trimmed_pool"); got != int64(c.pool.Raw()) {
+				t.Errorf("%s's retry trimmed pool %#x, want %#x (the pool it allocates from)", c.name, got, c.pool.Raw())
+			}
+			if d := testenv.SimStat(t, "pool_trims") - trims; d != 1 {
+				t.Errorf("%d trims, want 1", d)
+			}
+			if d := testenv.SimStat(t, "calls:"+c.call) - calls; d != 2 {
+				t.Errorf("%d calls of %s, want 2 (the refused one and the retry)", d, c.call)
+			}
+			// A trim that fails is no retry: the allocation's own error
+			// is returned, and the allocation is not tried again.
+			calls = testenv.SimStat(t, "calls:"+c.call)
+			testenv.SimFailNext(t, c.call, 1, libcuda.CUDA_ERROR_OUT_OF_MEMORY)
+			testenv.SimFailNext(t, "cuMemPoolTrimTo", 1, libcuda.CUDA_ERROR_UNKNOWN)
+			if _, err := c.alloc(); !errors.Is(err, cuda.ErrOutOfMemory) || !strings.Contains(err.Error(), c.call) {
+				t.Errorf("%s with the trim failing: %v, want %s's ErrOutOfMemory", c.name, err, c.call)
+			}
+			if d := testenv.SimStat(t, "calls:"+c.call) - calls; d != 1 {
+				t.Errorf("with the trim failing: %d calls of %s, want 1", d, c.call)
+			}
+			// Another error than out of memory is not retried.
+			calls, trims = testenv.SimStat(t, "calls:"+c.call), testenv.SimStat(t, "pool_trims")
+			testenv.SimFailNext(t, c.call, 1, libcuda.CUDA_ERROR_INVALID_VALUE)
+			if _, err := c.alloc(); !errors.Is(err, cuda.ErrInvalidValue) {
+				t.Errorf("%s refused with invalid value: %v", c.name, err)
+			}
+			if d := testenv.SimStat(t, "calls:"+c.call) - calls; d != 1 || testenv.SimStat(t, "pool_trims") != trims {
+				t.Errorf("an error other than out of memory: %d calls, %d trims; want 1 and 0", d, testenv.SimStat(t, "pool_trims")-trims)
+			}
+		})
+	}
+}
+
+// Stream.Record's failures leave nothing behind: an event created whose
+// record failed is destroyed, the error names the call that failed and
+// matches its Result, and the stream records again afterwards.
+func TestRecordFailureLeavesNoEvent(t *testing.T) {
+	testenv.NoErrorsLogged(t)
+	f := newFixture(t)
+	for _, call := range []string{"cuEventCreate", "cuEventRecord"} {
+		t.Run(call, func(t *testing.T) {
+			events := testenv.SimStat(t, "live_events")
+			testenv.SimFailNext(t, call, 1, libcuda.CUDA_ERROR_INVALID_VALUE)
+			e, err := f.s.Record()
+			if e != nil || !errors.Is(err, cuda.ErrInvalidValue) || !strings.Contains(err.Error(), call) {
+				t.Fatalf("Record with %s failing: %v, %v; want no event and the error of %s", call, e, err, call)
+			}
+			if n := testenv.SimStat(t, "live_events"); n != events {
+				t.Errorf("%d live events after the failed Record, want %d", n, events)
+			}
+			e, err = f.s.Record()
+			testenv.Must(t, err)
+			testenv.Must(t, e.Sync(testenv.Context(t)))
+			testenv.Must(t, e.Close())
+			if n := testenv.SimStat(t, "live_events"); n != events {
+				t.Errorf("%d live events after a Record and Close, want %d", n, events)
+			}
+		})
+	}
+}
+
+// A failed constructor keeps no hold on the context: after it, closing
+// the Context (and the stream it used) releases the primary context. Each
+// case runs in a fresh process, where nothing else holds it.
+func TestFailedCallsKeepNoHoldOnTheContext(t *testing.T) {
+	cases := []struct {
+		name, call string
+		use        func(ctx *cuda.Context, s *cuda.Stream) error
+	}{
+		{"NewStream", "cuStreamCreateWithPriority", func(ctx *cuda.Context, s *cuda.Stream) error {
+			_, err := ctx.NewStream()
+			return err
+		}},
+		{"NewEvent", "cuEventCreate", func(ctx *cuda.Context, s *cuda.Stream) error {
+			_, err := cuda.NewEvent(ctx)
+			return err
+		}},
+		{"Stream.Record", "cuEventRecord", func(ctx *cuda.Context, s *cuda.Stream) error {
+			_, err := s.Record()
+			return err
+		}},
+		{"LoadModule", "cuModuleLoadDataEx", func(ctx *cuda.Context, s *cuda.Stream) error {
+			_, err := cuda.LoadModule(ctx, kernels.PTX)
+			return err
+		}},
+		{"AllocManaged", "cuMemAllocManaged", func(ctx *cuda.Context, s *cuda.Stream) error {
+			_, err := cuda.AllocManaged[int32](ctx, 16, cuda.AttachGlobal)
+			return err
+		}},
+		{"Alloc", "cuMemAllocAsync", func(ctx *cuda.Context, s *cuda.Stream) error {
+			_, err := cuda.Alloc[int32](s, 16)
+			return err
+		}},
+		{"Pin", "cuMemHostRegister", func(ctx *cuda.Context, s *cuda.Stream) error {
+			_, err := cuda.Pin(ctx, make([]int32, 1024))
+			return err
+		}},
+		{"Library.Module", "cuLibraryGetModule", func(ctx *cuda.Context, s *cuda.Stream) error {
+			lib, err := cuda.LoadLibrary(kernels.TypedPTX)
+			if err != nil {
+				return errors.Join(errors.New("LoadLibrary failed, not the call under test"), err)
+			}
+			defer lib.Close()
+			_, err = lib.Module(ctx)
+			return err
+		}},
+		{"Linker.Link", "cuLinkComplete", func(ctx *cuda.Context, s *cuda.Stream) error {
+			var l cuda.Linker
+			if err := l.AddPTX("k.ptx", kernels.PTX); err != nil {
+				return errors.Join(errors.New("AddPTX failed, not the call under test"), err)
+			}
+			_, err := l.Link(ctx)
+			return err
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if !testenv.InChild(t) {
+				return
+			}
+			devs, err := cuda.Devices()
+			testenv.Must(t, err)
+			func() {
+				ctx, err := devs[0].Context()
+				testenv.Must(t, err)
+				s, err := ctx.NewStream()
+				testenv.Must(t, err)
+				testenv.SimFailNext(t, c.call, 1, libcuda.CUDA_ERROR_INVALID_VALUE)
+				if err := c.use(ctx, s); !errors.Is(err, cuda.ErrInvalidValue) {
+					t.Fatalf("%s with %s failing: %v, want its error", c.name, c.call, err)
+				}
+				testenv.Must(t, s.Close())
+				testenv.Must(t, ctx.Close())
+			}()
+			testenv.Must(t, hostmem.Drain(testenv.Context(t)))
+			testenv.Eventually(t, "the primary context released", func() bool {
+				runtime.GC()
+				return testenv.SimStat(t, "primary_retains:0") == 0
+			})
+		})
+	}
+}
+
+// Managed memory keeps its context: after Context.Close the primary
+// context stays retained, the memory usable, until Free (which frees in
+// the background) lets it go.
+func TestManagedMemoryKeepsItsContextAfterClose(t *testing.T) {
+	if !testenv.InChild(t) {
+		return
+	}
+	devs, err := cuda.Devices()
+	testenv.Must(t, err)
+	ctx, err := devs[0].Context()
+	testenv.Must(t, err)
+	m, err := cuda.AllocManaged[int32](ctx, 256, cuda.AttachGlobal)
+	testenv.Must(t, err)
+	testenv.Must(t, ctx.Close())
+	if n := testenv.SimStat(t, "primary_retains:0"); n != 1 {
+		t.Fatalf("after Context.Close with managed memory open: %d retains, want 1 (the memory's)", n)
+	}
+	data := m.Data()
+	data[255] = 9 // the mapping is still there
+	if _, _, err := m.LastPrefetch(); err != nil {
+		t.Errorf("LastPrefetch after Context.Close: %v (the context must still be there)", err)
+	}
+	data = nil
+	live := testenv.SimStat(t, "live_allocations")
+	testenv.Must(t, m.Free())
+	testenv.Eventually(t, "the managed memory freed", func() bool { return testenv.SimStat(t, "live_allocations") == live-1 })
+	testenv.Eventually(t, "the primary context released", func() bool {
+		runtime.GC()
+		return testenv.SimStat(t, "primary_retains:0") == 0
+	})
+	if err := m.Free(); !errors.Is(err, cuda.ErrFreed) {
+		t.Errorf("a second Free: %v, want ErrFreed", err)
+	}
+}
+
+// LostError.Launches: when the wait that reports the fault is a stream's
+// that launched nothing, the candidates are the launches of every stream
+// since its last completed wait (OneStream false): the faulting launch and
+// the other streams' unwaited launches, newest first, not those a wait saw
+// done.
+func TestLostErrorFallsBackToEveryStream(t *testing.T) {
+	if !testenv.InChild(t) {
+		return
+	}
+	fs := newFaultSetup(t)
+	quiet, err := fs.ctx.NewStream(cuda.NonBlocking())
+	testenv.Must(t, err)
+	fs.goodLaunches(t, 3) // one on each of the other streams
+	testenv.Must(t, fs.others[0].Sync(testenv.Context(t)))
+	illegal := testenv.SimStat(t, "illegal_addresses")
+	_, lerr := fs.launchOutOfBounds()
+	testenv.Must(t, lerr)
+	testenv.WaitStat(t, "the fault", "illegal_addresses", illegal)
+	err = quiet.Sync(testenv.Context(t))
+	var l *cuda.LostError
+	if !errors.As(err, &l) {
+		t.Fatalf("the quiet stream's Sync after the fault: %v, want a *LostError", err)
+	}
+	if l.OneStream || l.Exact {
+		t.Errorf("one stream %v, exact %v: want neither (the reporting stream launched nothing)", l.OneStream, l.Exact)
+	}
+	streams := map[libcuda.Stream]int{}
+	for i, c := range l.Launches {
+		streams[c.Stream]++
+		if i > 0 && c.Number >= l.Launches[i-1].Number {
+			t.Errorf("launch %d numbered %d after %d: want newest first", i, c.Number, l.Launches[i-1].Number)
+		}
+	}
+	if streams[fs.bad.Raw()] != 1 || streams[fs.others[1].Raw()] != 1 || streams[fs.others[2].Raw()] != 1 || streams[fs.others[0].Raw()] != 0 || len(l.Launches) != 3 {
+		t.Errorf("candidates %v: want the faulting launch and those of the two streams not waited for", l.Launches)
+	}
+}
+
+// Stream.Do records the stream on its operands even when f fails (a
+// library call that fails may have submitted part of its work): a Free of
+// an operand read on a held stream waits for that stream.
+func TestDoRecordsItsStreamWhenTheFunctionFails(t *testing.T) {
+	testenv.OnPrimary(t, 0)
+	f := newFixture(t)
+	gate := testenv.NewGate(t)
+	home := newStream(t, f.ctx, cuda.NonBlocking())
+	user := newStream(t, f.ctx, cuda.NonBlocking())
+	testenv.Must(t, f.ctx.Sync(testenv.Context(t)))
+	base := testenv.SimStat(t, "live_allocations")
+	x, err := cuda.Alloc[uint32](home, 1024)
+	testenv.Must(t, err)
+	sync(t, home)
+	gate.Hold(t, user.Raw())
+	// A read: the user does not become the allocation's only stream, so
+	// only Do's record puts it among the users.
+	ops := [1]cuda.Operand{x.Operand(cuda.Read)}
+	failed := errors.New("the library call failed")
+	if err := user.Do("failing", ops[:], func(raw libcuda.Stream) error { return failed }); !errors.Is(err, failed) {
+		t.Fatalf("Do: %v, want f's error", err)
+	}
+	testenv.Must(t, x.Free())
+	liveAllocationsStay(t, base+1, "the stream of a failed Do is held")
+	gate.Open()
+	testenv.Eventually(t, "the free", func() bool { return testenv.SimStat(t, "live_allocations") == base })
+}
+
+// A read recorded again on the same stream takes the stream's newer
+// position: a write on another stream that had waited for the older one
+// waits again for the newer read.
+func TestRepeatedReadIsWaitedForAgain(t *testing.T) {
+	testenv.OnPrimary(t, 0)
+	f := newFixture(t)
+	gate := testenv.NewGate(t)
+	a := newStream(t, f.ctx, cuda.NonBlocking())
+	b := newStream(t, f.ctx, cuda.NonBlocking())
+	x := alloc(t, a, make([]int32, 256))
+	y := alloc(t, a, make([]int32, 256))
+	sync(t, a)
+	read := func(s *cuda.Stream, m cuda.Slice[int32]) {
+		t.Helper()
+		ops := [1]cuda.Operand{m.Operand(cuda.Read)}
+		testenv.Must(t, s.Do("read", ops[:], func(libcuda.Stream) error { return nil }))
+	}
+	testenv.Must(t, cuda.Memset(b, x, 1)) // b writes x, after a's allocation
+	read(a, x)                            // a reads x
+	testenv.Must(t, cuda.Memset(a, y, 2)) // a writes y
+	read(b, y)                            // b waits for a up to its write of y
+	gate.Hold(t, a.Raw())
+	read(a, x) // a reads x again, behind the gate
+	testenv.Must(t, cuda.Memset(b, x, 3))
+	done := testenv.WaitAsync(func() error { return b.Sync(testenv.Context(t)) })
+	testenv.StillWaiting(t, "b's write of x, after a's held read", done)
+	gate.Open()
+	testenv.Finished(t, "b's write of x", done)
+}
+
+// The driver's linker's state is destroyed on every path of Link: a
+// refused input, a refused link, and success; and the image returned is a
+// copy (the simulator spoils its own at cuLinkDestroy).
+func TestLinkerDestroysItsStateOnEveryPath(t *testing.T) {
+	f := newFixture(t)
+	live := testenv.SimStat(t, "live_link_states")
+	check := func(what string) {
+		t.Helper()
+		if n := testenv.SimStat(t, "live_link_states"); n != live {
+			t.Errorf("%s: %d link states live, want %d", what, n, live)
+		}
+	}
+	var bad cuda.Linker
+	testenv.Must(t, bad.AddPTX("kernels.ptx", kernels.PTX))
+	testenv.Must(t, bad.AddPTX("bad.ptx", []byte(badPTX)))
+	if _, err := bad.Link(f.ctx); err == nil {
+		t.Error("bad PTX linked")
+	}
+	check("a refused input")
+	var l cuda.Linker
+	testenv.Must(t, l.AddPTX("kernels.ptx", kernels.PTX))
+	for _, call := range []string{"cuLinkAddData", "cuLinkComplete"} {
+		testenv.SimFailNext(t, call, 1, libcuda.CUDA_ERROR_INVALID_VALUE)
+		if _, err := l.Link(f.ctx); !strings.Contains(fmt.Sprint(err), call) || !errors.Is(err, cuda.ErrInvalidValue) {
+			t.Errorf("Link with %s failing: %v, want the error of that call", call, err)
+		}
+		check(call + " failing")
+	}
+	testenv.SimFailNext(t, "cuLinkCreate", 1, libcuda.CUDA_ERROR_INVALID_VALUE)
+	if _, err := l.Link(f.ctx); !errors.Is(err, cuda.ErrInvalidValue) {
+		t.Errorf("Link with cuLinkCreate failing: %v", err)
+	}
+	check("cuLinkCreate failing")
+	image, err := l.Link(f.ctx)
+	testenv.Must(t, err)
+	check("a link")
+	if !strings.Contains(string(image), ".entry add_one_i32") {
+		t.Errorf("the image does not hold the input's kernel: a pointer into the destroyed link state? %q", image[:min(len(image), 64)])
+	}
+	mod, err := cuda.LoadModule(f.ctx, image)
+	testenv.Must(t, err)
+	testenv.Must(t, mod.Close())
+}
+
+// In debug mode a launch returns once its kernel has finished (a held
+// stream holds the launch), for a device whose state existed before
+// SetDebug too; off again, it returns at once. SetDebug returns the mode
+// it replaces.
+func TestSetDebugAppliesToLaunchesThatFollow(t *testing.T) {
+	testenv.OnPrimary(t, 0)
+	f := newFixture(t)
+	gate := testenv.NewGate(t)
+	s := newStream(t, f.ctx, cuda.NonBlocking())
+	x := alloc(t, s, make([]int32, 64))
+	add := f.fn(t, "add_one_i32")
+	launch := func() error {
+		return s.Launch(add, cuda.Grid(1, 1, 1), cuda.Block(64, 1, 1), x.Arg(), cuda.Uint64(64))
+	}
+	testenv.Must(t, launch()) // the device's state exists
+	prev := cuda.SetDebug(cuda.DebugSync)
+	defer cuda.SetDebug(prev)
+	if prev != cuda.DebugOff {
+		t.Fatalf("SetDebug returned %v, want DebugOff (the tests run with debug off)", prev)
+	}
+	gate.Hold(t, s.Raw())
+	done := testenv.WaitAsync(launch)
+	testenv.StillWaiting(t, "a launch on a held stream in debug mode", done)
+	gate.Open()
+	testenv.Finished(t, "the launch in debug mode", done)
+	if was := cuda.SetDebug(cuda.DebugOff); was != cuda.DebugSync {
+		t.Errorf("SetDebug(DebugOff) returned %v, want DebugSync", was)
+	}
+	gate2 := testenv.NewGate(t)
+	gate2.Hold(t, s.Raw())
+	testenv.Finished(t, "a launch on a held stream with debug off", testenv.WaitAsync(launch))
+	gate2.Open()
+	sync(t, s)
+	if got := read(t, s, x); got[0] != 3 {
+		t.Errorf("x[0] = %d after three launches, want 3", got[0])
+	}
+}

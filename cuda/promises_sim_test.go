@@ -409,3 +409,135 @@ func TestSetDebugAppliesToLaunchesThatFollow(t *testing.T) {
 		t.Errorf("x[0] = %d after three launches, want 3", got[0])
 	}
 }
+
+// A C++ kernel's pointer-to-const parameter is a read without ReadOnly: a
+// launch on another stream that also only reads the memory does not wait
+// for the first (held) one, while a launch that writes through a plain
+// pointer what the held one wrote waits for it.
+func TestConstPointerParameterIsARead(t *testing.T) {
+	testenv.OnPrimary(t, 0)
+	f := newFixture(t)
+	typed, err := cuda.LoadModule(f.ctx, kernels.TypedPTX)
+	testenv.Must(t, err)
+	defer typed.Close()
+	axpy, err := typed.Func("axpy") // (float a, const float *x, float *y, int n)
+	testenv.Must(t, err)
+	gate := testenv.NewGate(t)
+	a := newStream(t, f.ctx, cuda.NonBlocking())
+	b := newStream(t, f.ctx, cuda.NonBlocking())
+	x := alloc(t, a, []float32{1, 2})
+	ya := alloc(t, a, []float32{0, 0})
+	yb := alloc(t, b, []float32{0, 0})
+	g, blk := cuda.Grid(1, 1, 1), cuda.Block(32, 1, 1)
+	// b's first read of x waits for a's copy into it, before the hold.
+	testenv.Must(t, b.Launch(axpy, g, blk, cuda.Float32(1), x.Arg(), yb.Arg(), cuda.Int32(2)))
+	sync(t, b)
+	gate.Hold(t, a.Raw())
+	testenv.Must(t, a.Launch(axpy, g, blk, cuda.Float32(1), x.Arg(), ya.Arg(), cuda.Int32(2)))
+	testenv.Must(t, b.Launch(axpy, g, blk, cuda.Float32(1), x.Arg(), yb.Arg(), cuda.Int32(2)))
+	testenv.Finished(t, "b's launch reading x beside a's held one", testenv.WaitAsync(func() error { return b.Sync(testenv.Context(t)) }))
+	testenv.Must(t, b.Launch(axpy, g, blk, cuda.Float32(1), x.Arg(), ya.Arg(), cuda.Int32(2)))
+	done := testenv.WaitAsync(func() error { return b.Sync(testenv.Context(t)) })
+	testenv.StillWaiting(t, "b's launch writing what a's held launch writes", done)
+	gate.Open()
+	testenv.Finished(t, "b's launch writing ya", done)
+	if got := read(t, a, ya); got[0] != 2 || got[1] != 4 {
+		t.Errorf("ya = %v, want [2 4] (two axpys in order)", got)
+	}
+}
+
+// Values dropped without Close or Free are released without an error
+// logged: events (made or recorded), pools of the program's own and
+// managed memory.
+func TestDroppedValuesAreReleasedWithoutErrors(t *testing.T) {
+	testenv.NoErrorsLogged(t)
+	f := newFixture(t)
+	sync(t, f.s)
+	events, allocs := testenv.SimStat(t, "live_events"), testenv.SimStat(t, "live_allocations")
+	func() {
+		e, err := cuda.NewEvent(f.ctx)
+		testenv.Must(t, err)
+		testenv.Must(t, f.s.RecordEvent(e))
+		_, err = f.s.Record()
+		testenv.Must(t, err)
+		p, err := cuda.NewMemPool(f.ctx.Device())
+		testenv.Must(t, err)
+		_ = p
+		m, err := cuda.AllocManaged[int32](f.ctx, 64, cuda.AttachGlobal)
+		testenv.Must(t, err)
+		testenv.Must(t, cuda.Zero(f.s, m.Slice()))
+	}()
+	sync(t, f.s)
+	testenv.Eventually(t, "the dropped values released", func() bool {
+		runtime.GC()
+		return testenv.SimStat(t, "live_events") <= events && testenv.SimStat(t, "live_allocations") <= allocs
+	})
+}
+
+// A closed MemPool refuses every use with ErrClosed, without the driver;
+// a nil one with ErrNil.
+func TestMemPoolAfterCloseIsClosed(t *testing.T) {
+	f := newFixture(t)
+	p, err := cuda.NewMemPool(f.ctx.Device())
+	testenv.Must(t, err)
+	testenv.Must(t, p.Close())
+	calls := testenv.CountCalls(t, func() {
+		for name, err := range map[string]error{
+			"Trim":                p.Trim(0),
+			"SetReleaseThreshold": p.SetReleaseThreshold(1),
+			"ResetHighWater":      p.ResetHighWater(),
+		} {
+			if !errors.Is(err, cuda.ErrClosed) {
+				t.Errorf("%s after Close: %v, want ErrClosed", name, err)
+			}
+		}
+		if _, err := p.Usage(); !errors.Is(err, cuda.ErrClosed) {
+			t.Errorf("Usage after Close: %v, want ErrClosed", err)
+		}
+		if _, err := p.ReleaseThreshold(); !errors.Is(err, cuda.ErrClosed) {
+			t.Errorf("ReleaseThreshold after Close: %v, want ErrClosed", err)
+		}
+	})
+	for name, n := range calls {
+		if strings.HasPrefix(name, "cuMemPool") {
+			t.Errorf("%d calls of %s on a closed pool", n, name)
+		}
+	}
+	var nilPool *cuda.MemPool
+	if err := nilPool.Trim(0); !errors.Is(err, cuda.ErrNil) {
+		t.Errorf("Trim of a nil pool: %v, want ErrNil", err)
+	}
+	if _, err := cuda.AllocFrom[byte](nilPool, f.s, 1); !errors.Is(err, cuda.ErrNil) {
+		t.Errorf("AllocFrom a nil pool: %v, want ErrNil", err)
+	}
+	if err := nilPool.Close(); !errors.Is(err, cuda.ErrNil) {
+		t.Errorf("Close of a nil pool: %v, want ErrNil", err)
+	}
+}
+
+// A Linker does not write into its caller's slice: PTX without its NUL
+// is copied with one, never extended in place into the slice's spare
+// capacity.
+func TestLinkerLeavesTheCallersSliceAlone(t *testing.T) {
+	f := newFixture(t)
+	n := len(kernels.PTX)
+	for n > 0 && kernels.PTX[n-1] == 0 {
+		n--
+	}
+	buf := make([]byte, n+8)
+	copy(buf, kernels.PTX[:n])
+	buf[n] = 'X'
+	var l cuda.Linker
+	testenv.Must(t, l.AddPTX("kernels.ptx", buf[:n]))
+	if buf[n] != 'X' {
+		t.Fatalf("AddPTX wrote %q past the PTX it was given, into the caller's slice", buf[n])
+	}
+	image, err := l.Link(f.ctx)
+	testenv.Must(t, err)
+	if buf[n] != 'X' {
+		t.Fatalf("Link wrote %q past the PTX it was given", buf[n])
+	}
+	mod, err := cuda.LoadModule(f.ctx, image)
+	testenv.Must(t, err)
+	testenv.Must(t, mod.Close())
+}

@@ -541,3 +541,126 @@ func TestLinkerLeavesTheCallersSliceAlone(t *testing.T) {
 	testenv.Must(t, err)
 	testenv.Must(t, mod.Close())
 }
+
+// Managed.Prefetch remembers its stream as a user: a Free after a
+// prefetch on a held stream waits for it. LastPrefetch names the device a
+// prefetch went to, the second one too; after Free every use but Data is
+// ErrFreed.
+func TestManagedPrefetchIsAUseAndLastPrefetchNamesTheDevice(t *testing.T) {
+	testenv.OnPrimary(t, 0)
+	f := newFixture(t)
+	devs, err := cuda.Devices()
+	testenv.Must(t, err)
+	s := newStream(t, f.ctx, cuda.NonBlocking())
+	testenv.Must(t, f.ctx.Sync(testenv.Context(t)))
+	before := testenv.SimStat(t, "live_allocations")
+	m, err := cuda.AllocManaged[int32](f.ctx, 256, cuda.AttachGlobal)
+	testenv.Must(t, err)
+	for _, d := range devs {
+		testenv.Must(t, m.Prefetch(f.s, cuda.OnDevice(d)))
+		sync(t, f.s)
+		loc, ok, err := m.LastPrefetch()
+		testenv.Must(t, err)
+		if !ok || loc.IsHost() || loc.Device() != d || loc.String() != fmt.Sprintf("device %d", d.Ordinal()) {
+			t.Errorf("after a prefetch to device %d: LastPrefetch %v, ok %v", d.Ordinal(), loc, ok)
+		}
+	}
+	gate := testenv.NewGate(t)
+	gate.Hold(t, s.Raw())
+	testenv.Must(t, m.Prefetch(s, cuda.OnHost()))
+	fences := testenv.SimStat(t, "fences")
+	testenv.Must(t, m.Free())
+	// cuMemFree waits for the whole device: called before the prefetch
+	// ended, it would wait there as a fence, holding other threads'
+	// calls. Free waits for the memory's streams first.
+	liveAllocationsStay(t, before+1, "a prefetch of the memory is held")
+	if n := testenv.SimStat(t, "fences"); n != fences {
+		t.Errorf("%d fences began while the prefetch is held: cuMemFree called before its stream's work ended", n-fences)
+	}
+	gate.Open()
+	testenv.Eventually(t, "the managed memory freed", func() bool { return testenv.SimStat(t, "live_allocations") == before })
+	if err := m.Advise(cuda.ReadMostly, cuda.OnHost()); !errors.Is(err, cuda.ErrFreed) {
+		t.Errorf("Advise after Free: %v, want ErrFreed", err)
+	}
+	if _, _, err := m.LastPrefetch(); !errors.Is(err, cuda.ErrFreed) {
+		t.Errorf("LastPrefetch after Free: %v, want ErrFreed", err)
+	}
+	var nilManaged *cuda.Managed[int32]
+	if nilManaged.Data() != nil || nilManaged.Len() != 0 {
+		t.Error("a nil Managed has data")
+	}
+	for name, err := range map[string]error{
+		"Free":     nilManaged.Free(),
+		"Prefetch": nilManaged.Prefetch(f.s, cuda.OnHost()),
+		"Advise":   nilManaged.Advise(cuda.ReadMostly, cuda.OnHost()),
+	} {
+		if !errors.Is(err, cuda.ErrNil) {
+			t.Errorf("%s of a nil Managed: %v, want ErrNil", name, err)
+		}
+	}
+	if _, err := cuda.AllocManaged[*int32](f.ctx, 4, cuda.AttachGlobal); !errors.Is(err, cuda.ErrElemType) {
+		t.Errorf("AllocManaged of pointers: %v, want ErrElemType", err)
+	}
+	if _, err := cuda.AllocManaged[int32](f.ctx, 4, cuda.Attach(7)); err == nil {
+		t.Error("AllocManaged with attach 7: no error")
+	}
+	if _, err := cuda.AllocManaged[int32](f.ctx, -1, cuda.AttachHost); !errors.Is(err, cuda.ErrLength) {
+		t.Errorf("AllocManaged of -1: %v, want ErrLength", err)
+	}
+	h, err := cuda.AllocManaged[int32](f.ctx, 1, cuda.AttachHost)
+	testenv.Must(t, err)
+	testenv.Must(t, h.Free())
+	testenv.Eventually(t, "the second managed memory freed", func() bool { return testenv.SimStat(t, "live_allocations") == before })
+}
+
+// Event.Raw is the driver's handle, which the driver's calls take; a nil
+// or zero Event has none. A closed event refuses every use with ErrClosed,
+// and Elapsed refuses an event that cannot time.
+func TestEventRawAndUseAfterClose(t *testing.T) {
+	f := newFixture(t)
+	e, err := cuda.NewEvent(f.ctx)
+	testenv.Must(t, err)
+	if e.Raw() == 0 {
+		t.Fatal("an event's Raw is 0")
+	}
+	testenv.Must(t, f.s.RecordEvent(e))
+	sync(t, f.s)
+	if err := libcuda.EventQuery(e.Raw()); err != nil {
+		t.Errorf("cuEventQuery of Raw after the stream's Sync: %v", err)
+	}
+	var nilEvent *cuda.Event
+	if nilEvent.Raw() != 0 || (&cuda.Event{}).Raw() != 0 {
+		t.Error("a nil or zero Event has a handle")
+	}
+	quiet, err := cuda.NewEvent(f.ctx, cuda.DisableTiming())
+	testenv.Must(t, err)
+	testenv.Must(t, f.s.RecordEvent(quiet))
+	sync(t, f.s)
+	if _, err := cuda.Elapsed(e, quiet); err == nil {
+		t.Error("Elapsed with a DisableTiming event: no error")
+	}
+	if _, err := cuda.Elapsed(quiet, e); err == nil {
+		t.Error("Elapsed from a DisableTiming event: no error")
+	}
+	if d, err := cuda.Elapsed(e, e); err != nil || d != 0 {
+		t.Errorf("Elapsed of an event and itself: %v, %v; want 0", d, err)
+	}
+	testenv.Must(t, quiet.Close())
+	testenv.Must(t, e.Close())
+	if _, err := e.Query(); !errors.Is(err, cuda.ErrClosed) {
+		t.Errorf("Query after Close: %v, want ErrClosed", err)
+	}
+	for name, err := range map[string]error{
+		"Sync":        e.Sync(testenv.Context(t)),
+		"RecordEvent": f.s.RecordEvent(e),
+		"Wait":        f.s.Wait(e),
+		"Close":       e.Close(),
+	} {
+		if !errors.Is(err, cuda.ErrClosed) {
+			t.Errorf("%s after Close: %v, want ErrClosed", name, err)
+		}
+	}
+	if _, err := cuda.Elapsed(e, e); !errors.Is(err, cuda.ErrClosed) {
+		t.Errorf("Elapsed after Close: %v, want ErrClosed", err)
+	}
+}

@@ -664,3 +664,82 @@ func TestEventRawAndUseAfterClose(t *testing.T) {
 		t.Errorf("Elapsed after Close: %v, want ErrClosed", err)
 	}
 }
+
+// Stream.Do's refusals name the operand and leave every operand's Ptr at
+// 0, hold nothing (the Slices can be freed at once) and run nothing; an
+// access with bits beyond ReadWrite is refused as 0 is.
+func TestDoRefusalsLeaveNothingBehind(t *testing.T) {
+	f := newFixture(t)
+	x, err := cuda.Alloc[float32](f.s, 4)
+	testenv.Must(t, err)
+	y, err := cuda.Alloc[float32](f.s, 4)
+	testenv.Must(t, err)
+	freed, err := cuda.Alloc[float32](f.s, 4)
+	testenv.Must(t, err)
+	testenv.Must(t, freed.Free())
+	closed := newStream(t, f.ctx)
+	testenv.Must(t, closed.Close())
+	for _, c := range []struct {
+		name    string
+		s       *cuda.Stream
+		ops     [3]cuda.Operand
+		want    error
+		operand string
+	}{
+		{"a zero Slice third", f.s, [3]cuda.Operand{x.Operand(cuda.Read), y.Operand(cuda.Write), (cuda.Slice[float32]{}).Operand(cuda.Read)}, cuda.ErrNil, "operand 2"},
+		{"a freed Slice second", f.s, [3]cuda.Operand{x.Operand(cuda.Read), freed.Operand(cuda.Write), y.Operand(cuda.ReadWrite)}, cuda.ErrFreed, "operand 1"},
+		{"an access beyond ReadWrite", f.s, [3]cuda.Operand{x.Operand(cuda.Read), y.Operand(cuda.Read | 4), x.Operand(cuda.Read)}, nil, "operand 1"},
+		{"an access of 0", f.s, [3]cuda.Operand{x.Operand(cuda.Read), y.Operand(cuda.Read), x.Operand(0)}, nil, "operand 2"},
+		{"a closed stream", closed, [3]cuda.Operand{x.Operand(cuda.Read), y.Operand(cuda.Read), x.Operand(cuda.Write)}, cuda.ErrClosed, "Do"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ops := c.ops
+			err := c.s.Do("libY", ops[:], func(libcuda.Stream) error {
+				t.Error("f ran")
+				return nil
+			})
+			if err == nil || (c.want != nil && !errors.Is(err, c.want)) || !strings.Contains(err.Error(), c.operand) {
+				t.Errorf("Do: %v, want an error (%v) naming %s", err, c.want, c.operand)
+			}
+			for i := range ops {
+				if p := ops[i].Ptr(); p != 0 {
+					t.Errorf("operand %d's Ptr is %#x after the refusal, want 0", i, p)
+				}
+			}
+		})
+	}
+	// Nothing is held: Free returns at once.
+	testenv.Finished(t, "Free of x after the refusals", testenv.WaitAsync(x.Free))
+	testenv.Finished(t, "Free of y after the refusals", testenv.WaitAsync(y.Free))
+	for a, want := range map[cuda.Access]string{cuda.Read: "read", cuda.Write: "write", cuda.ReadWrite: "read-write", 4: "Access(4)"} {
+		if got := a.String(); got != want {
+			t.Errorf("Access %d is %q, want %q", uint8(a), got, want)
+		}
+	}
+	if op := x.Operand(cuda.Write); op.Access() != cuda.Write || op.Ptr() != 0 {
+		t.Errorf("an Operand before Do: access %v, Ptr %#x; want write and 0", op.Access(), op.Ptr())
+	}
+}
+
+// When f panics, Do ends its holds (a Free of an operand returns) and the
+// panic goes on to the caller.
+func TestDoPanicEndsItsHolds(t *testing.T) {
+	f := newFixture(t)
+	x, err := cuda.Alloc[float32](f.s, 4)
+	testenv.Must(t, err)
+	ops := [1]cuda.Operand{x.Operand(cuda.Write)}
+	func() {
+		defer func() {
+			if r := recover(); r != "boom" {
+				t.Errorf("recovered %v, want f's panic", r)
+			}
+		}()
+		_ = f.s.Do("libY", ops[:], func(libcuda.Stream) error { panic("boom") })
+		t.Error("Do returned after f panicked")
+	}()
+	if p := ops[0].Ptr(); p != 0 {
+		t.Errorf("Ptr %#x after the panic, want 0", p)
+	}
+	testenv.Finished(t, "Free after a panic in Do", testenv.WaitAsync(x.Free))
+	testenv.Finished(t, "Stream.Close after a panic in Do", testenv.WaitAsync(f.s.Close))
+}

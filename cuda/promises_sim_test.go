@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/purecuda/purecuda/cuda"
 	"github.com/purecuda/purecuda/hostmem"
@@ -742,4 +743,111 @@ func TestDoPanicEndsItsHolds(t *testing.T) {
 	}
 	testenv.Finished(t, "Free after a panic in Do", testenv.WaitAsync(x.Free))
 	testenv.Finished(t, "Stream.Close after a panic in Do", testenv.WaitAsync(f.s.Close))
+}
+
+// Elapsed is the time between the two events' completions: with the
+// second held behind a gate for 20 ms after the first completed, at least
+// that (a bound the order of events guarantees, however slow the machine).
+func TestElapsedIsTheTimeBetweenTheEvents(t *testing.T) {
+	testenv.OnPrimary(t, 0)
+	f := newFixture(t)
+	first, err := f.s.Record()
+	testenv.Must(t, err)
+	defer first.Close()
+	testenv.Must(t, first.Sync(testenv.Context(t)))
+	gate := testenv.NewGate(t)
+	gate.Hold(t, f.s.Raw())
+	second, err := f.s.Record()
+	testenv.Must(t, err)
+	defer second.Close()
+	time.Sleep(20 * time.Millisecond)
+	gate.Open()
+	testenv.Must(t, second.Sync(testenv.Context(t)))
+	d, err := cuda.Elapsed(first, second)
+	testenv.Must(t, err)
+	if d < 20*time.Millisecond {
+		t.Errorf("Elapsed = %v, want at least the 20ms the second event was held", d)
+	}
+}
+
+// A Free that comes while Do holds an operand waits for Do to end, and
+// fails the next Do that holds the allocation (ErrFreed, as if the Free
+// had come first) without touching the first Do's hold.
+func TestFreeBetweenTwoHoldsFailsTheSecond(t *testing.T) {
+	f := newFixture(t)
+	x, err := cuda.Alloc[float32](f.s, 4)
+	testenv.Must(t, err)
+	y := alloc(t, f.s, []float32{1})
+	inF, release := make(chan struct{}), make(chan struct{})
+	first := testenv.WaitAsync(func() error {
+		ops := [1]cuda.Operand{x.Operand(cuda.Read)}
+		return f.s.Do("first", ops[:], func(libcuda.Stream) error {
+			close(inF)
+			<-release
+			return nil
+		})
+	})
+	testenv.Recv(t, inF, "the first Do's function")
+	freed := testenv.WaitAsync(x.Free)
+	// The Free waits for the lock: until it does, a second Do would
+	// still get its hold; wait until one is refused.
+	var err2 error
+	testenv.Eventually(t, "a Do refused while the Free waits", func() bool {
+		ops := [2]cuda.Operand{y.Operand(cuda.Read), x.Operand(cuda.Read)}
+		err2 = f.s.Do("second", ops[:], func(libcuda.Stream) error { return nil })
+		return err2 != nil
+	})
+	if !errors.Is(err2, cuda.ErrFreed) || !strings.Contains(err2.Error(), "operand 1") {
+		t.Errorf("the second Do: %v, want ErrFreed for operand 1", err2)
+	}
+	testenv.StillWaiting(t, "Free while the first Do holds the memory", freed)
+	close(release)
+	testenv.Finished(t, "the first Do", first)
+	testenv.Finished(t, "the Free", freed)
+	// y's hold by the refused Do ended too.
+	testenv.Finished(t, "Free of y", testenv.WaitAsync(y.Free))
+}
+
+// A Stream.Do operand covers its Slice's bytes, all of them: a read of
+// the whole of x on one stream waits for another stream's held write of
+// x's last element.
+func TestDoOperandCoversAllItsBytes(t *testing.T) {
+	testenv.OnPrimary(t, 0)
+	f := newFixture(t)
+	gate := testenv.NewGate(t)
+	a := newStream(t, f.ctx, cuda.NonBlocking())
+	b := newStream(t, f.ctx, cuda.NonBlocking())
+	x := alloc(t, a, make([]float32, 4))
+	sync(t, a)
+	ops := [1]cuda.Operand{x.Operand(cuda.Read)}
+	testenv.Must(t, b.Do("read", ops[:], func(libcuda.Stream) error { return nil })) // b waits for a's copy once
+	sync(t, b)
+	last, err := x.Slice(3, 4)
+	testenv.Must(t, err)
+	gate.Hold(t, a.Raw())
+	testenv.Must(t, cuda.Memset(a, last, 5))
+	testenv.Must(t, b.Do("read", ops[:], func(libcuda.Stream) error { return nil }))
+	done := testenv.WaitAsync(func() error { return b.Sync(testenv.Context(t)) })
+	testenv.StillWaiting(t, "b's read of x after a's held write of its last element", done)
+	gate.Open()
+	testenv.Finished(t, "b's read", done)
+}
+
+// The failure to release the context at an Event's Close, when the event
+// held its last reference, is Close's error.
+func TestEventCloseReportsTheContextRelease(t *testing.T) {
+	if !testenv.InChild(t) {
+		return
+	}
+	devs, err := cuda.Devices()
+	testenv.Must(t, err)
+	ctx, err := devs[0].Context()
+	testenv.Must(t, err)
+	e, err := cuda.NewEvent(ctx)
+	testenv.Must(t, err)
+	testenv.Must(t, ctx.Close())
+	testenv.SimFailNext(t, "cuDevicePrimaryCtxRelease", 1, libcuda.CUDA_ERROR_INVALID_VALUE)
+	if err := e.Close(); !errors.Is(err, cuda.ErrInvalidValue) || !strings.Contains(err.Error(), "cuDevicePrimaryCtxRelease") {
+		t.Errorf("Close with the release failing: %v, want its error", err)
+	}
 }

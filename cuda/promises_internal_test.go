@@ -223,3 +223,65 @@ func (h *msgHandler) Handle(_ context.Context, r slog.Record) error {
 }
 func (h *msgHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h *msgHandler) WithGroup(string) slog.Handler      { return h }
+
+// An entry that holds another launch's fields and sum under this launch's
+// number (a writer a history's length later, caught midway) is left out:
+// the sum covers the number too.
+func TestLaunchHistoryLeavesOutAnotherLaunchsEntry(t *testing.T) {
+	dv := &devState{ring: make([]launchSlot, 4)}
+	f, a := &Func{name: "f"}, &streamState{raw: 10}
+	d := [6]uint32{1, 1, 1, 1, 1, 1}
+	dv.record(f, a, &d, 1)
+	dv.record(f, a, &d, 2)
+	s := &dv.ring[2]
+	g := [3]uint32{1, 1, 1}
+	s.callPC = 3
+	s.sum = slotSum(6, f, a, g, g, 3) // launch 6's, written into launch 2's slot
+	if got := dv.candidates(nil); len(got) != 1 || got[0].Number != 1 {
+		t.Errorf("candidates %v, want launch 1 alone", got)
+	}
+}
+
+// A name for the linker's logs may hold no NUL byte anywhere, the first
+// too.
+func TestLinkerRefusesNamesWithNUL(t *testing.T) {
+	var l Linker
+	for _, name := range []string{"\x00", "\x00a", "a\x00"} {
+		if err := l.AddPTX(name, []byte(".version 8.0\n")); err == nil {
+			t.Errorf("AddPTX(%q): no error", name)
+		}
+	}
+	if err := l.AddPTX("ok", []byte(".version 8.0\n")); err != nil || len(l.inputs) != 1 {
+		t.Fatalf("AddPTX(ok): %v, %d inputs", err, len(l.inputs))
+	}
+	if in := l.inputs[0].data; in[len(in)-1] != 0 || len(in) != len(".version 8.0\n")+1 {
+		t.Errorf("PTX kept as %q, want it with one NUL added", in)
+	}
+	withNUL := []byte(".version 8.0\n\x00")
+	testenvMust(t, l.AddPTX("nul", withNUL))
+	if in := l.inputs[1].data; len(in) != len(withNUL) {
+		t.Errorf("PTX with its NUL kept as %q, want it as given", in)
+	}
+	cubin := []byte{1, 2, 3}
+	testenvMust(t, l.AddCubin("c", cubin))
+	testenvMust(t, l.AddFatbin("f", cubin))
+	for i, kind := range []string{"cubin", "fatbin"} {
+		if in := l.inputs[2+i].data; len(in) != len(cubin) {
+			t.Errorf("a %s kept as %v, want it as given (no NUL added)", kind, in)
+		}
+	}
+	var nilLinker *Linker
+	if err := nilLinker.AddPTX("x", []byte("x")); !errors.Is(err, ErrNil) {
+		t.Errorf("AddPTX on a nil Linker: %v, want ErrNil", err)
+	}
+	if _, err := nilLinker.Link(nil); !errors.Is(err, ErrNil) {
+		t.Errorf("Link on a nil Linker: %v, want ErrNil", err)
+	}
+}
+
+func testenvMust(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

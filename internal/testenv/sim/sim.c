@@ -3331,6 +3331,9 @@ CUresult cuLinkAddData_v2(CUlinkState ls, int type, void *data, size_t size, con
     if (!data || !size || type < 0 || type > 4) return CUDA_ERROR_INVALID_VALUE;
     CUresult r = jit_options(nopts, opts, vals, &ignored);
     if (r) return r;
+    /* PTX is read as a C string: its NUL must lie within size, or the
+     * driver would read past the caller's buffer. */
+    if (type == 1 && ((const char *)data)[size - 1] != 0) return CUDA_ERROR_INVALID_VALUE;
     ls->inputs++;
     if (type != 1) return CUDA_SUCCESS; /* CU_JIT_INPUT_PTX */
     char *text = xcalloc(1, size + 1);

@@ -851,3 +851,120 @@ func TestEventCloseReportsTheContextRelease(t *testing.T) {
 		t.Errorf("Close with the release failing: %v, want its error", err)
 	}
 }
+
+// The ordering across streams waits exactly where a use conflicts with
+// one not yet waited for: one cuStreamWaitEvent per other stream to wait
+// for, none for a stream already waited for past the conflicting use, none
+// between reads, none on the stream that owns the memory alone.
+func TestOrderingWaitsOncePerConflict(t *testing.T) {
+	f := newFixture(t)
+	var s [3]*cuda.Stream
+	for i := range s {
+		s[i] = newStream(t, f.ctx, cuda.NonBlocking())
+	}
+	a, b, c := s[0], s[1], s[2]
+	x := alloc(t, a, make([]float32, 4))
+	part := func(i int) cuda.Slice[float32] {
+		p, err := x.Slice(i, i+1)
+		testenv.Must(t, err)
+		return p
+	}
+	use := func(on *cuda.Stream, m cuda.Slice[float32], access cuda.Access) int64 {
+		t.Helper()
+		calls := testenv.CountThreadCalls(t, func() {
+			ops := [1]cuda.Operand{m.Operand(access)}
+			testenv.Must(t, on.Do("use", ops[:], func(libcuda.Stream) error { return nil }))
+		})
+		return calls["cuStreamWaitEvent"]
+	}
+	for i, step := range []struct {
+		what  string
+		on    *cuda.Stream
+		m     cuda.Slice[float32]
+		acc   cuda.Access
+		waits int64
+	}{
+		{"b reads what a wrote", b, x, cuda.Read, 1},
+		{"b reads it again", b, x, cuda.Read, 0},
+		{"c reads it", c, x, cuda.Read, 1},
+		{"a writes it after both reads", a, x, cuda.Write, 2},
+		{"b writes it after a's write", b, x, cuda.Write, 1},
+		{"b writes it again, alone", b, x, cuda.Write, 0},
+		{"c reads a part", c, part(0), cuda.Read, 1},
+		{"c reads another part", c, part(1), cuda.Read, 0},
+		{"a reads a part", a, part(1), cuda.Read, 1},
+		{"a writes a part no one else used since b", a, part(3), cuda.Write, 0},
+		{"c writes the part a wrote", c, part(3), cuda.Write, 1},
+		{"b reads the first part, which c and a only read", b, part(0), cuda.Read, 0},
+		{"b writes the whole", b, x, cuda.ReadWrite, 2},
+		{"c reads the first part", c, part(0), cuda.Read, 1},
+		{"b writes the first part, after c's read", b, part(0), cuda.Write, 1},
+		{"c reads the second part, which only b's waited-for whole write covers", c, part(1), cuda.Read, 0},
+		{"c writes the third part", c, part(2), cuda.Write, 0},
+		{"a writes the fourth part, beside c's write", a, part(3), cuda.Write, 1},
+		{"b reads the third part, before a's written fourth", b, part(2), cuda.Read, 1},
+		{"c reads the first part, after b's write of it", c, part(0), cuda.Read, 1},
+		{"c reads the whole, from the same start", c, x, cuda.Read, 1},
+		{"b writes the fourth part, after a's write and c's whole read", b, part(3), cuda.Write, 2},
+		{"c reads the third part, which it wrote", c, part(2), cuda.Read, 0},
+		{"b reads the third part again", b, part(2), cuda.Read, 0},
+	} {
+		if got := use(step.on, step.m, step.acc); got != step.waits {
+			t.Errorf("step %d, %s: %d waits, want %d", i+1, step.what, got, step.waits)
+		}
+	}
+	for _, st := range s {
+		sync(t, st)
+	}
+}
+
+// A stream that has waited for more streams than it remembers (8) still
+// orders its uses after each of them: the oldest is forgotten, and waited
+// for again when needed.
+func TestOrderingRemembersTheLatestStreamsWaitedFor(t *testing.T) {
+	f := newFixture(t)
+	reader := newStream(t, f.ctx, cuda.NonBlocking())
+	const n = 10
+	var writers [n]*cuda.Stream
+	var mems [n]cuda.Slice[float32]
+	for i := range writers {
+		writers[i] = newStream(t, f.ctx, cuda.NonBlocking())
+		mems[i] = alloc(t, writers[i], []float32{float32(i)})
+	}
+	read := func(m cuda.Slice[float32]) int64 {
+		t.Helper()
+		return testenv.CountThreadCalls(t, func() {
+			ops := [1]cuda.Operand{m.Operand(cuda.Read)}
+			testenv.Must(t, reader.Do("read", ops[:], func(libcuda.Stream) error { return nil }))
+		})["cuStreamWaitEvent"]
+	}
+	for i := range mems {
+		if w := read(mems[i]); w != 1 {
+			t.Errorf("the first read of writer %d's memory: %d waits, want 1", i, w)
+		}
+	}
+	// Each writer writes again: the reader must wait for it, remembered
+	// or not.
+	for i := range mems {
+		testenv.Must(t, cuda.Memset(writers[i], mems[i], float32(i+1)))
+		if w := read(mems[i]); w != 1 {
+			t.Errorf("a read after writer %d's second write: %d waits, want 1", i, w)
+		}
+	}
+	// The reader remembers the last 8 writers it waited for (2 to 9),
+	// not the first two: read newest first, so that a wait for a forgotten
+	// one evicts none that is read after it.
+	for i := n - 1; i >= 0; i-- {
+		want := int64(0)
+		if i < n-8 {
+			want = 1
+		}
+		if got := read(mems[i]); got != want {
+			t.Errorf("a third read of writer %d's memory: %d waits, want %d", i, got, want)
+		}
+	}
+	sync(t, reader)
+	for _, w := range writers {
+		sync(t, w)
+	}
+}

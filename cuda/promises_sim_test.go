@@ -968,3 +968,66 @@ func TestOrderingRemembersTheLatestStreamsWaitedFor(t *testing.T) {
 		sync(t, w)
 	}
 }
+
+// Each MemPool call that the driver fails returns that failure, naming the
+// call; MaxPoolSize bounds what the pool may hold.
+func TestMemPoolDriverFailuresAndMaxSize(t *testing.T) {
+	testenv.NoErrorsLogged(t)
+	f := newFixture(t)
+	p, err := cuda.NewMemPool(f.ctx.Device(), cuda.MaxPoolSize(1<<20))
+	testenv.Must(t, err)
+	defer p.Close()
+	for _, c := range []struct {
+		call string
+		do   func() error
+	}{
+		{"cuDeviceGetDefaultMemPool", func() error { _, err := f.ctx.MemPool(); return err }},
+		{"cuMemPoolCreate", func() error { _, err := cuda.NewMemPool(f.ctx.Device()); return err }},
+		{"cuMemPoolGetAttribute", func() error { _, err := p.Usage(); return err }},
+		{"cuMemPoolGetAttribute", func() error { _, err := p.ReleaseThreshold(); return err }},
+		{"cuMemPoolSetAttribute", func() error { return p.SetReleaseThreshold(1) }},
+		{"cuMemPoolSetAttribute", p.ResetHighWater},
+		{"cuMemPoolTrimTo", func() error { return p.Trim(0) }},
+		{"cuMemAllocFromPoolAsync", func() error { _, err := cuda.AllocFrom[byte](p, f.s, 1); return err }},
+	} {
+		testenv.SimFailNext(t, c.call, 1, libcuda.CUDA_ERROR_NOT_SUPPORTED)
+		if err := c.do(); !errors.Is(err, cuda.ErrNotSupported) || !strings.Contains(err.Error(), c.call) {
+			t.Errorf("with %s failing: %v, want its error", c.call, err)
+		}
+	}
+	// The second of ResetHighWater's two calls failing fails it too.
+	testenv.SimFailAfter(t, "cuMemPoolSetAttribute", 1, 1, libcuda.CUDA_ERROR_NOT_SUPPORTED)
+	if err := p.ResetHighWater(); !errors.Is(err, cuda.ErrNotSupported) {
+		t.Errorf("ResetHighWater with its second call failing: %v", err)
+	}
+	// An out of memory whose pool cannot be found is returned as it is.
+	testenv.SimFailNext(t, "cuMemAllocAsync", 1, libcuda.CUDA_ERROR_OUT_OF_MEMORY)
+	testenv.SimFailNext(t, "cuDeviceGetMemPool", 1, libcuda.CUDA_ERROR_UNKNOWN)
+	if _, err := cuda.Alloc[byte](f.s, 1); !errors.Is(err, cuda.ErrOutOfMemory) {
+		t.Errorf("Alloc with out of memory and no pool to trim: %v, want ErrOutOfMemory", err)
+	}
+	x, err := cuda.AllocFrom[byte](p, f.s, 1<<19)
+	testenv.Must(t, err)
+	if _, err := cuda.AllocFrom[byte](p, f.s, 1<<20); !errors.Is(err, cuda.ErrOutOfMemory) {
+		t.Errorf("AllocFrom past MaxPoolSize: %v, want ErrOutOfMemory", err)
+	}
+	testenv.Must(t, x.Free())
+	testenv.SimFailNext(t, "cuMemPoolDestroy", 1, libcuda.CUDA_ERROR_NOT_SUPPORTED)
+	if err := p.Close(); !errors.Is(err, cuda.ErrNotSupported) {
+		t.Errorf("Close with cuMemPoolDestroy failing: %v", err)
+	}
+	var nilPool *cuda.MemPool
+	if nilPool.Raw() != 0 || nilPool.Device() != (cuda.Device{}) {
+		t.Error("a nil pool has a handle or a device")
+	}
+	// A dropped pool is destroyed, without an error logged.
+	destroys := testenv.SimStat(t, "calls:cuMemPoolDestroy")
+	func() {
+		_, err := cuda.NewMemPool(f.ctx.Device())
+		testenv.Must(t, err)
+	}()
+	testenv.Eventually(t, "the dropped pool destroyed", func() bool {
+		runtime.GC()
+		return testenv.SimStat(t, "calls:cuMemPoolDestroy") > destroys
+	})
+}

@@ -83,3 +83,39 @@ func TestStructCopiesItsFields(t *testing.T) {
 		t.Errorf("add_vecs with the fields changed after Struct: %v, want [11 22]", got)
 	}
 }
+
+// Go's uint and uintptr are 64-bit numbers: a Value of one passes for a
+// C++ kernel's unsigned long long, as Uint64 does (and an int's is a
+// 64-bit signed number, refused there).
+func TestValueOfUintPassesForUnsignedLongLong(t *testing.T) {
+	f := newFixture(t)
+	x := alloc(t, f.s, []float32{1, 2})
+	scale := f.fn(t, "scale<float>") // (float*, float, unsigned long long)
+	g, b := cuda.Grid(1, 1, 1), cuda.Block(32, 1, 1)
+	testenv.Must(t, f.s.Launch(scale, g, b, x.Arg(), cuda.Float32(2), cuda.Value(uint(2))))
+	testenv.Must(t, f.s.Launch(scale, g, b, x.Arg(), cuda.Float32(2), cuda.Value(uintptr(2))))
+	if err := f.s.Launch(scale, g, b, x.Arg(), cuda.Float32(2), cuda.Value(int(2))); !errors.Is(err, cuda.ErrArgs) {
+		t.Errorf("Value(int) for unsigned long long: %v, want ErrArgs", err)
+	}
+	if got := read(t, f.s, x); got[0] != 4 || got[1] != 8 {
+		t.Errorf("got %v, want [4 8]", got)
+	}
+}
+
+// AllocManaged refuses a count whose bytes do not fit the address space,
+// before the driver; a nil Managed is the zero Slice.
+func TestAllocManagedRefusesTooManyElements(t *testing.T) {
+	f := newFixture(t)
+	for _, n := range []int{1<<61 + 1, 1 << 62, int(^uint(0) >> 1)} {
+		if _, err := cuda.AllocManaged[int64](f.ctx, n, cuda.AttachGlobal); !errors.Is(err, cuda.ErrLength) {
+			t.Errorf("AllocManaged of %d int64s: %v, want ErrLength", n, err)
+		}
+	}
+	var nilManaged *cuda.Managed[int32]
+	if x := nilManaged.Slice(); x.Len() != 0 || x.DevicePtr() != 0 {
+		t.Errorf("a nil Managed's Slice is %v", x)
+	}
+	if err := f.s.Launch(f.fn(t, "add_one_i32"), cuda.Grid(1, 1, 1), cuda.Block(1, 1, 1), nilManaged.Arg(), cuda.Uint64(1)); !errors.Is(err, cuda.ErrNil) {
+		t.Errorf("a launch with a nil Managed's Arg: %v, want ErrNil", err)
+	}
+}

@@ -1031,3 +1031,107 @@ func TestMemPoolDriverFailuresAndMaxSize(t *testing.T) {
 		return testenv.SimStat(t, "calls:cuMemPoolDestroy") > destroys
 	})
 }
+
+// Every value made from a Context holds the driver's context: after
+// Context.Close the primary context stays retained until the value is
+// closed too (or, for a closed stream's final event, collected). Each case
+// runs in a fresh process, on the simulator's count of retains.
+func TestValuesKeepTheContextAfterClose(t *testing.T) {
+	retains := func(t *testing.T) int64 { return testenv.SimStat(t, "primary_retains:0") }
+	cases := []struct {
+		name string
+		// make makes a value from ctx, returning what closes it; the
+		// context is closed between the two.
+		make func(t *testing.T, ctx *cuda.Context) (closeIt func())
+	}{
+		{"Stream", func(t *testing.T, ctx *cuda.Context) func() {
+			s, err := ctx.NewStream()
+			testenv.Must(t, err)
+			return func() { testenv.Must(t, s.Close()) }
+		}},
+		{"NewEvent", func(t *testing.T, ctx *cuda.Context) func() {
+			e, err := cuda.NewEvent(ctx)
+			testenv.Must(t, err)
+			return func() { testenv.Must(t, e.Close()) }
+		}},
+		{"Stream.Record", func(t *testing.T, ctx *cuda.Context) func() {
+			events := testenv.SimStat(t, "live_events")
+			func() {
+				s, err := ctx.NewStream()
+				testenv.Must(t, err)
+				e, err := s.Record()
+				testenv.Must(t, err)
+				testenv.Must(t, s.Close())
+				closeEvent = e.Close
+			}()
+			// The stream's final event goes once the stream is collected:
+			// then the recorded event alone holds the context.
+			testenv.Eventually(t, "the stream's final event destroyed", func() bool {
+				runtime.GC()
+				return testenv.SimStat(t, "live_events") == events+1
+			})
+			return func() { testenv.Must(t, closeEvent()) }
+		}},
+		{"Module", func(t *testing.T, ctx *cuda.Context) func() {
+			m, err := cuda.LoadModule(ctx, kernels.PTX)
+			testenv.Must(t, err)
+			return func() { testenv.Must(t, m.Close()) }
+		}},
+		{"Library.Module", func(t *testing.T, ctx *cuda.Context) func() {
+			lib, err := cuda.LoadLibrary(kernels.TypedPTX)
+			testenv.Must(t, err)
+			m, err := lib.Module(ctx)
+			testenv.Must(t, err)
+			return func() { testenv.Must(t, m.Close()); testenv.Must(t, lib.Close()) }
+		}},
+		{"Slice", func(t *testing.T, ctx *cuda.Context) func() {
+			s, err := ctx.NewStream()
+			testenv.Must(t, err)
+			x, err := cuda.Alloc[int32](s, 64)
+			testenv.Must(t, err)
+			testenv.Must(t, s.Sync(testenv.Context(t)))
+			return func() {
+				live := testenv.SimStat(t, "live_allocations")
+				testenv.Must(t, x.Free())
+				testenv.Eventually(t, "the Slice freed", func() bool { return testenv.SimStat(t, "live_allocations") < live })
+				// The open stream still holds the context.
+				if n := retains(t); n != 1 {
+					t.Errorf("after the Slice's Free, with its stream open: %d retains, want 1", n)
+				}
+				testenv.Must(t, s.Close())
+			}
+		}},
+		{"Pinned", func(t *testing.T, ctx *cuda.Context) func() {
+			p, err := cuda.AllocPinned[int32](ctx, 1024)
+			testenv.Must(t, err)
+			return func() { testenv.Must(t, p.Free()) }
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if !testenv.InChild(t) {
+				return
+			}
+			testenv.NoErrorsLogged(t)
+			devs, err := cuda.Devices()
+			testenv.Must(t, err)
+			ctx, err := devs[0].Context()
+			testenv.Must(t, err)
+			closeIt := c.make(t, ctx)
+			testenv.Must(t, ctx.Close())
+			if n := retains(t); n != 1 {
+				t.Fatalf("after Context.Close with a %s open: %d retains, want 1", c.name, n)
+			}
+			closeIt()
+			testenv.Must(t, hostmem.Drain(testenv.Context(t)))
+			testenv.Eventually(t, "the primary context released", func() bool {
+				runtime.GC()
+				return retains(t) == 0
+			})
+		})
+	}
+}
+
+// closeEvent closes the event that TestValuesKeepTheContextAfterClose's
+// Stream.Record case recorded (set in the child process).
+var closeEvent func() error

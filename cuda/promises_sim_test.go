@@ -284,17 +284,20 @@ func TestDoRecordsItsStreamWhenTheFunctionFails(t *testing.T) {
 	base := testenv.SimStat(t, "live_allocations")
 	x, err := cuda.Alloc[uint32](home, 1024)
 	testenv.Must(t, err)
+	y, err := cuda.Alloc[uint32](home, 1024)
+	testenv.Must(t, err)
 	sync(t, home)
 	gate.Hold(t, user.Raw())
-	// A read: the user does not become the allocation's only stream, so
-	// only Do's record puts it among the users.
-	ops := [1]cuda.Operand{x.Operand(cuda.Read)}
+	// Reads: the user does not become the allocations' only stream, so
+	// only Do's record puts it among their users, each of them.
+	ops := [2]cuda.Operand{x.Operand(cuda.Read), y.Operand(cuda.Read)}
 	failed := errors.New("the library call failed")
 	if err := user.Do("failing", ops[:], func(raw libcuda.Stream) error { return failed }); !errors.Is(err, failed) {
 		t.Fatalf("Do: %v, want f's error", err)
 	}
 	testenv.Must(t, x.Free())
-	liveAllocationsStay(t, base+1, "the stream of a failed Do is held")
+	testenv.Must(t, y.Free())
+	liveAllocationsStay(t, base+2, "the stream of a failed Do is held")
 	gate.Open()
 	testenv.Eventually(t, "the free", func() bool { return testenv.SimStat(t, "live_allocations") == base })
 }

@@ -119,3 +119,29 @@ func TestAllocManagedRefusesTooManyElements(t *testing.T) {
 		t.Errorf("a launch with a nil Managed's Arg: %v, want ErrNil", err)
 	}
 }
+
+// LoadModule and LoadLibrary do not write into their caller's slice: PTX
+// without its NUL is copied with one, never extended in place into the
+// slice's spare capacity.
+func TestLoadLeavesTheCallersSliceAlone(t *testing.T) {
+	f := newFixture(t)
+	n := len(kernels.PTX)
+	for n > 0 && kernels.PTX[n-1] == 0 {
+		n--
+	}
+	buf := make([]byte, n+8)
+	copy(buf, kernels.PTX[:n])
+	buf[n] = 'X'
+	mod, err := cuda.LoadModule(f.ctx, buf[:n])
+	testenv.Must(t, err)
+	testenv.Must(t, mod.Close())
+	if buf[n] != 'X' {
+		t.Fatalf("LoadModule wrote %q past the PTX it was given, into the caller's slice", buf[n])
+	}
+	lib, err := cuda.LoadLibrary(buf[:n])
+	testenv.Must(t, err)
+	testenv.Must(t, lib.Close())
+	if buf[n] != 'X' {
+		t.Fatalf("LoadLibrary wrote %q past the PTX it was given, into the caller's slice", buf[n])
+	}
+}

@@ -1138,3 +1138,26 @@ func TestValuesKeepTheContextAfterClose(t *testing.T) {
 // closeEvent closes the event that TestValuesKeepTheContextAfterClose's
 // Stream.Record case recorded (set in the child process).
 var closeEvent func() error
+
+// A failure to give the thread back its own context after Stream.Do is
+// Do's error, joined with f's.
+func TestDoReportsTheFailureToRestoreTheThreadsContext(t *testing.T) {
+	f := newFixture(t)
+	other := otherContext(t, f)
+	testenv.OnThread(t, other)
+	x, err := cuda.Alloc[float32](f.s, 4)
+	testenv.Must(t, err)
+	defer x.Free()
+	ops := [1]cuda.Operand{x.Operand(cuda.Read)}
+	boom := errors.New("boom")
+	for _, fErr := range []error{nil, boom} {
+		// The first cuCtxSetCurrent makes the stream's context current,
+		// the second gives the thread its own back: it fails.
+		testenv.SimFailAfter(t, "cuCtxSetCurrent", 1, 1, libcuda.CUDA_ERROR_UNKNOWN)
+		err := f.s.Do("lib", ops[:], func(libcuda.Stream) error { return fErr })
+		if !errors.Is(err, libcuda.CUDA_ERROR_UNKNOWN) || (fErr != nil && !errors.Is(err, fErr)) {
+			t.Errorf("Do returning %v with the restore failing: %v, want both errors", fErr, err)
+		}
+		testenv.Must(t, libcuda.CtxSetCurrent(other))
+	}
+}

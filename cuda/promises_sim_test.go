@@ -54,7 +54,7 @@ func TestOutOfMemoryRetryTrimsThePoolItAllocatesFrom(t *testing.T) {
 			testenv.SimFailNext(t, c.call, 1, libcuda.CUDA_ERROR_OUT_OF_MEMORY)
 			x, err := c.alloc()
 			testenv.Must(t, err)
-			testenv.Must(t, x.Free())
+			bounded(t, "x.Free", x.Free)
 			if got := testenv.SimStat(t, "last_trimmed_pool"); got != int64(c.pool.Raw()) {
 				t.Errorf("%s's retry trimmed pool %#x, want %#x (the pool it allocates from)", c.name, got, c.pool.Raw())
 			}
@@ -108,7 +108,7 @@ func TestRecordFailureLeavesNoEvent(t *testing.T) {
 			e, err = f.s.Record()
 			testenv.Must(t, err)
 			testenv.Must(t, e.Sync(testenv.Context(t)))
-			testenv.Must(t, e.Close())
+			bounded(t, "e.Close", e.Close)
 			if n := testenv.SimStat(t, "live_events"); n != events {
 				t.Errorf("%d live events after a Record and Close, want %d", n, events)
 			}
@@ -186,8 +186,8 @@ func TestFailedCallsKeepNoHoldOnTheContext(t *testing.T) {
 				if err := c.use(ctx, s); !errors.Is(err, cuda.ErrInvalidValue) {
 					t.Fatalf("%s with %s failing: %v, want its error", c.name, c.call, err)
 				}
-				testenv.Must(t, s.Close())
-				testenv.Must(t, ctx.Close())
+				bounded(t, "s.Close", s.Close)
+				bounded(t, "ctx.Close", ctx.Close)
 			}()
 			testenv.Must(t, hostmem.Drain(testenv.Context(t)))
 			testenv.Eventually(t, "the primary context released", func() bool {
@@ -211,7 +211,7 @@ func TestManagedMemoryKeepsItsContextAfterClose(t *testing.T) {
 	testenv.Must(t, err)
 	m, err := cuda.AllocManaged[int32](ctx, 256, cuda.AttachGlobal)
 	testenv.Must(t, err)
-	testenv.Must(t, ctx.Close())
+	bounded(t, "ctx.Close", ctx.Close)
 	if n := testenv.SimStat(t, "primary_retains:0"); n != 1 {
 		t.Fatalf("after Context.Close with managed memory open: %d retains, want 1 (the memory's)", n)
 	}
@@ -222,7 +222,7 @@ func TestManagedMemoryKeepsItsContextAfterClose(t *testing.T) {
 	}
 	data = nil
 	live := testenv.SimStat(t, "live_allocations")
-	testenv.Must(t, m.Free())
+	bounded(t, "m.Free", m.Free)
 	testenv.Eventually(t, "the managed memory freed", func() bool { return testenv.SimStat(t, "live_allocations") == live-1 })
 	testenv.Eventually(t, "the primary context released", func() bool {
 		runtime.GC()
@@ -295,8 +295,8 @@ func TestDoRecordsItsStreamWhenTheFunctionFails(t *testing.T) {
 	if err := user.Do("failing", ops[:], func(raw libcuda.Stream) error { return failed }); !errors.Is(err, failed) {
 		t.Fatalf("Do: %v, want f's error", err)
 	}
-	testenv.Must(t, x.Free())
-	testenv.Must(t, y.Free())
+	bounded(t, "x.Free", x.Free)
+	bounded(t, "y.Free", y.Free)
 	liveAllocationsStay(t, base+2, "the stream of a failed Do is held")
 	gate.Open()
 	testenv.Eventually(t, "the free", func() bool { return testenv.SimStat(t, "live_allocations") == base })
@@ -373,7 +373,7 @@ func TestLinkerDestroysItsStateOnEveryPath(t *testing.T) {
 	}
 	mod, err := cuda.LoadModule(f.ctx, image)
 	testenv.Must(t, err)
-	testenv.Must(t, mod.Close())
+	bounded(t, "mod.Close", mod.Close)
 }
 
 // In debug mode a launch returns once its kernel has finished (a held
@@ -484,7 +484,7 @@ func TestMemPoolAfterCloseIsClosed(t *testing.T) {
 	f := newFixture(t)
 	p, err := cuda.NewMemPool(f.ctx.Device())
 	testenv.Must(t, err)
-	testenv.Must(t, p.Close())
+	bounded(t, "p.Close", p.Close)
 	calls := testenv.CountCalls(t, func() {
 		for name, err := range map[string]error{
 			"Trim":                p.Trim(0),
@@ -543,7 +543,7 @@ func TestLinkerLeavesTheCallersSliceAlone(t *testing.T) {
 	}
 	mod, err := cuda.LoadModule(f.ctx, image)
 	testenv.Must(t, err)
-	testenv.Must(t, mod.Close())
+	bounded(t, "mod.Close", mod.Close)
 }
 
 // Managed.Prefetch remembers its stream as a user: a Free after a
@@ -573,7 +573,7 @@ func TestManagedPrefetchIsAUseAndLastPrefetchNamesTheDevice(t *testing.T) {
 	gate.Hold(t, s.Raw())
 	testenv.Must(t, m.Prefetch(s, cuda.OnHost()))
 	fences := testenv.SimStat(t, "fences")
-	testenv.Must(t, m.Free())
+	bounded(t, "m.Free", m.Free)
 	// cuMemFree waits for the whole device: called before the prefetch
 	// ended, it would wait there as a fence, holding other threads'
 	// calls. Free waits for the memory's streams first.
@@ -613,7 +613,7 @@ func TestManagedPrefetchIsAUseAndLastPrefetchNamesTheDevice(t *testing.T) {
 	}
 	h, err := cuda.AllocManaged[int32](f.ctx, 1, cuda.AttachHost)
 	testenv.Must(t, err)
-	testenv.Must(t, h.Free())
+	bounded(t, "h.Free", h.Free)
 	testenv.Eventually(t, "the second managed memory freed", func() bool { return testenv.SimStat(t, "live_allocations") == before })
 }
 
@@ -649,8 +649,8 @@ func TestEventRawAndUseAfterClose(t *testing.T) {
 	if d, err := cuda.Elapsed(e, e); err != nil || d != 0 {
 		t.Errorf("Elapsed of an event and itself: %v, %v; want 0", d, err)
 	}
-	testenv.Must(t, quiet.Close())
-	testenv.Must(t, e.Close())
+	bounded(t, "quiet.Close", quiet.Close)
+	bounded(t, "e.Close", e.Close)
 	if _, err := e.Query(); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("Query after Close: %v, want ErrClosed", err)
 	}
@@ -680,9 +680,9 @@ func TestDoRefusalsLeaveNothingBehind(t *testing.T) {
 	testenv.Must(t, err)
 	freed, err := cuda.Alloc[float32](f.s, 4)
 	testenv.Must(t, err)
-	testenv.Must(t, freed.Free())
+	bounded(t, "freed.Free", freed.Free)
 	closed := newStream(t, f.ctx)
-	testenv.Must(t, closed.Close())
+	bounded(t, "closed.Close", closed.Close)
 	for _, c := range []struct {
 		name    string
 		s       *cuda.Stream
@@ -848,7 +848,7 @@ func TestEventCloseReportsTheContextRelease(t *testing.T) {
 	testenv.Must(t, err)
 	e, err := cuda.NewEvent(ctx)
 	testenv.Must(t, err)
-	testenv.Must(t, ctx.Close())
+	bounded(t, "ctx.Close", ctx.Close)
 	testenv.SimFailNext(t, "cuDevicePrimaryCtxRelease", 1, libcuda.CUDA_ERROR_INVALID_VALUE)
 	if err := e.Close(); !errors.Is(err, cuda.ErrInvalidValue) || !strings.Contains(err.Error(), "cuDevicePrimaryCtxRelease") {
 		t.Errorf("Close with the release failing: %v, want its error", err)
@@ -1014,7 +1014,7 @@ func TestMemPoolDriverFailuresAndMaxSize(t *testing.T) {
 	if _, err := cuda.AllocFrom[byte](p, f.s, 1<<20); !errors.Is(err, cuda.ErrOutOfMemory) {
 		t.Errorf("AllocFrom past MaxPoolSize: %v, want ErrOutOfMemory", err)
 	}
-	testenv.Must(t, x.Free())
+	bounded(t, "x.Free", x.Free)
 	testenv.SimFailNext(t, "cuMemPoolDestroy", 1, libcuda.CUDA_ERROR_NOT_SUPPORTED)
 	if err := p.Close(); !errors.Is(err, cuda.ErrNotSupported) {
 		t.Errorf("Close with cuMemPoolDestroy failing: %v", err)
@@ -1050,12 +1050,12 @@ func TestValuesKeepTheContextAfterClose(t *testing.T) {
 		{"Stream", func(t *testing.T, ctx *cuda.Context) func() {
 			s, err := ctx.NewStream()
 			testenv.Must(t, err)
-			return func() { testenv.Must(t, s.Close()) }
+			return func() { bounded(t, "s.Close", s.Close) }
 		}},
 		{"NewEvent", func(t *testing.T, ctx *cuda.Context) func() {
 			e, err := cuda.NewEvent(ctx)
 			testenv.Must(t, err)
-			return func() { testenv.Must(t, e.Close()) }
+			return func() { bounded(t, "e.Close", e.Close) }
 		}},
 		{"Stream.Record", func(t *testing.T, ctx *cuda.Context) func() {
 			events := testenv.SimStat(t, "live_events")
@@ -1064,7 +1064,7 @@ func TestValuesKeepTheContextAfterClose(t *testing.T) {
 				testenv.Must(t, err)
 				e, err := s.Record()
 				testenv.Must(t, err)
-				testenv.Must(t, s.Close())
+				bounded(t, "s.Close", s.Close)
 				closeEvent = e.Close
 			}()
 			// The stream's final event goes once the stream is collected:
@@ -1078,14 +1078,14 @@ func TestValuesKeepTheContextAfterClose(t *testing.T) {
 		{"Module", func(t *testing.T, ctx *cuda.Context) func() {
 			m, err := cuda.LoadModule(ctx, kernels.PTX)
 			testenv.Must(t, err)
-			return func() { testenv.Must(t, m.Close()) }
+			return func() { bounded(t, "m.Close", m.Close) }
 		}},
 		{"Library.Module", func(t *testing.T, ctx *cuda.Context) func() {
 			lib, err := cuda.LoadLibrary(kernels.TypedPTX)
 			testenv.Must(t, err)
 			m, err := lib.Module(ctx)
 			testenv.Must(t, err)
-			return func() { testenv.Must(t, m.Close()); testenv.Must(t, lib.Close()) }
+			return func() { bounded(t, "m.Close", m.Close); bounded(t, "lib.Close", lib.Close) }
 		}},
 		{"Slice", func(t *testing.T, ctx *cuda.Context) func() {
 			s, err := ctx.NewStream()
@@ -1095,19 +1095,19 @@ func TestValuesKeepTheContextAfterClose(t *testing.T) {
 			testenv.Must(t, s.Sync(testenv.Context(t)))
 			return func() {
 				live := testenv.SimStat(t, "live_allocations")
-				testenv.Must(t, x.Free())
+				bounded(t, "x.Free", x.Free)
 				testenv.Eventually(t, "the Slice freed", func() bool { return testenv.SimStat(t, "live_allocations") < live })
 				// The open stream still holds the context.
 				if n := retains(t); n != 1 {
 					t.Errorf("after the Slice's Free, with its stream open: %d retains, want 1", n)
 				}
-				testenv.Must(t, s.Close())
+				bounded(t, "s.Close", s.Close)
 			}
 		}},
 		{"Pinned", func(t *testing.T, ctx *cuda.Context) func() {
 			p, err := cuda.AllocPinned[int32](ctx, 1024)
 			testenv.Must(t, err)
-			return func() { testenv.Must(t, p.Free()) }
+			return func() { bounded(t, "p.Free", p.Free) }
 		}},
 	}
 	for _, c := range cases {
@@ -1121,7 +1121,7 @@ func TestValuesKeepTheContextAfterClose(t *testing.T) {
 			ctx, err := devs[0].Context()
 			testenv.Must(t, err)
 			closeIt := c.make(t, ctx)
-			testenv.Must(t, ctx.Close())
+			bounded(t, "ctx.Close", ctx.Close)
 			if n := retains(t); n != 1 {
 				t.Fatalf("after Context.Close with a %s open: %d retains, want 1", c.name, n)
 			}

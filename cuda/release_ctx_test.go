@@ -24,7 +24,7 @@ var releaseUses = []releaseUse{
 		x, err := cuda.Alloc[int32](s, 64)
 		testenv.Must(t, err)
 		testenv.Must(t, cuda.Memset(s, x, 1))
-		testenv.Must(t, x.Free())
+		bounded(t, "x.Free", x.Free)
 	}},
 	{"Slice on two streams", func(t *testing.T, ctx *cuda.Context, s *cuda.Stream) {
 		// The second stream waits for the first through its order event.
@@ -35,20 +35,20 @@ var releaseUses = []releaseUse{
 		testenv.Must(t, cuda.Memset(s, x, 1))
 		testenv.Must(t, cuda.Memset(s2, x, 2))
 		testenv.Must(t, cuda.Memset(s, x, 3))
-		testenv.Must(t, x.Free())
+		bounded(t, "x.Free", x.Free)
 		testenv.Must(t, s2.Sync(testenv.Context(t)))
-		testenv.Must(t, s2.Close())
+		bounded(t, "s2.Close", s2.Close)
 	}},
 	{"Event", func(t *testing.T, ctx *cuda.Context, s *cuda.Stream) {
 		e, err := s.Record()
 		testenv.Must(t, err)
 		testenv.Must(t, e.Sync(testenv.Context(t)))
-		testenv.Must(t, e.Close())
+		bounded(t, "e.Close", e.Close)
 		e2, err := cuda.NewEvent(ctx, cuda.DisableTiming())
 		testenv.Must(t, err)
 		testenv.Must(t, s.RecordEvent(e2))
 		testenv.Must(t, s.Wait(e2))
-		testenv.Must(t, e2.Close())
+		bounded(t, "e2.Close", e2.Close)
 	}},
 	{"Module", func(t *testing.T, ctx *cuda.Context, s *cuda.Stream) {
 		mod, err := cuda.LoadModule(ctx, kernels.PTX)
@@ -56,7 +56,7 @@ var releaseUses = []releaseUse{
 		if _, err := mod.Func("add_one_i32"); err != nil {
 			t.Fatal(err)
 		}
-		testenv.Must(t, mod.Close())
+		bounded(t, "mod.Close", mod.Close)
 	}},
 	{"launch", func(t *testing.T, ctx *cuda.Context, s *cuda.Stream) {
 		mod, err := cuda.LoadModule(ctx, kernels.PTX)
@@ -73,8 +73,8 @@ var releaseUses = []releaseUse{
 		if got[63] != 2 {
 			t.Fatalf("after two launches x[63] = %d, want 2", got[63])
 		}
-		testenv.Must(t, x.Free())
-		testenv.Must(t, mod.Close())
+		bounded(t, "x.Free", x.Free)
+		bounded(t, "mod.Close", mod.Close)
 	}},
 	{"Global", func(t *testing.T, ctx *cuda.Context, s *cuda.Stream) {
 		mod, err := cuda.LoadModule(ctx, kernels.TypedPTX)
@@ -83,7 +83,7 @@ var releaseUses = []releaseUse{
 		testenv.Must(t, err)
 		testenv.Must(t, cuda.CopyToDevice(s, bias, []float32{1}))
 		testenv.Must(t, s.Sync(testenv.Context(t)))
-		testenv.Must(t, mod.Close())
+		bounded(t, "mod.Close", mod.Close)
 	}},
 	{"capture and graph launch", func(t *testing.T, ctx *cuda.Context, s *cuda.Stream) {
 		mod, err := cuda.LoadModule(ctx, kernels.PTX)
@@ -103,8 +103,8 @@ var releaseUses = []releaseUse{
 		testenv.Must(t, s.Sync(testenv.Context(t)))
 		testenv.Must(t, e.Destroy())
 		testenv.Must(t, g.Destroy())
-		testenv.Must(t, x.Free())
-		testenv.Must(t, mod.Close())
+		bounded(t, "x.Free", x.Free)
+		bounded(t, "mod.Close", mod.Close)
 	}},
 	{"RunCached", func(t *testing.T, ctx *cuda.Context, s *cuda.Stream) {
 		x, err := cuda.Alloc[int32](s, 64)
@@ -114,8 +114,8 @@ var releaseUses = []releaseUse{
 			testenv.Must(t, s.RunCached(c, func(s *cuda.Stream) error { return cuda.Memset(s, x, v) }))
 		}
 		testenv.Must(t, s.Sync(testenv.Context(t)))
-		testenv.Must(t, c.Close())
-		testenv.Must(t, x.Free())
+		bounded(t, "c.Close", c.Close)
+		bounded(t, "x.Free", x.Free)
 	}},
 	{"host function", func(t *testing.T, ctx *cuda.Context, s *cuda.Stream) {
 		ran := make(chan struct{}, 2)
@@ -148,9 +148,9 @@ var releaseUses = []releaseUse{
 		testenv.Must(t, cuda.CopyToDevice(s, x, p))
 		testenv.Must(t, cuda.CopyToHost(s, q.Data()[:1024], x))
 		testenv.Must(t, s.Sync(testenv.Context(t)))
-		testenv.Must(t, x.Free())
-		testenv.Must(t, p.Free())
-		testenv.Must(t, q.Free())
+		bounded(t, "x.Free", x.Free)
+		bounded(t, "p.Free", p.Free)
+		bounded(t, "q.Free", q.Free)
 	}},
 	{"managed memory", func(t *testing.T, ctx *cuda.Context, s *cuda.Stream) {
 		m, err := cuda.AllocManaged[int32](ctx, 1024, cuda.AttachGlobal)
@@ -158,7 +158,7 @@ var releaseUses = []releaseUse{
 		testenv.Must(t, cuda.Memset(s, m.Slice(), 7))
 		testenv.Must(t, m.Prefetch(s, cuda.OnDevice(ctx.Device())))
 		testenv.Must(t, s.Sync(testenv.Context(t)))
-		testenv.Must(t, m.Free())
+		bounded(t, "m.Free", m.Free)
 	}},
 	{"memory pool", func(t *testing.T, ctx *cuda.Context, s *cuda.Stream) {
 		pool, err := cuda.NewMemPool(ctx.Device())
@@ -166,9 +166,9 @@ var releaseUses = []releaseUse{
 		x, err := cuda.AllocFrom[int32](pool, s, 64)
 		testenv.Must(t, err)
 		testenv.Must(t, cuda.Zero(s, x))
-		testenv.Must(t, x.Free())
+		bounded(t, "x.Free", x.Free)
 		testenv.Must(t, s.Sync(testenv.Context(t)))
-		testenv.Must(t, pool.Close())
+		bounded(t, "pool.Close", pool.Close)
 		def, err := ctx.MemPool()
 		testenv.Must(t, err)
 		testenv.Must(t, def.Trim(0))
@@ -185,9 +185,9 @@ var releaseUses = []releaseUse{
 		testenv.Must(t, cuda.Zero(s, y))
 		testenv.Must(t, s.Launch(addBias, cuda.Grid(1, 1, 1), cuda.Block(32, 1, 1), y.Arg(), cuda.Int32(2)))
 		testenv.Must(t, s.Sync(testenv.Context(t)))
-		testenv.Must(t, y.Free())
-		testenv.Must(t, mod.Close())
-		testenv.Must(t, lib.Close())
+		bounded(t, "y.Free", y.Free)
+		bounded(t, "mod.Close", mod.Close)
+		bounded(t, "lib.Close", lib.Close)
 	}},
 	{"Linker", func(t *testing.T, ctx *cuda.Context, s *cuda.Stream) {
 		var l cuda.Linker
@@ -201,7 +201,7 @@ var releaseUses = []releaseUse{
 		}
 		mod, err := cuda.LoadModule(ctx, image)
 		testenv.Must(t, err)
-		testenv.Must(t, mod.Close())
+		bounded(t, "mod.Close", mod.Close)
 	}},
 	{"Stream.Do and ContextHold", func(t *testing.T, ctx *cuda.Context, s *cuda.Stream) {
 		x, err := cuda.Alloc[int32](s, 64)
@@ -210,7 +210,7 @@ var releaseUses = []releaseUse{
 		h, err := s.HoldContext()
 		testenv.Must(t, err)
 		testenv.Must(t, h.Do(func() error { return nil }))
-		testenv.Must(t, x.Free())
+		bounded(t, "x.Free", x.Free)
 		testenv.Must(t, h.Release())
 	}},
 	{"Context.Do and Sync", func(t *testing.T, ctx *cuda.Context, s *cuda.Stream) {
@@ -254,8 +254,8 @@ func TestClosingEverythingReleasesThePrimaryContext(t *testing.T) {
 				testenv.Must(t, err)
 				u.use(t, ctx, s)
 				testenv.Must(t, s.Sync(testenv.Context(t)))
-				testenv.Must(t, s.Close())
-				testenv.Must(t, ctx.Close())
+				bounded(t, "s.Close", s.Close)
+				bounded(t, "ctx.Close", ctx.Close)
 			}()
 			testenv.Must(t, hostmem.Drain(testenv.Context(t)))
 			testenv.Eventually(t, "the primary context released", func() bool {

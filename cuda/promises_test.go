@@ -2,6 +2,7 @@ package cuda_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/purecuda/purecuda/cuda"
@@ -94,8 +95,11 @@ func TestValueOfUintPassesForUnsignedLongLong(t *testing.T) {
 	g, b := cuda.Grid(1, 1, 1), cuda.Block(32, 1, 1)
 	testenv.Must(t, f.s.Launch(scale, g, b, x.Arg(), cuda.Float32(2), cuda.Value(uint(2))))
 	testenv.Must(t, f.s.Launch(scale, g, b, x.Arg(), cuda.Float32(2), cuda.Value(uintptr(2))))
-	if err := f.s.Launch(scale, g, b, x.Arg(), cuda.Float32(2), cuda.Value(int(2))); !errors.Is(err, cuda.ErrArgs) {
-		t.Errorf("Value(int) for unsigned long long: %v, want ErrArgs", err)
+	if err := f.s.Launch(scale, g, b, x.Arg(), cuda.Float32(2), cuda.Value(int(2))); !errors.Is(err, cuda.ErrArgs) || !strings.Contains(err.Error(), "argument 2 is an int64") {
+		t.Errorf("Value(int) for unsigned long long: %v, want ErrArgs naming an int64", err)
+	}
+	if err := f.s.Launch(scale, g, b, x.Arg(), cuda.Value(uint32(2)), cuda.Uint64(2)); !errors.Is(err, cuda.ErrArgs) || !strings.Contains(err.Error(), "argument 1 is an uint32 (Uint32 or Value)") {
+		t.Errorf("Value(uint32) for float: %v, want ErrArgs naming a uint32", err)
 	}
 	if got := read(t, f.s, x); got[0] != 4 || got[1] != 8 {
 		t.Errorf("got %v, want [4 8]", got)

@@ -872,12 +872,14 @@ func TestOrderingWaitsOncePerConflict(t *testing.T) {
 		testenv.Must(t, err)
 		return p
 	}
+	var asked int64 // the last use's cuStreamIsCapturing calls: none on the memory's only stream
 	use := func(on *cuda.Stream, m cuda.Slice[float32], access cuda.Access) int64 {
 		t.Helper()
 		calls := testenv.CountThreadCalls(t, func() {
 			ops := [1]cuda.Operand{m.Operand(access)}
 			testenv.Must(t, on.Do("use", ops[:], func(libcuda.Stream) error { return nil }))
 		})
+		asked = calls["cuStreamIsCapturing"]
 		return calls["cuStreamWaitEvent"]
 	}
 	for i, step := range []struct {
@@ -914,6 +916,12 @@ func TestOrderingWaitsOncePerConflict(t *testing.T) {
 	} {
 		if got := use(step.on, step.m, step.acc); got != step.waits {
 			t.Errorf("step %d, %s: %d waits, want %d", i+1, step.what, got, step.waits)
+		}
+		// After a write of the whole by the only stream to use the memory
+		// since, that stream's uses cost one load: not even the question
+		// whether it is being captured.
+		if alone := strings.HasSuffix(step.what, ", alone"); alone && asked != 0 {
+			t.Errorf("step %d, %s: %d cuStreamIsCapturing calls, want none", i+1, step.what, asked)
 		}
 	}
 	for _, st := range s {

@@ -1169,3 +1169,37 @@ func TestDoReportsTheFailureToRestoreTheThreadsContext(t *testing.T) {
 		testenv.Must(t, libcuda.CtxSetCurrent(other))
 	}
 }
+
+// A use that must wait for another stream fails with the driver's error
+// when the event it waits for cannot be made or recorded on that stream,
+// and the next use tries again (and waits).
+func TestOrderingFailureIsTheUsesError(t *testing.T) {
+	f := newFixture(t)
+	a := newStream(t, f.ctx, cuda.NonBlocking())
+	b := newStream(t, f.ctx, cuda.NonBlocking())
+	for _, call := range []string{"cuEventCreate", "cuEventRecord", "cuStreamWaitEvent"} {
+		t.Run(call, func(t *testing.T) {
+			x := alloc(t, a, make([]float32, 4))
+			ops := [1]cuda.Operand{x.Operand(cuda.Read)}
+			if call == "cuEventCreate" {
+				// a's order event exists after its first use: a stream
+				// of its own, whose event is not made yet.
+				c := newStream(t, f.ctx, cuda.NonBlocking())
+				x = alloc(t, c, make([]float32, 4))
+				ops[0] = x.Operand(cuda.Read)
+			}
+			testenv.SimFailNext(t, call, 1, libcuda.CUDA_ERROR_UNKNOWN)
+			err := b.Do("read", ops[:], func(libcuda.Stream) error { return nil })
+			if !errors.Is(err, libcuda.CUDA_ERROR_UNKNOWN) || !strings.Contains(err.Error(), call) {
+				t.Errorf("a read waiting for another stream with %s failing: %v, want its error", call, err)
+			}
+			waits := testenv.CountThreadCalls(t, func() {
+				testenv.Must(t, b.Do("read", ops[:], func(libcuda.Stream) error { return nil }))
+			})["cuStreamWaitEvent"]
+			if waits != 1 {
+				t.Errorf("the next read: %d waits, want 1 (the failed one did not wait)", waits)
+			}
+			sync(t, b)
+		})
+	}
+}

@@ -56,6 +56,8 @@ type ctxState struct {
 	refs   atomic.Int64 // the Context itself (until Close) and each open value made from it
 	closed atomic.Bool  // Close was called on the Context
 	major  atomic.Int32 // the device's compute capability major, once read (computeMajor)
+
+	graphMem graphMemList // graph allocations that may outlive their capture (graphmem.go)
 }
 
 // Context retains the device's primary context (cuDevicePrimaryCtxRetain)

@@ -204,8 +204,12 @@ func (f funcName) display() string {
 //   - the entry name: the plain name of an extern "C" kernel, or the exact
 //     mangled name of a C++ one (_Z5scaleIfEvPT_S0_y);
 //   - a C++ kernel's demangled name with its parameter list, as c++filt
-//     prints it ("scale<float>(float*, float, unsigned long long)"; spaces
-//     around punctuation and a leading "void" do not matter);
+//     prints it ("scale<float>(float*, float, unsigned long long)") or as
+//     C++ would take it: spaces around punctuation, a leading "void", the
+//     place and order of qualifiers ("const float *", "float const*"), a
+//     parameter's own top-level const or __restrict__ ("float* const") and
+//     the longer names of integer types ("unsigned long long int") do not
+//     matter;
 //   - a C++ kernel's qualified name without parameters ("ops::offset",
 //     "scale<int>"), or without its template arguments ("scale").
 //

@@ -8,5 +8,5 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testenv.MainBLAS(m, testenv.Drain(hostmem.Drain), testenv.AllowLaunchHistory())
+	testenv.MainBLAS(m, testenv.Drain(hostmem.Drain))
 }

@@ -15,6 +15,8 @@ func TestManagedFreeWaitsForItsStreams(t *testing.T) {
 	testenv.OnPrimary(t, 0)
 	f := newFixture(t)
 	s := newStream(t, f.ctx, cuda.NonBlocking())
+	// Earlier tests' stream-ordered frees end first.
+	testenv.Must(t, f.ctx.Sync(testenv.Context(t)))
 	before := testenv.SimStat(t, "live_allocations")
 	m, err := cuda.AllocManaged[int32](f.ctx, 256, cuda.AttachGlobal)
 	testenv.Must(t, err)

@@ -9,6 +9,7 @@ import (
 	gosync "sync"
 	"sync/atomic"
 	"unsafe"
+	"weak"
 
 	"github.com/purecuda/purecuda/libcuda"
 )
@@ -264,6 +265,7 @@ func (m *Module) Func(name string) (*Func, error) {
 		}
 	}
 	f := &Func{mod: m, ms: ms, raw: raw, cu: ms.ctx.cu, name: entry}
+	f.self = weak.Make(f)
 	if d, ok := Demangle(entry); ok {
 		f.display = d
 	} else {
@@ -361,12 +363,13 @@ type Func struct {
 	quick  int8
 
 	mod     *Module
-	name    string   // entry name
-	display string   // demangled, for errors
-	params  []uint32 // sizes in bytes; nil: unknown
-	typed   []cParam // the C++ parameter types; nil for an extern "C" kernel: checked by size only
-	accepts []uint64 // typed[i].accept, packed for the launch's check
-	_       [24]byte // pad to 192 bytes
+	name    string             // entry name
+	display string             // demangled, for errors
+	params  []uint32           // sizes in bytes; nil: unknown
+	typed   []cParam           // the C++ parameter types; nil for an extern "C" kernel: checked by size only
+	accepts []uint64           // typed[i].accept, packed for the launch's check
+	self    weak.Pointer[Func] // for the launch history, which must not keep the Func
+	_       [16]byte           // pad to 192 bytes
 }
 
 // paramReadOnly says whether the kernel only reads through its parameter

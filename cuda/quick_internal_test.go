@@ -121,8 +121,8 @@ func TestLaunchHistoryLeavesOutTornEntries(t *testing.T) {
 		t.Fatalf("%d candidates, want 2", len(got))
 	}
 	for name, tear := range map[string]func(s *launchSlot){
-		"another Func":   func(s *launchSlot) { s.fn = g },
-		"another stream": func(s *launchSlot) { s.st = b },
+		"another Func":   func(s *launchSlot) { s.fn = g.weakRef() },
+		"another stream": func(s *launchSlot) { s.st = b.weakRef() },
 		"another grid":   func(s *launchSlot) { s.grid[2] = 7 },
 		"another caller": func(s *launchSlot) { s.callPC = 9 },
 		"another number": func(s *launchSlot) { s.seq = 6 },

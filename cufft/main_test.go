@@ -8,5 +8,5 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testenv.MainFFTRand(m, testenv.Drain(hostmem.Drain), testenv.AllowLaunchHistory())
+	testenv.MainFFTRand(m, testenv.Drain(hostmem.Drain))
 }

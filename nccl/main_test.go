@@ -8,5 +8,5 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	testenv.MainNCCL(m, testenv.Drain(hostmem.Drain), testenv.AllowLaunchHistory())
+	testenv.MainNCCL(m, testenv.Drain(hostmem.Drain))
 }

@@ -11,11 +11,9 @@ import (
 )
 
 // The simulator stands in for the driver and the cuBLAS stand-in for
-// cuBLAS; under -tags gpu the program runs on the GPU. The program closes
-// the stream it launched on: package cuda's launch history keeps that
-// stream's events (testenv.AllowLaunchHistory).
+// cuBLAS; under -tags gpu the program runs on the GPU.
 func TestMain(m *testing.M) {
-	testenv.MainBLAS(m, testenv.Drain(hostmem.Drain), testenv.AllowLaunchHistory())
+	testenv.MainBLAS(m, testenv.Drain(hostmem.Drain))
 }
 
 var allocsLine = regexp.MustCompile(`Go allocations per step: ([0-9.]+)`)

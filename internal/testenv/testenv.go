@@ -69,18 +69,6 @@ func Allow(what string, n int64, why string) Option {
 	return func(*options) { harness.Allow(what, n, why) }
 }
 
-// AllowLaunchHistory is the leak check's baseline for the packages whose
-// tests launch kernels through package cuda: its launch history
-// (cuda/lost.go, the last 64 launches of each device, for LostError)
-// holds each launch's stream state, and so keeps a closed stream's final
-// and ordering events (destroyed when the state is collected) alive until
-// 64 later launches have pushed it out: up to two events for each of 64
-// streams a device. It is the cause of issue 38 item 5 (the primary
-// context stays retained after a launch); remove this baseline with it.
-func AllowLaunchHistory() Option {
-	return Allow("events", 2*64*2 /* the simulator's two devices; under -tags gpu nothing is counted */, "closed streams' events kept by package cuda's launch history, issue 38 item 5")
-}
-
 // mainWith is Main with more set up (more, if not nil) after the driver
 // or simulator, failing as the simulator's build does.
 func mainWith(m *testing.M, more func() error, opts []Option) {

@@ -51,7 +51,8 @@
  *       the same after `skip` calls that work as usual.
  *   long long sim_stat(const char *name): a counter (see stat_names), -1 if unknown;
  *       "calls:NAME", the calls of the entry point NAME since the library was
- *       loaded, "thread_calls:NAME", those of the calling thread.
+ *       loaded, "thread_calls:NAME", those of the calling thread;
+ *       "primary_retains:N", the retains of device N's primary context.
  *   void sim_reset_stats(void): zero the counters that only grow.
  *   const char *sim_call_name(int i): the entry point of the i-th call site
  *       (FAIL_POINT) called so far, NULL past the last; a name may have
@@ -323,6 +324,8 @@ static struct {
         graph_launches, illegal_addresses, event_queries, fenced_calls, ctx_synchronize_calls, syncs_waiting,
         event_creates, pageable_copies, event_records, pool_trims, graph_mem_trims;
     long long attach_global, attach_host, attach_single; /* cuStreamAttachMemAsync calls done, by flag */
+    long long live_link_states; /* cuLinkCreate's states not destroyed */
+    long long last_trimmed_pool; /* the handle given to the last cuMemPoolTrimTo that worked */
 } st;
 
 /* ===================================================================
@@ -2845,7 +2848,7 @@ CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
     FAIL_POINT("cuMemPoolTrimTo");
     LOCK();
     CUresult r = pool_valid(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-    if (!r) { pool_release(pool, keep); st.pool_trims++; }
+    if (!r) { pool_release(pool, keep); st.pool_trims++; st.last_trimmed_pool = (long long)(uintptr_t)pool; }
     UNLOCK();
     return r;
 }
@@ -3849,8 +3852,9 @@ CUresult cuLinkCreate_v2(unsigned int nopts, CUjit_option *opts, void **vals, CU
     if (r) return r;
     LOCK();
     CUlinkState ls = handle_alloc(&free_links, sizeof *ls);
-    UNLOCK();
     ls->magic = MAGIC_LINK;
+    st.live_link_states++;
+    UNLOCK();
     ls->logs = l;
     ls->vals = vals;
     jit_log(&l, vals, NULL);
@@ -3866,6 +3870,9 @@ CUresult cuLinkAddData_v2(CUlinkState ls, int type, void *data, size_t size, con
     if (!data || !size || type < 0 || type > 4) return CUDA_ERROR_INVALID_VALUE;
     CUresult r = jit_options(nopts, opts, vals, &ignored);
     if (r) return r;
+    /* PTX is read as a C string: its NUL must lie within size, or the
+     * driver would read past the caller's buffer. */
+    if (type == 1 && ((const char *)data)[size - 1] != 0) return CUDA_ERROR_INVALID_VALUE;
     ls->inputs++;
     if (type != 1) return CUDA_SUCCESS; /* CU_JIT_INPUT_PTX */
     char *text = xcalloc(1, size + 1);
@@ -3896,9 +3903,13 @@ CUresult cuLinkDestroy(CUlinkState ls) {
     FAIL_POINT("cuLinkDestroy");
     if (!ls || ls->magic != MAGIC_LINK) return CUDA_ERROR_INVALID_HANDLE;
     ls->magic = 0;
+    /* The image goes with the state: spoil it first, so that a caller
+     * that kept the pointer instead of copying reads garbage. */
+    if (ls->image) memset(ls->image, 0x5a, ls->len);
     free(ls->image);
     ls->image = NULL;
     LOCK();
+    st.live_link_states--;
     handle_free(&free_links, ls);
     UNLOCK();
     return CUDA_SUCCESS;
@@ -4749,6 +4760,8 @@ static const struct { const char *name; long long *value; int cumulative; } stat
     { "attach_global", &st.attach_global, 1 },     /* cuStreamAttachMemAsync with CU_MEM_ATTACH_GLOBAL */
     { "attach_host", &st.attach_host, 1 },         /* ... CU_MEM_ATTACH_HOST */
     { "attach_single", &st.attach_single, 1 },     /* ... CU_MEM_ATTACH_SINGLE */
+    { "last_trimmed_pool", &st.last_trimmed_pool, 0 }, /* the pool of the last cuMemPoolTrimTo that worked */
+    { "live_link_states", &st.live_link_states, 0 },
 };
 
 long long sim_stat(const char *name) {
@@ -4756,6 +4769,15 @@ long long sim_stat(const char *name) {
     /* Calls of an entry point since the library was loaded (FAIL_POINT). */
     if (name && strncmp(name, "calls:", 6) == 0) return calls_of(name + 6, 0);
     if (name && strncmp(name, "thread_calls:", 13) == 0) return calls_of(name + 13, 1);
+    /* "primary_retains:N": the retains of device N's primary context. */
+    if (name && strncmp(name, "primary_retains:", 16) == 0) {
+        int dev = atoi(name + 16);
+        if (dev < 0 || dev >= MAX_DEVICES) return -1;
+        LOCK();
+        v = primary_ctx[dev].retains;
+        UNLOCK();
+        return v;
+    }
     LOCK();
     for (size_t i = 0; name && i < sizeof stat_names / sizeof stat_names[0]; i++)
         if (strcmp(stat_names[i].name, name) == 0) v = *stat_names[i].value;

@@ -18,19 +18,28 @@
  *     order, as a host function (cuLaunchHostFunc) on the handle's stream,
  *     and so it is captured into graphs like any other work; a call made
  *     during a capture keeps its task for the graph's launches.
- *   - Sgemm/Dgemm (and _64), Sgemm/DgemmStridedBatched, GemmEx and
- *     GemmBatchedEx with CUDA_R_32F data, Saxpy/Daxpy, Sdot/Ddot (result on the host, after
- *     a stream synchronisation, or on the device), computed in double.
- *   - cuBLASLt: descriptors, layouts, preferences, one heuristic answer,
- *     and cublasLtMatmul for CUDA_R_32F with the bias, ReLU and GELU
- *     epilogues.
+ *   - Sgemm/Dgemm, Sgemm/DgemmStridedBatched, GemmEx and GemmBatchedEx
+ *     with CUDA_R_32F data, Saxpy/Daxpy, Sscal/Dscal, Sgemv/Dgemv,
+ *     Strsm/Dtrsm, Sdot/Ddot and Snrm2/Dnrm2 (results on the host, after a
+ *     stream synchronisation, or on the device), computed in double; the
+ *     _64 forms of each (counted as "calls_64").
+ *   - cuBLASLt: descriptors, layouts, preferences (counted live as
+ *     "lt_objects"), one heuristic answer whose algorithm asks for all the
+ *     workspace the preference allows, and cublasLtMatmul for CUDA_R_32F
+ *     with the bias, ReLU and GELU epilogues; a Matmul given a workspace
+ *     size without a workspace fails, as it would overrun one on a GPU.
+ *   - Failures on demand: cublassim_fail_next(name, count, status) makes
+ *     the next count calls of the entry point named fail with status
+ *     (for the error paths of the Go packages).
  *
  * Test hooks: int cublassim_live(void *handle): 1 while a handle is live;
  * long long cublassim_stat(const char *name): "live_handles",
  * "creates", "destroys", "calls" (work submitted), "heuristics"
  * (cublasLtMatmulAlgoGetHeuristic calls), "set_workspace", "set_stream",
- * "wrong_context" (work refused: its stream's context was not current);
- * -1 if unknown.
+ * "wrong_context" (work refused: its stream's context was not current),
+ * "calls_64" (calls through a _64 entry point), "lt_objects" (live
+ * cuBLASLt descriptors, layouts and preferences), "lt_ws_size" (the
+ * workspace size the last cublasLtMatmul was given); -1 if unknown.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -65,7 +74,56 @@ enum { HANDLE_MAGIC = 0x426c6173, LT_MAGIC = 0x4c744c74, DEAD = 0 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static long long st_live, st_creates, st_destroys, st_calls, st_heuristics, st_set_workspace, st_set_stream,
-    st_wrong_context;
+    st_wrong_context, st_calls_64, st_lt_objects, st_lt_ws_size;
+
+/* Failures on demand: the next count calls of name return status. */
+static struct {
+    char name[64];
+    int count, status;
+} fails[16];
+
+int cublassim_fail_next(const char *name, int count, int status) {
+    pthread_mutex_lock(&mu);
+    int slot = -1;
+    for (int i = 0; i < 16; i++) {
+        if (fails[i].count > 0 && !strcmp(fails[i].name, name)) slot = i;
+        if (slot < 0 && fails[i].count == 0) slot = i;
+    }
+    if (slot >= 0) {
+        strncpy(fails[slot].name, name, sizeof fails[slot].name - 1);
+        fails[slot].count = count;
+        fails[slot].status = status;
+    }
+    pthread_mutex_unlock(&mu);
+    return slot < 0 ? -1 : 0;
+}
+
+/* failing is the status the call named must fail with, or 0. */
+static int failing(const char *name) {
+    int st = 0;
+    pthread_mutex_lock(&mu);
+    for (int i = 0; i < 16; i++) {
+        if (fails[i].count > 0 && !strcmp(fails[i].name, name)) {
+            fails[i].count--;
+            st = fails[i].status;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&mu);
+    return st;
+}
+
+#define FAIL_POINT(name)                                                                                               \
+    do {                                                                                                               \
+        int fail_ = failing(name);                                                                                     \
+        if (fail_) return fail_;                                                                                       \
+    } while (0)
+
+static void count(long long *c, long long d) {
+    pthread_mutex_lock(&mu);
+    *c += d;
+    pthread_mutex_unlock(&mu);
+}
 
 struct handle {
     int magic;
@@ -87,6 +145,9 @@ long long cublassim_stat(const char *name) {
     else if (!strcmp(name, "set_workspace")) v = st_set_workspace;
     else if (!strcmp(name, "set_stream")) v = st_set_stream;
     else if (!strcmp(name, "wrong_context")) v = st_wrong_context;
+    else if (!strcmp(name, "calls_64")) v = st_calls_64;
+    else if (!strcmp(name, "lt_objects")) v = st_lt_objects;
+    else if (!strcmp(name, "lt_ws_size")) v = st_lt_ws_size;
     pthread_mutex_unlock(&mu);
     return v;
 }
@@ -96,6 +157,7 @@ static int live(struct handle *h, int magic) { return h && h->magic == magic; }
 /* ----- cuBLAS: handles ----- */
 
 cublasStatus_t cublasCreate_v2(struct handle **out) {
+    FAIL_POINT("cublasCreate_v2");
     if (!out) return CUBLAS_STATUS_INVALID_VALUE;
     struct handle *h = calloc(1, sizeof *h);
     if (!h) return CUBLAS_STATUS_ALLOC_FAILED;
@@ -109,6 +171,7 @@ cublasStatus_t cublasCreate_v2(struct handle **out) {
 }
 
 cublasStatus_t cublasDestroy_v2(struct handle *h) {
+    FAIL_POINT("cublasDestroy_v2");
     if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
     h->magic = DEAD; /* never freed: a stale handle reads as dead */
     pthread_mutex_lock(&mu);
@@ -136,6 +199,7 @@ const char *cublasGetStatusString(cublasStatus_t s) {
 }
 
 cublasStatus_t cublasSetStream_v2(struct handle *h, CUstream s) {
+    FAIL_POINT("cublasSetStream_v2");
     if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
     h->stream = s;
     /* As cuBLAS does: a new stream drops the workspace set before. */
@@ -155,6 +219,7 @@ cublasStatus_t cublasGetStream_v2(struct handle *h, CUstream *s) {
 }
 
 cublasStatus_t cublasSetWorkspace_v2(struct handle *h, void *ws, size_t size) {
+    FAIL_POINT("cublasSetWorkspace_v2");
     if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
     if (size > 0 && !ws) return CUBLAS_STATUS_INVALID_VALUE;
     if ((uintptr_t)ws % 256) return CUBLAS_STATUS_INVALID_VALUE;
@@ -182,6 +247,7 @@ size_t cublassim_workspace(struct handle *h, void **ws) {
 }
 
 cublasStatus_t cublasSetMathMode(struct handle *h, int mode) {
+    FAIL_POINT("cublasSetMathMode");
     if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
     if ((mode & 0xf) > 3) return CUBLAS_STATUS_INVALID_VALUE;
     h->math_mode = mode;
@@ -189,6 +255,7 @@ cublasStatus_t cublasSetMathMode(struct handle *h, int mode) {
 }
 
 cublasStatus_t cublasGetMathMode(struct handle *h, int *mode) {
+    FAIL_POINT("cublasGetMathMode");
     if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
     if (!mode) return CUBLAS_STATUS_INVALID_VALUE;
     *mode = h->math_mode;
@@ -211,7 +278,7 @@ cublasStatus_t cublasGetPointerMode_v2(struct handle *h, int *mode) {
 
 /* ----- work in stream order ----- */
 
-enum { W_GEMM, W_AXPY, W_DOT, W_LT };
+enum { W_GEMM, W_AXPY, W_DOT, W_LT, W_SCAL, W_NRM2, W_GEMV, W_TRSM };
 
 struct work {
     int kind, dbl; /* dbl: double elements, else float */
@@ -226,6 +293,7 @@ struct work {
     double *host_result; /* W_DOT with host pointer mode */
     void *dev_result;    /* W_DOT with device pointer mode */
     int keep;            /* captured: the graph runs it again */
+    int side, uplo, diag; /* W_TRSM */
     /* W_LT */
     int epilogue;
     const float *bias;
@@ -283,6 +351,68 @@ static void run_lt(struct work *w) {
     }
 }
 
+/* run_gemv: y = alpha*op(A)*x + beta*y, A m x n (w->m, w->n). */
+static void run_gemv(struct work *w) {
+    int64_t rows = w->ta == OP_N ? w->m : w->n, cols = w->ta == OP_N ? w->n : w->m;
+    for (int64_t i = 0; i < rows; i++) {
+        double s = 0;
+        for (int64_t p = 0; p < cols; p++)
+            s += get(w->a, w->dbl, elem(w->ta, i, p, w->lda)) * get(w->b, w->dbl, at(p, cols, w->inc_x));
+        int64_t iy = at(i, rows, w->inc_y);
+        double old = w->beta == 0 ? 0 : get(w->c, w->dbl, iy);
+        put(w->c, w->dbl, iy, w->alpha * s + w->beta * old);
+    }
+}
+
+/* run_trsm solves op(A)*X = alpha*B (left) or X*op(A) = alpha*B (right),
+ * X over B: each column (left) or row (right) of B is a triangular solve
+ * with T = op(A) or op(A)^T. */
+static void run_trsm(struct work *w) {
+    int64_t kk = w->side == 0 ? w->m : w->n;
+    double *T = calloc((size_t)(kk * kk), sizeof *T);
+    double *v = calloc((size_t)kk, sizeof *v);
+    if (!T || !v) {
+        free(T);
+        free(v);
+        return;
+    }
+    for (int64_t i = 0; i < kk; i++) {
+        for (int64_t j = 0; j < kk; j++) {
+            /* op(A)(r, c), from the stored triangle */
+            int64_t r = w->side == 0 ? i : j, c = w->side == 0 ? j : i;
+            int64_t sr = w->ta == OP_N ? r : c, sc = w->ta == OP_N ? c : r;
+            int in = w->uplo == 0 ? sr >= sc : sr <= sc;
+            double a = in ? get(w->a, w->dbl, sr + sc * w->lda) : 0;
+            if (sr == sc && w->diag == 1) a = 1;
+            T[i + j * kk] = a;
+        }
+    }
+    int64_t lines = w->side == 0 ? w->n : w->m;
+    for (int64_t l = 0; l < lines; l++) {
+        /* element p of the line: B(p, l) on the left, B(l, p) on the right */
+        for (int64_t p = 0; p < kk; p++)
+            v[p] = w->alpha * get(w->c, w->dbl, w->side == 0 ? p + l * w->ldb : l + p * w->ldb);
+        int lower = 1;
+        for (int64_t i = 0; i < kk && lower; i++)
+            for (int64_t j = i + 1; j < kk; j++)
+                if (T[i + j * kk] != 0) lower = 0;
+        if (lower) {
+            for (int64_t i = 0; i < kk; i++) {
+                for (int64_t p = 0; p < i; p++) v[i] -= T[i + p * kk] * v[p];
+                v[i] /= T[i + i * kk];
+            }
+        } else {
+            for (int64_t i = kk - 1; i >= 0; i--) {
+                for (int64_t p = i + 1; p < kk; p++) v[i] -= T[i + p * kk] * v[p];
+                v[i] /= T[i + i * kk];
+            }
+        }
+        for (int64_t p = 0; p < kk; p++) put(w->c, w->dbl, w->side == 0 ? p + l * w->ldb : l + p * w->ldb, v[p]);
+    }
+    free(T);
+    free(v);
+}
+
 static void run(void *p) {
     struct work *w = p;
     switch (w->kind) {
@@ -305,6 +435,26 @@ static void run(void *p) {
     }
     case W_LT:
         run_lt(w);
+        break;
+    case W_SCAL:
+        for (int64_t i = 0; i < w->n; i++) put(w->c, w->dbl, i * w->inc_x, w->alpha * get(w->c, w->dbl, i * w->inc_x));
+        break;
+    case W_NRM2: {
+        double s = 0;
+        for (int64_t i = 0; i < w->n; i++) {
+            double v = get(w->a, w->dbl, i * w->inc_x);
+            s += v * v;
+        }
+        s = sqrt(s);
+        if (w->host_result) *w->host_result = s;
+        if (w->dev_result) put(w->dev_result, w->dbl, 0, s);
+        break;
+    }
+    case W_GEMV:
+        run_gemv(w);
+        break;
+    case W_TRSM:
+        run_trsm(w);
         break;
     }
     if (!w->keep) free(w);
@@ -364,38 +514,47 @@ static cublasStatus_t gemm(struct handle *h, int dbl, int ta, int tb, int64_t m,
 
 cublasStatus_t cublasSgemm_v2(struct handle *h, int ta, int tb, int m, int n, int k, const float *alpha,
                               const float *A, int lda, const float *B, int ldb, const float *beta, float *C, int ldc) {
+    FAIL_POINT("cublasSgemm_v2");
     return gemm(h, 0, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
 }
 cublasStatus_t cublasDgemm_v2(struct handle *h, int ta, int tb, int m, int n, int k, const double *alpha,
                               const double *A, int lda, const double *B, int ldb, const double *beta, double *C, int ldc) {
+    FAIL_POINT("cublasDgemm_v2");
     return gemm(h, 1, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
 }
 cublasStatus_t cublasSgemm_v2_64(struct handle *h, int ta, int tb, int64_t m, int64_t n, int64_t k, const float *alpha,
                                  const float *A, int64_t lda, const float *B, int64_t ldb, const float *beta, float *C,
                                  int64_t ldc) {
+    FAIL_POINT("cublasSgemm_v2_64");
+    count(&st_calls_64, 1);
     return gemm(h, 0, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
 }
 cublasStatus_t cublasDgemm_v2_64(struct handle *h, int ta, int tb, int64_t m, int64_t n, int64_t k, const double *alpha,
                                  const double *A, int64_t lda, const double *B, int64_t ldb, const double *beta,
                                  double *C, int64_t ldc) {
+    FAIL_POINT("cublasDgemm_v2_64");
+    count(&st_calls_64, 1);
     return gemm(h, 1, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
 }
 cublasStatus_t cublasSgemmStridedBatched(struct handle *h, int ta, int tb, int m, int n, int k, const float *alpha,
                                          const float *A, int lda, long long sa, const float *B, int ldb, long long sb,
                                          const float *beta, float *C, int ldc, long long sc, int batch) {
+    FAIL_POINT("cublasSgemmStridedBatched");
     return gemm(h, 0, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
 }
 cublasStatus_t cublasDgemmStridedBatched(struct handle *h, int ta, int tb, int m, int n, int k, const double *alpha,
                                          const double *A, int lda, long long sa, const double *B, int ldb, long long sb,
                                          const double *beta, double *C, int ldc, long long sc, int batch) {
+    FAIL_POINT("cublasDgemmStridedBatched");
     return gemm(h, 1, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
 }
 
 /* GemmEx for CUDA_R_32F data with a 32F compute type (68, 74, 75, 77). */
-cublasStatus_t cublasGemmEx(struct handle *h, int ta, int tb, int m, int n, int k, const void *alpha, const void *A,
-                            int at, int lda, const void *B, int bt, int ldb, const void *beta, void *C, int ct, int ldc,
-                            int compute, int algo) {
+static cublasStatus_t gemm_ex(struct handle *h, int ta, int tb, int64_t m, int64_t n, int64_t k, const void *alpha,
+                              const void *A, int at, int64_t lda, const void *B, int bt, int64_t ldb, const void *beta,
+                              void *C, int ct, int64_t ldc, int compute, int algo, int k64) {
     (void)algo;
+    FAIL_POINT(k64 ? "cublasGemmEx_64" : "cublasGemmEx");
     if (at != R_32F || bt != R_32F || ct != R_32F) return CUBLAS_STATUS_NOT_SUPPORTED;
     if (compute != 68 && compute != 74 && compute != 75 && compute != 77) return CUBLAS_STATUS_NOT_SUPPORTED;
     return gemm(h, 0, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
@@ -403,11 +562,12 @@ cublasStatus_t cublasGemmEx(struct handle *h, int ta, int tb, int m, int n, int 
 
 /* GemmBatchedEx for CUDA_R_32F data with a 32F compute type: arrays of
  * device pointers, one matrix each. */
-cublasStatus_t cublasGemmBatchedEx(struct handle *h, int ta, int tb, int m, int n, int k, const void *alpha,
-                                   const void *const A[], int at, int lda, const void *const B[], int bt, int ldb,
-                                   const void *beta, void *const C[], int ct, int ldc, int batch, int compute,
-                                   int algo) {
+static cublasStatus_t gemm_batched_ex(struct handle *h, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                                      const void *alpha, const void *const A[], int at, int64_t lda,
+                                      const void *const B[], int bt, int64_t ldb, const void *beta, void *const C[],
+                                      int ct, int64_t ldc, int64_t batch, int compute, int algo, int k64) {
     (void)algo;
+    FAIL_POINT(k64 ? "cublasGemmBatchedEx_64" : "cublasGemmBatchedEx");
     if (at != R_32F || bt != R_32F || ct != R_32F) return CUBLAS_STATUS_NOT_SUPPORTED;
     if (compute != 68 && compute != 74 && compute != 75 && compute != 77) return CUBLAS_STATUS_NOT_SUPPORTED;
     if (!A || !B || !C) return CUBLAS_STATUS_INVALID_VALUE;
@@ -438,10 +598,12 @@ static cublasStatus_t axpy(struct handle *h, int dbl, int64_t n, const void *alp
 }
 
 cublasStatus_t cublasSaxpy_v2(struct handle *h, int n, const float *alpha, const float *x, int incx, float *y, int incy) {
+    FAIL_POINT("cublasSaxpy_v2");
     return axpy(h, 0, n, alpha, x, incx, y, incy);
 }
 cublasStatus_t cublasDaxpy_v2(struct handle *h, int n, const double *alpha, const double *x, int incx, double *y,
                               int incy) {
+    FAIL_POINT("cublasDaxpy_v2");
     return axpy(h, 1, n, alpha, x, incx, y, incy);
 }
 
@@ -471,9 +633,11 @@ static cublasStatus_t dot(struct handle *h, int dbl, int64_t n, const void *x, i
 }
 
 cublasStatus_t cublasSdot_v2(struct handle *h, int n, const float *x, int incx, const float *y, int incy, float *r) {
+    FAIL_POINT("cublasSdot_v2");
     return dot(h, 0, n, x, incx, y, incy, r);
 }
 cublasStatus_t cublasDdot_v2(struct handle *h, int n, const double *x, int incx, const double *y, int incy, double *r) {
+    FAIL_POINT("cublasDdot_v2");
     return dot(h, 1, n, x, incx, y, incy, r);
 }
 
@@ -508,6 +672,7 @@ typedef struct {
 } cublasLtMatmulHeuristicResult_t;
 
 cublasStatus_t cublasLtCreate(struct lt **out) {
+    FAIL_POINT("cublasLtCreate");
     if (!out) return CUBLAS_STATUS_INVALID_VALUE;
     struct lt *l = calloc(1, sizeof *l);
     if (!l) return CUBLAS_STATUS_ALLOC_FAILED;
@@ -521,6 +686,7 @@ cublasStatus_t cublasLtCreate(struct lt **out) {
 }
 
 cublasStatus_t cublasLtDestroy(struct lt *l) {
+    FAIL_POINT("cublasLtDestroy");
     if (!l || l->magic != LT_MAGIC) return CUBLAS_STATUS_NOT_INITIALIZED;
     l->magic = DEAD;
     pthread_mutex_lock(&mu);
@@ -533,23 +699,27 @@ cublasStatus_t cublasLtDestroy(struct lt *l) {
 size_t cublasLtGetVersion(void) { return 130100; }
 
 cublasStatus_t cublasLtMatmulDescCreate(struct desc **out, int compute, int scale) {
+    FAIL_POINT("cublasLtMatmulDescCreate");
     if (!out) return CUBLAS_STATUS_INVALID_VALUE;
     struct desc *d = calloc(1, sizeof *d);
     if (!d) return CUBLAS_STATUS_ALLOC_FAILED;
     d->compute = compute;
     d->scale = scale;
     d->epilogue = 1; /* CUBLASLT_EPILOGUE_DEFAULT */
+    count(&st_lt_objects, 1);
     *out = d;
     return CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t cublasLtMatmulDescDestroy(struct desc *d) {
+    if (d) count(&st_lt_objects, -1);
     free(d);
     return CUBLAS_STATUS_SUCCESS;
 }
 
 /* Attributes: 3 TRANSA, 4 TRANSB, 7 EPILOGUE, 8 BIAS_POINTER. */
 cublasStatus_t cublasLtMatmulDescSetAttribute(struct desc *d, int attr, const void *buf, size_t size) {
+    FAIL_POINT("cublasLtMatmulDescSetAttribute");
     if (!d || !buf) return CUBLAS_STATUS_INVALID_VALUE;
     switch (attr) {
     case 3: case 4: case 7:
@@ -567,32 +737,39 @@ cublasStatus_t cublasLtMatmulDescSetAttribute(struct desc *d, int attr, const vo
 }
 
 cublasStatus_t cublasLtMatrixLayoutCreate(struct layout **out, int type, uint64_t rows, uint64_t cols, int64_t ld) {
+    FAIL_POINT("cublasLtMatrixLayoutCreate");
     if (!out) return CUBLAS_STATUS_INVALID_VALUE;
     struct layout *l = calloc(1, sizeof *l);
     if (!l) return CUBLAS_STATUS_ALLOC_FAILED;
     *l = (struct layout){type, rows, cols, ld};
+    count(&st_lt_objects, 1);
     *out = l;
     return CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t cublasLtMatrixLayoutDestroy(struct layout *l) {
+    if (l) count(&st_lt_objects, -1);
     free(l);
     return CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t cublasLtMatmulPreferenceCreate(struct pref **out) {
+    FAIL_POINT("cublasLtMatmulPreferenceCreate");
     if (!out) return CUBLAS_STATUS_INVALID_VALUE;
     *out = calloc(1, sizeof **out);
+    if (*out) count(&st_lt_objects, 1);
     return *out ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_ALLOC_FAILED;
 }
 
 cublasStatus_t cublasLtMatmulPreferenceDestroy(struct pref *p) {
+    if (p) count(&st_lt_objects, -1);
     free(p);
     return CUBLAS_STATUS_SUCCESS;
 }
 
 /* Attribute 1: CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES (uint64). */
 cublasStatus_t cublasLtMatmulPreferenceSetAttribute(struct pref *p, int attr, const void *buf, size_t size) {
+    FAIL_POINT("cublasLtMatmulPreferenceSetAttribute");
     if (!p || !buf) return CUBLAS_STATUS_INVALID_VALUE;
     if (attr == 1) {
         if (size != 8) return CUBLAS_STATUS_INVALID_VALUE;
@@ -614,6 +791,7 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(struct lt *l, struct desc *d, stru
                                               cublasLtMatmulHeuristicResult_t *results, int *returned) {
     if (!l || l->magic != LT_MAGIC) return CUBLAS_STATUS_NOT_INITIALIZED;
     if (!d || !a || !b || !c || !dd || !p || !results || !returned || requested < 1) return CUBLAS_STATUS_INVALID_VALUE;
+    FAIL_POINT("cublasLtMatmulAlgoGetHeuristic");
     pthread_mutex_lock(&mu);
     st_heuristics++;
     pthread_mutex_unlock(&mu);
@@ -621,7 +799,7 @@ cublasStatus_t cublasLtMatmulAlgoGetHeuristic(struct lt *l, struct desc *d, stru
     if (!shape_ok(d, a, b, c, dd)) return CUBLAS_STATUS_NOT_SUPPORTED;
     memset(&results[0], 0, sizeof results[0]);
     results[0].algo.data[0] = 0x5349; /* the one algorithm */
-    results[0].workspaceSize = 0;
+    results[0].workspaceSize = p->max_workspace; /* the algorithm takes all it may */
     results[0].wavesCount = 1;
     *returned = 1;
     return CUBLAS_STATUS_SUCCESS;
@@ -631,9 +809,12 @@ cublasStatus_t cublasLtMatmul(struct lt *l, struct desc *d, const void *alpha, c
                               const void *B, struct layout *bd, const void *beta, const void *C, struct layout *cd,
                               void *D, struct layout *dd, const cublasLtMatmulAlgo_t *algo, void *ws, size_t wsSize,
                               CUstream s) {
-    (void)ws;
-    (void)wsSize;
     if (!l || l->magic != LT_MAGIC) return CUBLAS_STATUS_NOT_INITIALIZED;
+    FAIL_POINT("cublasLtMatmul");
+    if (wsSize > 0 && !ws) return CUBLAS_STATUS_INVALID_VALUE; /* it would write through NULL */
+    pthread_mutex_lock(&mu);
+    st_lt_ws_size = (long long)wsSize;
+    pthread_mutex_unlock(&mu);
     if (!d || !alpha || !beta || !ad || !bd || !cd || !dd) return CUBLAS_STATUS_INVALID_VALUE;
     if (!shape_ok(d, ad, bd, cd, dd)) return CUBLAS_STATUS_NOT_SUPPORTED;
     if (algo && algo->data[0] != 0x5349) return CUBLAS_STATUS_INVALID_VALUE;
@@ -644,4 +825,203 @@ cublasStatus_t cublasLtMatmul(struct lt *l, struct desc *d, const void *alpha, c
                        .ldc = cd->ld, .alpha = *(const float *)alpha, .beta = *(const float *)beta, .a = A, .b = B,
                        .lt_c = C, .lt_d = D, .epilogue = d->epilogue, .bias = (d->epilogue & 4) ? d->bias : NULL};
     return submit(s, w);
+}
+
+/* ----- more Level 1 and 2, Trsm, and the _64 forms ----- */
+
+#define WRAP64(name) FAIL_POINT(name); count(&st_calls_64, 1)
+
+static cublasStatus_t scal(struct handle *h, int dbl, int64_t n, const void *alpha, void *x, int64_t incx) {
+    if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!alpha) return CUBLAS_STATUS_INVALID_VALUE;
+    if (n <= 0 || incx <= 0) return CUBLAS_STATUS_SUCCESS;
+    struct work *w = calloc(1, sizeof *w);
+    if (!w) return CUBLAS_STATUS_ALLOC_FAILED;
+    *w = (struct work){.kind = W_SCAL, .dbl = dbl, .n = n, .alpha = scalar(h, alpha, dbl), .c = x, .inc_x = incx};
+    return submit(h->stream, w);
+}
+
+static cublasStatus_t nrm2(struct handle *h, int dbl, int64_t n, const void *x, int64_t incx, void *result) {
+    if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (!result) return CUBLAS_STATUS_INVALID_VALUE;
+    struct work *w = calloc(1, sizeof *w);
+    if (!w) return CUBLAS_STATUS_ALLOC_FAILED;
+    double s = 0;
+    *w = (struct work){.kind = W_NRM2, .dbl = dbl, .n = n > 0 && incx > 0 ? n : 0, .a = x, .inc_x = incx};
+    if (h->pointer_mode == 0) {
+        w->host_result = &s;
+        int status = 0;
+        if (h->stream && cuStreamIsCapturing(h->stream, &status) == 0 && status != 0) {
+            free(w);
+            return CUBLAS_STATUS_NOT_SUPPORTED;
+        }
+    } else {
+        w->dev_result = result;
+    }
+    cublasStatus_t st = submit(h->stream, w);
+    if (st != CUBLAS_STATUS_SUCCESS || h->pointer_mode != 0) return st;
+    if (cuStreamSynchronize(h->stream) != 0) return CUBLAS_STATUS_EXECUTION_FAILED;
+    put(result, dbl, 0, s);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+static cublasStatus_t gemv(struct handle *h, int dbl, int trans, int64_t m, int64_t n, const void *alpha, const void *A,
+                           int64_t lda, const void *x, int64_t incx, const void *beta, void *y, int64_t incy) {
+    if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    if (trans < 0 || trans > 2 || m < 0 || n < 0 || lda < (m > 1 ? m : 1) || incx == 0 || incy == 0)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    if (!alpha || !beta) return CUBLAS_STATUS_INVALID_VALUE;
+    if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;
+    struct work *w = calloc(1, sizeof *w);
+    if (!w) return CUBLAS_STATUS_ALLOC_FAILED;
+    *w = (struct work){.kind = W_GEMV, .dbl = dbl, .ta = trans, .m = m, .n = n, .lda = lda, .alpha = scalar(h, alpha, dbl),
+                       .beta = scalar(h, beta, dbl), .a = A, .b = x, .inc_x = incx, .c = y, .inc_y = incy};
+    return submit(h->stream, w);
+}
+
+static cublasStatus_t trsm(struct handle *h, int dbl, int side, int uplo, int trans, int diag, int64_t m, int64_t n,
+                           const void *alpha, const void *A, int64_t lda, void *B, int64_t ldb) {
+    if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
+    int64_t ka = side == 0 ? m : n;
+    if (side < 0 || side > 1 || uplo < 0 || uplo > 1 || diag < 0 || diag > 1 || trans < 0 || trans > 2 || m < 0 ||
+        n < 0 || lda < (ka > 1 ? ka : 1) || ldb < (m > 1 ? m : 1) || !alpha)
+        return CUBLAS_STATUS_INVALID_VALUE;
+    if (m == 0 || n == 0) return CUBLAS_STATUS_SUCCESS;
+    struct work *w = calloc(1, sizeof *w);
+    if (!w) return CUBLAS_STATUS_ALLOC_FAILED;
+    *w = (struct work){.kind = W_TRSM, .dbl = dbl, .side = side, .uplo = uplo, .ta = trans, .diag = diag, .m = m,
+                       .n = n, .lda = lda, .ldb = ldb, .alpha = scalar(h, alpha, dbl), .a = A, .c = B};
+    return submit(h->stream, w);
+}
+
+cublasStatus_t cublasSscal_v2(struct handle *h, int n, const float *alpha, float *x, int incx) {
+    FAIL_POINT("cublasSscal_v2");
+    return scal(h, 0, n, alpha, x, incx);
+}
+cublasStatus_t cublasDscal_v2(struct handle *h, int n, const double *alpha, double *x, int incx) {
+    FAIL_POINT("cublasDscal_v2");
+    return scal(h, 1, n, alpha, x, incx);
+}
+cublasStatus_t cublasSscal_v2_64(struct handle *h, int64_t n, const float *alpha, float *x, int64_t incx) {
+    WRAP64("cublasSscal_v2_64");
+    return scal(h, 0, n, alpha, x, incx);
+}
+cublasStatus_t cublasDscal_v2_64(struct handle *h, int64_t n, const double *alpha, double *x, int64_t incx) {
+    WRAP64("cublasDscal_v2_64");
+    return scal(h, 1, n, alpha, x, incx);
+}
+cublasStatus_t cublasSnrm2_v2(struct handle *h, int n, const float *x, int incx, float *r) {
+    FAIL_POINT("cublasSnrm2_v2");
+    return nrm2(h, 0, n, x, incx, r);
+}
+cublasStatus_t cublasDnrm2_v2(struct handle *h, int n, const double *x, int incx, double *r) {
+    FAIL_POINT("cublasDnrm2_v2");
+    return nrm2(h, 1, n, x, incx, r);
+}
+cublasStatus_t cublasSnrm2_v2_64(struct handle *h, int64_t n, const float *x, int64_t incx, float *r) {
+    WRAP64("cublasSnrm2_v2_64");
+    return nrm2(h, 0, n, x, incx, r);
+}
+cublasStatus_t cublasDnrm2_v2_64(struct handle *h, int64_t n, const double *x, int64_t incx, double *r) {
+    WRAP64("cublasDnrm2_v2_64");
+    return nrm2(h, 1, n, x, incx, r);
+}
+cublasStatus_t cublasSaxpy_v2_64(struct handle *h, int64_t n, const float *alpha, const float *x, int64_t incx, float *y,
+                                 int64_t incy) {
+    WRAP64("cublasSaxpy_v2_64");
+    return axpy(h, 0, n, alpha, x, incx, y, incy);
+}
+cublasStatus_t cublasDaxpy_v2_64(struct handle *h, int64_t n, const double *alpha, const double *x, int64_t incx,
+                                 double *y, int64_t incy) {
+    WRAP64("cublasDaxpy_v2_64");
+    return axpy(h, 1, n, alpha, x, incx, y, incy);
+}
+cublasStatus_t cublasSdot_v2_64(struct handle *h, int64_t n, const float *x, int64_t incx, const float *y, int64_t incy,
+                                float *r) {
+    WRAP64("cublasSdot_v2_64");
+    return dot(h, 0, n, x, incx, y, incy, r);
+}
+cublasStatus_t cublasDdot_v2_64(struct handle *h, int64_t n, const double *x, int64_t incx, const double *y,
+                                int64_t incy, double *r) {
+    WRAP64("cublasDdot_v2_64");
+    return dot(h, 1, n, x, incx, y, incy, r);
+}
+cublasStatus_t cublasSgemv_v2(struct handle *h, int trans, int m, int n, const float *alpha, const float *A, int lda,
+                              const float *x, int incx, const float *beta, float *y, int incy) {
+    FAIL_POINT("cublasSgemv_v2");
+    return gemv(h, 0, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+cublasStatus_t cublasDgemv_v2(struct handle *h, int trans, int m, int n, const double *alpha, const double *A, int lda,
+                              const double *x, int incx, const double *beta, double *y, int incy) {
+    FAIL_POINT("cublasDgemv_v2");
+    return gemv(h, 1, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+cublasStatus_t cublasSgemv_v2_64(struct handle *h, int trans, int64_t m, int64_t n, const float *alpha, const float *A,
+                                 int64_t lda, const float *x, int64_t incx, const float *beta, float *y, int64_t incy) {
+    WRAP64("cublasSgemv_v2_64");
+    return gemv(h, 0, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+cublasStatus_t cublasDgemv_v2_64(struct handle *h, int trans, int64_t m, int64_t n, const double *alpha,
+                                 const double *A, int64_t lda, const double *x, int64_t incx, const double *beta,
+                                 double *y, int64_t incy) {
+    WRAP64("cublasDgemv_v2_64");
+    return gemv(h, 1, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
+}
+cublasStatus_t cublasStrsm_v2(struct handle *h, int side, int uplo, int trans, int diag, int m, int n,
+                              const float *alpha, const float *A, int lda, float *B, int ldb) {
+    FAIL_POINT("cublasStrsm_v2");
+    return trsm(h, 0, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+}
+cublasStatus_t cublasDtrsm_v2(struct handle *h, int side, int uplo, int trans, int diag, int m, int n,
+                              const double *alpha, const double *A, int lda, double *B, int ldb) {
+    FAIL_POINT("cublasDtrsm_v2");
+    return trsm(h, 1, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+}
+cublasStatus_t cublasStrsm_v2_64(struct handle *h, int side, int uplo, int trans, int diag, int64_t m, int64_t n,
+                                 const float *alpha, const float *A, int64_t lda, float *B, int64_t ldb) {
+    WRAP64("cublasStrsm_v2_64");
+    return trsm(h, 0, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+}
+cublasStatus_t cublasDtrsm_v2_64(struct handle *h, int side, int uplo, int trans, int diag, int64_t m, int64_t n,
+                                 const double *alpha, const double *A, int64_t lda, double *B, int64_t ldb) {
+    WRAP64("cublasDtrsm_v2_64");
+    return trsm(h, 1, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+}
+cublasStatus_t cublasSgemmStridedBatched_64(struct handle *h, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                                            const float *alpha, const float *A, int64_t lda, long long sa,
+                                            const float *B, int64_t ldb, long long sb, const float *beta, float *C,
+                                            int64_t ldc, long long sc, int64_t batch) {
+    WRAP64("cublasSgemmStridedBatched_64");
+    return gemm(h, 0, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
+}
+cublasStatus_t cublasDgemmStridedBatched_64(struct handle *h, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                                            const double *alpha, const double *A, int64_t lda, long long sa,
+                                            const double *B, int64_t ldb, long long sb, const double *beta, double *C,
+                                            int64_t ldc, long long sc, int64_t batch) {
+    WRAP64("cublasDgemmStridedBatched_64");
+    return gemm(h, 1, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
+}
+cublasStatus_t cublasGemmEx(struct handle *h, int ta, int tb, int m, int n, int k, const void *alpha, const void *A,
+                            int at, int lda, const void *B, int bt, int ldb, const void *beta, void *C, int ct, int ldc,
+                            int compute, int algo) {
+    return gemm_ex(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, compute, algo, 0);
+}
+cublasStatus_t cublasGemmEx_64(struct handle *h, int ta, int tb, int64_t m, int64_t n, int64_t k, const void *alpha,
+                               const void *A, int at, int64_t lda, const void *B, int bt, int64_t ldb, const void *beta,
+                               void *C, int ct, int64_t ldc, int compute, int algo) {
+    count(&st_calls_64, 1);
+    return gemm_ex(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, compute, algo, 1);
+}
+cublasStatus_t cublasGemmBatchedEx(struct handle *h, int ta, int tb, int m, int n, int k, const void *alpha,
+                                   const void *const A[], int at, int lda, const void *const B[], int bt, int ldb,
+                                   const void *beta, void *const C[], int ct, int ldc, int batch, int compute,
+                                   int algo) {
+    return gemm_batched_ex(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, batch, compute, algo, 0);
+}
+cublasStatus_t cublasGemmBatchedEx_64(struct handle *h, int ta, int tb, int64_t m, int64_t n, int64_t k,
+                                      const void *alpha, const void *const A[], int at, int64_t lda,
+                                      const void *const B[], int bt, int64_t ldb, const void *beta, void *const C[],
+                                      int ct, int64_t ldc, int64_t batch, int compute, int algo) {
+    count(&st_calls_64, 1);
+    return gemm_batched_ex(h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, batch, compute, algo, 1);
 }

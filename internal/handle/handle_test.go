@@ -75,6 +75,7 @@ func bounded(t *testing.T, what string, call func() error) error {
 // and the Life is on that stream.
 func TestOpenCreatesOnTheStream(t *testing.T) {
 	ctx, s := fixture(t)
+	log := recordLogs(t)
 	var got libcuda.Stream
 	var cur libcuda.Context
 	var c counter
@@ -98,6 +99,9 @@ func TestOpenCreatesOnTheStream(t *testing.T) {
 	}
 	if got := libcuda.Context(c.ctx.Load()); got != ctx.Raw() {
 		t.Errorf("the destroy ran in context %v, want the stream's %v", got, ctx.Raw())
+	}
+	if msgs := log.messages(); len(msgs) != 0 {
+		t.Errorf("a destroy that worked logged %q", msgs)
 	}
 }
 
@@ -326,3 +330,4 @@ func TestAFailedDestroyIsLogged(t *testing.T) {
 		t.Errorf("logged %q, want the failed destroy", log.messages())
 	}
 }
+

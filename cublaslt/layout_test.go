@@ -16,7 +16,7 @@ type (
 // TestLayoutMatchesC builds a C program against cublasLt.h that prints
 // sizeof, _Alignof and offsetof for every generated struct and member,
 // runs it and compares each number with Go's. cublasLt.h reaches
-// cuda_fp16.h, which needs the toolkit's crt/ headers: the generator's
+// cuda_fp16.h, which needs the toolkit's crt/ and nv/ (CCCL) headers: the generator's
 // header folder lacks them, so the test runs where a toolkit is (the GPU
 // host: $PURECUDA_CUBLAS_INCLUDE, set by .ci/gpu-batch to the pip
 // packages' include folder, then /usr/local/cuda/include) and must run in
@@ -24,7 +24,7 @@ type (
 func TestLayoutMatchesC(t *testing.T) {
 	layoutcheck.Check(t, layoutcheck.Program{
 		Header:   "cublasLt.h",
-		Needs:    []string{"crt/host_defines.h"},
+		Needs:    []string{"crt/host_defines.h", "nv/target"},
 		Env:      []string{"PURECUDA_CUBLAS_INCLUDE"},
 		Version:  "CUBLAS_VERSION",
 		Want:     cublas.CUBLAS_VERSION,

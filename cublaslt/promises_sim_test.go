@@ -55,6 +55,9 @@ func TestAPlanIsMadeAgainForAnotherWorkspaceSize(t *testing.T) {
 		if n := testenv.BLASStat(t, "lt_ws_size"); n != int64(c.ws.Len()) {
 			t.Errorf("Matmul %d: given a workspace size of %d, want the Lt's %d", i, n, c.ws.Len())
 		}
+		if given, want := testenv.BLASStat(t, "lt_ws_given"), c.ws.Len() > 0; (given == 1) != want {
+			t.Errorf("Matmul %d: given a workspace pointer: %v, want %v", i, given == 1, want)
+		}
 		if p := f.lt.Plans(); p != c.plans {
 			t.Errorf("Matmul %d: %d plans, want %d", i, p, c.plans)
 		}

@@ -39,7 +39,8 @@
  * "wrong_context" (work refused: its stream's context was not current),
  * "calls_64" (calls through a _64 entry point), "lt_objects" (live
  * cuBLASLt descriptors, layouts and preferences), "lt_ws_size" (the
- * workspace size the last cublasLtMatmul was given); -1 if unknown.
+ * workspace size the last cublasLtMatmul was given), "lt_ws_given" (1 if
+ * it was given a workspace pointer, 0 for NULL); -1 if unknown.
  */
 #define _GNU_SOURCE
 #include <math.h>
@@ -74,7 +75,7 @@ enum { HANDLE_MAGIC = 0x426c6173, LT_MAGIC = 0x4c744c74, DEAD = 0 };
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static long long st_live, st_creates, st_destroys, st_calls, st_heuristics, st_set_workspace, st_set_stream,
-    st_wrong_context, st_calls_64, st_lt_objects, st_lt_ws_size;
+    st_wrong_context, st_calls_64, st_lt_objects, st_lt_ws_size, st_lt_ws_given;
 
 /* Failures on demand: the next count calls of name return status. */
 static struct {
@@ -148,6 +149,7 @@ long long cublassim_stat(const char *name) {
     else if (!strcmp(name, "calls_64")) v = st_calls_64;
     else if (!strcmp(name, "lt_objects")) v = st_lt_objects;
     else if (!strcmp(name, "lt_ws_size")) v = st_lt_ws_size;
+    else if (!strcmp(name, "lt_ws_given")) v = st_lt_ws_given;
     pthread_mutex_unlock(&mu);
     return v;
 }
@@ -814,6 +816,7 @@ cublasStatus_t cublasLtMatmul(struct lt *l, struct desc *d, const void *alpha, c
     if (wsSize > 0 && !ws) return CUBLAS_STATUS_INVALID_VALUE; /* it would write through NULL */
     pthread_mutex_lock(&mu);
     st_lt_ws_size = (long long)wsSize;
+    st_lt_ws_given = ws != NULL;
     pthread_mutex_unlock(&mu);
     if (!d || !alpha || !beta || !ad || !bd || !cd || !dd) return CUBLAS_STATUS_INVALID_VALUE;
     if (!shape_ok(d, ad, bd, cd, dd)) return CUBLAS_STATUS_NOT_SUPPORTED;

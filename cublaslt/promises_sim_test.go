@@ -22,6 +22,7 @@ const statusInternalError = int(cublas.CUBLAS_STATUS_INTERNAL_ERROR)
 // algorithm takes all the workspace it is allowed). Going back to a size
 // seen before takes its plan again.
 func TestAPlanIsMadeAgainForAnotherWorkspaceSize(t *testing.T) {
+	testenv.NoErrorsLogged(t)
 	f := newFixture(t)
 	x := upload(t, f.s, randoms(16, 31))
 	d := upload(t, f.s, make([]float32, 16))
@@ -244,4 +245,17 @@ func TestNewThatFailsLeavesNoHandle(t *testing.T) {
 func settle(t *testing.T) {
 	t.Helper()
 	testenv.Must(t, graph.Drain(testenv.Context(t)))
+}
+
+// A preference that cannot be destroyed once the heuristic has answered
+// is logged; the plan is made and the Matmul runs.
+func TestAFailedPreferenceDestroyIsLogged(t *testing.T) {
+	f := newFixture(t)
+	log := testenv.CaptureErrors(t)
+	x := upload(t, f.s, make([]float32, 4))
+	testenv.BLASFailNext(t, "cublasLtMatmulPreferenceDestroy", 1, statusInternalError)
+	testenv.Must(t, cublaslt.Matmul(f.lt, cublaslt.Op{M: 2, N: 2, K: 2}, 1, x, x, 0, cuda.Slice[float32]{}, x, cuda.Slice[float32]{}))
+	if msgs := log.Messages(); len(msgs) != 1 || !strings.Contains(msgs[0], "cublasLtMatmulPreferenceDestroy") {
+		t.Errorf("logged %q, want the failed cublasLtMatmulPreferenceDestroy", msgs)
+	}
 }

@@ -469,3 +469,20 @@ func TestEventTypeStringMixesKnownAndUnknownBits(t *testing.T) {
 		t.Errorf("EventTypeString(PState) = %q", got)
 	}
 }
+
+// A list that does not change between the calls takes two: the second
+// with a buffer large enough for what NVML reported.
+func TestProcessesAskTwiceForAStableList(t *testing.T) {
+	initialize(t)
+	d := devices(t)[0]
+	for _, n := range []int{17, 200} {
+		if err := nvmlsim.SetProcesses(0, n); err != nil {
+			t.Fatal(err)
+		}
+		failAfter(t, "nvmlDeviceGetComputeRunningProcesses_v3", 2, 1, NVML_ERROR_UNKNOWN) // a third call fails
+		if ps, err := d.ComputeProcesses(); err != nil || len(ps) != n {
+			t.Errorf("%d processes: %d listed, %v; want them after two calls", n, len(ps), err)
+		}
+		_ = nvmlsim.FailNext("nvmlDeviceGetComputeRunningProcesses_v3", 0, 0)
+	}
+}

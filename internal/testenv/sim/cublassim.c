@@ -764,6 +764,7 @@ cublasStatus_t cublasLtMatmulPreferenceCreate(struct pref **out) {
 }
 
 cublasStatus_t cublasLtMatmulPreferenceDestroy(struct pref *p) {
+    FAIL_POINT("cublasLtMatmulPreferenceDestroy");
     if (p) count(&st_lt_objects, -1);
     free(p);
     return CUBLAS_STATUS_SUCCESS;

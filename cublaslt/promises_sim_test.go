@@ -5,6 +5,7 @@ package cublaslt_test
 import (
 	"errors"
 	"github.com/purecuda/purecuda/graph"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -258,4 +259,24 @@ func TestAFailedPreferenceDestroyIsLogged(t *testing.T) {
 	if msgs := log.Messages(); len(msgs) != 1 || !strings.Contains(msgs[0], "cublasLtMatmulPreferenceDestroy") {
 		t.Errorf("logged %q, want the failed cublasLtMatmulPreferenceDestroy", msgs)
 	}
+}
+
+// An Lt dropped without Close is destroyed by the garbage collector, its
+// plans with it.
+func TestDroppedLtIsDestroyed(t *testing.T) {
+	f := newFixture(t)
+	x := upload(t, f.s, make([]float32, 4))
+	settle(t)
+	objects := testenv.BLASStat(t, "lt_objects")
+	raw := func() uintptr {
+		lt, err := cublaslt.New(f.s)
+		testenv.Must(t, err)
+		testenv.Must(t, cublaslt.Matmul(lt, cublaslt.Op{M: 2, N: 2, K: 2}, 1, x, x, 0, cuda.Slice[float32]{}, x, cuda.Slice[float32]{}))
+		return uintptr(lt.Raw())
+	}()
+	testenv.Eventually(t, "the collected Lt's destroy", func() bool {
+		runtime.GC()
+		return !testenv.BLASLive(t, raw)
+	})
+	testenv.Eventually(t, "its plans' destroy", func() bool { return testenv.BLASStat(t, "lt_objects") == objects })
 }

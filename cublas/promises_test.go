@@ -661,3 +661,33 @@ func gemmBatchedOne(t *testing.T, f *fixture, h *cublas.BLAS, x cuda.Slice[float
 	defer func() { testenv.Must(t, b.Free()) }()
 	return cublas.GemmBatchedEx(h, cublas.NoTrans, cublas.NoTrans, 2, 2, 2, 1, b, 2, b, 2, 0, b, 2, cublas.CUBLAS_COMPUTE_32F)
 }
+
+// GemmBatchedEx allocates once a call (the list of the Slices it holds),
+// whatever the Batches' length and with a workspace set.
+func TestGemmBatchedExAllocatesOnce(t *testing.T) {
+	f := newFixture(t)
+	ws, err := cuda.Alloc[byte](f.s, 1<<10)
+	testenv.Must(t, err)
+	testenv.Must(t, f.h.SetWorkspace(ws))
+	t.Cleanup(func() {
+		testenv.Must(t, f.h.SetWorkspace(cuda.Slice[byte]{}))
+		testenv.Must(t, ws.Free())
+	})
+	for _, count := range []int{1, 3, 8} {
+		xs := make([]cuda.Slice[float32], count)
+		for i := range xs {
+			xs[i] = upload(t, f.s, []float32{1, 2, 3, 4})
+		}
+		b, err := cublas.NewBatch(f.s, xs)
+		testenv.Must(t, err)
+		t.Cleanup(func() { testenv.Must(t, b.Free()) })
+		n := testenv.AllocsPerRunMin(20, func() {
+			if err := cublas.GemmBatchedEx(f.h, cublas.NoTrans, cublas.NoTrans, 2, 2, 2, 1, b, 2, b, 2, 0, b, 2, cublas.CUBLAS_COMPUTE_32F); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if n != 1 {
+			t.Errorf("a batch of %d: %v allocations a call, want 1", count, n)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/internal/handle"
 	"github.com/purecuda/purecuda/libcuda"
 )
@@ -41,13 +42,13 @@ func New(s *cuda.Stream) (*BLAS, error) {
 	st := &state{}
 	life, err := handle.Open(s, "cublas", "cublasCreate_v2", func(raw libcuda.Stream) error {
 		if err := Create(&st.raw); err != nil {
-			return fmt.Errorf("cublas: cublasCreate_v2: %w", err)
+			return dl.Failed("cublas", "cublasCreate_v2", err)
 		}
 		if err := SetStream(st.raw, raw); err != nil {
 			if derr := Destroy(st.raw); derr != nil {
 				logErr("destroying a handle whose stream could not be set", derr)
 			}
-			return fmt.Errorf("cublas: cublasSetStream_v2: %w", err)
+			return dl.Failed("cublas", "cublasSetStream_v2", err)
 		}
 		return nil
 	}, func() error { return callErr("cublasDestroy_v2", Destroy(st.raw)) })
@@ -123,11 +124,11 @@ func (b *BLAS) SetStream(s *cuda.Stream) error {
 	n := st.workspaceOperand(&ops)
 	err = s.Do("cublasSetStream_v2", ops[:n], func(raw libcuda.Stream) error {
 		if err := SetStream(st.raw, raw); err != nil {
-			return fmt.Errorf("cublas: cublasSetStream_v2: %w", err)
+			return dl.Failed("cublas", "cublasSetStream_v2", err)
 		}
 		if n > 0 {
 			if err := SetWorkspace(st.raw, unsafe.Pointer(devPtr[byte](ops[0].Ptr())), uint64(st.ws.Len())); err != nil {
-				return fmt.Errorf("cublas: cublasSetWorkspace_v2 (after cublasSetStream_v2): %w", err)
+				return fmt.Errorf("cublas: after cublasSetStream_v2: %w", dl.Failed("", "cublasSetWorkspace_v2", err))
 			}
 		}
 		return nil
@@ -166,7 +167,7 @@ func (b *BLAS) SetWorkspace(ws cuda.Slice[byte]) error {
 			p = unsafe.Pointer(devPtr[byte](ops[0].Ptr()))
 		}
 		if err := SetWorkspace(st.raw, p, uint64(ws.Len())); err != nil {
-			return fmt.Errorf("cublas: cublasSetWorkspace_v2: %w", err)
+			return dl.Failed("cublas", "cublasSetWorkspace_v2", err)
 		}
 		return nil
 	})
@@ -198,7 +199,7 @@ func (b *BLAS) SetMathMode(mode Math) error {
 	defer st.life.Unlock()
 	return st.life.Stream().Do("cublasSetMathMode", nil, func(libcuda.Stream) error {
 		if err := SetMathMode(st.raw, mode); err != nil {
-			return fmt.Errorf("cublas: cublasSetMathMode: %w", err)
+			return dl.Failed("cublas", "cublasSetMathMode", err)
 		}
 		return nil
 	})
@@ -214,7 +215,7 @@ func (b *BLAS) MathMode() (Math, error) {
 	var m Math
 	err = st.life.Do(func() error { return GetMathMode(st.raw, &m) })
 	if err != nil {
-		return 0, fmt.Errorf("cublas: cublasGetMathMode: %w", err)
+		return 0, dl.Failed("cublas", "cublasGetMathMode", err)
 	}
 	return m, nil
 }
@@ -223,7 +224,7 @@ func (b *BLAS) MathMode() (Math, error) {
 // progress have returned. Work already submitted still runs. Because
 // cublasDestroy synchronizes the device, which would invalidate a capture
 // in progress on another goroutine, the destroy is handed to
-// graph.Postpone: it runs once no capture made through package graph (or
+// sync.Postpone: it runs once no capture made through package graph (or
 // cuda's Capture) is in progress, and a failure is logged. Closing twice
 // is an error matching cuda.ErrClosed.
 func (b *BLAS) Close() error {

@@ -36,22 +36,16 @@
 // Calls work inside Stream.Capture; SetWorkspace gives the handle a
 // workspace of its own so that captured graphs do not each allocate one.
 // Close hands cublasDestroy, which synchronizes the device, to
-// graph.Postpone, so that it never invalidates a capture in progress.
+// sync.Postpone, so that it never invalidates a capture in progress.
 //
 // # What a call costs
 //
 // A typed call costs more host time than the same call from C: the
-// transition from Go into C (runtime.cgocall), then the checks, the holds
-// and the use records above. The Go side's own work is about 0.1 µs a call
-// on a 2-core VM and 0.15 to 0.3 µs on an H200 host. There, a 64x64 SGEMM
-// through Gemm took a median 0.65 µs more than cublasSgemm_v2 called in a C
-// loop (0.2 to 1.3 µs from run to run), beside the C call's 8 to 15 µs; the
-// raw generated Sgemm alone took a median 0.3 µs more, and two C loops of
-// almost the same work often differed by 0.5 µs there.
-// Where that matters — many small products — pay it once for many:
-// GemmStridedBatched and GemmBatchedEx multiply a whole batch in one call,
-// and a sequence of calls captured into a graph (Stream.Capture,
-// graph.Cached) is launched for the cost of one launch.
+// transition from Go into C, then the checks, the holds and the use
+// records above. Where that matters — many small products — pay it once
+// for many: GemmStridedBatched and GemmBatchedEx multiply a whole batch in
+// one call, and a sequence of calls captured into a graph
+// (Stream.Capture, graph.Cached) is launched for the cost of one launch.
 //
 // Beneath the Go-shaped layer is the whole C API of cublas_api.h,
 // generated (z*.go): one function per entry point, named as cublas_v2.h

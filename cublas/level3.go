@@ -2,10 +2,10 @@ package cublas
 
 import (
 	"errors"
-	"fmt"
 	"unsafe"
 
 	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -33,8 +33,8 @@ func symbol[T Float](s32, s64, d32, d64 string, small bool) string {
 	return d64
 }
 
-// callErr names the C symbol of a failed call; a *SymbolError or a
-// *LoadError names it already.
+// callErr names the C symbol of a failed call (dl.Failed); a *SymbolError
+// or a *LoadError names it already and comes back as it is.
 func callErr(sym string, err error) error {
 	if err == nil {
 		return nil
@@ -44,7 +44,7 @@ func callErr(sym string, err error) error {
 	if errors.As(err, &se) || errors.As(err, &le) {
 		return err
 	}
-	return fmt.Errorf("cublas: %s: %w", sym, err)
+	return dl.Failed("cublas", sym, err)
 }
 
 // Gemm computes C = alpha*op(A)*op(B) + beta*C (cublasSgemm_v2 or

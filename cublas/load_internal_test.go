@@ -5,53 +5,9 @@ package cublas
 import (
 	"errors"
 	"math"
-	"os"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
-
-	"github.com/purecuda/purecuda/internal/testenv"
 )
-
-// The search follows $CUDA_PATH, conda and pip's nvidia/cu13/lib and
-// nvidia/cublas/lib, after the names through the loader.
-func TestSearchPlacesFollowToolkitCondaAndPip(t *testing.T) { testenv.CheckSearch(t, search) }
-
-// No library anywhere: the error is ErrNoLibrary, names every place tried
-// and the variable.
-func TestLoadErrorNamesEveryPlaceAndTheVariable(t *testing.T) {
-	dir := testenv.TempDir(t)
-	_, err := open(testenv.Env(map[string]string{"CUDA_PATH": dir, "HOME": dir}))
-	if runtime.GOOS == "linux" {
-		if err := os.MkdirAll(filepath.Join(dir, "lib64"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		_, err = open(testenv.Env(map[string]string{"CUDA_PATH": dir, "HOME": dir}))
-	}
-	var le *LoadError
-	if !errors.As(err, &le) || !errors.Is(err, ErrNoLibrary) {
-		t.Fatalf("got %v, want a LoadError matching ErrNoLibrary", err)
-	}
-	msg := err.Error()
-	for _, want := range append([]string{EnvLibrary, libraryNames[0]}, filepath.Join(dir, "lib64")) {
-		if runtime.GOOS != "linux" && strings.Contains(want, "lib64") {
-			continue
-		}
-		if !strings.Contains(msg, want) {
-			t.Errorf("the error does not name %s:\n%s", want, msg)
-		}
-	}
-}
-
-// A path in the variable is the only place tried; a library there that
-// is not cuBLAS is refused.
-func TestTheVariableIsTheOnlyPlaceTried(t *testing.T) {
-	testenv.CheckVariableOnly(t, search, ErrNoLibrary, func(getenv func(string) string) error {
-		_, err := open(getenv)
-		return err
-	}, "cublasCreate_v2")
-}
 
 // An entry point the loaded library lacks (the stand-in has no Cgemm) is
 // a SymbolError from that function alone.

@@ -20,8 +20,9 @@
 // Stream.Do).
 //
 // Beneath the Go-shaped layer is the whole C API of cublasLt.h, generated
-// (z*.go): one function per entry point (cublasLtMatmul is Matmul), the
-// descriptor and enum types. Calls return package cublas's Status as their
+// (z*.go): one function per entry point (the generated cublasLtMatmul
+// wrapper is the call a planned Matmul makes), the descriptor and enum
+// types. Calls return package cublas's Status as their
 // error; the types cublasLt.h takes from cublas_api.h and library_types.h
 // are package cublas's and package libtypes's.
 package cublaslt

@@ -16,11 +16,11 @@ type (
 // TestLayoutMatchesC builds a C program against cublasLt.h that prints
 // sizeof, _Alignof and offsetof for every generated struct and member,
 // runs it and compares each number with Go's. cublasLt.h reaches
-// cuda_fp16.h, which needs the toolkit's crt/ and nv/ (CCCL) headers: the generator's
-// header folder lacks them, so the test runs where a toolkit is (the GPU
-// host: $PURECUDA_CUBLAS_INCLUDE, set by .ci/gpu-batch to the pip
-// packages' include folder, then /usr/local/cuda/include) and must run in
-// the gpu build.
+// cuda_fp16.h, which needs the toolkit's crt/ and nv/ headers: the
+// generator's header folder lacks nv/, so the test runs where a toolkit
+// is ($CUDA_PATH/include; on the GPU host $PURECUDA_CUBLAS_INCLUDE, set by
+// .ci/gpu-batch to the pip packages' include folder; then
+// /usr/local/cuda/include) and must run in the gpu build.
 func TestLayoutMatchesC(t *testing.T) {
 	layoutcheck.Check(t, layoutcheck.Program{
 		Header:   "cublasLt.h",

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/internal/handle"
 	"github.com/purecuda/purecuda/libcuda"
 )
@@ -40,7 +41,7 @@ func New(s *cuda.Stream) (*Lt, error) {
 	st := &state{plans: map[key]*plan{}}
 	life, err := handle.Open(s, "cublaslt", "cublasLtCreate", func(libcuda.Stream) error {
 		if err := Create(&st.raw); err != nil {
-			return fmt.Errorf("cublaslt: cublasLtCreate: %w", err)
+			return dl.Failed("cublaslt", "cublasLtCreate", err)
 		}
 		return nil
 	}, st.destroy)
@@ -103,7 +104,7 @@ func (lt *Lt) Plans() int {
 }
 
 // Close destroys the plans and the handle (cublasLtDestroy) once the calls
-// in progress have returned, handed to graph.Postpone as package cublas
+// in progress have returned, handed to sync.Postpone as package cublas
 // does, so that no capture in progress meets it; a failure is logged.
 // Closing twice is an error matching cuda.ErrClosed.
 func (lt *Lt) Close() error {
@@ -127,7 +128,7 @@ func (st *state) destroy() error {
 	}
 	st.plansMu.Unlock()
 	if err := Destroy(st.raw); err != nil {
-		errs = append(errs, fmt.Errorf("cublaslt: cublasLtDestroy: %w", err))
+		errs = append(errs, dl.Failed("cublaslt", "cublasLtDestroy", err))
 	}
 	return errors.Join(errs...)
 }

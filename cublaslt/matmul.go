@@ -9,6 +9,7 @@ import (
 
 	"github.com/purecuda/purecuda/cublas"
 	"github.com/purecuda/purecuda/cuda"
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/libtypes"
 )
@@ -156,7 +157,7 @@ func Matmul[T, TC cublas.Elem](lt *Lt, op Op, alpha float64, a, b cuda.Slice[T],
 		if op.hasBias() && p.bias != ops[4].Ptr() {
 			bp := ops[4].Ptr()
 			if err := MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, unsafe.Pointer(&bp), uint64(unsafe.Sizeof(bp))); err != nil {
-				return fmt.Errorf("cublaslt: cublasLtMatmulDescSetAttribute(CUBLASLT_MATMUL_DESC_BIAS_POINTER): %w", err)
+				return dl.Failed("cublaslt", "cublasLtMatmulDescSetAttribute(CUBLASLT_MATMUL_DESC_BIAS_POINTER)", err)
 			}
 			p.bias = bp
 		}
@@ -167,7 +168,7 @@ func Matmul[T, TC cublas.Elem](lt *Lt, op Op, alpha float64, a, b cuda.Slice[T],
 		err := RawMatmul(st.raw, p.desc, unsafe.Pointer(&al), addr(ops[0].Ptr()), p.a, addr(ops[1].Ptr()), p.b,
 			unsafe.Pointer(&be), addr(ops[2].Ptr()), p.c, addr(ops[3].Ptr()), p.c, &p.algo, ws, p.wsSize, raw)
 		if err != nil {
-			return fmt.Errorf("cublaslt: cublasLtMatmul: %w", err)
+			return dl.Failed("cublaslt", "cublasLtMatmul", err)
 		}
 		return nil
 	})
@@ -250,7 +251,7 @@ func (p *plan) make(h Handle, k key) error {
 	op := k.op
 	scale, _ := cublas.ScaleType(op.Compute)
 	if err := MatmulDescCreate(&p.desc, op.Compute, scale); err != nil {
-		return fmt.Errorf("cublaslt: cublasLtMatmulDescCreate: %w", err)
+		return dl.Failed("cublaslt", "cublasLtMatmulDescCreate", err)
 	}
 	for _, a := range []struct {
 		attr MatmulDescAttributes
@@ -258,7 +259,7 @@ func (p *plan) make(h Handle, k key) error {
 	}{{CUBLASLT_MATMUL_DESC_TRANSA, int32(op.TransA)}, {CUBLASLT_MATMUL_DESC_TRANSB, int32(op.TransB)}, {CUBLASLT_MATMUL_DESC_EPILOGUE, int32(op.Epilogue)}} {
 		v := a.v
 		if err := MatmulDescSetAttribute(p.desc, a.attr, unsafe.Pointer(&v), 4); err != nil {
-			return fmt.Errorf("cublaslt: cublasLtMatmulDescSetAttribute(%v): %w", a.attr, err)
+			return dl.Failed("cublaslt", fmt.Sprintf("cublasLtMatmulDescSetAttribute(%v)", a.attr), err)
 		}
 	}
 	ra, ca := stored(op.TransA, op.M, op.K)
@@ -270,12 +271,12 @@ func (p *plan) make(h Handle, k key) error {
 		ld         int
 	}{{&p.a, k.ab, ra, ca, op.LDA}, {&p.b, k.ab, rb, cb, op.LDB}, {&p.c, k.cd, op.M, op.N, op.LDC}} {
 		if err := MatrixLayoutCreate(l.out, l.t, uint64(l.rows), uint64(l.cols), int64(l.ld)); err != nil {
-			return fmt.Errorf("cublaslt: cublasLtMatrixLayoutCreate: %w", err)
+			return dl.Failed("cublaslt", "cublasLtMatrixLayoutCreate", err)
 		}
 	}
 	var pref MatmulPreference
 	if err := MatmulPreferenceCreate(&pref); err != nil {
-		return fmt.Errorf("cublaslt: cublasLtMatmulPreferenceCreate: %w", err)
+		return dl.Failed("cublaslt", "cublasLtMatmulPreferenceCreate", err)
 	}
 	defer func() {
 		if err := MatmulPreferenceDestroy(pref); err != nil {
@@ -284,12 +285,12 @@ func (p *plan) make(h Handle, k key) error {
 	}()
 	ws := uint64(k.ws)
 	if err := MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, unsafe.Pointer(&ws), 8); err != nil {
-		return fmt.Errorf("cublaslt: cublasLtMatmulPreferenceSetAttribute: %w", err)
+		return dl.Failed("cublaslt", "cublasLtMatmulPreferenceSetAttribute", err)
 	}
 	var res MatmulHeuristicResult
 	var got int32
 	if err := MatmulAlgoGetHeuristic(h, p.desc, p.a, p.b, p.c, p.c, pref, 1, &res, &got); err != nil {
-		return fmt.Errorf("cublaslt: cublasLtMatmulAlgoGetHeuristic: %w", err)
+		return dl.Failed("cublaslt", "cublasLtMatmulAlgoGetHeuristic", err)
 	}
 	if got == 0 {
 		return fmt.Errorf("cublaslt: cublasLtMatmulAlgoGetHeuristic found no algorithm for %+v: %w", op, cublas.CUBLAS_STATUS_NOT_SUPPORTED)

@@ -9,7 +9,7 @@ import (
 	"github.com/purecuda/purecuda/cublas"
 )
 
-// On other systems no library can be loaded, so every wrapper returns
-// the load error before it reaches call. This stub only keeps the package
+// On other systems no library can be loaded, so every wrapper returns the
+// load error before it reaches call. This stub only keeps the package
 // building.
 func call(f *frame) { f.r = uintptr(cublas.CUBLAS_STATUS_NOT_INITIALIZED) }

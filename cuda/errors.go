@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -82,8 +83,9 @@ var (
 	ErrCaptureUnjoined error = libcuda.CUDA_ERROR_STREAM_CAPTURE_UNJOINED
 )
 
-// driverErr names the driver call that failed; errors.Is matches err, and
-// so the libcuda.Result it wraps.
+// driverErr names the driver call that failed, as dl.Failed does for
+// package cuda ("cuda: cuX: ..."); errors.Is matches err, and so the
+// libcuda.Result it wraps.
 //
 // A *LostError (the context is lost, see ErrContextLost) comes back as it
 // is: the first call that met it names it.
@@ -92,7 +94,7 @@ func driverErr(call string, err error) error {
 		l.name(call)
 		return l
 	}
-	return fmt.Errorf("cuda: %s: %w", call, err)
+	return dl.Failed("cuda", call, err)
 }
 
 // closedErr says which kind of value was used after Close.

@@ -30,31 +30,32 @@ type eventState struct {
 	closed bool
 }
 
-// EventOption configures an event that NewEvent makes.
-type EventOption func(*libcuda.Event_flags)
+// EventOption configures an event that NewEvent makes: DisableTiming,
+// BlockingSync, Interprocess. The zero EventOption changes nothing.
+type EventOption struct {
+	flags libcuda.Event_flags // added to the event's flags
+}
 
 // DisableTiming makes an event that cannot time work (Elapsed fails on
 // it) and costs less to record and wait for
 // (CU_EVENT_DISABLE_TIMING): the choice for events that only order
 // streams.
 func DisableTiming() EventOption {
-	return func(f *libcuda.Event_flags) { *f |= libcuda.CU_EVENT_DISABLE_TIMING }
+	return EventOption{flags: libcuda.CU_EVENT_DISABLE_TIMING}
 }
 
 // BlockingSync makes a host thread that synchronizes the event through
 // the driver sleep instead of spinning (CU_EVENT_BLOCKING_SYNC).
 // Event.Sync waits without burning a core either way (package sync).
 func BlockingSync() EventOption {
-	return func(f *libcuda.Event_flags) { *f |= libcuda.CU_EVENT_BLOCKING_SYNC }
+	return EventOption{flags: libcuda.CU_EVENT_BLOCKING_SYNC}
 }
 
 // Interprocess makes an event that another process can open through the
 // driver's IPC calls (CU_EVENT_INTERPROCESS). The driver requires such an
 // event not to time work: Interprocess implies DisableTiming.
 func Interprocess() EventOption {
-	return func(f *libcuda.Event_flags) {
-		*f |= libcuda.CU_EVENT_INTERPROCESS | libcuda.CU_EVENT_DISABLE_TIMING
-	}
+	return EventOption{flags: libcuda.CU_EVENT_INTERPROCESS | libcuda.CU_EVENT_DISABLE_TIMING}
 }
 
 // NewEvent creates an event in the context, not yet recorded
@@ -70,9 +71,7 @@ func NewEvent(ctx *Context, opts ...EventOption) (*Event, error) {
 	defer cst.drop()
 	var flags libcuda.Event_flags
 	for _, o := range opts {
-		if o != nil {
-			o(&flags)
-		}
+		flags |= o.flags
 	}
 	var ev libcuda.Event
 	err = cst.do(func() error { return libcuda.EventCreate(&ev, uint32(flags)) })

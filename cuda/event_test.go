@@ -98,6 +98,7 @@ func TestNewEventOptions(t *testing.T) {
 		{"BlockingSync", []cuda.EventOption{cuda.BlockingSync()}, true},
 		{"Interprocess", []cuda.EventOption{cuda.Interprocess()}, false},
 		{"BlockingSync+DisableTiming", []cuda.EventOption{cuda.BlockingSync(), cuda.DisableTiming()}, false},
+		{"zero option", []cuda.EventOption{{}}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a, err := cuda.NewEvent(f.ctx, c.opts...)

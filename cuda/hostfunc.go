@@ -15,6 +15,7 @@ import (
 	"github.com/ebitengine/purego"
 
 	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -453,7 +454,7 @@ func (s *Stream) hostFunc(op string, f func(), direct bool) error {
 	})
 	capturing, err := sync.Capturing(st.raw)
 	if err != nil {
-		return fmt.Errorf("cuda: Stream.%s: cuStreamIsCapturing: %w", op, err)
+		return fmt.Errorf("cuda: Stream.%s: %w", op, dl.Failed("", "cuStreamIsCapturing", err))
 	}
 	e := &hostEntry{f: f, keep: capturing, direct: direct}
 	if !capturing {

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -527,7 +528,7 @@ func (s *Stream) LaunchWith(f *Func, c Config, args ...Arg) error {
 //
 //go:noinline
 func launchErr(st *streamState, f *Func, err error) error {
-	return st.ctx.check(fmt.Errorf("cuda: cuLaunchKernel %s: %w", f.name, err))
+	return st.ctx.check(dl.Failed("cuda", "cuLaunchKernel "+f.name, err))
 }
 
 // dims is a grid and a block size for the driver, zeros as ones; false
@@ -639,26 +640,15 @@ func launchArgs[P ptrBlock, A addrBlock, S structBlock](st *streamState, f *Func
 	held := 0        // args[:held] are looked at
 	launched := false
 	defer func() {
-		for i := range args[:held] {
-			if owner>>i&1 != 0 {
-				if derr := args[i].mem().done(st, launched); derr != nil && err == nil {
-					err = derr
-				}
-			}
+		if derr := releaseArgs(st, args[:held], owner, launched); err == nil {
+			err = derr
 		}
 	}()
 	for i := range args {
 		a := &args[i]
 		switch m := a.mem(); {
 		case m != nil:
-			first := true
-			for j := range i {
-				if owner>>j&1 != 0 && args[j].ref == a.ref {
-					first = false
-					break
-				}
-			}
-			if first {
+			if !heldBefore(args[:i], owner, a.ref) {
 				if err := m.acquire(); err != nil {
 					return fmt.Errorf("cuda: Launch %s: argument %d: %w", f.name, i, err)
 				}
@@ -710,6 +700,33 @@ func launchArgs[P ptrBlock, A addrBlock, S structBlock](st *streamState, f *Func
 	n := st.dv.record(f, st, &d, c.pc)
 	if st.dv.debug.Load() != int32(DebugOff) && err == nil {
 		err = st.debugWait(f, n, &d, c.pc, args, unsafe.Slice((*uint64)(unsafe.Pointer(&addrs)), len(args)))
+	}
+	return err
+}
+
+// heldBefore reports whether one of args, which come before an argument
+// whose memory is ref, holds that memory already: bit i of owner is set
+// when args[i] acquired its memory.
+func heldBefore(args []Arg, owner uint64, ref any) bool {
+	for j := range args {
+		if owner>>j&1 != 0 && args[j].ref == ref {
+			return true
+		}
+	}
+	return false
+}
+
+// releaseArgs ends the uses of the memory that args acquired (bit i of
+// owner set: args[i] did) for a launch that was made or not, and returns
+// the first error.
+func releaseArgs(st *streamState, args []Arg, owner uint64, launched bool) error {
+	var err error
+	for i := range args {
+		if owner>>i&1 != 0 {
+			if derr := args[i].mem().done(st, launched); derr != nil && err == nil {
+				err = derr
+			}
+		}
 	}
 	return err
 }

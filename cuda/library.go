@@ -36,7 +36,7 @@ type libraryState struct {
 // A driver that loads lazily (CUDA_MODULE_LOADING=LAZY, the default since
 // CUDA 12.2) may take an image it cannot compile here and refuse it only
 // when the library is first used in a context (Library.Module) or a
-// kernel is looked up: the H200's did so for bad PTX.
+// kernel is looked up.
 func LoadLibrary(image []byte, opts ...ModuleOption) (*Library, error) {
 	if len(image) == 0 {
 		return nil, errors.New("cuda: LoadLibrary: empty image")

@@ -22,8 +22,7 @@ import (
 //
 // Nothing on that device works again in this process: the driver answers
 // every call in the context with the same error, and a reset of the
-// primary context succeeds but the next retain fails with it (measured on
-// an H200; DESIGN.md, driver facts). The process must be restarted to use
+// primary context succeeds but the next retain fails with it. The process must be restarted to use
 // the device again. Package cuda does not try: from the first failure on,
 // every call through it on the device's contexts (and Device.Context,
 // Devices) returns the same *LostError at once, without calling the

@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"unsafe"
 
-	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -324,7 +323,7 @@ func (a *alloc) freeManaged(used []*streamState) error {
 			a.ctx.drop()
 		}
 		if ran, _ := sync.IfNoCapture(func() error { free(); return nil }); !ran {
-			graph.Postpone(free)
+			sync.Postpone(free)
 		}
 	}()
 	return nil

@@ -91,49 +91,15 @@ func (a *alloc) orderSlow(st *streamState, access Access, lo, hi uintptr) error 
 	}
 	write := access&Write != 0
 	var buf [4]*streamState
-	waits := buf[:0]
 	o := &a.ord
 	a.usemu.Lock()
 	if solo := a.solo.Load(); solo != nil {
 		o.uses = append(o.uses[:0], ordUse{st: solo, lo: 0, hi: a.bytes, write: true, seq: solo.ordSeq.Add(1)})
 		a.solo.Store(nil)
 	}
-	for _, u := range o.uses {
-		if u.st == st || u.hi <= lo || hi <= u.lo || (!u.write && !write) {
-			continue
-		}
-		if st.waitedFor(u.st, u.seq) || slices.Contains(waits, u.st) {
-			continue
-		}
-		waits = append(waits, u.st)
-	}
-	seq := st.ordSeq.Add(1)
-	if write {
-		// The uses this write covers are ordered before it now.
-		kept := o.uses[:0]
-		for _, u := range o.uses {
-			if !(lo <= u.lo && u.hi <= hi) {
-				kept = append(kept, u)
-			}
-		}
-		o.uses = kept
-	} else {
-		for i := range o.uses {
-			if u := &o.uses[i]; u.st == st && !u.write && u.lo == lo && u.hi == hi {
-				u.seq = seq
-				seq = 0
-				break
-			}
-		}
-	}
-	if seq != 0 {
-		o.uses = append(o.uses, ordUse{st: st, lo: lo, hi: hi, write: write, seq: seq})
-	}
-	only := true
-	for _, u := range o.uses {
-		only = only && u.st == st
-	}
-	if only && write && lo == 0 && hi == a.bytes {
+	waits := o.conflicts(buf[:0], st, write, lo, hi)
+	o.record(st, write, lo, hi)
+	if write && lo == 0 && hi == a.bytes && o.onlyBy(st) {
 		o.uses = o.uses[:0]
 		// st is among the streams used before it is solo: a solo
 		// stream's uses record nothing (alloc.release).
@@ -147,6 +113,56 @@ func (a *alloc) orderSlow(st *streamState, access Access, lo, hi uintptr) error 
 		}
 	}
 	return nil
+}
+
+// conflicts appends to waits the other streams whose recorded uses a use
+// of [lo, hi) on st (a write when write) must wait for, each once, leaving
+// out those st has waited for already.
+func (o *order) conflicts(waits []*streamState, st *streamState, write bool, lo, hi uintptr) []*streamState {
+	for _, u := range o.uses {
+		if u.st == st || u.hi <= lo || hi <= u.lo || (!u.write && !write) {
+			continue
+		}
+		if st.waitedFor(u.st, u.seq) || slices.Contains(waits, u.st) {
+			continue
+		}
+		waits = append(waits, u.st)
+	}
+	return waits
+}
+
+// record records the use of [lo, hi) on st: a write drops the uses it
+// covers (ordered before it now); a read of a range that st read last
+// renews that record.
+func (o *order) record(st *streamState, write bool, lo, hi uintptr) {
+	seq := st.ordSeq.Add(1)
+	if write {
+		kept := o.uses[:0]
+		for _, u := range o.uses {
+			if !(lo <= u.lo && u.hi <= hi) {
+				kept = append(kept, u)
+			}
+		}
+		o.uses = kept
+	} else {
+		for i := range o.uses {
+			if u := &o.uses[i]; u.st == st && !u.write && u.lo == lo && u.hi == hi {
+				u.seq = seq
+				return
+			}
+		}
+	}
+	o.uses = append(o.uses, ordUse{st: st, lo: lo, hi: hi, write: write, seq: seq})
+}
+
+// onlyBy reports whether every recorded use is st's.
+func (o *order) onlyBy(st *streamState) bool {
+	for _, u := range o.uses {
+		if u.st != st {
+			return false
+		}
+	}
+	return true
 }
 
 // waitedFor says whether st has waited for x's work up to its seq-th use.

@@ -39,13 +39,16 @@ type MemPoolUsage struct {
 	UsedCurrent, UsedHigh         uint64
 }
 
-// MemPoolOption sets up a pool that NewMemPool makes.
-type MemPoolOption func(*libcuda.MemPoolProps)
+// MemPoolOption sets up a pool that NewMemPool makes: MaxPoolSize. The
+// zero MemPoolOption changes nothing.
+type MemPoolOption struct {
+	set func(*libcuda.MemPoolProps) // nil for none
+}
 
 // MaxPoolSize bounds the memory the pool may reserve, in bytes (0: the
 // device's memory).
 func MaxPoolSize(bytes uint64) MemPoolOption {
-	return func(p *libcuda.MemPoolProps) { p.MaxSize = bytes }
+	return MemPoolOption{set: func(p *libcuda.MemPoolProps) { p.MaxSize = bytes }}
 }
 
 // MemPool is the device's default memory pool (cuDeviceGetDefaultMemPool),
@@ -74,8 +77,8 @@ func NewMemPool(d Device, opts ...MemPoolOption) (*MemPool, error) {
 		Location:    libcuda.MemLocation{Type: libcuda.CU_MEM_LOCATION_TYPE_DEVICE, Id: int32(d.ordinal)},
 	}
 	for _, o := range opts {
-		if o != nil {
-			o(&props)
+		if o.set != nil {
+			o.set(&props)
 		}
 	}
 	var raw libcuda.MemoryPool
@@ -224,10 +227,9 @@ func (m *MemPool) SetReleaseThreshold(bytes uint64) error {
 // keeping at least keep bytes reserved (cuMemPoolTrimTo).
 //
 // A Free is stream-ordered: the driver counts its memory as in use until
-// the host has seen the free complete through a synchronizing call. On
-// the H200, a Stream.Sync (which polls the stream) was not enough: after
-// it, Trim(0) still kept the freed memory reserved; after Context.Sync
-// (cuCtxSynchronize) it gives it back.
+// the host has seen the free complete through a synchronizing call: a
+// Stream.Sync (which polls the stream) may not be enough for Trim to give
+// the memory back; Context.Sync (cuCtxSynchronize) is.
 func (m *MemPool) Trim(keep uint64) error {
 	unlock, err := m.use("Trim")
 	if err != nil {

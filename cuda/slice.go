@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -194,7 +193,7 @@ func (x Slice[T]) DevicePtr() libcuda.Deviceptr {
 // others): Free does not wait. While one of those streams is being
 // captured (by Capture, or in a capture it joined by waiting for an
 // event recorded in it, as the driver reports), the free waits for the
-// captures to end (graph.Postpone). A graph that uses the Slice must not be launched after
+// captures to end (sync.Postpone). A graph that uses the Slice must not be launched after
 // Free. It must be called on the Slice that Alloc
 // returned (or one covering all of it); freeing a part is an error. A
 // second Free is an error matching ErrFreed.
@@ -299,7 +298,7 @@ func (a *alloc) free() error {
 // have ended. A stream still captured then is captured outside package
 // graph, whose end cannot be awaited: the memory is kept, and logged.
 func (a *alloc) postponeFree(used []*streamState) {
-	graph.Postpone(func() {
+	sync.Postpone(func() {
 		c, err := anyCapturing(used)
 		switch {
 		case err == nil && c && sync.CapturesInProgress() > 0:

@@ -327,10 +327,7 @@ func (s *Stream) Query() (bool, error) {
 		}
 	}
 	q := func() error { return libcuda.StreamQuery(st.raw) }
-	ran, err := sync.IfNoCapture(q)
-	if !ran {
-		err = sync.Relaxed(q)
-	}
+	err = sync.CaptureSafe(q)
 	switch {
 	case err == nil:
 		return true, nil

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	gosync "sync"
 
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -63,12 +64,12 @@ func (c *Cached) Run(s libcuda.Stream, f func(s libcuda.Stream) error) error {
 	}
 	var cu libcuda.Context
 	if err := libcuda.StreamGetCtx(s, &cu); err != nil {
-		return fmt.Errorf("graph: capture of %s: the stream's context: cuStreamGetCtx: %w", streamName(s), err)
+		return fmt.Errorf("graph: capture of %s: the stream's context: %w", streamName(s), dl.Failed("", "cuStreamGetCtx", err))
 	}
 	var done *leases
 	var err error
 	ran := false
-	werr := withContext(cu, func() error {
+	werr := libcuda.WithContext(cu, func() error {
 		ran = true
 		done, err = c.run(cu, s, f, false)
 		return nil
@@ -170,10 +171,10 @@ func (c *Cached) run(cu libcuda.Context, s libcuda.Stream, f func(s libcuda.Stre
 func checkCurrent(cu libcuda.Context, s libcuda.Stream) error {
 	var sc, cur libcuda.Context
 	if err := libcuda.StreamGetCtx(s, &sc); err != nil {
-		return fmt.Errorf("graph: Cached.RunCurrent on %s: the stream's context: cuStreamGetCtx: %w", streamName(s), err)
+		return fmt.Errorf("graph: Cached.RunCurrent on %s: the stream's context: %w", streamName(s), dl.Failed("", "cuStreamGetCtx", err))
 	}
 	if err := libcuda.CtxGetCurrent(&cur); err != nil {
-		return fmt.Errorf("graph: Cached.RunCurrent on %s: the thread's context: cuCtxGetCurrent: %w", streamName(s), err)
+		return fmt.Errorf("graph: Cached.RunCurrent on %s: the thread's context: %w", streamName(s), dl.Failed("", "cuCtxGetCurrent", err))
 	}
 	switch {
 	case sc != cu:

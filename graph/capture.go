@@ -8,6 +8,7 @@ import (
 	gosync "sync"
 	"sync/atomic"
 
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -73,10 +74,10 @@ func checkCapture(s libcuda.Stream, f func(s libcuda.Stream) error) error {
 // themselves: see Cached.Run).
 func captureRaw(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(s libcuda.Stream) error) (raw libcuda.Graph, cu libcuda.Context, l *leases, err error) {
 	if err := libcuda.StreamGetCtx(s, &cu); err != nil {
-		return 0, 0, nil, fmt.Errorf("graph: capture of %s: the stream's context: cuStreamGetCtx: %w", streamName(s), err)
+		return 0, 0, nil, fmt.Errorf("graph: capture of %s: the stream's context: %w", streamName(s), dl.Failed("", "cuStreamGetCtx", err))
 	}
 	ran := false
-	werr := withContext(cu, func() error {
+	werr := libcuda.WithContext(cu, func() error {
 		ran = true
 		raw, l, err = runCapture(s, mode, f, new(capture))
 		return nil
@@ -101,11 +102,11 @@ func endCapture(s libcuda.Stream) error {
 	var raw libcuda.Graph
 	err := libcuda.StreamEndCapture(s, &raw)
 	if err != nil {
-		err = fmt.Errorf("cuStreamEndCapture: %w", err)
+		err = dl.Failed("", "cuStreamEndCapture", err)
 	}
 	if raw != 0 {
 		if derr := libcuda.GraphDestroy(raw); derr != nil {
-			err = errors.Join(err, fmt.Errorf("destroying the captured graph: cuGraphDestroy: %w", derr))
+			err = errors.Join(err, fmt.Errorf("destroying the captured graph: %w", dl.Failed("", "cuGraphDestroy", derr)))
 		}
 	}
 	return err
@@ -120,7 +121,7 @@ func runCapture(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(libcuda
 	entry := sync.StartCaptureWith(&c.entry)
 	if err := libcuda.StreamBeginCapture(s, mode); err != nil {
 		entry.End()
-		return 0, nil, fmt.Errorf("graph: cannot begin capturing %s in %s: cuStreamBeginCapture: %w%s", streamName(s), modeName(mode), err, beginHint(err))
+		return 0, nil, fmt.Errorf("graph: cannot begin capturing %s in %s: %w%s", streamName(s), modeName(mode), dl.Failed("", "cuStreamBeginCapture", err), beginHint(err))
 	}
 	// The capture's id is asked for now only on the per-thread stream,
 	// whose captures Lease finds by id alone (see capture).
@@ -130,7 +131,7 @@ func runCapture(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(libcuda
 		if err := libcuda.StreamGetCaptureInfo(s, &status, &id, nil, nil, nil, nil); err != nil {
 			eerr := endCapture(s)
 			entry.End()
-			return 0, nil, errors.Join(fmt.Errorf("graph: capture of %s: cuStreamGetCaptureInfo: %w", streamName(s), err), eerr)
+			return 0, nil, errors.Join(fmt.Errorf("graph: capture of %s: %w", streamName(s), dl.Failed("", "cuStreamGetCaptureInfo", err)), eerr)
 		}
 	}
 	c.begin(s, id)
@@ -156,7 +157,7 @@ func runCapture(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(libcuda
 	done = true
 	stuck := false
 	if eerr != nil {
-		eerr = fmt.Errorf("cuStreamEndCapture: %w", eerr)
+		eerr = dl.Failed("", "cuStreamEndCapture", eerr)
 		if rerr := unstick(s); rerr != nil {
 			eerr = errors.Join(eerr, rerr)
 			stuck = errors.Is(rerr, errStillCapturing)
@@ -183,7 +184,7 @@ func runCapture(s libcuda.Stream, mode libcuda.StreamCaptureMode, f func(libcuda
 	err := &CaptureError{Stream: s, Mode: mode, Invalidated: invalidated, Err: ferr, End: eerr}
 	if raw != 0 {
 		if derr := libcuda.GraphDestroy(raw); derr != nil {
-			err.End = errors.Join(err.End, fmt.Errorf("destroying the captured graph: cuGraphDestroy: %w", derr))
+			err.End = errors.Join(err.End, fmt.Errorf("destroying the captured graph: %w", dl.Failed("", "cuGraphDestroy", derr)))
 		}
 	}
 	if !invalidated && eerr != nil {
@@ -203,7 +204,7 @@ func unstick(s libcuda.Stream) error {
 	for range unstickTries {
 		capturing, err := sync.Capturing(s)
 		if err != nil {
-			return errors.Join(append(errs, fmt.Errorf("cuStreamIsCapturing: %w", err))...)
+			return errors.Join(append(errs, dl.Failed("", "cuStreamIsCapturing", err))...)
 		}
 		if !capturing {
 			return errors.Join(errs...)

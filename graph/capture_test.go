@@ -420,7 +420,7 @@ func TestGlobalCaptureSurvivesOtherGoroutinesWaitsCopiesAndFrees(t *testing.T) {
 			return sync.Stream(context.Background(), 0, copies)
 		})
 		run(func() error { // a free and an allocation, in relaxed mode
-			return graph.Relaxed(func() error {
+			return sync.Relaxed(func() error {
 				var d libcuda.Deviceptr
 				if err := libcuda.MemAlloc(&d, 4096); err != nil {
 					return err
@@ -428,8 +428,8 @@ func TestGlobalCaptureSurvivesOtherGoroutinesWaitsCopiesAndFrees(t *testing.T) {
 				return errors.Join(libcuda.MemFree(d), libcuda.MemFree(spare))
 			})
 		})
-		graph.Postpone(func() { // a wait for the whole context: postponed
-			postponedDuring.Store(int32(graph.InProgress()))
+		sync.Postpone(func() { // a wait for the whole context: postponed
+			postponedDuring.Store(int32(sync.CapturesInProgress()))
 			postponed <- sync.Context(context.Background(), cu)
 		})
 		testenv.StillWaiting(t, "the busy stream's wait", waited)
@@ -537,7 +537,7 @@ func TestConcurrentCapturesWithReleaseWork(t *testing.T) {
 				if err := allEqual(l.host, v+1); err != nil {
 					return errors.Join(fmt.Errorf("round %d: %w", r, err), c.Close())
 				}
-				graph.Postpone(func() { postponed.Add(1) })
+				sync.Postpone(func() { postponed.Add(1) })
 			}
 			return c.Close()
 		})
@@ -612,10 +612,10 @@ func TestInProgressCountsCapturesAcrossGoroutines(t *testing.T) {
 		}()
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for graph.InProgress() != capturers && time.Now().Before(deadline) {
+	for sync.CapturesInProgress() != capturers && time.Now().Before(deadline) {
 		time.Sleep(time.Millisecond)
 	}
-	if got := graph.InProgress(); got != capturers {
+	if got := sync.CapturesInProgress(); got != capturers {
 		t.Errorf("InProgress() = %d during %d captures", got, capturers)
 	}
 	if got := sync.CapturesInProgress(); got < capturers {

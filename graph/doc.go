@@ -43,7 +43,8 @@
 // progress (waits in package sync, releases of leases, graph destruction,
 // the work of package hostmem) runs in relaxed mode or is postponed until
 // the captures end. Other code must do the same: run potentially unsafe
-// calls through Relaxed, or queue them with Postpone.
+// calls through sync.CaptureSafe (relaxed only while a capture is in
+// progress) or sync.Relaxed, or queue them with sync.Postpone.
 //
 // # Failed captures
 //
@@ -60,8 +61,8 @@
 // registry (sync.StartCapture): every capture made through this package is,
 // from the moment it is admitted until it has ended (also when ending it
 // failed), and so is code that announces its own captures to package sync.
-// InProgress reads that registry. Postpone queues a function there, to run
-// once none is in progress: this is how work that no capture mode allows
+// sync.CapturesInProgress reads that registry. sync.Postpone queues a
+// function there, to run once none is in progress (Drain waits for it): this is how work that no capture mode allows
 // (cuCtxSynchronize) is kept from invalidating them. The queue is started
 // by the end of the last capture, never by a timer; a capture that starts
 // while a postponed function runs, or while a guarded driver call is in

@@ -193,8 +193,8 @@ func TestACaptureWhoseEndKeepsFailingStaysRegistered(t *testing.T) {
 	if st != libcuda.CU_STREAM_CAPTURE_STATUS_ACTIVE {
 		t.Fatalf("the stream's capture status is %v; the test needs it still capturing", st)
 	}
-	if got := graph.InProgress(); got != 1 {
-		t.Fatalf("graph.InProgress() = %d while the driver still captures the stream; want 1", got)
+	if got := sync.CapturesInProgress(); got != 1 {
+		t.Fatalf("sync.CapturesInProgress() = %d while the driver still captures the stream; want 1", got)
 	}
 	// A potentially unsafe call in global mode meanwhile goes relaxed.
 	if err := sync.Stream(context.Background(), 0, testenv.NewStream(t)); err != nil {

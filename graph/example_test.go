@@ -245,13 +245,14 @@ func ExampleLease() {
 }
 
 // Work that no capture allows (here a wait for a whole context) is
-// postponed until the captures made through this package have ended.
-func ExamplePostpone() {
+// postponed (sync.Postpone) until the captures made through this package
+// have ended; graph.Drain waits for it.
+func Example_postpone() {
 	run(func(x *setup) error {
 		waited := make(chan error, 1)
 		_, err := graph.Capture(x.s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, func(s libcuda.Stream) error {
-			graph.Postpone(func() { waited <- sync.Context(context.Background(), x.cu) })
-			fmt.Println("captures in progress:", graph.InProgress())
+			sync.Postpone(func() { waited <- sync.Context(context.Background(), x.cu) })
+			fmt.Println("captures in progress:", sync.CapturesInProgress())
 			return errors.New("nothing to keep")
 		})
 		fmt.Println(err != nil)
@@ -267,9 +268,9 @@ func ExamplePostpone() {
 	// the postponed wait: <nil>
 }
 
-// Query an event from a goroutine that is not capturing, without breaking
-// another goroutine's capture in global mode.
-func ExampleRelaxed() {
+// Query an event (sync.Relaxed) from a goroutine that is not capturing,
+// without breaking another goroutine's capture in global mode.
+func Example_relaxed() {
 	run(func(x *setup) error {
 		var e libcuda.Event
 		if err := libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
@@ -282,7 +283,7 @@ func ExampleRelaxed() {
 		g, err := graph.Capture(x.s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, func(s libcuda.Stream) error {
 			// Another goroutine, during this global-mode capture.
 			go func() {
-				queried <- graph.Relaxed(func() error { return sync.Event(context.Background(), e) })
+				queried <- sync.Relaxed(func() error { return sync.Event(context.Background(), e) })
 			}()
 			if err := <-queried; err != nil {
 				return err

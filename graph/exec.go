@@ -7,6 +7,7 @@ import (
 	"runtime"
 	gosync "sync"
 
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -27,41 +28,42 @@ type execState struct {
 	ctx libcuda.Context
 	// hold is the reference on the leases of the graph this executable
 	// graph runs, whose release waits for it; while there is one, last
-	// tracks the launches (see pending). Without one, last is complete,
+	// tracks the launches (see state). Without one, last is complete,
 	// or 0.
 	hold *leases
 	last libcuda.Event
-	// The launches are tracked lazily: a launch on a stream of the
-	// caller's records nothing, but notes the stream and its unique id
-	// (cuStreamGetId, asked once per stream), and pending says that last
-	// does not cover the launches yet. An executable graph's launches run
-	// one after another, so recording last on the stream of the latest
-	// launch covers them all; that is done when the launches must be
-	// known finished (settle: at an update, at Destroy), not after each
-	// launch, which C's launch loops do not pay either (issue 29). A
-	// launch on the legacy or per-thread stream, or with no id to be had,
-	// records last at once, and so does every launch while eager is set:
-	// after an update that had to know whether the launches before it had
-	// finished (its leases did not stand for the earlier ones, see
-	// LeaseCounted), since an event recorded at the update itself is
-	// seldom complete yet, and the next update will ask again.
+	// state says how the launches are followed (track.go). They are
+	// followed lazily: a launch on a stream of the caller's records
+	// nothing, but notes the stream and its unique id (cuStreamGetId,
+	// asked once per stream), and the state is pending: last does not
+	// cover the launches yet. An executable graph's launches run one
+	// after another, so recording last on the stream of the latest launch
+	// covers them all; that is done when the launches must be known
+	// finished (settle: at an update, at Destroy), not after each launch,
+	// which C's launch loops do not pay either (issue 29). A launch on the
+	// legacy or per-thread stream, or with no id to be had, records last
+	// at once, and so does every launch in the eager state: after an
+	// update that had to know whether the launches before it had finished
+	// (its leases did not stand for the earlier ones, see LeaseCounted),
+	// since an event recorded at the update itself is seldom complete
+	// yet, and the next update will ask again. When the state is
+	// untracked, what is leased is never released (the references are
+	// dropped without unref), and no event is recorded.
+	state      track
 	lastStream libcuda.Stream
 	lastID     uint64 // lastStream's unique id; 0 for none
-	pending    bool
-	eager      bool
-	// untracked is set when a launch could not be followed by its event,
-	// or no event could be made: what is leased then is never released
-	// (the references are dropped without unref), and no event recorded.
-	untracked bool
 }
 
 // newExec makes an Exec of raw, which takes over the reference hold (nil
 // for none) and event ev.
 func newExec(raw libcuda.GraphExec, cu libcuda.Context, ev libcuda.Event, hold *leases) *Exec {
 	st := &execState{raw: raw, ctx: cu, hold: hold, last: ev}
+	if hold != nil {
+		st.state = trackRecorded // last, never recorded, is complete
+	}
 	e := &Exec{st: st}
 	e.cleanup = runtime.AddCleanup(e, func(st *execState) {
-		Postpone(func() {
+		sync.Postpone(func() {
 			slog.Debug("graph: an Exec was not destroyed; destroying it after the GC found it unreachable")
 			st.mu.Lock()
 			defer st.mu.Unlock()
@@ -87,9 +89,8 @@ func (e *Exec) Raw() libcuda.GraphExec {
 //
 // A launch into a stream that is being captured is refused with an error
 // matching libcuda.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, before the driver
-// sees it: the driver refuses it too and invalidates the capture (measured
-// on an H200). The check is made while package sync knows of captures in
-// progress.
+// sees it: the driver refuses it too and invalidates the capture. The
+// check is made while package sync knows of captures in progress.
 func (e *Exec) Launch(s libcuda.Stream) error {
 	st, err := e.lock("Launch")
 	if err != nil {
@@ -101,16 +102,16 @@ func (e *Exec) Launch(s libcuda.Stream) error {
 		// capture (measured on an H200): refuse it before the driver does.
 		capturing, err := sync.Capturing(s)
 		if err != nil {
-			return fmt.Errorf("graph: Launch on %s: cuStreamIsCapturing: %w", streamName(s), err)
+			return fmt.Errorf("graph: Launch on %s: %w", streamName(s), dl.Failed("", "cuStreamIsCapturing", err))
 		}
 		if capturing {
 			return fmt.Errorf("graph: Launch on %s: an executable graph cannot be launched into a stream capture: %w",
 				streamName(s), libcuda.CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 		}
 	}
-	if st.hold == nil || st.untracked { // nothing to track, or no longer tracked
+	if !st.state.follows() { // nothing to track, or no longer tracked
 		if err := libcuda.GraphLaunch(st.raw, s); err != nil {
-			return fmt.Errorf("graph: Launch on %s: cuGraphLaunch: %w", streamName(s), err)
+			return fmt.Errorf("graph: Launch on %s: %w", streamName(s), dl.Failed("", "cuGraphLaunch", err))
 		}
 		return nil
 	}
@@ -130,11 +131,11 @@ func (st *execState) launchTracked(s libcuda.Stream) error {
 		special = true
 	}
 	if err := libcuda.GraphLaunch(st.raw, s); err != nil {
-		return fmt.Errorf("graph: Launch on %s: cuGraphLaunch: %w", streamName(s), err)
+		return fmt.Errorf("graph: Launch on %s: %w", streamName(s), dl.Failed("", "cuGraphLaunch", err))
 	}
-	if !special && !st.eager {
+	if !special && st.state != trackEager {
 		if s == st.lastStream && st.lastID != 0 {
-			st.pending = true
+			st.move(trackPending)
 			return nil
 		}
 		// A stream not launched on last: its id, asked while no capture
@@ -143,14 +144,18 @@ func (st *execState) launchTracked(s libcuda.Stream) error {
 		var id uint64
 		ran, err := sync.IfNoCapture(func() error { return libcuda.StreamGetId(s, &id) })
 		if ran && err == nil && id != 0 {
-			st.lastStream, st.lastID, st.pending = s, id, true
+			st.lastStream, st.lastID = s, id
+			st.move(trackPending)
 			return nil
 		}
 	}
-	st.lastStream, st.lastID, st.pending = 0, 0, false
+	st.lastStream, st.lastID = 0, 0
+	if st.state == trackPending {
+		st.move(trackRecorded) // by the record below, or untracked
+	}
 	if err := libcuda.EventRecord(st.last, s); err != nil {
-		st.untracked = true
-		return fmt.Errorf("graph: Launch on %s: launched, but its end cannot be tracked, so what the graph leases is kept for good: cuEventRecord: %w", streamName(s), err)
+		st.move(trackUntracked)
+		return fmt.Errorf("graph: Launch on %s: launched, but its end cannot be tracked, so what the graph leases is kept for good: %w", streamName(s), dl.Failed("", "cuEventRecord", err))
 	}
 	return nil
 }
@@ -164,7 +169,7 @@ func (st *execState) launchTracked(s libcuda.Stream) error {
 // launches. st.mu held; the caller runs it in relaxed mode, or in its own
 // while no capture is in progress.
 func (st *execState) settle() bool {
-	if !st.pending {
+	if st.state != trackPending {
 		return true
 	}
 	capturing, err := sync.Capturing(st.lastStream)
@@ -178,18 +183,18 @@ func (st *execState) settle() bool {
 	if err := libcuda.EventRecord(st.last, st.lastStream); err != nil {
 		return false
 	}
-	st.pending = false
+	st.move(trackRecorded)
 	return true
 }
 
 // idle reports whether launches are pending and the stream of the latest
 // is idle (the same stream, not being captured, its query finished): then
 // every launch has finished, and last, complete, serves the launches
-// after; pending is cleared. One query of the stream instead of a record
+// after; the state becomes recorded. One query of the stream instead of a record
 // of last and a query of it, which is seldom complete so soon. st.mu
 // held; run as settle is.
 func (st *execState) idle() bool {
-	if !st.pending {
+	if st.state != trackPending {
 		return false
 	}
 	capturing, err := sync.Capturing(st.lastStream)
@@ -203,20 +208,19 @@ func (st *execState) idle() bool {
 	if libcuda.StreamQuery(st.lastStream) != nil {
 		return false
 	}
-	st.pending = false
+	st.move(trackRecorded)
 	return true
 }
 
 // retire retires the leases held for the launches made so far, last and
-// hold, which the caller gives up: on last when settled, else once the
-// whole context is idle. st.mu held.
+// hold, which the caller gives up and replaces, moving the state on: on
+// last when settled, else once the whole context is idle. st.mu held.
 func (st *execState) retire(settled bool) {
 	if settled {
 		retire(st.last, st.hold)
 	} else {
 		retireByContext(st.ctx, st.last, st.hold)
 	}
-	st.pending = false
 }
 
 // Upload uploads e's work to the device on stream s ahead of its launch,
@@ -228,7 +232,7 @@ func (e *Exec) Upload(s libcuda.Stream) error {
 	}
 	defer st.mu.Unlock()
 	if err := libcuda.GraphUpload(st.raw, s); err != nil {
-		return fmt.Errorf("graph: Upload on %s: cuGraphUpload: %w", streamName(s), err)
+		return fmt.Errorf("graph: Upload on %s: %w", streamName(s), dl.Failed("", "cuGraphUpload", err))
 	}
 	return nil
 }
@@ -290,81 +294,152 @@ func (e *Exec) updateRaw(raw libcuda.Graph, l *leases, cur libcuda.Context) (inP
 // the new launches.
 func (st *execState) update(raw libcuda.Graph, l *leases, cur libcuda.Context) (inPlace bool, done *leases, err error) {
 	held := l.held()
-	// The new leases hold what the old ones do: the old are released at
-	// the update whether or not the launches before it have finished,
-	// since last, settled on the stream of the latest launch, tracks
-	// those launches for the new leases too (an executable graph's launches run one after
-	// another).
-	transfer := held && st.hold != nil && !st.untracked && st.hold.sameCounted(l)
-	var info libcuda.GraphExecUpdateResultInfo
-	var ev libcuda.Event
-	updated, finished, settled := false, false, true
-	body := func() error {
-		if err := libcuda.GraphExecUpdate(st.raw, raw, &info); err != nil {
-			return fmt.Errorf("cuGraphExecUpdate: %w", err)
-		}
-		updated = true
-		if st.untracked {
-			return nil
-		}
-		// Without a hold no launch has recorded last since it was found
-		// complete: it still is. New leases that stand for the old ones
-		// (LeaseCounted) need no query: the old go now either way, and
-		// last goes on covering the launches, pending or not.
-		idle := false
-		if st.hold != nil && !transfer {
-			if idle = st.idle(); !idle {
-				settled = st.settle()
-			}
-		}
-		st.eager = held && !transfer
-		finished = st.last != 0 && (st.hold == nil || transfer || idle || (settled && libcuda.EventQuery(st.last) == nil))
-		if held && !finished {
-			return newEvent(&ev)
-		}
-		return nil
+	u := updateRun{st: st, raw: raw, held: held,
+		// The new leases hold what the old ones do: the old are released
+		// at the update whether or not the launches before it have
+		// finished, since last, settled on the stream of the latest
+		// launch, tracks those launches for the new leases too (an
+		// executable graph's launches run one after another).
+		transfer: held && st.hold != nil && st.state.follows() && st.hold.sameCounted(l),
 	}
 	if cur != 0 && cur == st.ctx {
-		err = inModeHere(body)
+		err = sync.CaptureSafe(u.run)
 	} else {
-		err = inMode(st.ctx, body)
+		err = sync.CaptureSafeIn(st.ctx, u.run)
 	}
-	switch {
-	case !updated && errors.Is(err, libcuda.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE):
-		return false, nil, nil
-	case !updated && info.Result != libcuda.CU_GRAPH_EXEC_UPDATE_SUCCESS:
-		return false, nil, fmt.Errorf("graph: Update (%v): %w", info.Result, err)
-	case !updated:
-		return false, nil, fmt.Errorf("graph: Update: %w", err)
+	if !u.updated {
+		return false, nil, updateErr(u.info.Result, err)
 	}
 	if err != nil {
 		err = fmt.Errorf("graph: Update: updated, but: %w", err)
 	}
-	if held && !st.untracked && !finished && ev == 0 {
+	done, err = st.updated(&u, l, err)
+	return true, done, err
+}
+
+// oldLaunches is what an update found of the launches made before it.
+type oldLaunches uint8
+
+const (
+	// oldUnsettled: last could not be recorded after the latest launch:
+	// only a wait for the whole context covers them.
+	oldUnsettled oldLaunches = iota
+	// oldSettled: last covers them; they may still run.
+	oldSettled
+	// oldFinished: they have finished (or none were made): last, complete,
+	// serves the launches after the update.
+	oldFinished
+)
+
+// updateRun is one update's driver work, run as sync.CaptureSafe runs a
+// call, and what it found.
+type updateRun struct {
+	st             *execState
+	raw            libcuda.Graph
+	held, transfer bool // the new graph leases something; its leases stand for the old ones
+	info           libcuda.GraphExecUpdateResultInfo
+	updated        bool        // the driver updated the executable graph
+	old            oldLaunches // what became of the launches before it
+	ev             libcuda.Event
+}
+
+// run updates the executable graph, judges the launches before the update
+// and makes the event that tracks the launches after it when last cannot.
+func (u *updateRun) run() error {
+	st := u.st
+	if err := libcuda.GraphExecUpdate(st.raw, u.raw, &u.info); err != nil {
+		return dl.Failed("", "cuGraphExecUpdate", err)
+	}
+	u.updated = true
+	if st.state == trackUntracked {
+		return nil
+	}
+	u.old = st.judge(u.transfer)
+	if u.held && u.old != oldFinished {
+		return newEvent(&u.ev)
+	}
+	return nil
+}
+
+// judge says what became of the launches made so far, at an update whose
+// new leases stand for the old ones when transfer. Without a hold no
+// launch has recorded last since it was found complete: it still is. New
+// leases that stand for the old ones (LeaseCounted) need no query: the old
+// go now either way, and last goes on covering the launches, pending or
+// not. st.mu held; run as settle is.
+func (st *execState) judge(transfer bool) oldLaunches {
+	finished := oldSettled
+	if st.last != 0 {
+		finished = oldFinished
+	}
+	if st.hold == nil || transfer || st.idle() {
+		return finished
+	}
+	if !st.settle() {
+		return oldUnsettled
+	}
+	if st.last != 0 && libcuda.EventQuery(st.last) == nil {
+		return oldFinished
+	}
+	return oldSettled
+}
+
+// updateErr is the error of an update the driver did not make: none when
+// it refused the new graph's topology, which Update reports as not in
+// place.
+func updateErr(result libcuda.GraphExecUpdateResult, err error) error {
+	switch {
+	case errors.Is(err, libcuda.CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE):
+		return nil
+	case result != libcuda.CU_GRAPH_EXEC_UPDATE_SUCCESS:
+		return fmt.Errorf("graph: Update (%v): %w", result, err)
+	}
+	return fmt.Errorf("graph: Update: %w", err)
+}
+
+// updated moves the state on after the driver updated the executable
+// graph (u), whose new leases are l: it retires the old leases or hands
+// them back as done (when last serves the new launches), and takes a
+// reference on l when they hold anything. err is the update's error so
+// far. st.mu held.
+func (st *execState) updated(u *updateRun, l *leases, err error) (done *leases, _ error) {
+	settled := u.old != oldUnsettled
+	if u.held && st.state != trackUntracked && u.old != oldFinished && u.ev == 0 {
 		// Without an event the new launches cannot be tracked: what the
 		// new graph leases is kept for good. The old launches still are.
 		st.retire(settled)
-		st.hold, st.last, st.untracked = nil, 0, true
+		st.hold, st.last = nil, 0
+		st.move(trackUntracked)
 	}
-	if st.untracked {
+	if st.state == trackUntracked {
 		l.ref() // never dropped
 		if err != nil {
 			err = fmt.Errorf("%w; its launches cannot be tracked, so what its graphs lease is kept for good", err)
 		}
-		return true, nil, err
+		return nil, err
 	}
-	if finished {
+	if u.old == oldFinished {
 		done = st.hold // last serves the new launches
 	} else {
 		st.retire(settled)
-		st.last = ev // 0 when nothing is held
+		st.last = u.ev // 0 when nothing is held
 	}
 	st.hold = nil
-	if held {
-		l.ref()
-		st.hold = l
+	switch {
+	case !u.held:
+		st.move(trackNone)
+		return done, err
+	case u.transfer:
+		// Launches still pending stay so: last goes on covering them.
+		if st.state == trackEager {
+			st.move(trackRecorded)
+		}
+	default:
+		st.move(trackEager)
 	}
-	return true, done, err
+	l.ref()
+	st.hold = l
+	return done, err
 }
 
 // Destroy destroys e. It does not wait for e's launches: the leases it
@@ -391,23 +466,25 @@ func (st *execState) destroy() error {
 	raw := st.raw
 	st.raw = 0
 	settled := true
-	if err := Relaxed(func() error {
-		if st.hold != nil && !st.untracked {
+	if err := sync.Relaxed(func() error {
+		if st.hold != nil && st.state.follows() {
 			settled = st.settle()
 		}
 		return execDestroy(raw)
 	}); err != nil {
 		// It may still exist, and run: keep what it leases.
 		destroyEvent(st.last)
-		st.hold, st.last, st.pending = nil, 0, false
+		st.hold, st.last = nil, 0
+		st.move(trackDestroyed)
 		return err
 	}
-	if st.untracked {
+	if st.state == trackUntracked {
 		destroyEvent(st.last)
 	} else {
 		st.retire(settled)
 	}
 	st.hold, st.last = nil, 0
+	st.move(trackDestroyed)
 	return nil
 }
 

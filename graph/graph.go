@@ -7,7 +7,9 @@ import (
 	"runtime"
 	gosync "sync"
 
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
 )
 
 // ErrDestroyed is matched (errors.Is) by the error of a method called on
@@ -35,10 +37,10 @@ type graphRemains struct {
 func newGraph(raw libcuda.Graph, cu libcuda.Context, l *leases) *Graph {
 	g := &Graph{raw: raw, ctx: cu, leases: l}
 	g.cleanup = runtime.AddCleanup(g, func(r graphRemains) {
-		Postpone(func() {
+		sync.Postpone(func() {
 			slog.Debug("graph: a Graph was not destroyed; destroying it after the GC found it unreachable")
-			if err := Relaxed(func() error { return libcuda.GraphDestroy(r.raw) }); err != nil {
-				err = fmt.Errorf("cuGraphDestroy: %w", err)
+			if err := sync.Relaxed(func() error { return libcuda.GraphDestroy(r.raw) }); err != nil {
+				err = dl.Failed("", "cuGraphDestroy", err)
 				slog.Error("graph: destroying an unreachable Graph", "err", err)
 				return // what its leases hold is kept
 			}
@@ -64,7 +66,7 @@ func (g *Graph) Nodes() (int, error) {
 	defer g.mu.Unlock()
 	var n uint64
 	if err := libcuda.GraphGetNodes(g.raw, nil, &n); err != nil {
-		return 0, fmt.Errorf("graph: Nodes: cuGraphGetNodes: %w", err)
+		return 0, fmt.Errorf("graph: Nodes: %w", dl.Failed("", "cuGraphGetNodes", err))
 	}
 	return int(n), nil
 }
@@ -80,9 +82,9 @@ func (g *Graph) Instantiate() (*Exec, error) {
 	var x libcuda.GraphExec
 	var ev libcuda.Event
 	made := false
-	err := relaxedIn(g.ctx, func() error {
+	err := sync.RelaxedIn(g.ctx, func() error {
 		if err := libcuda.GraphInstantiateWithFlags(&x, g.raw, 0); err != nil {
-			return fmt.Errorf("cuGraphInstantiateWithFlags: %w", err)
+			return dl.Failed("", "cuGraphInstantiateWithFlags", err)
 		}
 		if held {
 			if err := newEvent(&ev); err != nil {
@@ -94,11 +96,11 @@ func (g *Graph) Instantiate() (*Exec, error) {
 	})
 	if err != nil {
 		if made { // restoring the thread's mode or context failed after
-			err = errors.Join(err, relaxedIn(g.ctx, func() error {
+			err = errors.Join(err, sync.RelaxedIn(g.ctx, func() error {
 				derr := execDestroy(x)
 				if ev != 0 {
 					if eerr := libcuda.EventDestroy(ev); eerr != nil {
-						derr = errors.Join(derr, fmt.Errorf("cuEventDestroy: %w", eerr))
+						derr = errors.Join(derr, dl.Failed("", "cuEventDestroy", eerr))
 					}
 				}
 				return derr
@@ -133,7 +135,7 @@ func (g *Graph) hold(held bool) *leases {
 // in the current context.
 func newEvent(ev *libcuda.Event) error {
 	if err := libcuda.EventCreate(ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING|libcuda.CU_EVENT_BLOCKING_SYNC)); err != nil {
-		return fmt.Errorf("cuEventCreate: %w", err)
+		return dl.Failed("", "cuEventCreate", err)
 	}
 	return nil
 }
@@ -141,7 +143,7 @@ func newEvent(ev *libcuda.Event) error {
 // execDestroy destroys the executable graph x.
 func execDestroy(x libcuda.GraphExec) error {
 	if err := libcuda.GraphExecDestroy(x); err != nil {
-		return fmt.Errorf("cuGraphExecDestroy: %w", err)
+		return dl.Failed("", "cuGraphExecDestroy", err)
 	}
 	return nil
 }

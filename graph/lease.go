@@ -44,7 +44,7 @@ func Lease(s libcuda.Stream, release func()) (ok bool) { return lease(s, release
 func LeaseCounted(s libcuda.Stream, release func()) (ok bool) { return lease(s, release, true) }
 
 func lease(s libcuda.Stream, release func(), counted bool) (ok bool) {
-	if release == nil || InProgress() == 0 {
+	if release == nil || sync.CapturesInProgress() == 0 {
 		return false
 	}
 	f := leaseFn{release, counted}
@@ -232,7 +232,7 @@ func releaseAfterContext(cu libcuda.Context, ev libcuda.Event, hold *leases) {
 	err := sync.Context(context.Background(), cu)
 	switch {
 	case errors.Is(err, sync.ErrCapturing):
-		Postpone(func() { goBackground(func() { releaseAfterContext(cu, ev, hold) }) })
+		sync.Postpone(func() { goBackground(func() { releaseAfterContext(cu, ev, hold) }) })
 		return
 	case err != nil:
 		// The GPU may still use what the leases hold: keep it.

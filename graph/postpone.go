@@ -11,37 +11,20 @@ import (
 // InProgress returns the number of captures in progress that package
 // sync's registry knows of: every capture made through this package, on
 // any goroutine, from the moment it is admitted until it has ended, and
-// those announced with sync.StartCapture or sync.EnterCapture.
+// those announced with sync.StartCapture.
+//
+// Deprecated: use sync.CapturesInProgress.
 func InProgress() int { return sync.CapturesInProgress() }
 
-// Postpone queues f to run once no capture is in progress (see
-// sync.Postpone, which runs it). Queued functions run in order, one at a
-// time, on a goroutine of package sync (never on a capturing goroutine's
-// locked thread); when nothing is capturing, f runs at once, still on that
-// goroutine and after the functions queued before it. While a postponed
-// function runs, captures made through this package wait before they
-// begin, so f may make calls that would invalidate a capture,
-// cuCtxSynchronize included. Drain waits for postponed functions.
+// Postpone queues f to run once no capture is in progress, as
+// sync.Postpone does; Drain waits for it.
 //
-// Captures begun directly through the driver, without sync.StartCapture,
-// are not seen: f can run, and invalidate them, while they are in
-// progress.
-//
-// f must not begin a capture through this package, nor call Drain, nor
-// wait for a goroutine that does: each would wait for f to return.
-func Postpone(f func()) {
-	if f == nil {
-		return
-	}
-	bgAdd()
-	sync.Postpone(func() {
-		defer bgDone()
-		f()
-	})
-}
+// Deprecated: use sync.Postpone.
+func Postpone(f func()) { sync.Postpone(f) }
 
-// Background work: postponed functions, waits for the last launch of
-// destroyed executable graphs, lease releases.
+// Background work: waits for the last launch of destroyed executable
+// graphs, lease releases. Postponed functions are counted by package
+// sync (sync.WaitPostponed).
 var bg struct {
 	mu   gosync.Mutex
 	n    int
@@ -74,14 +57,34 @@ func goBackground(f func()) {
 }
 
 // Drain waits until the background work of this package has finished:
-// postponed functions (which wait for the captures in progress to end),
-// the waits for the last launches of destroyed executable graphs, and the
-// lease releases they lead to, including work that this work queues in
-// turn. It returns ctx's error, wrapped, if ctx ends first.
+// postponed functions (sync.Postpone's, which wait for the captures in
+// progress to end), the waits for the last launches of destroyed
+// executable graphs, and the lease releases they lead to, including work
+// that this work queues in turn. It returns ctx's error, wrapped, if ctx
+// ends first.
 //
 // Leases of graphs and executable graphs that still exist are not waited
 // for: they are released only after those are destroyed.
 func Drain(ctx context.Context) error {
+	for {
+		if err := waitBackground(ctx); err != nil {
+			return err
+		}
+		if err := sync.WaitPostponed(ctx); err != nil {
+			return fmt.Errorf("graph: Drain: %w", err)
+		}
+		// A postponed function may have started background work.
+		bg.mu.Lock()
+		n := bg.n
+		bg.mu.Unlock()
+		if n == 0 {
+			return nil
+		}
+	}
+}
+
+// waitBackground waits until no background work of this package runs.
+func waitBackground(ctx context.Context) error {
 	for {
 		bg.mu.Lock()
 		n := bg.n
@@ -97,7 +100,7 @@ func Drain(ctx context.Context) error {
 		select {
 		case <-idle:
 		case <-ctx.Done():
-			return fmt.Errorf("graph: Drain: %d background tasks left, %d captures in progress: %w", n, InProgress(), ctx.Err())
+			return fmt.Errorf("graph: Drain: %d background tasks left, %d captures in progress: %w", n, sync.CapturesInProgress(), ctx.Err())
 		}
 	}
 }

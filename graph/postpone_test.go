@@ -58,8 +58,8 @@ func TestPostponedWorkRunsOnceInOrderAfterCapturesEnd(t *testing.T) {
 	var during atomic.Int32
 	const n = 100
 	for i := range n {
-		graph.Postpone(func() {
-			if graph.InProgress() != 0 {
+		sync.Postpone(func() {
+			if sync.CapturesInProgress() != 0 {
 				during.Add(1)
 			}
 			mu.Lock()
@@ -69,7 +69,7 @@ func TestPostponedWorkRunsOnceInOrderAfterCapturesEnd(t *testing.T) {
 	}
 	// A wait for the whole context, which no capture allows, queued too.
 	ctxWait := make(chan error, 1)
-	graph.Postpone(func() { ctxWait <- sync.Context(context.Background(), cu) })
+	sync.Postpone(func() { ctxWait <- sync.Context(context.Background(), cu) })
 	ran := func() int {
 		mu.Lock()
 		defer mu.Unlock()
@@ -105,7 +105,7 @@ func TestPostponedWorkRunsOnceInOrderAfterCapturesEnd(t *testing.T) {
 
 func TestPostponedWorkRunsAtOnceWhenNothingCaptures(t *testing.T) {
 	done := make(chan struct{})
-	graph.Postpone(func() { close(done) })
+	sync.Postpone(func() { close(done) })
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
@@ -120,7 +120,7 @@ func TestCaptureWaitsForARunningPostponedFunction(t *testing.T) {
 	testenv.OnPrimary(t, 0)
 	s := testenv.NewStream(t)
 	running, finish := make(chan struct{}), make(chan struct{})
-	graph.Postpone(func() {
+	sync.Postpone(func() {
 		close(running)
 		<-finish
 	})
@@ -150,7 +150,7 @@ func TestCaptureWaitsForARunningPostponedFunction(t *testing.T) {
 func TestDrainWaitsForABlockingPostponedFunction(t *testing.T) {
 	running, finish := make(chan struct{}), make(chan struct{})
 	var finished atomic.Bool
-	graph.Postpone(func() {
+	sync.Postpone(func() {
 		close(running)
 		<-finish
 		finished.Store(true)

@@ -34,13 +34,13 @@ func TestCapturesAreRegisteredOnceAndPostponedWorkRunsAtTheirEnd(t *testing.T) {
 	dev := deviceMemory(t)
 	ran := make(chan int, 1)
 	g, err := graph.Capture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, func(s libcuda.Stream) error {
-		if a, b := graph.InProgress(), sync.CapturesInProgress(); a != 1 || b != 1 {
-			t.Errorf("during the capture: graph.InProgress %d, sync.CapturesInProgress %d; want 1 and 1", a, b)
+		if a, b := sync.CapturesInProgress(), sync.CapturesInProgress(); a != 1 || b != 1 {
+			t.Errorf("during the capture: sync.CapturesInProgress %d, sync.CapturesInProgress %d; want 1 and 1", a, b)
 		}
 		if !graph.Lease(s, func() {}) {
 			t.Error("Lease did not find the capture in progress")
 		}
-		graph.Postpone(func() { ran <- sync.CapturesInProgress() })
+		sync.Postpone(func() { ran <- sync.CapturesInProgress() })
 		return memset(dev)(s)
 	})
 	testenv.Must(t, err)
@@ -64,15 +64,15 @@ func TestEndCaptureFailureEndsTheRegistration(t *testing.T) {
 	ran := make(chan struct{})
 	testenv.SimFailNext(t, "cuStreamEndCapture", 1, libcuda.CUDA_ERROR_UNKNOWN)
 	_, err := graph.Capture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, func(s libcuda.Stream) error {
-		graph.Postpone(func() { close(ran) })
+		sync.Postpone(func() { close(ran) })
 		return memset(dev)(s)
 	})
 	if !errors.Is(err, libcuda.CUDA_ERROR_UNKNOWN) {
 		t.Fatalf("capture whose end failed: %v, want the injected error", err)
 	}
 	testenv.Recv(t, ran, "work postponed during the failed capture")
-	if n := graph.InProgress(); n != 0 {
-		t.Fatalf("graph.InProgress() = %d after the failed end", n)
+	if n := sync.CapturesInProgress(); n != 0 {
+		t.Fatalf("sync.CapturesInProgress() = %d after the failed end", n)
 	}
 	if m := errs.Messages(); len(m) != 1 {
 		t.Fatalf("logged %q; want the failed end once", m)

@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
 )
 
 // Unregister batches. An unregister waits for all work in flight on the
@@ -73,13 +75,13 @@ func unregister(batch []*registration) {
 	for _, r := range batch {
 		p := r.p
 		done := false
-		err := relaxedIn(r.ctx, func() error {
+		err := sync.RelaxedIn(r.ctx, func() error {
 			if r.kind == allocated {
 				if err := libcuda.MemFreeHost(p); err != nil {
-					return fmt.Errorf("cuMemFreeHost: %w", err)
+					return dl.Failed("", "cuMemFreeHost", err)
 				}
 			} else if err := libcuda.MemHostUnregister(p); err != nil {
-				return fmt.Errorf("cuMemHostUnregister: %w", err)
+				return dl.Failed("", "cuMemHostUnregister", err)
 			}
 			done = true
 			return nil

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/purecuda/purecuda/graph"
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
@@ -149,18 +150,18 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 	}
 	if !goMem {
 		made := false
-		err := relaxedIn(ctx, func() error {
+		err := sync.RelaxedIn(ctx, func() error {
 			if err := libcuda.MemHostAlloc(&p, uint64(n), uint32(libcuda.CU_MEMHOSTALLOC_PORTABLE|libcuda.CU_MEMHOSTALLOC_DEVICEMAP)); err != nil {
-				return fmt.Errorf("cuMemHostAlloc(%d): %w", n, err)
+				return dl.Failed("", fmt.Sprintf("cuMemHostAlloc(%d)", n), err)
 			}
 			made = true
 			return nil
 		})
 		if err != nil {
 			if made { // restoring the thread failed after: free what was allocated
-				err = errors.Join(err, relaxedIn(ctx, func() error {
+				err = errors.Join(err, sync.RelaxedIn(ctx, func() error {
 					if err := libcuda.MemFreeHost(p); err != nil {
-						return fmt.Errorf("cuMemFreeHost: %w", err)
+						return dl.Failed("", "cuMemFreeHost", err)
 					}
 					return nil
 				}))
@@ -178,9 +179,9 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 	regs, err := reg.acquire(st.regs1[:0], ctxKey{ctx, dev.id}, p, n, mode)
 	if err != nil {
 		if !goMem { // no registration owns the allocation
-			err = errors.Join(err, relaxedIn(ctx, func() error {
+			err = errors.Join(err, sync.RelaxedIn(ctx, func() error {
 				if err := libcuda.MemFreeHost(p); err != nil {
-					return fmt.Errorf("hostmem: cuMemFreeHost: %w", err)
+					return dl.Failed("hostmem", "cuMemFreeHost", err)
 				}
 				return nil
 			}))
@@ -192,9 +193,9 @@ func wrap(ctx libcuda.Context, p unsafe.Pointer, n uintptr, goMem bool) (*Buffer
 	if mode != pageable && !dev.hostPointer {
 		// The device maps registered memory elsewhere: ask, and refuse a
 		// range that several registrations cover.
-		err := relaxedIn(ctx, func() error {
+		err := sync.RelaxedIn(ctx, func() error {
 			if err := libcuda.MemHostGetDevicePointer(&st.dptr, p, 0); err != nil {
-				return fmt.Errorf("cuMemHostGetDevicePointer: %w", err)
+				return dl.Failed("", "cuMemHostGetDevicePointer", err)
 			}
 			return nil
 		})
@@ -318,7 +319,7 @@ func (b *Buffer) Use(s libcuda.Stream) error {
 		// (the legacy stream cannot be captured): then the memory is
 		// leased to that capture, as on any other stream.
 		var capturing bool
-		err := withContext(st.ctx, func() (err error) {
+		err := libcuda.WithContext(st.ctx, func() (err error) {
 			capturing, err = sync.Capturing(s)
 			return err
 		})
@@ -332,7 +333,7 @@ func (b *Buffer) Use(s libcuda.Stream) error {
 	// none begins until it is.
 	called := false
 	ran, err := sync.IfNoCapture(func() error {
-		return withContext(st.ctx, func() error {
+		return libcuda.WithContext(st.ctx, func() error {
 			called = true
 			return st.use(s, true)
 		})
@@ -366,7 +367,7 @@ func (st *state) use(s libcuda.Stream, special bool) error {
 	}
 	capturing, err := sync.Capturing(s)
 	if err != nil {
-		err = fmt.Errorf("cuStreamIsCapturing: %w", err)
+		err = dl.Failed("", "cuStreamIsCapturing", err)
 	} else if capturing {
 		return st.leaseOrKeep(s)
 	}
@@ -390,7 +391,7 @@ func (st *state) track(s libcuda.Stream, special bool) error {
 		// The stream's unique id lets the owner order its uses (0: no id,
 		// see queue.go).
 		if err := libcuda.StreamGetId(s, &u.id); err != nil && !errors.Is(err, libcuda.ErrSymbol) {
-			return fmt.Errorf("cuStreamGetId: %w", err)
+			return dl.Failed("", "cuStreamGetId", err)
 		}
 	}
 	i := 0
@@ -414,7 +415,7 @@ func (st *state) track(s libcuda.Stream, special bool) error {
 		st.inUse()
 	}
 	if err := record(&st.uses[i]); err != nil {
-		return fmt.Errorf("cuEventRecord: %w", err)
+		return dl.Failed("", "cuEventRecord", err)
 	}
 	return nil
 }
@@ -521,10 +522,10 @@ func streamContext(s libcuda.Stream, id uint64) (libcuda.Context, uint64, error)
 	}
 	var k ctxKey
 	if err := libcuda.StreamGetCtx(s, &k.ctx); err != nil {
-		return 0, 0, fmt.Errorf("cuStreamGetCtx: %w", err)
+		return 0, 0, dl.Failed("", "cuStreamGetCtx", err)
 	}
 	if err := libcuda.CtxGetId(k.ctx, &k.id); err != nil && !errors.Is(err, libcuda.ErrSymbol) {
-		return 0, 0, fmt.Errorf("cuCtxGetId: %w", err)
+		return 0, 0, dl.Failed("", "cuCtxGetId", err)
 	}
 	if id != 0 {
 		streamContexts.mu.Lock()

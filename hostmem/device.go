@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	gosync "sync"
 
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -37,7 +38,7 @@ const maxDevices = 256
 func deviceOf(ctx libcuda.Context) (deviceInfo, error) {
 	k := ctxKey{ctx: ctx}
 	if err := libcuda.CtxGetId(ctx, &k.id); err != nil && !errors.Is(err, libcuda.ErrSymbol) {
-		return deviceInfo{}, fmt.Errorf("hostmem: context %#x: cuCtxGetId: %w", uintptr(ctx), err)
+		return deviceInfo{}, fmt.Errorf("hostmem: context %#x: %w", uintptr(ctx), dl.Failed("", "cuCtxGetId", err))
 	}
 	devices.mu.Lock()
 	d, ok := devices.m[k]
@@ -46,19 +47,19 @@ func deviceOf(ctx libcuda.Context) (deviceInfo, error) {
 		return d, nil
 	}
 	info := deviceInfo{id: k.id}
-	err := withContext(ctx, func() error {
+	err := libcuda.WithContext(ctx, func() error {
 		var dev libcuda.Device
 		if err := libcuda.CtxGetDevice(&dev); err != nil {
-			return fmt.Errorf("cuCtxGetDevice: %w", err)
+			return dl.Failed("", "cuCtxGetDevice", err)
 		}
 		info.dev = dev
 		var v int32
 		if err := libcuda.DeviceGetAttribute(&v, libcuda.CU_DEVICE_ATTRIBUTE_PAGEABLE_MEMORY_ACCESS, dev); err != nil {
-			return fmt.Errorf("cuDeviceGetAttribute(PAGEABLE_MEMORY_ACCESS): %w", err)
+			return dl.Failed("", "cuDeviceGetAttribute(PAGEABLE_MEMORY_ACCESS)", err)
 		}
 		info.pageable = v != 0
 		if err := libcuda.DeviceGetAttribute(&v, libcuda.CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM, dev); err != nil {
-			return fmt.Errorf("cuDeviceGetAttribute(CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM): %w", err)
+			return dl.Failed("", "cuDeviceGetAttribute(CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM)", err)
 		}
 		info.hostPointer = v != 0
 		// ctx can be the primary context only if that one is active;
@@ -66,18 +67,18 @@ func deviceOf(ctx libcuda.Context) (deviceInfo, error) {
 		var flags uint32
 		var active int32
 		if err := libcuda.DevicePrimaryCtxGetState(dev, &flags, &active); err != nil {
-			return fmt.Errorf("cuDevicePrimaryCtxGetState: %w", err)
+			return dl.Failed("", "cuDevicePrimaryCtxGetState", err)
 		}
 		if active == 0 {
 			return nil
 		}
 		var p libcuda.Context
 		if err := libcuda.DevicePrimaryCtxRetain(&p, dev); err != nil {
-			return fmt.Errorf("cuDevicePrimaryCtxRetain: %w", err)
+			return dl.Failed("", "cuDevicePrimaryCtxRetain", err)
 		}
 		info.primary = p == ctx
 		if err := libcuda.DevicePrimaryCtxRelease(dev); err != nil {
-			return fmt.Errorf("cuDevicePrimaryCtxRelease: %w", err)
+			return dl.Failed("", "cuDevicePrimaryCtxRelease", err)
 		}
 		return nil
 	})
@@ -130,7 +131,7 @@ func holdDevice(ctx libcuda.Context, info deviceInfo) (h hold, err error) {
 	if holds.n[ctx] == 0 {
 		var p libcuda.Context
 		if err := libcuda.DevicePrimaryCtxRetain(&p, info.dev); err != nil {
-			return hold{}, fmt.Errorf("hostmem: cuDevicePrimaryCtxRetain: %w", err)
+			return hold{}, dl.Failed("hostmem", "cuDevicePrimaryCtxRetain", err)
 		}
 		if holds.n == nil {
 			holds.n = make(map[libcuda.Context]int)

@@ -19,46 +19,33 @@
 //
 // # Waiting for the GPU
 //
-// Use records an event on the stream. One background goroutine, running
-// only while releases are pending (and a few milliseconds after), waits
-// for the events of freed buffers. Work on a stream completes in the
-// order it was submitted, so it queries one event per stream at a time
-// (the newest recorded before its previous look) and, once that one has
-// completed, finishes every release recorded before it on that stream;
-// while that one runs, a binary search over the older uses finds those
-// already complete. Each query is a driver call that briefly holds other
-// threads' launches, so it looks at most every millisecond, doubling to
-// 4ms while nothing completes, however fast buffers are freed: a Free
-// does not make it look sooner. A release ends within a few milliseconds
-// of its GPU work. Wait and Drain poll every 10µs while they wait.
-// Streams are told apart by their unique id (cuStreamGetId), never by a
-// handle the driver may reuse; a use on a stream used before makes three
-// driver calls (cuStreamIsCapturing, cuStreamGetId, cuEventRecord).
-//
-// A steady loop of Wrap, Use and Free on memory whose registration is
-// retired makes no register or unregister call, four driver calls a
-// cycle on its own thread (Wrap's cuCtxGetId and Use's three), about one
-// event query and one cuCtxGetId (whether the context still exists) a
-// millisecond on the background goroutine's, and one small allocation a
-// cycle (the Buffer, 32 bytes; its finalizer allocates nothing): the
-// state behind a Buffer is reused once its release has
-// ended (a freed Buffer stays freed), and the background goroutine keeps
-// its scratch space and each stream's room for pending uses from round to
-// round. Each allocated byte brings the garbage collector's next run
-// closer, and its runs hold up other goroutines' driver calls.
+// A release waits for exactly the work that used the buffer: Use records
+// an event on the stream, and one background goroutine, running only
+// while releases are pending, waits for the events of freed buffers,
+// a stream at a time in submission order. It looks at most about once a
+// millisecond, however fast buffers are freed, so a release ends within a
+// few milliseconds of its GPU work; Wait and Drain return once the
+// releases they wait for have. Streams are told apart by their unique id
+// (cuStreamGetId), never by a handle the driver may reuse.
 // Stats.EventQueries and Stats.OwnerWakeups count what the background
-// goroutine does.
+// goroutine does. A steady loop of Wrap, Use and Free allocates one small
+// Buffer a cycle and reuses everything else.
 //
-// # Why retire instead of unregister
+// # Retired registrations
 //
-// Registering costs about 100µs even for one page, and an unregister waits
-// for all work in flight on the device while launches from other threads
-// wait too (measured on an H200: see DESIGN.md). So a retired registration
-// keeps the memory registered and pinned; wrapping memory inside it again
-// revives it at no cost. Retired registrations are unregistered in batches:
-// when their bytes pass SetRetiredLimit's budget, on Trim and Drain, and
-// after a release saw the whole context idle. Only once the unregister has
-// returned is the Go memory unpinned and let go.
+// An unregister waits for all work in flight on the device, and
+// registering costs far more than reusing a registration: so a release
+// that has ended retires its registration instead of unregistering it.
+// The memory stays registered, pinned and referenced; wrapping memory
+// inside it again revives it at no cost. Retired registrations are
+// unregistered in batches: when their bytes pass SetRetiredLimit's
+// budget, on Trim and Drain, and after a release saw the whole context
+// idle. Only once the unregister has returned is the Go memory unpinned
+// and let go. The release is one state machine (wrapped, in use, freed,
+// waiting for the GPU, retired, unregistering, gone; or failed, kept
+// pinned), driven by one owner goroutine; Free, Wait, Trim, Drain and
+// lease releases hand it work, and Wait and Drain return their context's
+// error as soon as it ends, whatever is in flight.
 //
 // # Sharing registrations
 //
@@ -85,29 +72,23 @@
 // makes its lease function once and leases it with graph.LeaseCounted: in
 // a loop of graph.Cached runs whose captures Use the same buffers, the
 // next run's lease stands for the one before, which the update releases
-// at once, without a query of the launches. So a Use inside a capture
-// allocates nothing, and on the stream the capture began on it makes no
-// driver call (on a stream that joined the capture, graph.LeaseCounted
-// asks the driver which capture it is in). Uses
-// that cannot be tracked to a stream (no Use at all, or the legacy or
-// per-thread stream while captures are in progress) need a wait for the
-// whole context, which no capture allows: it is postponed (sync.Postpone)
-// until the captures have ended, and a capture that starts while it runs
-// begins beside it once the wait is inside the driver (see package sync). The releases of one context share one such
-// wait, however many need it. While a use records its event on
-// the legacy or per-thread stream, no capture begins (sync.IfNoCapture).
-// Captures begun directly through the driver cannot be seen.
+// at once, without a query of the launches; a Use inside a capture
+// allocates nothing. Uses that cannot be tracked to a stream (no Use at
+// all, or the legacy or per-thread stream while captures are in progress)
+// need a wait for the whole context, which no capture allows: it is
+// postponed (sync.Postpone) until the captures have ended. While a use
+// records its event on the legacy or per-thread stream, no capture begins
+// (sync.IfNoCapture). Captures begun directly through the driver cannot be
+// seen.
 //
 // # Contexts
 //
 // A buffer's events and registrations belong to its context. When that is
 // a device's primary context, hostmem holds it (cuDevicePrimaryCtxRetain)
 // until the buffer's release and its registrations have ended, so a program
-// may release its own hold early. Completed events are kept for reuse (their
-// creation and destruction take driver locks that other threads' launches
-// wait for); a kept event holds its context too, and Drain lets them go. A
-// context made with cuCtxCreate must
-// outlive the releases of the buffers wrapped in it: destroyed earlier, the
+// may release its own hold early. Completed events are kept for reuse; a
+// kept event holds its context too, and Drain lets them go. A context made
+// with cuCtxCreate must outlive the releases of the buffers wrapped in it: destroyed earlier, the
 // release may fail, logged. The driver drops a context's registrations
 // when it destroys the context, and hostmem, which tells contexts apart by
 // their unique id (cuCtxGetId, never reused) as well as their handle, lets
@@ -118,19 +99,6 @@
 // releases and unregisters fail, their memory stays registered and pinned
 // for good, one error is logged for the context, and Wait and Drain
 // return.
-//
-// # The release
-//
-// A release is one state machine: wrapped, in use, freed, waiting for the
-// GPU, retired (the registration unused, kept for a later wrap of the same
-// memory), unregistering (in a batch), gone; or failed, kept pinned. One
-// owner goroutine drives every release after Free: it waits for the uses'
-// events, runs the context-wide waits and starts the unregister batches,
-// one at a time, each on a goroutine of its own. Free, Wait, Trim, Drain
-// and lease releases hand it work through a small locked inbox, and no
-// lock of it is held across a driver call. It runs while it has work.
-// Wait and Drain return their context's error as soon as it ends, whatever
-// is in flight (an unregister goes on in the background).
 //
 // # Failures
 //
@@ -167,8 +135,7 @@
 // Kernels are the only users that may cross the boundary: the driver's own
 // copies and memsets (cuMemcpy*, cuMemsetD*) check that their range lies in
 // one registration and return CUDA_ERROR_INVALID_VALUE for a Buffer that
-// spans two (measured on the H200, driver 580; the simulator answers the
-// same). Buffer.Segment tells how far from an offset one registration
+// spans two. Buffer.Segment tells how far from an offset one registration
 // goes, so that a copy can be made one segment at a time; package cuda's
 // copies of a Buffer do that by themselves. Otherwise Drain or Trim before
 // wrapping a range that straddles a retired registration.
@@ -176,6 +143,5 @@
 // # Garbage collection
 //
 // A Buffer that becomes unreachable without Free is released the same way:
-// its finalizer (runtime.SetFinalizer, which unlike runtime.AddCleanup
-// allocates nothing) only hands its release to the owner.
+// its finalizer only hands its release to the background goroutine.
 package hostmem

@@ -5,7 +5,9 @@ import (
 	"log/slog"
 	gosync "sync"
 
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
 )
 
 // Events mark the end of a buffer's uses. Creating and destroying them
@@ -49,9 +51,9 @@ func getEvent(k ctxKey) (ev libcuda.Event, h hold, err error) {
 		return 0, hold{}, err
 	}
 	made := false
-	err = withContext(ctx, func() error {
+	err = libcuda.WithContext(ctx, func() error {
 		if err := libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
-			return fmt.Errorf("cuEventCreate: %w", err)
+			return dl.Failed("", "cuEventCreate", err)
 		}
 		made = true
 		return nil
@@ -104,7 +106,7 @@ func flushEvents() {
 	pool.mu.Unlock()
 	for k, evs := range free {
 		// One switch of context and capture mode for all of its events.
-		err := relaxedIn(k.ctx, func() error {
+		err := sync.RelaxedIn(k.ctx, func() error {
 			for _, p := range evs {
 				if err := libcuda.EventDestroy(p.ev); err != nil {
 					slog.Warn("hostmem: destroying an event: cuEventDestroy", "event", fmt.Sprintf("%#x", uintptr(p.ev)), "err", err)

@@ -402,7 +402,7 @@ func TestFailedContextWaitIsLoggedOnceForAllItsReleases(t *testing.T) {
 	drainOnly(t)
 	before := hostmem.ReadStats()
 	const n = 10
-	leave := sync.EnterCapture() // the context waits are postponed meanwhile
+	leave := sync.StartCapture().End // the context waits are postponed meanwhile
 	mem := make([]byte, n*4096)
 	for i := range n {
 		b, err := hostmem.Wrap(cu, mem[i*4096:][:4096])

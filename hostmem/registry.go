@@ -7,7 +7,9 @@ import (
 	gosync "sync"
 	"unsafe"
 
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
 )
 
 // kind says who made a registration and how it ends.
@@ -285,9 +287,9 @@ func (g *registry) register(key ctxKey, p unsafe.Pointer, n uintptr, mode kind) 
 	r := &registration{p: p, start: uintptr(p), end: uintptr(p) + n, kind: mode, ctx: ctx, ctxID: key.id, hold: h, refs: 1, phase: phaseInUse}
 	if mode == registered {
 		made := false
-		err := relaxedIn(ctx, func() error {
+		err := sync.RelaxedIn(ctx, func() error {
 			if err := libcuda.MemHostRegister(p, uint64(n), uint32(libcuda.CU_MEMHOSTREGISTER_PORTABLE|libcuda.CU_MEMHOSTREGISTER_DEVICEMAP)); err != nil {
-				return fmt.Errorf("cuMemHostRegister: %w", err)
+				return dl.Failed("", "cuMemHostRegister", err)
 			}
 			made = true
 			return nil
@@ -319,7 +321,7 @@ func (g *registry) register(key ctxKey, p unsafe.Pointer, n uintptr, mode kind) 
 // someone else: the driver knows flags for its first and last byte.
 func registeredElsewhere(ctx libcuda.Context, p unsafe.Pointer, n uintptr) bool {
 	var flags uint32
-	return relaxedIn(ctx, func() error {
+	return sync.RelaxedIn(ctx, func() error {
 		if err := libcuda.MemHostGetFlags(&flags, p); err != nil {
 			return err
 		}

@@ -78,7 +78,7 @@ func TestUseDuringAnotherCaptureOfAStreamNotCapturedIsTracked(t *testing.T) {
 	gr, err := graph.Capture(captured, graph.DefaultMode, func(s libcuda.Stream) error {
 		var uerr error
 		testenv.Recv(t, testenv.Go(func() { uerr = b.Use(other) }), "a Use on another goroutine during the capture")
-		graphs = graph.InProgress()
+		graphs = sync.CapturesInProgress()
 		if uerr != nil {
 			return uerr
 		}

@@ -8,6 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/purecuda/purecuda/internal/dl"
 )
 
 //go:embed testdata/abi.c
@@ -16,7 +18,7 @@ var abiSource []byte
 // abiLibrary compiles testdata/abi.c into a shared library with the system
 // C compiler and opens it, so the trampoline is checked against the
 // system's C calling convention.
-func abiLibrary(t testing.TB) library {
+func abiLibrary(t testing.TB) dl.Library {
 	t.Helper()
 	cc := ""
 	for _, c := range []string{os.Getenv("CC"), "cc", "gcc", "clang"} {
@@ -40,10 +42,10 @@ func abiLibrary(t testing.TB) library {
 	if err != nil {
 		t.Fatalf("building the ABI fixture: %v\n%s", err, out)
 	}
-	lib, _, tried := openLibraryAt(so)
-	if lib == nil {
-		t.Fatalf("opening %s: %v", so, tried)
+	lib, err := dl.OpenLibrary(so)
+	if err != nil {
+		t.Fatalf("opening %s: %v", so, err)
 	}
-	t.Cleanup(lib.close)
+	t.Cleanup(lib.Close)
 	return lib
 }

@@ -6,11 +6,16 @@ import (
 	"math"
 	"testing"
 	"unsafe"
+
+	"github.com/purecuda/purecuda/internal/dl"
 )
 
-func mustSym(t testing.TB, lib library, name string) uintptr {
+// maxArgWords is the most arguments a call can pass.
+const maxArgWords = dl.MaxArgWords
+
+func mustSym(t testing.TB, lib dl.Library, name string) uintptr {
 	t.Helper()
-	a, ok := lib.sym(name)
+	a, ok := lib.Sym(name)
 	if !ok {
 		t.Fatalf("no symbol %s", name)
 	}

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"golang.org/x/sys/windows"
+	"github.com/purecuda/purecuda/internal/dl"
 )
 
 // envABIDLL names the environment variable that gives the path of
@@ -18,7 +18,7 @@ const envABIDLL = "PURECUDA_ABI_DLL"
 // trampoline is checked against the Windows x64 calling convention. Without
 // it the tests skip, unless PURECUDA_REQUIRE_SIM=1 (as in CI) makes that a
 // failure.
-func abiLibrary(t testing.TB) library {
+func abiLibrary(t testing.TB) dl.Library {
 	t.Helper()
 	p := os.Getenv(envABIDLL)
 	if p == "" {
@@ -27,11 +27,10 @@ func abiLibrary(t testing.TB) library {
 		}
 		t.Skip(envABIDLL + " is not set: build testdata/abi.c as a DLL with mingw-w64 (see .ci/windows-wine)")
 	}
-	h, err := windows.LoadLibraryEx(p, 0, windows.LOAD_WITH_ALTERED_SEARCH_PATH)
+	lib, err := dl.OpenLibrary(p)
 	if err != nil {
 		t.Fatalf("loading %s: %v", p, err)
 	}
-	lib := dllLibrary(h)
-	t.Cleanup(lib.close)
+	t.Cleanup(lib.Close)
 	return lib
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+
+	"github.com/purecuda/purecuda/internal/dl"
 )
 
 // WithContext runs f on a locked OS thread with ctx current and afterwards
@@ -13,6 +15,9 @@ import (
 // the current context belongs inside WithContext (or under the caller's own
 // runtime.LockOSThread).
 //
+// It is the one such helper of this module: packages sync, graph and
+// hostmem run their calls in a context through it.
+//
 // f's error comes back as f returned it. A failure of WithContext's own
 // calls names the call (and matches the Result with errors.Is); a failure
 // to restore the previous context is joined to f's error.
@@ -21,15 +26,15 @@ func WithContext(ctx Context, f func() error) (err error) {
 	defer runtime.UnlockOSThread()
 	var prev Context
 	if err := CtxGetCurrent(&prev); err != nil {
-		return fmt.Errorf("cuCtxGetCurrent: %w", err)
+		return dl.Failed("", "cuCtxGetCurrent", err)
 	}
 	if prev != ctx {
 		if err := CtxSetCurrent(ctx); err != nil {
-			return fmt.Errorf("cuCtxSetCurrent: %w", err)
+			return dl.Failed("", "cuCtxSetCurrent", err)
 		}
 		defer func() {
 			if rerr := CtxSetCurrent(prev); rerr != nil {
-				err = errors.Join(err, fmt.Errorf("cuCtxSetCurrent (restoring the thread's context): %w", rerr))
+				err = errors.Join(err, fmt.Errorf("restoring the thread's context: %w", dl.Failed("", "cuCtxSetCurrent", rerr)))
 			}
 		}()
 	}

@@ -47,8 +47,8 @@
 // A call from Go into C normally goes through the runtime's system-call
 // bookkeeping (runtime.cgocall), so that a call that blocks gives up its
 // processor (the runtime's P) and never holds up the garbage collector.
-// That costs about 40 ns a call, and beside a driver call that takes
-// microseconds it costs more, in what it does to the caches. The entry
+// That costs tens of nanoseconds a call, and beside a driver call that
+// takes microseconds it costs more, in what it does to the caches. The entry
 // points that return without waiting, neither for the GPU nor for Go code,
 // are made as pinned calls instead: the calling goroutine keeps its P, and
 // the C code runs on a stack that the package keeps for that P. These are

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"unsafe"
+
+	"github.com/purecuda/purecuda/internal/dl"
 )
 
 // LoadModule loads a PTX or cubin image into the current context
@@ -21,7 +23,7 @@ func LoadModule(image []byte) (Module, error) {
 	}
 	var m Module
 	if err := ModuleLoadData(&m, unsafe.Pointer(&image[0])); err != nil {
-		return 0, fmt.Errorf("libcuda: cuModuleLoadData: %w", err)
+		return 0, dl.Failed("libcuda", "cuModuleLoadData", err)
 	}
 	return m, nil
 }
@@ -51,7 +53,7 @@ func (m Module) Function(name string) (Func, error) {
 	cname := append([]byte(name), 0)
 	var f Function
 	if err := ModuleGetFunction(&f, m, &cname[0]); err != nil {
-		return Func{}, fmt.Errorf("libcuda: cuModuleGetFunction(%q): %w", name, err)
+		return Func{}, dl.Failed("libcuda", fmt.Sprintf("cuModuleGetFunction(%q)", name), err)
 	}
 	params, err := FuncParams(f)
 	if err != nil && !errors.Is(err, ErrSymbol) {
@@ -192,7 +194,7 @@ func FuncParams(f Function) ([]ParamInfo, error) {
 			return params, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("cuFuncGetParamInfo(%d): %w", i, err)
+			return nil, fmt.Errorf("libcuda: FuncParams: parameter %d: %w", i, dl.Failed("", "cuFuncGetParamInfo", err))
 		}
 		params = append(params, ParamInfo{Offset: uintptr(off), Size: uintptr(size)})
 	}

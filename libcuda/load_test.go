@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/purecuda/purecuda/internal/dl"
 )
 
 func TestLoadErrorNamesEveryPlaceTriedAndTheVariable(t *testing.T) {
@@ -25,12 +27,12 @@ func TestLoadErrorNamesEveryPlaceTriedAndTheVariable(t *testing.T) {
 // fakeLibrary is a library with a fixed symbol table.
 type fakeLibrary map[string]uintptr
 
-func (l fakeLibrary) sym(name string) (uintptr, bool) { a, ok := l[name]; return a, ok }
-func (l fakeLibrary) close()                          {}
+func (l fakeLibrary) Sym(name string) (uintptr, bool) { a, ok := l[name]; return a, ok }
+func (l fakeLibrary) Close()                          {}
 
 // lookupErr is d.lookup with its two kinds of failure as one error.
-func lookupErr(d *driver, p *proc) (uintptr, error) {
-	a, missing, err := d.lookup(p)
+func lookupErr(d *dl.Opened, p *proc) (uintptr, error) {
+	a, missing, err := lookup(d, p)
 	if missing != nil {
 		return a, missing
 	}
@@ -38,7 +40,7 @@ func lookupErr(d *driver, p *proc) (uintptr, error) {
 }
 
 func TestLookupRefusesABINewerThanTheDriver(t *testing.T) {
-	d := &driver{lib: fakeLibrary{"cuNew_v2": 0x1234}, version: 12040}
+	d := &dl.Opened{Lib: fakeLibrary{"cuNew_v2": 0x1234}, Version: 12040}
 	_, err := lookupErr(d, &proc{name: "cuNew", symbol: "cuNew_v2", version: 12050})
 	var se *SymbolError
 	if !errors.As(err, &se) || se.Missing || se.Symbol != "cuNew_v2" || se.Version != 12050 || se.Driver != 12040 {
@@ -53,7 +55,7 @@ func TestLookupRefusesABINewerThanTheDriver(t *testing.T) {
 }
 
 func TestLookupFallsBackToVersionedSymbolWithoutGetProcAddress(t *testing.T) {
-	d := &driver{lib: fakeLibrary{"cuThing_v3": 0x1234}, version: 11040}
+	d := &dl.Opened{Lib: fakeLibrary{"cuThing_v3": 0x1234}, Version: 11040}
 	a, err := lookupErr(d, &proc{name: "cuThing", symbol: "cuThing_v3", version: 11030})
 	if err != nil || a != 0x1234 {
 		t.Fatalf("lookup = %#x, %v; want 0x1234", a, err)
@@ -72,16 +74,10 @@ func TestLookupFallsBackToVersionedSymbolWithoutGetProcAddress(t *testing.T) {
 // driver could be loaded: TestMain has loaded the simulator or the driver.
 func withoutDriver(t *testing.T) {
 	t.Helper()
-	loadMu.Lock()
-	saved, savedErr := loaded.Swap(nil), loadErr
-	loadErr = &LoadError{Tried: []Attempt{{Path: "nowhere", Err: errors.New("absent")}}}
-	loadMu.Unlock()
-	t.Cleanup(func() {
-		loadMu.Lock()
-		loaded.Store(saved)
-		loadErr = savedErr
-		loadMu.Unlock()
-	})
+	saved := lazy.Loaded()
+	lazy.Store(nil)
+	lazy.SetFailure(&LoadError{Tried: []Attempt{{Path: "nowhere", Err: errors.New("absent")}}})
+	t.Cleanup(func() { lazy.Store(saved) })
 }
 
 func TestProcWithoutDriverReturnsLoadErrorAndNoPanic(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/windows"
+
+	"github.com/purecuda/purecuda/internal/dl"
 )
 
 // envSystem32Nvcuda, set to 1, says that the system directory holds an
@@ -45,31 +47,36 @@ func TestLoadTakesNvcudaFromSystem32Only(t *testing.T) {
 	defer os.Remove(decoy)
 	t.Setenv(EnvLibrary, "")
 
-	lib, path, tried := openLibrary()
-	if lib == nil {
-		t.Fatalf("nvcuda.dll not loaded: %v", tried)
-	}
-	defer lib.close()
-	if path != defaultLibraryName {
-		t.Errorf("path %q, want %q", path, defaultLibraryName)
-	}
-	var buf [windows.MAX_LONG_PATH]uint16
-	n, err := windows.GetModuleFileName(windows.Handle(lib.(dllLibrary)), &buf[0], uint32(len(buf)))
+	d, err := open(os.Getenv)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("nvcuda.dll not loaded: %v", err)
 	}
-	file := windows.UTF16ToString(buf[:n])
+	lib := d.Lib
+	defer lib.Close()
 	sys, err := windows.GetSystemDirectory()
 	if err != nil {
 		t.Fatal(err)
 	}
+	if want := filepath.Join(sys, "nvcuda.dll"); !strings.EqualFold(d.Path, want) {
+		t.Errorf("path %q, want %q", d.Path, want)
+	}
+	h, ok := dl.Handle(lib)
+	if !ok {
+		t.Fatalf("%T is no DLL", lib)
+	}
+	var buf [windows.MAX_LONG_PATH]uint16
+	n, err := windows.GetModuleFileName(h, &buf[0], uint32(len(buf)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := windows.UTF16ToString(buf[:n])
 	if !strings.EqualFold(filepath.Dir(file), sys) {
 		t.Errorf("loaded %s, want the one in %s", file, sys)
 	}
-	if _, ok := lib.sym("abi_args"); ok {
+	if _, ok := lib.Sym("abi_args"); ok {
 		t.Error("the decoy beside the executable was loaded")
 	}
-	if _, ok := lib.sym("cuGetProcAddress_v2"); !ok {
+	if _, ok := lib.Sym("cuGetProcAddress_v2"); !ok {
 		t.Error("the module loaded has no cuGetProcAddress_v2")
 	}
 }

@@ -8,8 +8,8 @@ import "errors"
 // package and in those built on it (sync, graph, hostmem, cuda).
 //
 // A context that returned one is lost, and so is its device for this
-// process: measured on an H200 (driver 580), after an illegal address or a
-// trap every call in the context fails with the same Result (queries of
+// process: after an illegal address or a trap every call in the context
+// fails with the same Result (queries of
 // other, idle streams and of events that completed before the fault,
 // allocations, launches, copies, stream creation, unregisters), only
 // cuCtxGetCurrent still succeeds, and cuDevicePrimaryCtxReset returns

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/purecuda/purecuda/internal/dl"
 )
 
 // proc is one driver entry point. The generated wrappers hold one each and
@@ -42,7 +44,7 @@ func (p *proc) fn() (uintptr, error) {
 // missing symbol (cuGetProcAddress_v2 itself returned an error) is not
 // remembered: the next call tries again.
 func (p *proc) resolve() (uintptr, error) {
-	d, err := driverOrLoad()
+	d, err := lazy.Get()
 	if err != nil {
 		return 0, err
 	}
@@ -50,7 +52,7 @@ func (p *proc) resolve() (uintptr, error) {
 	a, missing := p.addr, p.missing
 	var lerr error
 	if a == 0 && missing == nil {
-		a, missing, lerr = d.lookup(p)
+		a, missing, lerr = lookup(d, p)
 		if a != 0 {
 			atomic.StoreUintptr(&p.addr, a)
 		}
@@ -90,24 +92,25 @@ const (
 	procAddressLegacyStream = 1
 )
 
-// lookup finds p's address in the loaded driver: the address, or the
+// lookup finds p's address in the loaded driver d: the address, or the
 // SymbolError that says the driver lacks it, or the error of
 // cuGetProcAddress_v2 itself. It runs under resolveMu and so formats
 // nothing: a ProcAddressError is formatted when its Error method is called.
-func (d *driver) lookup(p *proc) (uintptr, *SymbolError, error) {
-	if int(p.version) > d.version {
-		return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.version}, nil
+func lookup(d *dl.Opened, p *proc) (uintptr, *SymbolError, error) {
+	if int(p.version) > d.Version {
+		return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.Version}, nil
 	}
-	if d.getProcAddress == 0 {
-		a, ok := d.sym(p.symbol)
+	getProcAddress, _ := d.Lib.Sym("cuGetProcAddress_v2")
+	if getProcAddress == 0 {
+		a, ok := d.Lib.Sym(p.symbol)
 		if !ok {
-			return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.version, Missing: true}, nil
+			return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.Version, Missing: true}, nil
 		}
 		return a, nil, nil
 	}
 	var name [128]byte // base names are short; a longer one is no entry point
 	if len(p.name) >= len(name) {
-		return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.version, Missing: true}, nil
+		return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.Version, Missing: true}, nil
 	}
 	copy(name[:], p.name)
 	var addr uintptr
@@ -121,16 +124,16 @@ func (d *driver) lookup(p *proc) (uintptr, *SymbolError, error) {
 		a4 unsafe.Pointer // CUdriverProcAddressQueryResult *symbolStatus
 		_  [3]uintptr
 	}
-	f.fn, f.n = d.getProcAddress, 5
+	f.fn, f.n = getProcAddress, 5
 	f.a0, f.a1, f.a2, f.a3, f.a4 = unsafe.Pointer(&name[0]), unsafe.Pointer(&addr), uintptr(p.version), procAddressLegacyStream, unsafe.Pointer(&status)
 	call(&f.frame)
 	switch r := Result(int32(f.r)); {
 	case r != CUDA_SUCCESS:
 		return 0, nil, &ProcAddressError{Name: p.name, Version: int(p.version), Result: r}
 	case status == procStatusVersionTooLow:
-		return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.version}, nil
+		return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.Version}, nil
 	case status != procStatusSuccess || addr == 0:
-		return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.version, Missing: true}, nil
+		return 0, &SymbolError{Symbol: p.symbol, Version: int(p.version), Driver: d.Version, Missing: true}, nil
 	}
 	return addr, nil, nil
 }
@@ -174,6 +177,25 @@ func (e *SymbolError) Error() string {
 // catches every SymbolError.
 func (e *SymbolError) Is(target error) bool { return target == ErrSymbol }
 
+// DriverInfo describes the loaded driver library.
+type DriverInfo struct {
+	Path    string // as it was opened
+	Version int    // cuDriverGetVersion, e.g. 13000 for CUDA 13.0
+	// ProcAddress is true when the driver has cuGetProcAddress_v2 and
+	// entry points are resolved through it.
+	ProcAddress bool
+}
+
+// Loaded describes the loaded driver library; ok is false when none is.
+func Loaded() (lib DriverInfo, ok bool) {
+	d := lazy.Loaded()
+	if d == nil {
+		return DriverInfo{}, false
+	}
+	_, gpa := d.Lib.Sym("cuGetProcAddress_v2")
+	return DriverInfo{Path: d.Path, Version: d.Version, ProcAddress: gpa}, true
+}
+
 // FormatVersion writes a CUDA version number such as 12050 as "12.5".
 func FormatVersion(v int) string {
 	if v%10 != 0 {
@@ -185,7 +207,7 @@ func FormatVersion(v int) string {
 // Symbols lists every entry point of the binding with what the loaded
 // driver says about it, resolving each one (and loading the driver).
 func Symbols() ([]SymbolInfo, error) {
-	if _, err := driverOrLoad(); err != nil {
+	if _, err := lazy.Get(); err != nil {
 		return nil, err
 	}
 	out := make([]SymbolInfo, len(procs))

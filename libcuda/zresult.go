@@ -154,7 +154,7 @@ func (r Result) Description() string {
 	if v, ok := descriptions.Load(r); ok {
 		return v.(string)
 	}
-	if loaded.Load() == nil {
+	if lazy.Loaded() == nil {
 		return ""
 	}
 	var p *byte

@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"unsafe"
+
+	"github.com/purecuda/purecuda/internal/dl"
 )
 
 // Input is one piece of a link: its kind, a name for the logs, and its
@@ -108,12 +110,12 @@ func Link(arch string, inputs []Input, options ...string) (*Output, error) {
 	var h Handle
 	if err := Create(&h, uint32(len(copts)), &copts[0]); err != nil {
 		runtime.KeepAlive(copts)
-		return nil, fmt.Errorf("nvjitlink: nvJitLinkCreate(%s): %w", strings.Join(opts, " "), err)
+		return nil, dl.Failed("nvjitlink", fmt.Sprintf("nvJitLinkCreate(%s)", strings.Join(opts, " ")), err)
 	}
 	runtime.KeepAlive(copts)
 	out, err := link(h, inputs)
 	if derr := Destroy(&h); derr != nil {
-		err = errors.Join(err, fmt.Errorf("nvjitlink: nvJitLinkDestroy: %w", derr))
+		err = errors.Join(err, dl.Failed("nvjitlink", "nvJitLinkDestroy", derr))
 	}
 	return out, err
 }
@@ -143,14 +145,14 @@ func link(h Handle, inputs []Input) (*Output, error) {
 	}
 	var n uint64
 	if err := GetLinkedCubinSize(h, &n); err != nil {
-		return nil, fmt.Errorf("nvjitlink: nvJitLinkGetLinkedCubinSize: %w", err)
+		return nil, dl.Failed("nvjitlink", "nvJitLinkGetLinkedCubinSize", err)
 	}
 	if n == 0 {
 		return nil, errors.New("nvjitlink: nvJitLinkGetLinkedCubinSize: empty cubin")
 	}
 	cubin := make([]byte, n)
 	if err := GetLinkedCubin(h, unsafe.Pointer(&cubin[0])); err != nil {
-		return nil, fmt.Errorf("nvjitlink: nvJitLinkGetLinkedCubin: %w", err)
+		return nil, dl.Failed("nvjitlink", "nvJitLinkGetLinkedCubin", err)
 	}
 	info, err := readLog(h, GetInfoLogSize, GetInfoLog)
 	if err != nil {

@@ -4,22 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
-
-	"github.com/purecuda/purecuda/internal/testenv"
 )
-
-// The search follows $CUDA_PATH, conda and pip's nvidia/cu13/lib and
-// nvidia/nvjitlink/lib, after the names through the loader.
-func TestSearchPlacesFollowToolkitCondaAndPip(t *testing.T) { testenv.CheckSearch(t, search) }
-
-// A path in the variable is the only place tried; a library there that
-// is not nvJitLink 13 is refused, and the error names the variable.
-func TestTheVariableIsTheOnlyPlaceTried(t *testing.T) {
-	testenv.CheckVariableOnly(t, search, ErrNoLibrary, func(getenv func(string) string) error {
-		_, err := open(getenv)
-		return err
-	}, "__nvJitLinkCreate_13_0")
-}
 
 // Result is an error with the C name, and errors.Is compares it; a failed
 // Result returned by a wrapper is boxed once.

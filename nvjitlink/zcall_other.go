@@ -5,7 +5,7 @@
 
 package nvjitlink
 
-// On other systems no library can be loaded, so every wrapper returns
-// the load error before it reaches call. This stub only keeps the package
+// On other systems no library can be loaded, so every wrapper returns the
+// load error before it reaches call. This stub only keeps the package
 // building.
 func call(f *frame) { f.r = uintptr(NVJITLINK_ERROR_INTERNAL) }

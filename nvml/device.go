@@ -3,13 +3,9 @@ package nvml
 import (
 	"errors"
 	"fmt"
-)
 
-// callErr names the NVML call that failed; errors.Is still reaches the
-// Return (or the *SymbolError, the *LoadError) underneath.
-func callErr(call string, err error) error {
-	return fmt.Errorf("nvml: %s: %w", call, err)
-}
+	"github.com/purecuda/purecuda/internal/dl"
+)
 
 // missing reports whether err says the loaded library lacks the entry
 // point: it is too old for it.
@@ -25,7 +21,7 @@ func missing(err error) bool {
 func Devices() ([]Device, error) {
 	var n uint32
 	if err := DeviceGetCount(&n); err != nil {
-		return nil, callErr("nvmlDeviceGetCount_v2", err)
+		return nil, dl.Failed("nvml", "nvmlDeviceGetCount_v2", err)
 	}
 	devs := make([]Device, 0, n)
 	for i := range n {
@@ -46,7 +42,7 @@ func DeviceByIndex(index int) (Device, error) {
 	}
 	var d Device
 	if err := DeviceGetHandleByIndex(uint32(index), &d); err != nil {
-		return 0, callErr("nvmlDeviceGetHandleByIndex_v2", err)
+		return 0, dl.Failed("nvml", "nvmlDeviceGetHandleByIndex_v2", err)
 	}
 	return d, nil
 }
@@ -61,7 +57,7 @@ func DeviceByUUID(uuid string) (Device, error) {
 	}
 	var d Device
 	if err := DeviceGetHandleByUUID(&b[0], &d); err != nil {
-		return 0, callErr("nvmlDeviceGetHandleByUUID", err)
+		return 0, dl.Failed("nvml", "nvmlDeviceGetHandleByUUID", err)
 	}
 	return d, nil
 }
@@ -76,7 +72,7 @@ func DeviceByPCIBusID(busID string) (Device, error) {
 	}
 	var d Device
 	if err := DeviceGetHandleByPciBusId(&b[0], &d); err != nil {
-		return 0, callErr("nvmlDeviceGetHandleByPciBusId_v2", err)
+		return 0, dl.Failed("nvml", "nvmlDeviceGetHandleByPciBusId_v2", err)
 	}
 	return d, nil
 }
@@ -102,7 +98,7 @@ func cBytes(s string) ([]byte, error) {
 func text(call string, size int, f func(*byte, uint32) error) (string, error) {
 	b := make([]byte, size)
 	if err := f(&b[0], uint32(size)); err != nil {
-		return "", callErr(call, err)
+		return "", dl.Failed("nvml", call, err)
 	}
 	return cString(b), nil
 }
@@ -135,7 +131,7 @@ type PCI struct {
 func (d Device) PCI() (PCI, error) {
 	var p PciInfo
 	if err := DeviceGetPciInfo(d, &p); err != nil {
-		return PCI{}, callErr("nvmlDeviceGetPciInfo_v3", err)
+		return PCI{}, dl.Failed("nvml", "nvmlDeviceGetPciInfo_v3", err)
 	}
 	return PCI{BusID: cString(p.BusId[:]), Domain: p.Domain, Bus: p.Bus, Device: p.Device,
 		DeviceID: p.PciDeviceId, SubsystemID: p.PciSubSystemId}, nil
@@ -153,7 +149,7 @@ func (d Device) PCIBusID() (string, error) {
 func (d Device) Index() (int, error) {
 	var i uint32
 	if err := DeviceGetIndex(d, &i); err != nil {
-		return 0, callErr("nvmlDeviceGetIndex", err)
+		return 0, dl.Failed("nvml", "nvmlDeviceGetIndex", err)
 	}
 	return int(i), nil
 }
@@ -163,7 +159,7 @@ func (d Device) Index() (int, error) {
 func (d Device) MinorNumber() (int, error) {
 	var n uint32
 	if err := DeviceGetMinorNumber(d, &n); err != nil {
-		return 0, callErr("nvmlDeviceGetMinorNumber", err)
+		return 0, dl.Failed("nvml", "nvmlDeviceGetMinorNumber", err)
 	}
 	return int(n), nil
 }
@@ -187,11 +183,11 @@ func (d Device) Memory() (MemoryInfo, error) {
 		return MemoryInfo{Total: m.Total, Free: m.Free, Used: m.Used, Reserved: m.Reserved}, nil
 	}
 	if !missing(err) {
-		return MemoryInfo{}, callErr("nvmlDeviceGetMemoryInfo_v2", err)
+		return MemoryInfo{}, dl.Failed("nvml", "nvmlDeviceGetMemoryInfo_v2", err)
 	}
 	var m1 Memory
 	if err := DeviceGetMemoryInfo(d, &m1); err != nil {
-		return MemoryInfo{}, callErr("nvmlDeviceGetMemoryInfo", err)
+		return MemoryInfo{}, dl.Failed("nvml", "nvmlDeviceGetMemoryInfo", err)
 	}
 	return MemoryInfo{Total: m1.Total, Free: m1.Free, Used: m1.Used}, nil
 }
@@ -206,7 +202,7 @@ type UtilizationRates struct {
 func (d Device) Utilization() (UtilizationRates, error) {
 	var u Utilization
 	if err := DeviceGetUtilizationRates(d, &u); err != nil {
-		return UtilizationRates{}, callErr("nvmlDeviceGetUtilizationRates", err)
+		return UtilizationRates{}, dl.Failed("nvml", "nvmlDeviceGetUtilizationRates", err)
 	}
 	return UtilizationRates{GPU: u.Gpu, Memory: u.Memory}, nil
 }
@@ -221,11 +217,11 @@ func (d Device) Temperature() (int, error) {
 		return int(t.Temperature), nil
 	}
 	if !missing(err) {
-		return 0, callErr("nvmlDeviceGetTemperatureV", err)
+		return 0, dl.Failed("nvml", "nvmlDeviceGetTemperatureV", err)
 	}
 	var c uint32
 	if err := DeviceGetTemperature(d, NVML_TEMPERATURE_GPU, &c); err != nil {
-		return 0, callErr("nvmlDeviceGetTemperature", err)
+		return 0, dl.Failed("nvml", "nvmlDeviceGetTemperature", err)
 	}
 	return int(c), nil
 }
@@ -236,7 +232,7 @@ func (d Device) Temperature() (int, error) {
 func (d Device) TemperatureThreshold(kind TemperatureThresholds) (int, error) {
 	var c uint32
 	if err := DeviceGetTemperatureThreshold(d, kind, &c); err != nil {
-		return 0, callErr("nvmlDeviceGetTemperatureThreshold", err)
+		return 0, dl.Failed("nvml", "nvmlDeviceGetTemperatureThreshold", err)
 	}
 	return int(c), nil
 }
@@ -245,7 +241,7 @@ func (d Device) TemperatureThreshold(kind TemperatureThresholds) (int, error) {
 func uintCall(call string, f func(*uint32) error) (uint32, error) {
 	var v uint32
 	if err := f(&v); err != nil {
-		return 0, callErr(call, err)
+		return 0, dl.Failed("nvml", call, err)
 	}
 	return v, nil
 }
@@ -266,7 +262,7 @@ func (d Device) PowerLimit() (uint32, error) {
 func (d Device) Energy() (uint64, error) {
 	var e uint64
 	if err := DeviceGetTotalEnergyConsumption(d, &e); err != nil {
-		return 0, callErr("nvmlDeviceGetTotalEnergyConsumption", err)
+		return 0, dl.Failed("nvml", "nvmlDeviceGetTotalEnergyConsumption", err)
 	}
 	return e, nil
 }
@@ -293,7 +289,7 @@ func (d Device) FanSpeed() (uint32, error) {
 func (d Device) PerformanceState() (Pstates, error) {
 	var p Pstates
 	if err := DeviceGetPerformanceState(d, &p); err != nil {
-		return NVML_PSTATE_UNKNOWN, callErr("nvmlDeviceGetPerformanceState", err)
+		return NVML_PSTATE_UNKNOWN, dl.Failed("nvml", "nvmlDeviceGetPerformanceState", err)
 	}
 	return p, nil
 }
@@ -303,7 +299,7 @@ func (d Device) PerformanceState() (Pstates, error) {
 func (d Device) ECCMode() (current, pending bool, err error) {
 	var c, p EnableState
 	if err := DeviceGetEccMode(d, &c, &p); err != nil {
-		return false, false, callErr("nvmlDeviceGetEccMode", err)
+		return false, false, dl.Failed("nvml", "nvmlDeviceGetEccMode", err)
 	}
 	return c == NVML_FEATURE_ENABLED, p == NVML_FEATURE_ENABLED, nil
 }
@@ -314,7 +310,7 @@ func (d Device) ECCMode() (current, pending bool, err error) {
 func (d Device) ECCErrors(kind MemoryErrorType, counter EccCounterType) (uint64, error) {
 	var n uint64
 	if err := DeviceGetTotalEccErrors(d, kind, counter, &n); err != nil {
-		return 0, callErr("nvmlDeviceGetTotalEccErrors", err)
+		return 0, dl.Failed("nvml", "nvmlDeviceGetTotalEccErrors", err)
 	}
 	return n, nil
 }
@@ -365,7 +361,7 @@ func processes(call string, f func(*uint32, *ProcessInfo) error) ([]Process, err
 			continue
 		}
 		if err != nil {
-			return nil, callErr(call, err)
+			return nil, dl.Failed("nvml", call, err)
 		}
 		if int(n) > len(buf) {
 			return nil, fmt.Errorf("nvml: %s: reported %d processes for a buffer of %d", call, n, len(buf))
@@ -386,7 +382,7 @@ func processes(call string, f func(*uint32, *ProcessInfo) error) ([]Process, err
 func (d Device) ClocksEventReasons() (uint64, error) {
 	var r uint64
 	if err := DeviceGetCurrentClocksEventReasons(d, &r); err != nil {
-		return 0, callErr("nvmlDeviceGetCurrentClocksEventReasons", err)
+		return 0, dl.Failed("nvml", "nvmlDeviceGetCurrentClocksEventReasons", err)
 	}
 	return r, nil
 }
@@ -410,7 +406,7 @@ func (d Device) NvLinks() ([]NvLink, error) {
 			break
 		}
 		if err != nil {
-			return nil, callErr("nvmlDeviceGetNvLinkState", err)
+			return nil, dl.Failed("nvml", "nvmlDeviceGetNvLinkState", err)
 		}
 		links = append(links, NvLink{Link: i, Active: s == NVML_FEATURE_ENABLED})
 	}
@@ -424,7 +420,7 @@ func (d Device) NvLinks() ([]NvLink, error) {
 func (d Device) Topology(other Device) (GpuTopologyLevel, error) {
 	var l GpuTopologyLevel
 	if err := DeviceGetTopologyCommonAncestor(d, other, &l); err != nil {
-		return 0, callErr("nvmlDeviceGetTopologyCommonAncestor", err)
+		return 0, dl.Failed("nvml", "nvmlDeviceGetTopologyCommonAncestor", err)
 	}
 	return l, nil
 }
@@ -445,7 +441,7 @@ func Version() (string, error) {
 func CUDADriverVersion() (int, error) {
 	var v int32
 	if err := SystemGetCudaDriverVersion(&v); err != nil {
-		return 0, callErr("nvmlSystemGetCudaDriverVersion", err)
+		return 0, dl.Failed("nvml", "nvmlSystemGetCudaDriverVersion", err)
 	}
 	return int(v), nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/purecuda/purecuda/internal/dl"
 )
 
 // Event is one event NVML reported (nvmlEventData_t).
@@ -23,7 +25,7 @@ type Event struct {
 func (d Device) SupportedEvents() (uint64, error) {
 	var t uint64
 	if err := DeviceGetSupportedEventTypes(d, &t); err != nil {
-		return 0, callErr("nvmlDeviceGetSupportedEventTypes", err)
+		return 0, dl.Failed("nvml", "nvmlDeviceGetSupportedEventTypes", err)
 	}
 	return t, nil
 }
@@ -65,13 +67,13 @@ func Watch(ctx context.Context, types uint64, devices ...Device) (*Watcher, erro
 	var set EventSet
 	if err := EventSetCreate(&set); err != nil {
 		_ = Shutdown()
-		return nil, callErr("nvmlEventSetCreate", err)
+		return nil, dl.Failed("nvml", "nvmlEventSetCreate", err)
 	}
 	for _, d := range devices {
 		if err := DeviceRegisterEvents(d, types, set); err != nil {
 			_ = EventSetFree(set)
 			_ = Shutdown()
-			return nil, callErr("nvmlDeviceRegisterEvents", err)
+			return nil, dl.Failed("nvml", "nvmlDeviceRegisterEvents", err)
 		}
 	}
 	w := &Watcher{events: make(chan Event), done: make(chan struct{})}
@@ -100,7 +102,7 @@ func (w *Watcher) run(ctx context.Context, set EventSet) {
 	var err error
 	defer func() {
 		if ferr := EventSetFree(set); ferr != nil {
-			err = errors.Join(err, callErr("nvmlEventSetFree", ferr))
+			err = errors.Join(err, dl.Failed("nvml", "nvmlEventSetFree", ferr))
 		}
 		if serr := Shutdown(); serr != nil {
 			err = errors.Join(err, serr)
@@ -119,7 +121,7 @@ func (w *Watcher) run(ctx context.Context, set EventSet) {
 			continue
 		}
 		if werr != nil {
-			err = callErr("nvmlEventSetWait_v2", werr)
+			err = dl.Failed("nvml", "nvmlEventSetWait_v2", werr)
 			return
 		}
 		ev := Event{Device: data.Device, Type: data.EventType, Data: data.EventData,

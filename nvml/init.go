@@ -3,6 +3,8 @@ package nvml
 import (
 	"fmt"
 	"sync"
+
+	"github.com/purecuda/purecuda/internal/dl"
 )
 
 // The package's own count of Init calls not yet balanced by Shutdown.
@@ -28,7 +30,7 @@ func Init() error {
 		return nil
 	}
 	if err := RawInit(); err != nil {
-		return fmt.Errorf("nvml: nvmlInit_v2: %w", err)
+		return dl.Failed("nvml", "nvmlInit_v2", err)
 	}
 	initCount = 1
 	return nil
@@ -45,7 +47,7 @@ func Shutdown() error {
 		return fmt.Errorf("nvml: Shutdown without Init: %w", NVML_ERROR_UNINITIALIZED)
 	case 1:
 		if err := RawShutdown(); err != nil {
-			return fmt.Errorf("nvml: nvmlShutdown: %w", err)
+			return dl.Failed("nvml", "nvmlShutdown", err)
 		}
 	}
 	initCount--

@@ -50,7 +50,7 @@ func TestLoadFromTheEnvironmentTriesThatAlone(t *testing.T) {
 func TestALibraryWithoutNvmlInitIsNotTaken(t *testing.T) {
 	_, err := open(testenv.Env(map[string]string{EnvLibrary: "libc.so.6"}))
 	var le *LoadError
-	if !errors.As(err, &le) || len(le.Tried) != 1 || le.Tried[0].Err == nil || le.Tried[0].Err.Error() != "no nvmlInit_v2: not NVML" {
+	if !errors.As(err, &le) || len(le.Tried) != 1 || le.Tried[0].Err == nil || le.Tried[0].Err.Error() != "no nvmlInit_v2: not the NVML library" {
 		t.Fatalf("open of libc: %v, want the attempt's error to say it has no nvmlInit_v2", err)
 	}
 }

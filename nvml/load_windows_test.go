@@ -11,7 +11,6 @@ import (
 
 	"golang.org/x/sys/windows"
 
-	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/internal/testenv"
 )
 
@@ -24,10 +23,10 @@ func TestSearchPlacesAreSystem32ThenNVSMI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := searchPlaces(testenv.Env(map[string]string{"ProgramW6432": `C:\Program Files`}))
+	got := spec.Places(testenv.Env(map[string]string{"ProgramW6432": `C:\Program Files`}))
 	want := []string{filepath.Join(sys, "nvml.dll"), `C:\Program Files\NVIDIA Corporation\NVSMI\nvml.dll`}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
-		t.Errorf("searchPlaces = %q, want %q", got, want)
+		t.Errorf("Places = %q, want %q", got, want)
 	}
 }
 
@@ -45,9 +44,9 @@ func TestLoadTakesNvmlFromSystem32(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.lib.Close()
-	if want := filepath.Join(sys, "nvml.dll"); !strings.EqualFold(l.path, want) {
-		t.Errorf("loaded %s, want %s", l.path, want)
+	defer l.Lib.Close()
+	if want := filepath.Join(sys, "nvml.dll"); !strings.EqualFold(l.Path, want) {
+		t.Errorf("loaded %s, want %s", l.Path, want)
 	}
 }
 
@@ -84,13 +83,13 @@ func TestLoadFallsBackToNVSMI(t *testing.T) {
 		t.Fatal(err)
 	}
 	missing := filepath.Join(pf, "System32", "nvml.dll")
-	l, tried, ok := dl.OpenFirst(search, []string{missing, filepath.Join(nvsmi, "nvml.dll")}, openNVML)
-	if !ok {
+	l, tried := spec.OpenPaths([]string{missing, filepath.Join(nvsmi, "nvml.dll")})
+	if l == nil {
 		t.Fatalf("nothing loaded: %v", tried)
 	}
-	defer l.lib.Close()
-	if l.path != filepath.Join(nvsmi, "nvml.dll") {
-		t.Errorf("loaded %s, want NVSMI's", l.path)
+	defer l.Lib.Close()
+	if l.Path != filepath.Join(nvsmi, "nvml.dll") {
+		t.Errorf("loaded %s, want NVSMI's", l.Path)
 	}
 	_, err = open(testenv.Env(map[string]string{EnvLibrary: missing}))
 	var le *LoadError

@@ -3,6 +3,8 @@ package nvml
 import (
 	"errors"
 	"fmt"
+
+	"github.com/purecuda/purecuda/internal/dl"
 )
 
 // MIGMode says whether Multi-Instance GPU mode is on now and after the
@@ -11,7 +13,7 @@ import (
 func (d Device) MIGMode() (current, pending bool, err error) {
 	var c, p uint32
 	if err := DeviceGetMigMode(d, &c, &p); err != nil {
-		return false, false, callErr("nvmlDeviceGetMigMode", err)
+		return false, false, dl.Failed("nvml", "nvmlDeviceGetMigMode", err)
 	}
 	return c == NVML_DEVICE_MIG_ENABLE, p == NVML_DEVICE_MIG_ENABLE, nil
 }
@@ -33,7 +35,7 @@ type MIGDevice struct {
 func (d Device) MIGDevices() ([]MIGDevice, error) {
 	var n uint32
 	if err := DeviceGetMaxMigDeviceCount(d, &n); err != nil {
-		return nil, callErr("nvmlDeviceGetMaxMigDeviceCount", err)
+		return nil, dl.Failed("nvml", "nvmlDeviceGetMaxMigDeviceCount", err)
 	}
 	var migs []MIGDevice
 	for i := range n {
@@ -43,7 +45,7 @@ func (d Device) MIGDevices() ([]MIGDevice, error) {
 			continue // no MIG device in that slot
 		}
 		if err != nil {
-			return nil, callErr("nvmlDeviceGetMigDeviceHandleByIndex", err)
+			return nil, dl.Failed("nvml", "nvmlDeviceGetMigDeviceHandleByIndex", err)
 		}
 		uuid, err := m.UUID()
 		if err != nil {
@@ -67,7 +69,7 @@ func (d Device) MIGDevices() ([]MIGDevice, error) {
 func (d Device) IsMIG() (bool, error) {
 	var v uint32
 	if err := DeviceIsMigDeviceHandle(d, &v); err != nil {
-		return false, callErr("nvmlDeviceIsMigDeviceHandle", err)
+		return false, dl.Failed("nvml", "nvmlDeviceIsMigDeviceHandle", err)
 	}
 	return v != 0, nil
 }
@@ -77,7 +79,7 @@ func (d Device) IsMIG() (bool, error) {
 func (d Device) Parent() (Device, error) {
 	var p Device
 	if err := DeviceGetDeviceHandleFromMigDeviceHandle(d, &p); err != nil {
-		return 0, callErr("nvmlDeviceGetDeviceHandleFromMigDeviceHandle", err)
+		return 0, dl.Failed("nvml", "nvmlDeviceGetDeviceHandleFromMigDeviceHandle", err)
 	}
 	if p == 0 {
 		return 0, fmt.Errorf("nvml: nvmlDeviceGetDeviceHandleFromMigDeviceHandle gave no device")

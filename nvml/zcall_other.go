@@ -5,7 +5,7 @@
 
 package nvml
 
-// On other systems no library can be loaded, so every wrapper returns
-// the load error before it reaches call. This stub only keeps the package
+// On other systems no library can be loaded, so every wrapper returns the
+// load error before it reaches call. This stub only keeps the package
 // building.
 func call(f *frame) { f.r = uintptr(NVML_ERROR_LIBRARY_NOT_FOUND) }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/purecuda/purecuda/internal/dl"
 )
 
 // Option sets how Compile compiles.
@@ -136,7 +138,7 @@ func Compile(src string, opts ...Option) (*Output, error) {
 	if err := c.check(src); err != nil {
 		return nil, fmt.Errorf("nvrtc: Compile: %w", err)
 	}
-	if _, err := libraryOrLoad(); err != nil {
+	if _, err := lazy.Get(); err != nil {
 		return nil, err
 	}
 	var prog Program
@@ -147,11 +149,11 @@ func Compile(src string, opts ...Option) (*Output, error) {
 		incs = append(incs, cstring(h[0]))
 	}
 	if err := CreateProgram(&prog, names[0], names[1], int32(len(hdrs)), first(hdrs), first(incs)); err != nil {
-		return nil, fmt.Errorf("nvrtcCreateProgram: %w", err)
+		return nil, dl.Failed("", "nvrtcCreateProgram", err)
 	}
 	out, err := compile(prog, &c, names[2:])
 	if derr := DestroyProgram(&prog); derr != nil {
-		err = errors.Join(err, fmt.Errorf("nvrtcDestroyProgram: %w", derr))
+		err = errors.Join(err, dl.Failed("", "nvrtcDestroyProgram", derr))
 	}
 	if err != nil {
 		return nil, err
@@ -163,7 +165,7 @@ func Compile(src string, opts ...Option) (*Output, error) {
 func compile(prog Program, c *config, exprs []*byte) (*Output, error) {
 	for i, e := range exprs {
 		if err := AddNameExpression(prog, e); err != nil {
-			return nil, fmt.Errorf("nvrtcAddNameExpression(%q): %w", c.exprs[i], err)
+			return nil, dl.Failed("", fmt.Sprintf("nvrtcAddNameExpression(%q)", c.exprs[i]), err)
 		}
 	}
 	flags := c.flags
@@ -183,7 +185,7 @@ func compile(prog Program, c *config, exprs []*byte) (*Output, error) {
 		return nil, errors.Join(err, cerr)
 	}
 	if cerr != nil {
-		return nil, &CompileError{Log: log, Err: fmt.Errorf("nvrtcCompileProgram: %w", cerr)}
+		return nil, &CompileError{Log: log, Err: dl.Failed("", "nvrtcCompileProgram", cerr)}
 	}
 	out := &Output{Log: log, CUBIN: c.arch != "", LTOIR: c.lto}
 	switch {
@@ -203,7 +205,7 @@ func compile(prog Program, c *config, exprs []*byte) (*Output, error) {
 	for i, e := range exprs {
 		var p *byte
 		if err := GetLoweredName(prog, e, &p); err != nil {
-			return nil, fmt.Errorf("nvrtcGetLoweredName(%q): %w", c.exprs[i], err)
+			return nil, dl.Failed("", fmt.Sprintf("nvrtcGetLoweredName(%q)", c.exprs[i]), err)
 		}
 		out.lowered[c.exprs[i]] = goString(p)
 	}
@@ -259,14 +261,14 @@ func (c *config) check(src string) error {
 func programLog(prog Program) (string, error) {
 	var n uint64
 	if err := GetProgramLogSize(prog, &n); err != nil {
-		return "", fmt.Errorf("nvrtcGetProgramLogSize: %w", err)
+		return "", dl.Failed("", "nvrtcGetProgramLogSize", err)
 	}
 	if n <= 1 {
 		return "", nil
 	}
 	buf := make([]byte, n)
 	if err := GetProgramLog(prog, &buf[0]); err != nil {
-		return "", fmt.Errorf("nvrtcGetProgramLog: %w", err)
+		return "", dl.Failed("", "nvrtcGetProgramLog", err)
 	}
 	return strings.TrimRight(string(buf), "\x00"), nil
 }
@@ -290,11 +292,11 @@ func image(prog Program, size func(Program, *uint64) error, get func(Program, *b
 // Version returns the loaded NVRTC's version (nvrtcVersion), loading the
 // library if need be: 13 and 0 for CUDA 13.0's.
 func Version() (major, minor int, err error) {
-	l, err := libraryOrLoad()
+	l, err := lazy.Get()
 	if err != nil {
 		return 0, 0, err
 	}
-	return l.major, l.minor, nil
+	return l.Major, l.Minor, nil
 }
 
 // cstring copies s with a terminating NUL.

@@ -7,7 +7,7 @@
 //	out, err := nvrtc.Compile(src, nvrtc.CUBIN("sm_90"), nvrtc.NameExpressions("scale<float>"))
 //	if err != nil { ... } // a *CompileError carries the log
 //	name, _ := out.LoweredName("scale<float>")
-//	// out.Code goes to a module loader as it is: libcuda.LoadModule(out.Code)
+//	// out.Code goes to a module loader as it is: cuda.LoadModule(ctx, out.Code)
 //
 // The library is found as Load says (PURECUDA_LIBNVRTC, then where a CUDA
 // toolkit or NVIDIA's pip and conda packages install it) on first use.

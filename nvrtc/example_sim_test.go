@@ -25,5 +25,5 @@ func ExampleLoad() {
 	// true
 	// nvrtc: cannot load the NVRTC library that $PURECUDA_LIBNVRTC names; tried:
 	// /nonexistent/libnvrtc.so.13: file does not exist
-	// point PURECUDA_LIBNVRTC at NVRTC (libnvrtc.so.13), or unset it to search the usual places
+	// point PURECUDA_LIBNVRTC at the NVRTC library (libnvrtc.so.13), or unset it to search the usual places
 }

@@ -15,7 +15,7 @@ import (
 func TestSimulatorLibraryIsNotNVRTC(t *testing.T) {
 	sim := testenv.SimLibrary()
 	l, err := open(testenv.Env(map[string]string{EnvLibrary: sim}))
-	if l != nil || !errors.Is(err, ErrNoLibrary) || !strings.Contains(err.Error(), sim+": no nvrtcVersion: not NVRTC") {
+	if l != nil || !errors.Is(err, ErrNoLibrary) || !strings.Contains(err.Error(), sim+": no nvrtcVersion: not the NVRTC library") {
 		t.Fatalf("open(%s) = %v, %v; want it refused as not NVRTC", sim, l, err)
 	}
 }
@@ -27,7 +27,7 @@ func TestWrappersWithoutLibraryFailWithTheLoadError(t *testing.T) {
 	if lazy.Loaded() != nil {
 		t.Fatal("an NVRTC library is loaded in a simulator run")
 	}
-	lazy.SetFailure(&LoadError{Search: search, Tried: []Attempt{{Path: "nowhere", Err: errors.New("absent")}}, Is_: ErrNoLibrary})
+	lazy.SetFailure(&LoadError{Tried: []Attempt{{Path: "nowhere", Err: errors.New("absent")}}})
 	t.Cleanup(func() { lazy.SetFailure(nil) })
 
 	var major, minor int32

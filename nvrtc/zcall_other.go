@@ -5,7 +5,7 @@
 
 package nvrtc
 
-// On other systems no library can be loaded, so every wrapper returns
-// the load error before it reaches call. This stub only keeps the package
+// On other systems no library can be loaded, so every wrapper returns the
+// load error before it reaches call. This stub only keeps the package
 // building.
 func call(f *frame) { f.r = uintptr(NVRTC_ERROR_INTERNAL_ERROR) }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync/atomic"
 
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -28,6 +29,27 @@ func IfNoCapture(f func() error) (ran bool, err error) {
 	return true, f()
 }
 
+// CaptureSafe runs f, a call that a capture in progress would refuse (a
+// "potentially unsafe" one: a query, an allocation, a registration), so
+// that it breaks no capture registered here: in the calling thread's own
+// capture mode while none is in progress (IfNoCapture: captures wait to
+// begin meanwhile), else in relaxed mode (Relaxed). The common case, no
+// capture in progress, costs no switch of capture mode.
+//
+// cuCtxSynchronize is refused during a capture in every mode: Postpone it.
+func CaptureSafe(f func() error) error {
+	if ran, err := IfNoCapture(f); ran {
+		return err
+	}
+	return Relaxed(f)
+}
+
+// CaptureSafeIn runs f as CaptureSafe does, with context cu current
+// (libcuda.WithContext).
+func CaptureSafeIn(cu libcuda.Context, f func() error) error {
+	return CaptureSafe(func() error { return libcuda.WithContext(cu, f) })
+}
+
 // Relaxed runs f on a locked OS thread in relaxed capture mode and
 // restores the thread's previous mode after, also when f panics (the panic
 // goes on). In relaxed mode the calls that global and thread-local
@@ -47,11 +69,11 @@ func Relaxed(f func() error) (err error) {
 	mode := libcuda.CU_STREAM_CAPTURE_MODE_RELAXED
 	if err := libcuda.ThreadExchangeStreamCaptureMode(&mode); err != nil {
 		runtime.UnlockOSThread()
-		return fmt.Errorf("sync: entering relaxed capture mode: cuThreadExchangeStreamCaptureMode: %w", err)
+		return fmt.Errorf("sync: entering relaxed capture mode: %w", dl.Failed("", "cuThreadExchangeStreamCaptureMode", err))
 	}
 	defer func() {
 		if rerr := libcuda.ThreadExchangeStreamCaptureMode(&mode); rerr != nil {
-			rerr = fmt.Errorf("sync: restoring capture mode %v: cuThreadExchangeStreamCaptureMode: %w", mode, rerr)
+			rerr = fmt.Errorf("sync: restoring capture mode %v: %w", mode, dl.Failed("", "cuThreadExchangeStreamCaptureMode", rerr))
 			slog.Error("sync: a thread stays in relaxed capture mode; its goroutine keeps it locked", "err", rerr)
 			err = errors.Join(err, rerr)
 			return
@@ -62,9 +84,10 @@ func Relaxed(f func() error) (err error) {
 }
 
 // RelaxedIn runs f as Relaxed does, with context cu current, and makes
-// the thread's previous context current again after.
+// the thread's previous context current again after
+// (libcuda.WithContext).
 func RelaxedIn(cu libcuda.Context, f func() error) error {
-	return Relaxed(func() error { return inContext(cu, f) })
+	return Relaxed(func() error { return libcuda.WithContext(cu, f) })
 }
 
 // Capturing reports whether stream s is being captured. Its query,
@@ -73,7 +96,7 @@ func RelaxedIn(cu libcuda.Context, f func() error) error {
 func Capturing(s libcuda.Stream) (bool, error) {
 	var st libcuda.StreamCaptureStatus
 	if err := libcuda.StreamIsCapturing(s, &st); err != nil {
-		return false, fmt.Errorf("cuStreamIsCapturing: %w", err)
+		return false, dl.Failed("", "cuStreamIsCapturing", err)
 	}
 	return st != libcuda.CU_STREAM_CAPTURE_STATUS_NONE, nil
 }

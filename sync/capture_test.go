@@ -27,7 +27,7 @@ func TestWaitsDuringCaptureAreRefusedAndTheCaptureSurvives(t *testing.T) {
 	testenv.Must(t, libcuda.EventCreate(&outside, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
 	t.Cleanup(func() { testenv.Must(t, libcuda.EventDestroy(outside)) })
 
-	leave := sync.EnterCapture()
+	leave := sync.StartCapture().End
 	left := false
 	t.Cleanup(func() {
 		if !left {
@@ -96,7 +96,7 @@ func TestWaitOnEventRecordedInCaptureSaysCapturing(t *testing.T) {
 	testenv.Must(t, libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
 	defer func() { testenv.Must(t, libcuda.EventDestroy(e)) }()
 
-	leave := sync.EnterCapture()
+	leave := sync.StartCapture().End
 	defer leave()
 	testenv.Must(t, libcuda.StreamBeginCapture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL))
 	testenv.Must(t, libcuda.MemsetD8Async(dev, 0, 64, s))
@@ -155,11 +155,11 @@ func TestIfNoCaptureHoldsBackCapturesAndIsRefusedDuringOne(t *testing.T) {
 	}()
 	testenv.Recv(t, running, "the IfNoCapture function to run")
 	entered := make(chan func())
-	go func() { entered <- sync.EnterCapture() }()
+	go func() { entered <- sync.StartCapture().End }()
 	select {
 	case leave := <-entered:
 		leave()
-		t.Fatal("EnterCapture returned while an IfNoCapture function ran")
+		t.Fatal("StartCapture returned while an IfNoCapture function ran")
 	case <-time.After(50 * time.Millisecond):
 	}
 	close(release)
@@ -170,7 +170,7 @@ func TestIfNoCaptureHoldsBackCapturesAndIsRefusedDuringOne(t *testing.T) {
 	select {
 	case leave = <-entered:
 	case <-time.After(10 * time.Second):
-		t.Fatal("EnterCapture did not return after the IfNoCapture function did")
+		t.Fatal("StartCapture did not return after the IfNoCapture function did")
 	}
 	ran, err := sync.IfNoCapture(func() error {
 		t.Error("IfNoCapture ran its function during a capture")

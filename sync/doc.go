@@ -34,23 +34,23 @@
 // captures in global mode, they fail and invalidate that capture. Package
 // sync therefore keeps count of the captures in progress that it has been
 // told about (package graph tells it of every capture it makes; code that
-// begins captures through libcuda directly can call StartCapture or
-// EnterCapture). This registry is the only one: graph and hostmem read it,
+// begins captures through libcuda directly can call StartCapture). This
+// registry is the only one: graph and hostmem read it (CapturesInProgress),
 // and the work postponed until captures end (Postpone) is queued in it and
-// started by the end of the last capture. A capture start waits, blocked
-// on a condition, for the unsafe calls in flight to end (for a context
-// wait's only until it is in the driver: see Contexts). While
-// none is in progress a query is made as it is; while any is, queries run
-// on a locked OS thread in relaxed capture mode and the caller's mode is
-// restored after. Waiting on a stream that is being captured, or on a
+// started by the end of the last capture. Code that makes potentially
+// unsafe calls of its own runs them through CaptureSafe (or Relaxed). A
+// capture start waits, blocked on a condition, for the unsafe calls in
+// flight to end (for a context wait's only until it is in the driver: see
+// Contexts). While none is in progress a query is made as it is; while any
+// is, queries run on a locked OS thread in relaxed capture mode and the
+// caller's mode is restored after. Waiting on a stream that is being captured, or on a
 // whole context while any known capture is in progress, returns an error
 // matching ErrCapturing and does not touch the capture.
 //
 // An event recorded in a capture is the exception: no driver call tells
 // such an event apart from another without querying it, and the query
 // (which fails with CUDA_ERROR_CAPTURED_EVENT, also an ErrCapturing error
-// here) invalidates the capture, in relaxed mode too (measured on an H200,
-// driver 580). Do not wait on events recorded while their stream was being
+// here) invalidates the capture, in relaxed mode too. Do not wait on events recorded while their stream was being
 // captured. A capture begun through the driver without StartCapture cannot
 // be seen, and a query in global mode from another goroutine can invalidate
 // it, as the driver documents for global mode.
@@ -89,7 +89,7 @@
 // and invalidates the context's captures, when it reaches the driver while
 // a capture is in progress, in every capture mode; once inside the driver,
 // blocked on unfinished work, it harms no capture begun after it on
-// another thread (measured on an H200, driver 580). So Context calls it
+// another thread. So Context calls it
 // only while no registered capture is in progress (else it returns an
 // ErrCapturing error, without a driver call), and a capture that starts
 // while the call is in flight waits for it only as long as the call takes

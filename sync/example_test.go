@@ -176,3 +176,25 @@ func ExamplePolicy() {
 	}
 	// Output: stream idle: true
 }
+
+// Query a stream from code that may run beside other goroutines'
+// captures: in the thread's own capture mode while none is in progress, in
+// relaxed mode while one is, with the stream's context current.
+func ExampleCaptureSafeIn() {
+	cu, release := primary()
+	defer release()
+	var s libcuda.Stream
+	if err := libcuda.WithContext(cu, func() error {
+		return libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING))
+	}); err != nil {
+		log.Fatal(err)
+	}
+	defer func() {
+		if err := libcuda.StreamDestroy(s); err != nil {
+			log.Print(err)
+		}
+	}()
+	err := sync.CaptureSafeIn(cu, func() error { return libcuda.StreamQuery(s) })
+	fmt.Println("an idle stream's query:", err)
+	// Output: an idle stream's query: <nil>
+}

@@ -3,12 +3,12 @@ package sync
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"runtime"
 	gosync "sync"
 	"time"
 
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -158,7 +158,7 @@ func (p *pool) helper(j *job) {
 		// The thread's mode is unknown: it ends with this goroutine, and
 		// the waiter polls instead (a context wait needs no mode).
 		slog.Error("sync: a helper thread could not enter relaxed capture mode; it ends",
-			"err", fmt.Errorf("cuThreadExchangeStreamCaptureMode: %w", err))
+			"err", dl.Failed("", "cuThreadExchangeStreamCaptureMode", err))
 		if _, ok := j.t.(contextTarget); ok {
 			p.run(j)
 		} else {

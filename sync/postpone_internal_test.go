@@ -1,6 +1,8 @@
 package sync
 
 import (
+	"context"
+	"errors"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -124,4 +126,30 @@ func TestABlockingPostponedFunctionCountsUntilItReturns(t *testing.T) {
 		s := ReadStats()
 		return s.Postponed == 0 && s.PostponedRunning == 0
 	})
+}
+
+// WaitPostponed waits for the queued functions, which wait for the capture
+// in progress, and for what they queue in turn; a context that ends first
+// ends the wait with its error.
+func TestWaitPostponedWaitsForQueuedWorkAndWhatItQueues(t *testing.T) {
+	e := StartCapture()
+	var ran atomic.Int32
+	Postpone(func() {
+		ran.Add(1)
+		Postpone(func() { ran.Add(1) })
+	})
+	short, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+	defer cancel()
+	if err := WaitPostponed(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("WaitPostponed during a capture = %v, want the deadline", err)
+	}
+	if n := ran.Load(); n != 0 {
+		t.Fatalf("%d postponed functions ran during the capture, want 0", n)
+	}
+	e.End()
+	testenv.Must(t, WaitPostponed(testenv.Context(t)))
+	if n := ran.Load(); n != 2 {
+		t.Fatalf("after WaitPostponed %d postponed functions had run, want 2", n)
+	}
+	testenv.Must(t, WaitPostponed(testenv.Context(t))) // nothing queued: at once
 }

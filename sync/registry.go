@@ -1,6 +1,8 @@
 package sync
 
 import (
+	"context"
+	"fmt"
 	gosync "sync"
 	"sync/atomic"
 	"time"
@@ -93,6 +95,7 @@ var reg = struct {
 	running  bool        // a postponed function runs
 	runner   bool        // the goroutine that runs the queue is started
 	queue    []func()
+	idle     chan struct{} // closed when the queue is empty and nothing runs; nil until WaitPostponed asks
 	byID     map[uint64]*CaptureEntry
 	syncs    []*ctxSync  // cuCtxSynchronize calls in flight, oldest first
 	timer    *time.Timer // wakes captures waiting for a sync's entry bound
@@ -230,10 +233,12 @@ func LookupCapture(id uint64, s libcuda.Stream) (value any, ok bool) {
 
 // EnterCapture is StartCapture for callers that need only the end: it
 // returns the entry's End.
+//
+// Deprecated: use StartCapture().End.
 func EnterCapture() (leave func()) { return StartCapture().End }
 
 // CapturesInProgress returns the number of captures registered (admitted
-// by StartCapture or EnterCapture) and not ended yet.
+// by StartCapture) and not ended yet.
 func CapturesInProgress() int { return int(state.Load() / captureUnit) }
 
 // enter counts a potentially unsafe call (unit: queryUnit or callUnit) in
@@ -278,7 +283,8 @@ func done() { leave(callUnit) }
 // after the functions queued before it. While a postponed function runs,
 // captures wait in StartCapture before they begin, so f may make calls
 // that would invalidate a capture, cuCtxSynchronize included. The queue
-// is started by the end of the last capture: nothing polls.
+// is started by the end of the last capture: nothing polls. WaitPostponed
+// (and graph.Drain) waits for the queued functions.
 //
 // f must not start a capture, nor wait for a goroutine that does.
 func Postpone(f func()) {
@@ -289,6 +295,30 @@ func Postpone(f func()) {
 	reg.queue = append(reg.queue, f)
 	startRunnerLocked()
 	reg.mu.Unlock()
+}
+
+// WaitPostponed waits until no function queued by Postpone is waiting or
+// running, which happens only once no capture is in progress; functions
+// that postponed functions queue in turn are waited for too. It returns
+// ctx's error, wrapped, if ctx ends first.
+func WaitPostponed(ctx context.Context) error {
+	reg.mu.Lock()
+	if len(reg.queue) == 0 && !reg.running {
+		reg.mu.Unlock()
+		return nil
+	}
+	if reg.idle == nil {
+		reg.idle = make(chan struct{})
+	}
+	idle := reg.idle
+	n := len(reg.queue)
+	reg.mu.Unlock()
+	select {
+	case <-idle:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("sync: WaitPostponed: %d postponed functions waiting, %d captures in progress: %w", n, CapturesInProgress(), ctx.Err())
+	}
 }
 
 func startRunnerLocked() {
@@ -325,6 +355,10 @@ func runOne(f func()) {
 		reg.mu.Lock()
 		reg.running = false
 		reg.cond.Broadcast()
+		if len(reg.queue) == 0 && reg.idle != nil {
+			close(reg.idle)
+			reg.idle = nil
+		}
 		reg.mu.Unlock()
 	}()
 	f()

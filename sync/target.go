@@ -3,8 +3,8 @@ package sync
 import (
 	"errors"
 	"fmt"
-	"runtime"
 
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -29,7 +29,7 @@ func (t streamTarget) legacy() bool { return t.s == 0 || t.s == libcuda.CU_STREA
 func (t streamTarget) query(check bool) error {
 	if t.legacy() {
 		// The legacy stream is the current context's: make cu current.
-		return inContext(t.cu, func() error { return t.checkedQuery(check) })
+		return libcuda.WithContext(t.cu, func() error { return t.checkedQuery(check) })
 	}
 	return t.checkedQuery(check)
 }
@@ -60,27 +60,27 @@ func (t streamTarget) block() error {
 	cu := t.cu
 	if cu == 0 {
 		if err := libcuda.StreamGetCtx(t.s, &cu); err != nil {
-			return fmt.Errorf("cuStreamGetCtx: %w", err)
+			return dl.Failed("", "cuStreamGetCtx", err)
 		}
 	}
 	if err := libcuda.CtxSetCurrent(cu); err != nil {
-		return fmt.Errorf("cuCtxSetCurrent: %w", err)
+		return dl.Failed("", "cuCtxSetCurrent", err)
 	}
 	if err := t.checkedQuery(CapturesInProgress() > 0); err == nil || !isNotReady(err) {
 		return err
 	}
 	var e libcuda.Event
 	if err := libcuda.EventCreate(&e, uint32(libcuda.CU_EVENT_BLOCKING_SYNC|libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
-		return fmt.Errorf("cuEventCreate: %w", err)
+		return dl.Failed("", "cuEventCreate", err)
 	}
 	err := libcuda.EventRecord(e, t.s)
 	if err != nil {
-		err = fmt.Errorf("cuEventRecord: %w", err)
+		err = dl.Failed("", "cuEventRecord", err)
 	} else if err = libcuda.EventSynchronize(e); err != nil {
-		err = fmt.Errorf("cuEventSynchronize: %w", err)
+		err = dl.Failed("", "cuEventSynchronize", err)
 	}
 	if derr := libcuda.EventDestroy(e); derr != nil {
-		err = errors.Join(err, fmt.Errorf("cuEventDestroy: %w", derr))
+		err = errors.Join(err, dl.Failed("", "cuEventDestroy", derr))
 	}
 	return err
 }
@@ -98,7 +98,7 @@ func (t eventTarget) query(bool) error {
 
 func (t eventTarget) block() error {
 	if err := libcuda.EventSynchronize(libcuda.Event(t)); err != nil {
-		return fmt.Errorf("cuEventSynchronize: %w", err)
+		return dl.Failed("", "cuEventSynchronize", err)
 	}
 	return nil
 }
@@ -117,7 +117,7 @@ func (t contextTarget) query(bool) error { return libcuda.CUDA_ERROR_NOT_READY }
 // waits for it until it is inside the driver (see ctxsync.go).
 func (t contextTarget) block() error {
 	if err := libcuda.CtxSetCurrent(libcuda.Context(t)); err != nil {
-		return fmt.Errorf("cuCtxSetCurrent: %w", err)
+		return dl.Failed("", "cuCtxSetCurrent", err)
 	}
 	c, ok := admitSync()
 	if !ok {
@@ -133,42 +133,19 @@ func (t contextTarget) block() error {
 			// the call took longer than ctxSyncEntry to get there.
 			syncsRefused.Add(1)
 		}
-		return fmt.Errorf("cuCtxSynchronize: %w", err)
+		return dl.Failed("", "cuCtxSynchronize", err)
 	}
 	return nil
 }
 
 func isNotReady(err error) bool { return err == libcuda.CUDA_ERROR_NOT_READY }
 
-// named adds the name of the driver call that failed to its error, except
-// to CUDA_ERROR_NOT_READY, which the waits test for and which stays the
-// bare Result (no allocation).
+// named names the driver call that failed (dl.Failed), except
+// CUDA_ERROR_NOT_READY, which the waits test for and which stays the bare
+// Result (no allocation).
 func named(call string, err error) error {
 	if err == nil || isNotReady(err) {
 		return err
 	}
-	return fmt.Errorf("%s: %w", call, err)
-}
-
-// inContext runs f on the locked calling thread with cu current, and makes
-// the thread's previous context current again after, as
-// libcuda.WithContext does, naming the driver call that fails.
-func inContext(cu libcuda.Context, f func() error) (err error) {
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var prev libcuda.Context
-	if err := libcuda.CtxGetCurrent(&prev); err != nil {
-		return fmt.Errorf("cuCtxGetCurrent: %w", err)
-	}
-	if prev != cu {
-		if err := libcuda.CtxSetCurrent(cu); err != nil {
-			return fmt.Errorf("cuCtxSetCurrent: %w", err)
-		}
-		defer func() {
-			if rerr := libcuda.CtxSetCurrent(prev); rerr != nil {
-				err = errors.Join(err, fmt.Errorf("cuCtxSetCurrent (restoring the previous context): %w", rerr))
-			}
-		}()
-	}
-	return f()
+	return dl.Failed("", call, err)
 }

@@ -4,12 +4,13 @@ package bench
 
 import (
 	"errors"
-	"fmt"
 	"runtime"
 	"testing"
 	"unsafe"
 
 	"github.com/ebitengine/purego"
+
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -25,7 +26,7 @@ type Fixture struct {
 // Setup initialises the driver and makes the fixture. Close releases it.
 func Setup() (_ *Fixture, err error) {
 	if err := libcuda.Init(0); err != nil {
-		return nil, fmt.Errorf("cuInit: %w", err)
+		return nil, dl.Failed("", "cuInit", err)
 	}
 	f := &Fixture{}
 	if err := libcuda.DeviceGet(&f.Dev, 0); err != nil {

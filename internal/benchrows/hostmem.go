@@ -430,148 +430,182 @@ func (f *Fixture) stall(b *testing.B, l stallLoop) {
 		defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	}
 	spin := f.spinKernel(b)
-	var stop atomic.Bool
-	done := make(chan error, 2)
+	r := &stallRun{l: l, done: make(chan error, 2), warm: make(chan struct{})}
 	// Keep the GPU busy: 200µs kernels back to back on their own stream.
-	go func() {
-		done <- libcuda.WithContext(f.Ctx, func() error {
-			var s libcuda.Stream
-			if err := libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
-				return err
-			}
-			for !stop.Load() {
-				if err := spin.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 1}, 0, s, uint64(200*time.Microsecond)); err != nil {
-					return err
-				}
-				if err := libcuda.StreamSynchronize(s); err != nil {
-					return err
-				}
-			}
-			return libcuda.StreamDestroy(s)
-		})
-	}()
-	var cycles atomic.Int64
-	var on atomic.Bool // in turns: the loop runs
+	go func() { r.done <- libcuda.WithContext(f.Ctx, func() error { return r.keepBusy(spin) }) }()
 	// The launches are timed once the loop has run for a while: its steady
 	// state, with hostmem's events pooled and its registrations revived.
-	warm := make(chan struct{})
 	if l.body != nil {
-		go func() {
-			done <- libcuda.WithContext(f.Ctx, func() error {
-				var s libcuda.Stream
-				if err := libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
-					return err
-				}
-				var ev libcuda.Event
-				if err := libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
-					return err
-				}
-				start, warmed := time.Now(), false
-				for i := 0; !stop.Load(); i++ {
-					if warmed && l.turns && !on.Load() {
-						time.Sleep(50 * time.Microsecond)
-						continue
-					}
-					if err := l.body(s, ev, i); err != nil && !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
-						if !warmed {
-							close(warm)
-						}
-						return err
-					}
-					switch {
-					case warmed:
-						cycles.Add(1)
-					case time.Since(start) > 50*time.Millisecond:
-						warmed = true
-						close(warm) // counted from here on
-					}
-				}
-				if !warmed {
-					close(warm)
-				}
-				return errors.Join(libcuda.StreamSynchronize(s), libcuda.EventDestroy(ev), libcuda.StreamDestroy(s))
-			})
-		}()
+		go func() { r.done <- libcuda.WithContext(f.Ctx, r.loop) }()
 	} else {
-		close(warm)
-		done <- nil
+		close(r.warm)
+		r.done <- nil
 	}
-	<-warm
+	<-r.warm
 	st0 := hostmem.ReadStats()
 	f.OnThread(b, func(b *testing.B) {
 		var s libcuda.Stream
 		must(b, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
-		durs := make([]time.Duration, 0, 1<<16)
-		var offDurs []time.Duration // in turns: launches timed with the loop off
-		perTurn := map[int][]time.Duration{}
-		start, n := time.Now(), 0
-		for b.Loop() {
-			turn := time.Since(start)
-			running := (turn/turnLength)%2 == 1
-			if l.turns && on.Load() != running {
-				on.Store(running)
-			}
-			t0 := time.Now()
-			must(b, spin.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 1}, 0, s, uint64(0)))
-			d := time.Since(t0)
-			switch {
-			case !l.turns:
-				durs = append(durs, d)
-			case turn%turnLength < turnLength/10:
-				// Settling after a switch: not counted.
-			case running:
-				durs = append(durs, d)
-				perTurn[int(turn/turnLength)] = append(perTurn[int(turn/turnLength)], d)
-			default:
-				offDurs = append(offDurs, d)
-				perTurn[int(turn/turnLength)] = append(perTurn[int(turn/turnLength)], d)
-			}
-			if n++; n%64 == 0 {
-				must(b, libcuda.StreamSynchronize(s))
-			}
-		}
+		t := r.timeLaunches(b, spin, s)
 		b.StopTimer()
-		stop.Store(true)
+		r.stop.Store(true)
 		for range 2 {
-			must(b, <-done)
+			must(b, <-r.done)
 		}
 		must(b, libcuda.StreamSynchronize(s))
 		must(b, libcuda.StreamDestroy(s))
-		b.ReportMetric(float64(percentile(durs, 0.99).Nanoseconds()), "p99-ns/op")
+		b.ReportMetric(float64(percentile(t.on, 0.99).Nanoseconds()), "p99-ns/op")
 		if l.turns {
-			off := percentile(offDurs, 0.99)
-			b.ReportMetric(float64(off.Nanoseconds()), "p99-off")
-			b.ReportMetric(float64(percentile(durs, 0.99))/float64(off), "on/off")
-			// Each on turn against the off turn just before it.
-			var ratios []float64
-			for k, onDurs := range perTurn {
-				if before, ok := perTurn[k-1]; k%2 == 1 && ok && len(onDurs) >= 100 && len(before) >= 100 {
-					ratios = append(ratios, float64(percentile(onDurs, 0.99))/float64(percentile(before, 0.99)))
-				}
-			}
-			if len(ratios) > 0 {
-				slices.Sort(ratios)
-				b.ReportMetric(ratios[len(ratios)/2], "on/off-median")
-				b.ReportMetric(float64(len(ratios)), "turn-pairs")
-			}
+			t.reportTurns(b)
 		}
-		b.ReportMetric(float64(percentile(durs, 0.5).Nanoseconds()), "p50")
+		b.ReportMetric(float64(percentile(t.on, 0.5).Nanoseconds()), "p50")
 		if l.body != nil {
-			// What the releases made beside the launches: hostmem's event
-			// queries and the owner's wake-ups (at most about one a
-			// millisecond each, whatever the loop's rate).
-			st := hostmem.ReadStats()
-			n := float64(cycles.Load())
-			b.ReportMetric(float64(st.Unregisters-st0.Unregisters), "unregisters")
-			b.ReportMetric(n, "loop-cycles")
-			b.ReportMetric(float64(st.EventQueries-st0.EventQueries), "owner-queries")
-			b.ReportMetric(float64(st.OwnerWakeups-st0.OwnerWakeups), "owner-wakeups")
-			if n > 0 {
-				b.ReportMetric(float64(st.EventQueries-st0.EventQueries)/n, "queries/cycle")
-			}
+			r.reportReleases(b, st0)
 		}
 	})
 	drainB(b)
+}
+
+// stallRun is one run of a stall row: the loop beside the timed launches
+// and the GPU kept busy.
+type stallRun struct {
+	l      stallLoop
+	stop   atomic.Bool
+	done   chan error    // the busy kernels' and the loop's ends
+	warm   chan struct{} // closed once the loop is in its steady state
+	cycles atomic.Int64  // the loop's cycles since it was warm
+	on     atomic.Bool   // in turns: the loop runs
+}
+
+// keepBusy launches 200µs kernels back to back on a stream of its own
+// until the run stops; the thread has the context current.
+func (r *stallRun) keepBusy(spin libcuda.Func) error {
+	var s libcuda.Stream
+	if err := libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
+		return err
+	}
+	for !r.stop.Load() {
+		if err := spin.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 1}, 0, s, uint64(200*time.Microsecond)); err != nil {
+			return err
+		}
+		if err := libcuda.StreamSynchronize(s); err != nil {
+			return err
+		}
+	}
+	return libcuda.StreamDestroy(s)
+}
+
+// loop runs the row's body until the run stops (in turns: while on),
+// closes warm after 50 ms of it and counts its cycles from then on; the
+// thread has the context current.
+func (r *stallRun) loop() error {
+	warmed := false
+	defer func() {
+		if !warmed { // failed or stopped first: the timed launches go on
+			close(r.warm)
+		}
+	}()
+	var s libcuda.Stream
+	if err := libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
+		return err
+	}
+	var ev libcuda.Event
+	if err := libcuda.EventCreate(&ev, uint32(libcuda.CU_EVENT_DISABLE_TIMING)); err != nil {
+		return err
+	}
+	start := time.Now()
+	for i := 0; !r.stop.Load(); i++ {
+		if warmed && r.l.turns && !r.on.Load() {
+			time.Sleep(50 * time.Microsecond)
+			continue
+		}
+		if err := r.l.body(s, ev, i); err != nil && !errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+			return err
+		}
+		switch {
+		case warmed:
+			r.cycles.Add(1)
+		case time.Since(start) > 50*time.Millisecond:
+			warmed = true
+			close(r.warm) // counted from here on
+		}
+	}
+	return errors.Join(libcuda.StreamSynchronize(s), libcuda.EventDestroy(ev), libcuda.StreamDestroy(s))
+}
+
+// stallTimes are the timed launches of a stall row.
+type stallTimes struct {
+	on      []time.Duration         // with the loop running (all of them, without turns)
+	off     []time.Duration         // in turns: with the loop off
+	perTurn map[int][]time.Duration // in turns: by turn
+}
+
+// timeLaunches times empty launches on s for the benchmark's loop, in
+// turns switching the loop on and off.
+func (r *stallRun) timeLaunches(b *testing.B, spin libcuda.Func, s libcuda.Stream) *stallTimes {
+	t := &stallTimes{on: make([]time.Duration, 0, 1<<16), perTurn: map[int][]time.Duration{}}
+	start, n := time.Now(), 0
+	for b.Loop() {
+		turn := time.Since(start)
+		running := (turn/turnLength)%2 == 1
+		if r.l.turns && r.on.Load() != running {
+			r.on.Store(running)
+		}
+		t0 := time.Now()
+		must(b, spin.Launch(libcuda.Dim3{X: 1}, libcuda.Dim3{X: 1}, 0, s, uint64(0)))
+		d := time.Since(t0)
+		switch {
+		case !r.l.turns:
+			t.on = append(t.on, d)
+		case turn%turnLength < turnLength/10:
+			// Settling after a switch: not counted.
+		case running:
+			t.on = append(t.on, d)
+			t.perTurn[int(turn/turnLength)] = append(t.perTurn[int(turn/turnLength)], d)
+		default:
+			t.off = append(t.off, d)
+			t.perTurn[int(turn/turnLength)] = append(t.perTurn[int(turn/turnLength)], d)
+		}
+		if n++; n%64 == 0 {
+			must(b, libcuda.StreamSynchronize(s))
+		}
+	}
+	return t
+}
+
+// reportTurns reports the p99 of the launches with the loop off, the
+// ratio on/off, and the median of each on turn's p99 against the off turn
+// just before it.
+func (t *stallTimes) reportTurns(b *testing.B) {
+	off := percentile(t.off, 0.99)
+	b.ReportMetric(float64(off.Nanoseconds()), "p99-off")
+	b.ReportMetric(float64(percentile(t.on, 0.99))/float64(off), "on/off")
+	var ratios []float64
+	for k, onDurs := range t.perTurn {
+		if before, ok := t.perTurn[k-1]; k%2 == 1 && ok && len(onDurs) >= 100 && len(before) >= 100 {
+			ratios = append(ratios, float64(percentile(onDurs, 0.99))/float64(percentile(before, 0.99)))
+		}
+	}
+	if len(ratios) > 0 {
+		slices.Sort(ratios)
+		b.ReportMetric(ratios[len(ratios)/2], "on/off-median")
+		b.ReportMetric(float64(len(ratios)), "turn-pairs")
+	}
+}
+
+// reportReleases reports what the releases made beside the launches since
+// st0: hostmem's event queries and the owner's wake-ups (at most about one
+// a millisecond each, whatever the loop's rate).
+func (r *stallRun) reportReleases(b *testing.B, st0 hostmem.Stats) {
+	st := hostmem.ReadStats()
+	n := float64(r.cycles.Load())
+	b.ReportMetric(float64(st.Unregisters-st0.Unregisters), "unregisters")
+	b.ReportMetric(n, "loop-cycles")
+	b.ReportMetric(float64(st.EventQueries-st0.EventQueries), "owner-queries")
+	b.ReportMetric(float64(st.OwnerWakeups-st0.OwnerWakeups), "owner-wakeups")
+	if n > 0 {
+		b.ReportMetric(float64(st.EventQueries-st0.EventQueries)/n, "queries/cycle")
+	}
 }
 
 func percentile(d []time.Duration, p float64) time.Duration {

@@ -3,12 +3,16 @@
 // allocating: an assembly trampoline entered through runtime.cgocall reads
 // an argument block that the caller keeps on its own stack.
 //
+// It also finds and opens those libraries, one mechanism for all (Spec,
+// Open, Lazy; library.go, places.go): tools/gen's library table is written
+// into zlibraries.go (Libraries), and each bound package's generated
+// zload.go loads its row.
+//
 // Every generated package shares it (libcuda, nvrtc, nvjitlink, nvml,
 // cublas, cublaslt). Their generated wrappers declare, per call, a struct
 // that begins with a block of Frame's layout (each package's own frame
-// type, libcuda's hand-written, the others' in their generated zproc.go,
-// so that the generated code reads the same everywhere) and
-// follows it with at least 8 argument words (the trampolines load all
+// type, in its generated zproc.go, so that the generated code reads the
+// same everywhere) and follows it with at least 8 argument words (the trampolines load all
 // register arguments unconditionally): unsafe.Pointer fields for pointer
 // arguments and uintptr fields for everything else.
 // Keeping Go pointers in pointer-typed fields of a stack object means the

@@ -7,28 +7,28 @@ import (
 
 // Lazy is a library that a package opens on first use (its first call, or
 // an explicit Load), and the entry points it resolves from it by name:
-// packages nvrtc, nvjitlink, nvml, cublas and cublaslt each keep one, which
-// their generated procs (zproc.go) resolve through.
-type Lazy[T any] struct {
-	open    func() (*T, error)
-	lib     func(*T) Library
-	missing func(l *T, symbol string) error
+// every bound package keeps one (its generated zload.go declares it),
+// which the generated procs (zproc.go) resolve through; libcuda resolves
+// its own through cuGetProcAddress_v2.
+type Lazy struct {
+	open    func() (*Opened, error)
+	missing func(l *Opened, symbol string) error
 	mu      sync.Mutex
-	v       atomic.Pointer[T]
+	v       atomic.Pointer[Opened]
 	err     error // the last failure of a lazy load; guarded by mu
 	symMu   sync.Mutex
 	symErr  map[string]error // entry points that failed to resolve; guarded by symMu
 }
 
-// NewLazy returns a Lazy that opens its library with open. lib gives the
-// opened library's symbols; missing makes the error for a symbol it lacks
-// (the package's *SymbolError), which Resolve remembers.
-func NewLazy[T any](open func() (*T, error), lib func(*T) Library, missing func(l *T, symbol string) error) *Lazy[T] {
-	return &Lazy[T]{open: open, lib: lib, missing: missing}
+// NewLazy returns a Lazy that opens its library with open; missing makes
+// the error for a symbol it lacks (the package's *SymbolError), which
+// Resolve remembers.
+func NewLazy(open func() (*Opened, error), missing func(l *Opened, symbol string) error) *Lazy {
+	return &Lazy{open: open, missing: missing}
 }
 
 // Load opens the library unless it is open, trying again after a failure.
-func (l *Lazy[T]) Load() (*T, error) {
+func (l *Lazy) Load() (*Opened, error) {
 	if v := l.v.Load(); v != nil {
 		return v, nil
 	}
@@ -39,7 +39,7 @@ func (l *Lazy[T]) Load() (*T, error) {
 
 // Get returns the open library, opening it on first use. A failure is
 // remembered, so that calls without a library stay cheap; Load tries again.
-func (l *Lazy[T]) Get() (*T, error) {
+func (l *Lazy) Get() (*Opened, error) {
 	if v := l.v.Load(); v != nil {
 		return v, nil
 	}
@@ -51,7 +51,7 @@ func (l *Lazy[T]) Get() (*T, error) {
 	return l.loadLocked()
 }
 
-func (l *Lazy[T]) loadLocked() (*T, error) {
+func (l *Lazy) loadLocked() (*Opened, error) {
 	if v := l.v.Load(); v != nil {
 		return v, nil
 	}
@@ -66,11 +66,11 @@ func (l *Lazy[T]) loadLocked() (*T, error) {
 }
 
 // Loaded is the open library, or nil.
-func (l *Lazy[T]) Loaded() *T { return l.v.Load() }
+func (l *Lazy) Loaded() *Opened { return l.v.Load() }
 
 // Store makes v the open library (nil: none), for tests that stand a
 // fake library in.
-func (l *Lazy[T]) Store(v *T) {
+func (l *Lazy) Store(v *Opened) {
 	l.mu.Lock()
 	l.v.Store(v)
 	l.err = nil
@@ -82,7 +82,7 @@ func (l *Lazy[T]) Store(v *T) {
 
 // SetFailure makes the next Get fail with err until a Load succeeds, as
 // a failed lazy load does (for tests of the calls without a library).
-func (l *Lazy[T]) SetFailure(err error) {
+func (l *Lazy) SetFailure(err error) {
 	l.mu.Lock()
 	l.err = err
 	l.mu.Unlock()
@@ -92,7 +92,7 @@ func (l *Lazy[T]) SetFailure(err error) {
 // need be, and stores it in *addr (atomically) on the first success, so
 // that the caller's fast path is one atomic load. A symbol the library
 // lacks is an error from NewLazy's missing, remembered until Store.
-func (l *Lazy[T]) Resolve(addr *uintptr, symbol string) (uintptr, error) {
+func (l *Lazy) Resolve(addr *uintptr, symbol string) (uintptr, error) {
 	v, err := l.Get()
 	if err != nil {
 		return 0, err
@@ -105,7 +105,7 @@ func (l *Lazy[T]) Resolve(addr *uintptr, symbol string) (uintptr, error) {
 	if err := l.symErr[symbol]; err != nil {
 		return 0, err
 	}
-	a, ok := l.lib(v).Sym(symbol)
+	a, ok := v.Lib.Sym(symbol)
 	if !ok {
 		err := l.missing(v, symbol)
 		if l.symErr == nil {

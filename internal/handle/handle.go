@@ -1,7 +1,7 @@
 // Package handle is the lifetime that packages cublas and cublaslt give
 // their library's handles: made on a cuda.Stream in its context, used by
 // calls that hold it for reading, changed and closed under its lock, and
-// destroyed, once closed or collected, through graph.Postpone (the
+// destroyed, once closed or collected, through sync.Postpone (the
 // libraries' destroys synchronize the device, which would invalidate a
 // capture in progress), with the stream's context held until then.
 package handle
@@ -13,8 +13,8 @@ import (
 	gosync "sync"
 
 	"github.com/purecuda/purecuda/cuda"
-	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/sync"
 )
 
 // Life is one handle's lifetime. Its zero value is not usable: see Open.
@@ -124,7 +124,7 @@ var droppedKinds gosync.Map // "pkg.Kind" -> *sync.Once
 // destroyLater destroys the handle once no capture is in progress, then
 // releases the context; failures are logged.
 func (l *Life) destroyLater() {
-	graph.Postpone(func() {
+	sync.Postpone(func() {
 		if err := l.hold.Do(l.destroy); err != nil {
 			slog.Error(l.pkg+": destroying a handle", "err", err)
 		}

@@ -89,12 +89,12 @@ func Check(t *testing.T, p Program, types []Type) {
 	cands := p.candidates()
 	dir := headerDir(cands, p.Header)
 	if dir == "" {
-		stop(fmt.Sprintf("no %s in %s", p.Header, strings.Join(cands, ", ")))
+		stop(fmt.Sprintf("no %s in %s: %s", p.Header, strings.Join(cands, ", "), p.whatToSet()))
 		return
 	}
 	for _, need := range p.Needs {
 		if headerDir(cands, need) == "" {
-			stop(fmt.Sprintf("%s needs %s, which none of %s has", p.Header, need, strings.Join(cands, ", ")))
+			stop(fmt.Sprintf("%s needs %s, which none of %s has: %s", p.Header, need, strings.Join(cands, ", "), p.whatToSet()))
 			return
 		}
 	}
@@ -245,6 +245,15 @@ func (p Program) candidates() []string {
 		dirs = append(dirs, filepath.Join(root, "..", "shared", "cuda", "13.0", "include"))
 	}
 	return dirs
+}
+
+// whatToSet says how to point the check at a toolkit's headers.
+func (p Program) whatToSet() string {
+	s := "set CUDA_PATH to a CUDA toolkit (its include folder is searched)"
+	for _, e := range p.Env {
+		s += " or " + e + " to a folder of headers"
+	}
+	return s
 }
 
 // headerDir is the first of dirs that has name, or "".

@@ -23,6 +23,7 @@ import (
 	"unsafe"
 
 	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/internal/testenv"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
@@ -356,7 +357,7 @@ func (p *sharedPoller) run(ctx libcuda.Context, m int) error {
 			case nil:
 				w.done <- nil
 			default:
-				w.done <- fmt.Errorf("cuStreamQuery: %w", err)
+				w.done <- dl.Failed("", "cuStreamQuery", err)
 			}
 		}
 		progress := k < len(list)
@@ -447,7 +448,7 @@ func waiters(b *testing.B, ctx libcuda.Context, m int, way int) {
 							lat[i] = time.Since(start) - time.Duration(opened.Load())
 						case libcuda.CUDA_ERROR_NOT_READY:
 						default:
-							errs <- fmt.Errorf("cuStreamQuery: %w", err)
+							errs <- dl.Failed("", "cuStreamQuery", err)
 							return
 						}
 					}

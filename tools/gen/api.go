@@ -45,7 +45,7 @@ func (g *gen) apiFile() string {
 	if g.lib.byVersion {
 		b.WriteString("// The driver entry points, resolved on first use.\nvar (\n")
 	} else {
-		fmt.Fprintf(&b, "// The entry points of %s, resolved by name on first use.\nvar (\n", strings.Join(g.lib.files, " and "))
+		fmt.Fprintf(&b, "// The entry points of %s, resolved by name on first use.\nvar (\n", strings.Join(g.lib.files(), " and "))
 	}
 	for _, n := range names {
 		f := byName[n]

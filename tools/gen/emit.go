@@ -77,11 +77,12 @@ func generate(h *header) (files generated, c counts, err error) {
 		"ztypes.go": g.typesFile(),
 		"zconst.go": g.constFile(),
 	}
-	if len(l.files) > 0 { // a library with entry points, not types alone
+	if l.what != "" { // a library with entry points, not types alone
 		texts["zapi.go"] = g.apiFile()
+		texts["zload.go"] = g.loadFile()
 	}
 	constraints := map[string]string{}
-	if len(l.files) > 0 && !l.byVersion {
+	if l.what != "" {
 		texts["zproc.go"] = g.procFile()
 		calls, cons := g.callFiles(texts["zapi.go"])
 		for name, text := range calls {

@@ -7,25 +7,84 @@ import (
 )
 
 // library is one NVIDIA library the generator serves: where its
-// declarations come from, what its files are called, and the Go package
-// that binds it.
+// declarations come from, how its library file is found and told apart,
+// and the Go package that binds it.
+//
+// The loader's columns (what, env, linux, windows, driver, linuxDirs,
+// windowsDirs, pip, install, ident, version, versionKind, noLibrary,
+// loadDoc, envExample) become the package's generated zload.go (EnvLibrary,
+// ErrNoLibrary, ErrSymbol, Load, LoadError, Attempt and, for the libraries
+// resolved by name, Library, Loaded and SymbolError) and the package's row
+// of internal/dl/zlibraries.go, which internal/dl's one mechanism (Open,
+// Lazy) reads. Adding a library is a row here plus its Go surface: no
+// hand-written load*.go.
 type library struct {
 	pkg     string   // Go package, and its folder under the module root
 	headers []string // read in order; the first declares the types and functions
-	files   []string // the library files the package loads, for the doc comments
-	result  string   // the C status type the entry points return
+
+	// what names the library in messages and docs: "cuBLAS". Empty: a row
+	// of types alone (libtypes), with no library file and no loader.
+	what string
+	// env is the environment variable that names the file to load; while
+	// it is set, that file is the only place tried: "PURECUDA_LIBCUBLAS".
+	env string
+	// linux and windows are the file names on each system, newest first,
+	// each written in full: a library's major version need not be the
+	// toolkit's (CUDA 13 ships libcufft.so.12 and libcurand.so.10). List
+	// an older release's names (CUDA 12's) where the API the package
+	// calls is the same; a symbol that release lacks is a *SymbolError
+	// from the one function that needs it. windows empty: NVIDIA ships
+	// no Windows build (NCCL), and Load says so.
+	linux, windows []string
+	// driver: the library comes with the NVIDIA driver, not a toolkit
+	// (libcuda, NVML). On Linux it is looked for through the dynamic
+	// loader, then in linuxDirs; on Windows in System32, then in
+	// windowsDirs (a leading %VARIABLE% is expanded; the folder is skipped
+	// while it is unset), never through the DLL search path. A toolkit
+	// library (driver false) is looked for through the dynamic loader, in
+	// a toolkit's folders ($CUDA_PATH, /usr/local/cuda), conda's, and the
+	// pip folders below in every Python site-packages found; on Windows in
+	// %CUDA_PATH%\bin\x64, %CUDA_PATH%\bin, then the DLL search path.
+	driver                 bool
+	linuxDirs, windowsDirs []string
+	// pip are the folders under site-packages/nvidia whose lib/ holds the
+	// library in NVIDIA's pip wheels: "cu13" (CUDA 13's wheels put every
+	// toolkit library there), "cublas" (the per-library wheels).
+	pip []string
+	// install says how to get the library, for the load error, as a
+	// clause: "install a CUDA toolkit, or pip install nvidia-cublas".
+	install string
+	// ident are the symbols a file must export to be taken: a file that
+	// opens without them is another library or another release
+	// ("cublasCreate_v2"; nvJitLink's "__nvJitLinkCreate_13_0").
+	ident []string
+	// version is the C function that gives the library's version, called
+	// once when the library is taken ("" for none); versionKind its shape,
+	// which also shapes the package's Library and SymbolError:
+	//	"int"        status f(int *v)                    Library.Version = v
+	//	"majorMinor" status f(int *major, int *minor)    Library.Major, Minor
+	//	"properties" status f(libraryPropertyType, int*) Library.Version = major*10000 + minor*100 + patch
+	//	"return"     size_t f(void)                      Library.Version = what it returns
+	version, versionKind string
+	// noLibrary is the Go name of the sentinel a failed load matches;
+	// empty: ErrNoLibrary (libcuda's is ErrNoDriver).
+	noLibrary string
+	// envExample is the path in EnvLibrary's doc comment; empty:
+	// /usr/local/cuda/lib64/<first Linux name> for a toolkit library,
+	// /usr/lib/x86_64-linux-gnu/<first Linux name> for a driver's.
+	envExample string
+	// loadDoc is a paragraph added to Load's doc comment.
+	loadDoc string
+
+	result string // the C status type the entry points return
 	// errorText is the entry point that gives the library's own text for a
 	// status (cuGetErrorString), which the status type's Error and
 	// Description (zresult.go) use; empty: the library has none, and a
 	// status's message is its name and number.
 	errorText string
-	// loaded is the Go expression, in the package, that is the open library
-	// or nil without opening it (Description never loads the library);
-	// empty: lazy.Loaded(), the package's dl.Lazy.
-	loaded string
 	// unreached is the status that call's stub returns where no library
-	// can be loaded (zcall_other.go), for the libraries resolved by name;
-	// a wrapper returns the load error before it reaches call.
+	// can be loaded (zcall_other.go); a wrapper returns the load error
+	// before it reaches call.
 	unreached string
 	// typePrefix matches the C type names whose Go name drops a prefix;
 	// its group 1 is the rest, which becomes the Go name.
@@ -122,11 +181,10 @@ func set(names ...string) map[string]bool {
 var libraries = []*library{
 	{
 		pkg:        "libcuda",
+		unreached:  "CUDA_ERROR_NOT_SUPPORTED",
 		headers:    []string{"cuda.h", "cudaTypedefs.h"},
-		files:      []string{"libcuda.so.1", "nvcuda.dll"},
 		result:     "CUresult",
 		errorText:  "cuGetErrorString",
-		loaded:     "loaded.Load()",
 		typePrefix: regexp.MustCompile(`^CU([a-z].*)$`),
 		funcPrefix: "cu",
 		byVersion:  true,
@@ -134,17 +192,40 @@ var libraries = []*library{
 		pinned:     driverPinned,
 		queued:     driverQueued,
 		fences:     driverFences,
+
+		what:        "CUDA driver",
+		env:         "PURECUDA_LIBCUDA",
+		linux:       []string{"libcuda.so.1"},
+		windows:     []string{"nvcuda.dll"},
+		driver:      true,
+		linuxDirs:   []string{"/usr/lib/wsl/lib", "/usr/local/nvidia/lib64", "/usr/lib64", "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu"},
+		install:     "install the NVIDIA driver",
+		ident:       []string{"cuDriverGetVersion"},
+		version:     "cuDriverGetVersion",
+		versionKind: "int",
+		noLibrary:   "ErrNoDriver",
+		envExample:  "/usr/lib64/libcuda.so.1",
+		loadDoc:     "Load does not call cuInit; Init does.",
 	},
 	{
 		pkg:        "nvrtc",
 		unreached:  "NVRTC_ERROR_INTERNAL_ERROR",
 		headers:    []string{"nvrtc.h"},
-		files:      []string{"libnvrtc.so.13", "nvrtc64_130_0.dll"},
 		result:     "nvrtcResult",
 		errorText:  "nvrtcGetErrorString",
 		typePrefix: regexp.MustCompile(`^nvrtc([A-Z].*)$`),
 		funcPrefix: "nvrtc",
 		rename:     map[string]string{"nvrtcVersion": "GetVersion"},
+
+		what:        "NVRTC",
+		env:         "PURECUDA_LIBNVRTC",
+		linux:       []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"},
+		windows:     []string{"nvrtc64_130_0.dll", "nvrtc64_120_0.dll"},
+		pip:         []string{"cu13", "cuda_nvrtc"},
+		install:     "install a CUDA toolkit, or pip install nvidia-cuda-nvrtc",
+		ident:       []string{"nvrtcVersion"},
+		version:     "nvrtcVersion",
+		versionKind: "majorMinor",
 	},
 	{
 		// nvJitLink's entry points are versioned symbols (__nvJitLinkCreate_13_0)
@@ -153,7 +234,6 @@ var libraries = []*library{
 		pkg:        "nvjitlink",
 		unreached:  "NVJITLINK_ERROR_INTERNAL",
 		headers:    []string{"nvJitLink.h"},
-		files:      []string{"libnvJitLink.so.13", "nvJitLink_130_0.dll"},
 		result:     "nvJitLinkResult",
 		typePrefix: regexp.MustCompile(`^nvJitLink([A-Z].*)$`),
 		funcPrefix: "nvJitLink",
@@ -171,12 +251,22 @@ var libraries = []*library{
 			"__nvJitLinkGetInfoLog_13_0":         "GetInfoLog",
 			"nvJitLinkVersion":                   "GetVersion",
 		},
+
+		// Only CUDA 13's names: CUDA 12's nvJitLink has other versioned symbols.
+		what:        "nvJitLink",
+		env:         "PURECUDA_LIBNVJITLINK",
+		linux:       []string{"libnvJitLink.so.13", "libnvJitLink.so"},
+		windows:     []string{"nvJitLink_130_0.dll"},
+		pip:         []string{"cu13", "nvjitlink"},
+		install:     "install a CUDA toolkit, or pip install nvidia-nvjitlink",
+		ident:       []string{"__nvJitLinkCreate_13_0"},
+		version:     "nvJitLinkVersion",
+		versionKind: "majorMinor",
 	},
 	{
 		pkg:        "nvml",
 		unreached:  "NVML_ERROR_LIBRARY_NOT_FOUND",
 		headers:    []string{"nvml.h"},
-		files:      []string{"libnvidia-ml.so.1", "nvml.dll"},
 		result:     "nvmlReturn_t",
 		errorText:  "nvmlErrorString",
 		typePrefix: regexp.MustCompile(`^nvml([A-Z].*?)(?:_t)?$`),
@@ -184,6 +274,17 @@ var libraries = []*library{
 		layout:     true,
 		// Init and Shutdown are the package's reference-counted pair.
 		rename: map[string]string{"nvmlInit": "RawInit", "nvmlInitWithFlags": "RawInitWithFlags", "nvmlShutdown": "RawShutdown"},
+
+		what:        "NVML",
+		env:         "PURECUDA_LIBNVML",
+		linux:       []string{"libnvidia-ml.so.1"},
+		windows:     []string{"nvml.dll"},
+		driver:      true,
+		linuxDirs:   []string{"/usr/local/nvidia/lib64", "/usr/lib/wsl/lib"},
+		windowsDirs: []string{`%ProgramW6432%\NVIDIA Corporation\NVSMI`},
+		install:     "install the NVIDIA driver, which comes with NVML",
+		ident:       []string{"nvmlInit_v2"},
+		loadDoc:     "Loading does not initialize NVML: that is Init.",
 	},
 	{
 		// The types of library_types.h that cuBLAS, cuBLASLt and the other
@@ -196,7 +297,6 @@ var libraries = []*library{
 		pkg:        "cublas",
 		unreached:  "CUBLAS_STATUS_NOT_INITIALIZED",
 		headers:    []string{"cublas_api.h", "cublas_v2.h"},
-		files:      []string{"libcublas.so.13", "cublas64_13.dll"},
 		result:     "cublasStatus_t",
 		errorText:  "cublasGetStatusString",
 		typePrefix: regexp.MustCompile(`^cublas([A-Z].*?)(?:_t)?$`),
@@ -211,12 +311,21 @@ var libraries = []*library{
 		rename: map[string]string{"cublasGemmEx": "RawGemmEx", "cublasGemmEx_64": "RawGemmEx64",
 			"cublasGemmBatchedEx": "RawGemmBatchedEx", "cublasGemmBatchedEx_64": "RawGemmBatchedEx64"},
 		intResults: true,
+
+		what:        "cuBLAS",
+		env:         "PURECUDA_LIBCUBLAS",
+		linux:       []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so"},
+		windows:     []string{"cublas64_13.dll", "cublas64_12.dll"},
+		pip:         []string{"cu13", "cublas"},
+		install:     "install a CUDA toolkit, or pip install nvidia-cublas",
+		ident:       []string{"cublasCreate_v2"},
+		version:     "cublasGetProperty",
+		versionKind: "properties",
 	},
 	{
 		pkg:        "cublaslt",
 		unreached:  "cublas.CUBLAS_STATUS_NOT_INITIALIZED",
 		headers:    []string{"cublasLt.h"},
-		files:      []string{"libcublasLt.so.13", "cublasLt64_13.dll"},
 		result:     "cublasStatus_t",
 		typePrefix: regexp.MustCompile(`^cublasLt([A-Z].*?)(?:_t)?$`),
 		funcPrefix: "cublasLt",
@@ -227,6 +336,16 @@ var libraries = []*library{
 		imports:    cudaImports,
 		intResults: true,
 		layout:     true,
+
+		what:        "cuBLASLt",
+		env:         "PURECUDA_LIBCUBLASLT",
+		linux:       []string{"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"},
+		windows:     []string{"cublasLt64_13.dll", "cublasLt64_12.dll"},
+		pip:         []string{"cu13", "cublas"},
+		install:     "install a CUDA toolkit, or pip install nvidia-cublas",
+		ident:       []string{"cublasLtCreate"},
+		version:     "cublasLtGetVersion",
+		versionKind: "return",
 	},
 }
 
@@ -298,6 +417,18 @@ func (l *library) funcName(symbol string) string {
 		name = symbol
 	}
 	return exported(name)
+}
+
+// files are the library's newest file names on Linux and Windows, for
+// doc comments.
+func (l *library) files() []string {
+	var f []string
+	for _, names := range [][]string{l.linux, l.windows} {
+		if len(names) > 0 {
+			f = append(f, names[0])
+		}
+	}
+	return f
 }
 
 // header is the name of the header that declares the functions.

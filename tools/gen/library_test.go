@@ -62,7 +62,7 @@ func TestLibraryNames(t *testing.T) {
 			t.Errorf("%s: funcName(%s) = %s, want %s", c.l.pkg, c.symbol, got, c.want)
 		}
 	}
-	if _, err := libraryNamed("cufft"); err == nil || !strings.Contains(err.Error(), "libcuda, nvrtc") {
+	if _, err := libraryNamed("nosuchlib"); err == nil || !strings.Contains(err.Error(), "libcuda, nvrtc") {
 		t.Errorf("an unknown library: %v", err)
 	}
 }
@@ -387,7 +387,7 @@ func TestNvmlFixtureBuildsOnEveryTarget(t *testing.T) {
 	delete(files, "zlayout_test.go") // needs the package's layout test
 	// The call path (internal/dl) is the module's: the stub stands in for
 	// zproc.go and zcall*.go, which the real package builds with.
-	for _, name := range []string{"zproc.go", "zcall.go", "zcall_other.go"} {
+	for _, name := range []string{"zproc.go", "zcall.go", "zcall_other.go", "zload.go"} {
 		if _, ok := files[name]; !ok {
 			t.Errorf("nvml has no %s", name)
 		}
@@ -533,5 +533,69 @@ func TestRealNvJitLinkHeader(t *testing.T) {
 	}
 	if err := checkFiles(filepath.Join(root, "nvjitlink"), files); err != nil {
 		t.Error(err)
+	}
+}
+
+// The loader's columns become zload.go: every library row gets the
+// loader's public names; those resolved by name also Library, Loaded and
+// SymbolError, shaped by the version call; libcuda keeps its own
+// SymbolError and names its sentinel ErrNoDriver.
+func TestLoaderColumnsMakeZload(t *testing.T) {
+	for pkg, want := range map[string][]string{
+		"nvrtc": {`var spec = dl.Libraries["nvrtc"]`, "const EnvLibrary = \"PURECUDA_LIBNVRTC\"", "var ErrNoLibrary = errors.New(",
+			"type LoadError struct {", "type Attempt struct {", "Major, Minor int", "func Loaded() (lib Library, ok bool) {",
+			"return &SymbolError{Symbol: symbol, Path: l.Path, Major: l.Major, Minor: l.Minor}",
+			"the python3 found on PATH", "A library that opens but lacks nvrtcVersion is not taken."},
+		"libcuda": {`var spec = dl.Libraries["libcuda"]`, "var ErrNoDriver = errors.New(", "func (e *LoadError) Is(target error) bool { return target == ErrNoDriver }",
+			"var lazy = dl.NewLazy(func() (*dl.Opened, error) { return open(os.Getenv) }, nil)",
+			"nvcuda.dll in the system folder (System32); never through the DLL search path.", "Load does not call cuInit; Init does."},
+		"nvml": {"never through the DLL search path", `%ProgramW6432%\NVIDIA Corporation\NVSMI`, "type Library struct {\n\tPath string // as it was opened\n}"},
+	} {
+		src := string(fixtureOf(t, pkg)["zload.go"])
+		text := strings.ReplaceAll(src, "\n// ", " ") // comments as one line
+		for _, w := range want {
+			if !strings.Contains(src, w) && !strings.Contains(text, w) {
+				t.Errorf("%s's zload.go lacks %q:\n%s", pkg, w, src)
+			}
+		}
+		if pkg == "libcuda" && strings.Contains(src, "type SymbolError") {
+			t.Error("libcuda's zload.go declares a SymbolError: proc.go has its own")
+		}
+	}
+	if _, ok := fixtureOf(t, "libtypes")["zload.go"]; ok {
+		t.Error("libtypes, a row of types alone, has a loader")
+	}
+	table, err := tableFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range libraries {
+		if has := strings.Contains(string(table), "\t"+`"`+l.pkg+`": {`); has != (l.what != "") {
+			t.Errorf("zlibraries.go has a row for %s: %v", l.pkg, has)
+		}
+	}
+}
+
+func TestLoaderColumnsAreChecked(t *testing.T) {
+	good := library{pkg: "x", what: "X", env: "PURECUDA_LIBX", linux: []string{"libx.so.1"}, install: "install X", ident: []string{"xCreate"}}
+	if err := good.checkLoader(); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		edit func(l *library)
+		want string
+	}{
+		"no env":             {func(l *library) { l.env = "" }, "needs env"},
+		"no ident":           {func(l *library) { l.ident = nil }, "needs env"},
+		"version alone":      {func(l *library) { l.version = "xVersion" }, "go together"},
+		"unknown kind":       {func(l *library) { l.version, l.versionKind = "xVersion", "float" }, "none of int"},
+		"toolkit with dirs":  {func(l *library) { l.linuxDirs = []string{"/opt"} }, "for driver libraries"},
+		"driver with wheels": {func(l *library) { l.driver, l.pip = true, []string{"cu13"} }, "no pip folders"},
+	} {
+		l := good
+		c.edit(&l)
+		if err := l.checkLoader(); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want an error saying %q", name, err, c.want)
+		}
 	}
 }

@@ -1,10 +1,13 @@
 // Command gen writes the generated files of the packages that bind NVIDIA
 // libraries, from the library's C headers. A table (library.go) says, for
-// each library, which headers declare it, which library files it is, and
-// which Go package binds it:
+// each library, which headers declare it, how its library file is found
+// and told apart (environment variable, file names per system, pip
+// folders, identifying symbols, version call), and which Go package binds
+// it:
 //
 //	libcuda   cuda.h, cudaTypedefs.h     libcuda.so.1, nvcuda.dll
 //	nvrtc     nvrtc.h                    libnvrtc.so.13, nvrtc64_130_0.dll
+//	nvjitlink nvJitLink.h                libnvJitLink.so.13, nvJitLink_130_0.dll
 //	nvml      nvml.h                     libnvidia-ml.so.1, nvml.dll
 //	libtypes  library_types.h            (types only, shared by the next two)
 //	cublas    cublas_api.h, cublas_v2.h  libcublas.so.13, cublas64_13.dll
@@ -20,18 +23,26 @@
 // Each package gets
 //
 //	zapi.go          one wrapper per entry point and its proc (not for libtypes)
+//	zload.go         (not for libtypes) the loader: EnvLibrary, ErrNoLibrary
+//	                 (libcuda: ErrNoDriver), ErrSymbol, Load, LoadError, Attempt
+//	                 and, for the libraries resolved by name, Library, Loaded and
+//	                 SymbolError, on internal/dl's Open and Lazy
 //	ztypes.go        handles, scalar typedefs, structs, unions, function pointers
 //	zconst.go        enums with String methods, #define constants
-//	zproc.go         (the libraries resolved by symbol name, all but libcuda) the
-//	                 proc each wrapper holds, resolved through the package's dl.Lazy,
-//	                 and the call frame
-//	zcall*.go        (the same) call: internal/dl's trampoline, or a stub where it
-//	                 does not run
+//	zproc.go         the call frame, and (the libraries resolved by symbol name, all
+//	                 but libcuda, whose proc.go uses cuGetProcAddress_v2) the proc
+//	                 each wrapper holds, resolved through the package's dl.Lazy
+//	zcall*.go        call: internal/dl's trampoline, or a stub where it does not
+//	                 run; libcuda's also callPinned, callQueued, callFence, callf
 //	zresult.go       the status type as an error: Error, Description (the library's
 //	                 text, where it has one), every value boxed once (not for
 //	                 libtypes, nor cublaslt, whose status is cublas's)
 //	zlayout_test.go  (libcuda, nvml) the table TestLayoutMatchesC checks against the C compiler
 //	zlong_*.go       (nvml) CLong and CULong, C's long on Windows and elsewhere
+//
+// and every run writes internal/dl/zlibraries.go, the loader columns of
+// every row (dl.Libraries), which the zload.go files and internal/dl's
+// tests read.
 //
 // Usage:
 //
@@ -119,6 +130,16 @@ func run(include, only string, check, verbose bool) error {
 		if verbose {
 			fmt.Printf("%s: %s\n", l.pkg, stats)
 		}
+	}
+	table, err := tableFile()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(root, tableDir)
+	if check {
+		errs = append(errs, checkFiles(dir, generated{tableName: table}))
+	} else if err := writeFiles(dir, generated{tableName: table}); err != nil {
+		return err
 	}
 	return errors.Join(errs...)
 }

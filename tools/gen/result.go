@@ -72,10 +72,7 @@ func (r %[1]s) Error() string { return r.String() + " (" + strconv.Itoa(int(r)) 
 `, name, example+" ("+g.enumValue(e, example)+")", success, example)
 		return "import \"strconv\"\n\n" + b.String()
 	}
-	loaded := g.lib.loaded
-	if loaded == "" {
-		loaded = "lazy.Loaded()"
-	}
+	loaded := "lazy.Loaded()"
 	fmt.Fprintf(&b, `// Error returns the C name of r and its number, then the library's own
 // text for r where the library is loaded and that text says more than the
 // name (%[5]s), as in
@@ -171,13 +168,36 @@ func (g *gen) errorTextCall() string {
 	return ""
 }
 
-// procFile writes zproc.go for a library whose entry points are looked up
-// by their symbols' names (every one but libcuda, which has its own proc
-// for cuGetProcAddress): the proc each wrapper holds, resolved on first use
-// through the package's dl.Lazy (lazy), and the status as an error. Status
-// values come boxed from zresult.go, or, where another package declares
-// the status type (cuBLASLt's is cuBLAS's), from that type's Err.
+// procFile writes zproc.go: the call frame of every wrapper and, for a
+// library whose entry points are looked up by their symbols' names (every
+// one but libcuda, whose proc.go resolves through cuGetProcAddress_v2),
+// the proc each wrapper holds, resolved on first use through the
+// package's dl.Lazy (lazy), and the status as an error. Status values come
+// boxed from zresult.go, or, where another package declares the status
+// type (cuBLASLt's is cuBLAS's), from that type's Err.
 func (g *gen) procFile() string {
+	frame := `// frame is the head of the argument block of a call: the wrappers
+// declare, per call, a struct that embeds it and follows it with the
+// argument words, on their own stack (see package internal/dl). It has
+// dl.Frame's layout (checked below); its fields are unexported so that
+// the wrappers read the same in every package.
+type frame struct {
+	fn uintptr // address of the C function
+	r  uintptr // the integer return register after the call
+	n  uintptr // number of argument words that follow this head
+}
+
+// The compiler refuses these lines if frame and dl.Frame differ.
+var (
+	_ = [1]struct{}{}[unsafe.Sizeof(frame{})-unsafe.Sizeof(dl.Frame{})]
+	_ = [1]struct{}{}[unsafe.Offsetof(frame{}.fn)-unsafe.Offsetof(dl.Frame{}.Fn)]
+	_ = [1]struct{}{}[unsafe.Offsetof(frame{}.r)-unsafe.Offsetof(dl.Frame{}.R)]
+	_ = [1]struct{}{}[unsafe.Offsetof(frame{}.n)-unsafe.Offsetof(dl.Frame{}.N)]
+)
+`
+	if g.lib.byVersion {
+		return g.ownImports([]string{"unsafe"}, "", dl) + frame
+	}
 	var result string
 	if e := g.resultEnum(); e != nil {
 		name := g.enumNames[e]
@@ -198,26 +218,7 @@ func (p *proc) result(r uintptr) error { return %[1]s(int32(r)).Err() }
 	} else {
 		g.failf("%s: the status type %s is no enum", g.lib.header(), g.lib.result)
 	}
-	body := `// frame is the head of the argument block of a call: the wrappers
-// declare, per call, a struct that embeds it and follows it with the
-// argument words, on their own stack (see package internal/dl). It has
-// dl.Frame's layout (checked below); its fields are unexported so that
-// the wrappers read the same in every package.
-type frame struct {
-	fn uintptr // address of the C function
-	r  uintptr // the integer return register after the call
-	n  uintptr // number of argument words that follow this head
-}
-
-// The compiler refuses these lines if frame and dl.Frame differ.
-var (
-	_ = [1]struct{}{}[unsafe.Sizeof(frame{})-unsafe.Sizeof(dl.Frame{})]
-	_ = [1]struct{}{}[unsafe.Offsetof(frame{}.fn)-unsafe.Offsetof(dl.Frame{}.Fn)]
-	_ = [1]struct{}{}[unsafe.Offsetof(frame{}.r)-unsafe.Offsetof(dl.Frame{}.R)]
-	_ = [1]struct{}{}[unsafe.Offsetof(frame{}.n)-unsafe.Offsetof(dl.Frame{}.N)]
-)
-
-` + fmt.Sprintf(`// proc is one entry point of the library
+	body := frame + "\n" + fmt.Sprintf(`// proc is one entry point of the library
 // (%[1]s). The wrappers hold one each and
 // resolve it by its symbol's name on first use, loading the library if
 // need be (lazy, the package's dl.Lazy, also remembers a symbol the
@@ -236,7 +237,7 @@ func (p *proc) fn() (uintptr, error) {
 	return lazy.Resolve(&p.addr, p.symbol)
 }
 
-%[2]s`, strings.Join(g.lib.files, ", "), result)
+%[2]s`, strings.Join(g.lib.files(), ", "), result)
 	return g.ownImports([]string{"sync/atomic", "unsafe"}, result, dl) + body
 }
 
@@ -272,27 +273,66 @@ const callSystems = "(linux && (amd64 || arm64)) || (windows && amd64)"
 // callFiles are zcall.go, which makes call internal/dl's trampoline where
 // it runs, and zcall_other.go, its stub elsewhere (no library can be
 // loaded there, so every wrapper returns the load error before it reaches
-// call), with their build constraints, for the libraries resolved by name.
+// call), with their build constraints. The driver's (byVersion) also have
+// callPinned, callQueued and callFence (the row's pinned, queued and
+// fences lists), callf for floating-point arguments by value, and
+// pinQueued; the others may not take floats by value.
 func (g *gen) callFiles(api string) (texts, constraints map[string]string) {
-	if strings.Contains(api, "callf(") {
+	if strings.Contains(api, "callf(") && !g.lib.byVersion {
 		g.failf("%s: a function takes floating-point arguments by value: zcall.go has no callf", g.lib.header())
 	}
 	if g.lib.unreached == "" {
 		g.failf("library %s has no unreached status for call's stub", g.lib.pkg)
 	}
-	stub := fmt.Sprintf(`// On other systems no library can be loaded, so every wrapper returns
-// the load error before it reaches call. This stub only keeps the package
-// building.
-func call(f *frame) { f.r = uintptr(%s) }
+	what := "This stub only keeps"
+	if g.lib.byVersion {
+		what = "These stubs only keep"
+	}
+	stub := comment("On other systems no library can be loaded, so every wrapper returns the load error before it reaches call. "+what+" the package building.") +
+		fmt.Sprintf("func call(f *frame) { f.r = uintptr(%s) }\n", g.lib.unreached)
+	real := "// call runs the C function that f describes; the argument words follow f\n" +
+		"// in memory (see frame).\nfunc call(f *frame) { dl.Call((*dl.Frame)(unsafe.Pointer(f))) }\n"
+	if g.lib.byVersion {
+		stub += fmt.Sprintf(`
+func callPinned(f *frame) { call(f) }
+
+func callQueued(f *frame) { call(f) }
+
+func callFence(f *frame) { call(f) }
+
+func callf(fn uintptr, floats, doubles uint32, args ...uint64) uintptr {
+	return uintptr(%s)
+}
+
+func pinQueued(on bool) bool { return false }
 `, g.lib.unreached)
+		real += `
+// callPinned is call for the entry points that return without waiting
+// (see dl.CallPinned), callQueued for those that queue work on a stream
+// (dl.CallQueued), callFence for the device-wide fences (dl.CallFence).
+// tools/gen's library table says which is which.
+func callPinned(f *frame) { dl.CallPinned((*dl.Frame)(unsafe.Pointer(f))) }
+
+func callQueued(f *frame) { dl.CallQueued((*dl.Frame)(unsafe.Pointer(f))) }
+
+func callFence(f *frame) { dl.CallFence((*dl.Frame)(unsafe.Pointer(f))) }
+
+// callf calls a C function that takes float or double arguments by value
+// (see dl.CallFloat).
+func callf(fn uintptr, floats, doubles uint32, args ...uint64) uintptr {
+	return dl.CallFloat(fn, floats, doubles, args...)
+}
+
+// pinQueued makes callQueued's calls pinned or not (dl.SetPinnedQueued).
+func pinQueued(on bool) bool { return dl.SetPinnedQueued(on) }
+`
+	}
 	imports := ""
 	if strings.Contains(g.lib.unreached, ".") {
 		imports = g.ownImports(nil, stub)
 	}
 	texts = map[string]string{
-		"zcall.go": "import (\n\"unsafe\"\n\n\"" + dl + "\"\n)\n\n" +
-			"// call runs the C function that f describes; the argument words follow f\n" +
-			"// in memory (see frame).\nfunc call(f *frame) { dl.Call((*dl.Frame)(unsafe.Pointer(f))) }\n",
+		"zcall.go":       "import (\n\"unsafe\"\n\n\"" + dl + "\"\n)\n\n" + real,
 		"zcall_other.go": imports + stub,
 	}
 	return texts, map[string]string{"zcall.go": callSystems, "zcall_other.go": "!(" + callSystems + ")"}

@@ -1,7 +1,8 @@
 package libcuda
 
 // A stand-in for the hand-written runtime of the generated packages
-// (call.go, load.go) with the declarations the generated files use, so the
+// (proc.go, and what internal/dl and the generated zload.go, zproc.go and
+// zcall*.go give) with the declarations the generated files use, so the
 // generator's tests can build and run the fixture's output; proc.go is
 // libcuda's proc (the other packages' is generated, zproc.go).
 

@@ -691,3 +691,33 @@ func TestGemmBatchedExAllocatesOnce(t *testing.T) {
 		}
 	}
 }
+
+// Sizes at the edge of overflow that do not overflow are checked as sizes:
+// the error gives the exact count the Slice would need, not an overflow.
+func TestTheLargestSizesThatFitAreCountedExactly(t *testing.T) {
+	f := newFixture(t)
+	x := upload(t, f.s, make([]float32, 8))
+	N := cublas.NoTrans
+	for _, c := range []struct {
+		name, want string
+		err        error
+	}{
+		// 1 x 2 with ldA MaxInt-1: (2-1)*(MaxInt-1) + 1 = MaxInt.
+		{"CheckMatrix at MaxInt", "needs 9223372036854775807 elements", cublas.CheckMatrix("Check", "A", 1, 2, math.MaxInt-1, 8)},
+		{"CheckMatrix at MaxInt/2", "needs 4611686018427387904 elements", cublas.CheckMatrix("Check", "A", 1, 2, math.MaxInt/2, 8)},
+		{"CheckMatrix over MaxInt", "needs 0 elements", cublas.CheckMatrix("Check", "A", 2, 2, math.MaxInt-1, 8)},
+		// x of 2 elements with incx MaxInt-1: 1 + (MaxInt-1) = MaxInt.
+		{"Axpy at MaxInt", "need 9223372036854775807", cublas.Axpy(f.h, 2, 1, x, math.MaxInt-1, x, 1)},
+		{"Axpy at MaxInt/2", "need 4611686018427387904", cublas.Axpy(f.h, 2, 1, x, math.MaxInt/2, x, 1)},
+		{"Axpy over MaxInt", "overflow", cublas.Axpy(f.h, 2, 1, x, math.MaxInt, x, 1)},
+		{"Axpy over MaxInt, three", "overflow", cublas.Axpy(f.h, 3, 1, x, math.MaxInt/2+1, x, 1)},
+		// 2 matrices of 4 elements, strideA MaxInt-4 apart: MaxInt in all.
+		{"GemmStridedBatched at MaxInt", "need 9223372036854775807", cublas.GemmStridedBatched(f.h, N, N, 2, 2, 2, 1, x, 2, math.MaxInt-4, x, 2, 0, 0, x, 2, 4, 2)},
+		{"GemmStridedBatched over MaxInt", "overflow", cublas.GemmStridedBatched(f.h, N, N, 2, 2, 2, 1, x, 2, math.MaxInt-3, x, 2, 0, 0, x, 2, 4, 2)},
+		{"GemmStridedBatched at MaxInt/2, three", "need 9223372036854775806", cublas.GemmStridedBatched(f.h, N, N, 2, 2, 2, 1, x, 2, (math.MaxInt-4)/2, x, 2, 0, 0, x, 2, 4, 3)},
+	} {
+		if !errors.Is(c.err, cublas.ErrShape) || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%s: %v, want ErrShape saying %q", c.name, c.err, c.want)
+		}
+	}
+}

@@ -721,3 +721,28 @@ func TestTheLargestSizesThatFitAreCountedExactly(t *testing.T) {
 		}
 	}
 }
+
+// ScalarOf writes alpha or beta in the compute type's scale type: float32
+// for the 32F types, float64 for 64F, half for 16F, int32 for 32I.
+func TestScalarOfWritesTheScaleType(t *testing.T) {
+	for _, c := range []struct {
+		compute cublas.ComputeType
+		want    []byte
+	}{
+		{cublas.CUBLAS_COMPUTE_32F_FAST_TF32, le32(math.Float32bits(1.5))},
+		{cublas.CUBLAS_COMPUTE_64F, le64(math.Float64bits(1.5))},
+		{cublas.CUBLAS_COMPUTE_16F, []byte{0x00, 0x3e}}, // 1.5 as a half
+		{cublas.CUBLAS_COMPUTE_32I, le32(1)},
+	} {
+		s, err := cublas.ScalarOf(c.compute, 1.5)
+		if err != nil || !slices.Equal(s[:len(c.want)], c.want) || slices.ContainsFunc(s[len(c.want):], func(b byte) bool { return b != 0 }) {
+			t.Errorf("ScalarOf(%v, 1.5) = % x, %v; want % x", c.compute, s, err, c.want)
+		}
+	}
+	if _, err := cublas.ScalarOf(12345, 1); !errors.Is(err, cublas.ErrShape) {
+		t.Errorf("an unknown compute type: %v", err)
+	}
+}
+
+func le32(v uint32) []byte { return []byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)} }
+func le64(v uint64) []byte { return append(le32(uint32(v)), le32(uint32(v>>32))...) }

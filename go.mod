@@ -9,3 +9,5 @@ require (
 )
 
 require github.com/ianlancetaylor/demangle v0.0.0-20260724033716-83e58baca724
+
+require gonum.org/v1/gonum v0.16.0

@@ -27,18 +27,18 @@ func TestHandleLifetime(t *testing.T) {
 		t.Fatalf("%d creates by New, want 1, and a live handle", n-creates)
 	}
 	x := upload(t, f.s, []float32{1, 2})
-	testenv.Must(t, h.Close())
+	testenv.MustBounded(t, "h.Close", h.Close)
 	testenv.Eventually(t, "the destroy", func() bool { return !testenv.BLASLive(t, uintptr(h.Raw())) })
-	if err := h.Close(); !errors.Is(err, cuda.ErrClosed) {
+	if err := testenv.BoundedErr(t, "h.Close", h.Close); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("second Close: %v", err)
 	}
-	if err := cublas.Axpy(h, 2, 1, x, 1, x, 1); !errors.Is(err, cuda.ErrClosed) {
+	if err := testenv.BoundedErr(t, "cublas.Axpy", func() error { return cublas.Axpy(h, 2, 1, x, 1, x, 1) }); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("Axpy after Close: %v", err)
 	}
-	if _, err := h.MathMode(); !errors.Is(err, cuda.ErrClosed) {
+	if err := testenv.BoundedErr(t, "h.MathMode", func() error { _, err := h.MathMode(); return err }); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("MathMode after Close: %v", err)
 	}
-	if err := h.SetStream(f.s); !errors.Is(err, cuda.ErrClosed) {
+	if err := testenv.BoundedErr(t, "h.SetStream", func() error { return h.SetStream(f.s) }); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("SetStream after Close: %v", err)
 	}
 	var nilH *cublas.BLAS
@@ -64,13 +64,13 @@ func TestHandleClosedAfterItsStreamAndContext(t *testing.T) {
 	testenv.Must(t, err)
 	x, err := cuda.Alloc[float32](s, 2)
 	testenv.Must(t, err)
-	testenv.Must(t, s.Close())
-	testenv.Must(t, ctx.Close())
-	if err := cublas.Axpy(h, 2, 2, x, 1, x, 1); !errors.Is(err, cuda.ErrClosed) {
+	testenv.MustBounded(t, "s.Close", s.Close)
+	testenv.MustBounded(t, "ctx.Close", ctx.Close)
+	if err := testenv.BoundedErr(t, "cublas.Axpy", func() error { return cublas.Axpy(h, 2, 2, x, 1, x, 1) }); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("a call on a handle whose stream is closed: %v", err)
 	}
-	testenv.Must(t, h.Close())
-	testenv.Must(t, x.Free())
+	testenv.MustBounded(t, "h.Close", h.Close)
+	testenv.MustBounded(t, "x.Free", x.Free)
 	testenv.Eventually(t, "the destroy", func() bool { return !testenv.BLASLive(t, uintptr(h.Raw())) })
 }
 
@@ -116,7 +116,7 @@ func TestSetStreamSetsTheWorkspaceAgain(t *testing.T) {
 		t.Errorf("x = %v", got)
 	}
 	testenv.Must(t, f.h.SetWorkspace(cuda.Slice[byte]{}))
-	testenv.Must(t, ws.Free())
+	testenv.MustBounded(t, "ws.Free", ws.Free)
 }
 
 // A call records the stream on its Slices: Free of C waits for the Gemm.
@@ -128,11 +128,11 @@ func TestGemmRecordsItsSlices(t *testing.T) {
 	home := newStream(t, f.ctx)
 	c, err := cuda.Alloc[float32](home, 4)
 	testenv.Must(t, err)
-	testenv.Must(t, f.ctx.Sync(testenv.Context(t))) // earlier frees are done: the count moves only for this one
+	testenv.MustBounded(t, "f.ctx.Sync", func() error { return f.ctx.Sync(testenv.Context(t)) }) // earlier frees are done: the count moves only for this one
 	base := testenv.SimStat(t, "live_allocations")
 	gate.Hold(t, f.s.Raw())
 	testenv.Must(t, cublas.Gemm(f.h, cublas.NoTrans, cublas.NoTrans, 2, 2, 2, 1, a, 2, a, 2, 0, c, 2))
-	testenv.Must(t, c.Free())
+	testenv.MustBounded(t, "c.Free", c.Free)
 	for end := time.Now().Add(50 * time.Millisecond); time.Now().Before(end); time.Sleep(time.Millisecond) {
 		if n := testenv.SimStat(t, "live_allocations"); n != base {
 			t.Fatalf("C freed while the Gemm's stream is held (%d live, want %d)", n, base)

@@ -19,20 +19,20 @@ func TestGemmInsideCaptureLaunched100Times(t *testing.T) {
 	testenv.Must(t, f.h.SetWorkspace(ws))
 	t.Cleanup(func() {
 		testenv.Must(t, f.h.SetWorkspace(cuda.Slice[byte]{}))
-		testenv.Must(t, ws.Free())
+		testenv.MustBounded(t, "ws.Free", ws.Free)
 	})
 	const m, n, k, launches = 4, 3, 2, 100
 	ha, hb, hc := randoms[float64](m*k, 9), randoms[float64](k*n, 10), randoms[float64](m*n, 11)
 	a, b, c := upload(t, f.s, ha), upload(t, f.s, hb), upload(t, f.s, hc)
-	testenv.Must(t, f.s.Sync(testenv.Context(t)))
+	testenv.MustBounded(t, "f.s.Sync", func() error { return f.s.Sync(testenv.Context(t)) })
 	g, err := f.s.Capture(func(s *cuda.Stream) error {
 		return cublas.Gemm(f.h, cublas.NoTrans, cublas.NoTrans, m, n, k, 1.0, a, m, b, k, 1.0, c, m)
 	})
 	testenv.Must(t, err)
-	defer func() { testenv.Must(t, g.Destroy()) }()
+	defer func() { testenv.MustBounded(t, "g.Destroy", g.Destroy) }()
 	e, err := g.Instantiate()
 	testenv.Must(t, err)
-	defer func() { testenv.Must(t, e.Destroy()) }()
+	defer func() { testenv.MustBounded(t, "e.Destroy", e.Destroy) }()
 	if got := download(t, f.s, c); fmt.Sprint(got) != fmt.Sprint(hc) {
 		t.Fatalf("the capture ran the Gemm: C = %v", got)
 	}
@@ -100,7 +100,7 @@ func TestGemmAllocatesNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	testenv.Must(t, f.s.Sync(testenv.Context(t)))
+	testenv.MustBounded(t, "f.s.Sync", func() error { return f.s.Sync(testenv.Context(t)) })
 	if n != 0 {
 		t.Errorf("%v allocations a Gemm", n)
 	}

@@ -24,7 +24,7 @@ func newFixture(t testing.TB) *fixture {
 	testenv.Must(t, err)
 	ctx, err := devs[0].Context()
 	testenv.Must(t, err)
-	t.Cleanup(func() { testenv.Must(t, ctx.Close()) })
+	t.Cleanup(func() { testenv.MustBounded(t, "ctx.Close", ctx.Close) })
 	s := newStream(t, ctx)
 	h, err := cublas.New(s)
 	testenv.Must(t, err)
@@ -37,7 +37,7 @@ func newStream(t testing.TB, ctx *cuda.Context) *cuda.Stream {
 	s, err := ctx.NewStream(cuda.NonBlocking())
 	testenv.Must(t, err)
 	t.Cleanup(func() {
-		if err := s.Close(); err != nil && !isClosed(err) {
+		if err := testenv.BoundedErr(t, "s.Close", s.Close); err != nil && !isClosed(err) {
 			t.Errorf("closing a stream: %v", err)
 		}
 	})
@@ -46,7 +46,7 @@ func newStream(t testing.TB, ctx *cuda.Context) *cuda.Stream {
 
 func closeBLAS(t testing.TB, h *cublas.BLAS) {
 	t.Helper()
-	if err := h.Close(); err != nil && !isClosed(err) {
+	if err := testenv.BoundedErr(t, "h.Close", h.Close); err != nil && !isClosed(err) {
 		t.Errorf("closing a handle: %v", err)
 	}
 }
@@ -57,7 +57,7 @@ func upload[T any](t testing.TB, s *cuda.Stream, vals []T) cuda.Slice[T] {
 	x, err := cuda.Alloc[T](s, len(vals))
 	testenv.Must(t, err)
 	t.Cleanup(func() {
-		if err := x.Free(); err != nil && !isFreed(err) {
+		if err := testenv.BoundedErr(t, "x.Free", x.Free); err != nil && !isFreed(err) {
 			t.Errorf("freeing: %v", err)
 		}
 	})

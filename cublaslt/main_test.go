@@ -3,7 +3,10 @@ package cublaslt_test
 import (
 	"testing"
 
+	"github.com/purecuda/purecuda/hostmem"
 	"github.com/purecuda/purecuda/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.MainBLAS(m) }
+func TestMain(m *testing.M) {
+	testenv.MainBLAS(m, testenv.Drain(hostmem.Drain))
+}

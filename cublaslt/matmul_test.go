@@ -25,14 +25,14 @@ func newFixture(t testing.TB) *fixture {
 	testenv.Must(t, err)
 	ctx, err := devs[0].Context()
 	testenv.Must(t, err)
-	t.Cleanup(func() { testenv.Must(t, ctx.Close()) })
+	t.Cleanup(func() { testenv.MustBounded(t, "ctx.Close", ctx.Close) })
 	s, err := ctx.NewStream(cuda.NonBlocking())
 	testenv.Must(t, err)
-	t.Cleanup(func() { testenv.Must(t, s.Close()) })
+	t.Cleanup(func() { testenv.MustBounded(t, "s.Close", s.Close) })
 	lt, err := cublaslt.New(s)
 	testenv.Must(t, err)
 	t.Cleanup(func() {
-		if err := lt.Close(); err != nil && !errors.Is(err, cuda.ErrClosed) {
+		if err := testenv.BoundedErr(t, "lt.Close", lt.Close); err != nil && !errors.Is(err, cuda.ErrClosed) {
 			t.Error(err)
 		}
 	})
@@ -44,7 +44,7 @@ func upload[T any](t testing.TB, s *cuda.Stream, v []T) cuda.Slice[T] {
 	x, err := cuda.Alloc[T](s, len(v))
 	testenv.Must(t, err)
 	t.Cleanup(func() {
-		if err := x.Free(); err != nil && !errors.Is(err, cuda.ErrFreed) {
+		if err := testenv.BoundedErr(t, "x.Free", x.Free); err != nil && !errors.Is(err, cuda.ErrFreed) {
 			t.Error(err)
 		}
 	})
@@ -232,11 +232,11 @@ func TestMatmulShapeErrors(t *testing.T) {
 func TestMatmulAfterCloseIsClosed(t *testing.T) {
 	f := newFixture(t)
 	x := upload(t, f.s, make([]float32, 4))
-	testenv.Must(t, f.lt.Close())
-	if err := cublaslt.Matmul(f.lt, cublaslt.Op{M: 2, N: 2, K: 2}, 1, x, x, 0, x, x, x); !errors.Is(err, cuda.ErrClosed) {
+	testenv.MustBounded(t, "f.lt.Close", f.lt.Close)
+	if err := testenv.BoundedErr(t, "cublaslt.Matmul", func() error { return cublaslt.Matmul(f.lt, cublaslt.Op{M: 2, N: 2, K: 2}, 1, x, x, 0, x, x, x) }); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("Matmul after Close: %v", err)
 	}
-	if err := f.lt.Close(); !errors.Is(err, cuda.ErrClosed) {
+	if err := testenv.BoundedErr(t, "f.lt.Close", f.lt.Close); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("second Close: %v", err)
 	}
 }

@@ -211,7 +211,6 @@ func TestCloseDestroysThePlansAndLogsAFailure(t *testing.T) {
 	}
 	log := testenv.CaptureErrors(t)
 	testenv.BLASFailNext(t, "cublasLtDestroy", 1, statusInternalError)
-	raw := uintptr(lt.Raw())
 	testenv.Must(t, lt.Close())
 	testenv.Eventually(t, "the destroy's log", func() bool { return len(log.Messages()) > 0 })
 	if msgs := log.Messages(); len(msgs) != 1 || !strings.Contains(msgs[0], "cublasLtDestroy") {
@@ -219,9 +218,6 @@ func TestCloseDestroysThePlansAndLogsAFailure(t *testing.T) {
 	}
 	if n := testenv.BLASStat(t, "lt_objects"); n != objects {
 		t.Errorf("%d cuBLASLt objects live after Close, want %d", n, objects)
-	}
-	if !testenv.BLASLive(t, raw) {
-		t.Error("the handle whose destroy failed reads as destroyed")
 	}
 }
 

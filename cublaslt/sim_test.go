@@ -17,6 +17,6 @@ func TestCloseDestroysTheHandle(t *testing.T) {
 	if !testenv.BLASLive(t, raw) {
 		t.Fatal("the handle is not live")
 	}
-	testenv.Must(t, f.lt.Close())
+	testenv.MustBounded(t, "f.lt.Close", f.lt.Close)
 	testenv.Eventually(t, "the destroy", func() bool { return !testenv.BLASLive(t, raw) })
 }

@@ -17,6 +17,10 @@ import (
 // while a graph that uses them runs, only ordered after the streams'
 // work.
 //
+// Alloc in f allocates in the graph (a mem-alloc node), and Free in f of
+// such a Slice frees it there (a mem-free node): see Alloc, # Allocating
+// in a capture.
+//
 // The stream cannot be closed during the capture (ErrCapturing), nor can
 // another stream that joined it; the driver says which streams are being
 // captured (cuStreamIsCapturing).
@@ -55,6 +59,9 @@ func (s *Stream) LaunchGraph(e *Exec) error {
 		return err
 	}
 	defer st.mu.RUnlock()
+	if err := st.noteGraphLaunch(); err != nil {
+		return err
+	}
 	if err := st.ctx.do(func() error { return e.Launch(st.raw) }); err != nil {
 		return err
 	}
@@ -78,6 +85,10 @@ func (s *Stream) RunCached(c *Cached, f func(s *Stream) error) error {
 	}
 	st, err := s.acquire("RunCached")
 	if err != nil {
+		return err
+	}
+	if err := st.noteGraphLaunch(); err != nil {
+		st.mu.RUnlock()
 		return err
 	}
 	st.inCapture.Add(1) // under the read lock: a Close after it sees it

@@ -21,7 +21,11 @@ import (
 // Close releases the caller's hold on the primary context. The driver's
 // context stays alive while streams, slices, events or modules made from
 // this Context are open; it is released when the last of them is closed
-// (or collected). A Context dropped without Close is released by the
+// (or collected). A closed Stream keeps it a little longer: the event
+// that marks the end of its work, which a later Free of memory used on it
+// waits for, goes once the garbage collector finds the stream unreachable
+// (and the memory used on it freed), as a long-running program's
+// collections do. A Context dropped without Close is released by the
 // garbage collector, and a warning is logged.
 //
 // # Threads
@@ -52,6 +56,8 @@ type ctxState struct {
 	refs   atomic.Int64 // the Context itself (until Close) and each open value made from it
 	closed atomic.Bool  // Close was called on the Context
 	major  atomic.Int32 // the device's compute capability major, once read (computeMajor)
+
+	graphMem graphMemList // graph allocations that may outlive their capture (graphmem.go)
 }
 
 // Context retains the device's primary context (cuDevicePrimaryCtxRetain)

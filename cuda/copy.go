@@ -101,11 +101,11 @@ func acquireSlice[T any](x Slice[T]) (devSide, error) {
 		return devSide{}, fmt.Errorf("zero Slice: %w", ErrNil)
 	}
 	size := unsafe.Sizeof(*new(T))
-	p, err := x.h.a.acquire(uintptr(x.off) * size)
+	p, err := x.h.a().acquire(uintptr(x.off) * size)
 	if err != nil {
 		return devSide{}, err
 	}
-	return devSide{a: x.h.a, ptr: p, bytes: uintptr(x.n) * size}, nil
+	return devSide{a: x.h.a(), ptr: p, bytes: uintptr(x.n) * size}, nil
 }
 
 // CopyToDevice copies src into dst on stream s (cuMemcpyHtoDAsync). The
@@ -236,7 +236,7 @@ func Copy[T any](s *Stream, dst, src Slice[T]) error {
 	copied := false
 	defer func() { d.a.release(st, copied) }()
 	var sr devSide
-	if src.h != nil && src.h.a == d.a {
+	if src.h != nil && src.h.a() == d.a {
 		// One allocation: it is held already (a second read lock could
 		// deadlock behind a waiting Free).
 		if src.off < dst.off+dst.n && dst.off < src.off+src.n && src.n > 0 && dst.n > 0 {
@@ -314,16 +314,16 @@ func memset(s *Stream, op string, h *allocHandle, off, n, width uintptr, word ui
 	if h == nil {
 		return fmt.Errorf("cuda: %s: zero Slice: %w", op, ErrNil)
 	}
-	p, err := h.a.acquire(off)
+	p, err := h.a().acquire(off)
 	if err != nil {
 		return fmt.Errorf("cuda: %s: %w", op, err)
 	}
 	done := false
-	defer func() { h.a.release(st, done) }()
+	defer func() { h.a().release(st, done) }()
 	if n == 0 {
 		return nil
 	}
-	if err := h.a.orderUse(st, Write, off, off+n*width); err != nil {
+	if err := h.a().orderUse(st, Write, off, off+n*width); err != nil {
 		return fmt.Errorf("cuda: %s: ordering after other streams: %w", op, err)
 	}
 	call := "cuMemsetD8Async"
@@ -352,7 +352,7 @@ func memset(s *Stream, op string, h *allocHandle, off, n, width uintptr, word ui
 // stream as a user, so that each one's Free waits for the copy. Lengths
 // must be equal (ErrLength).
 func CopyPeer[T any](s *Stream, dst, src Slice[T]) error {
-	if dst.h != nil && src.h != nil && dst.h.a == src.h.a {
+	if dst.h != nil && src.h != nil && dst.h.a() == src.h.a() {
 		return Copy(s, dst, src)
 	}
 	st, err := s.acquire("CopyPeer")

@@ -90,7 +90,7 @@ func describeArgs(args []Arg, addrs []uint64) []string {
 	for i, a := range args {
 		switch m := a.ref.(type) {
 		case *allocHandle:
-			out[i] = fmt.Sprintf("Slice at %#x: byte %d of an allocation of %d bytes at %#x", addrs[i], a.words[0], m.a.bytes, uint64(m.a.ptr))
+			out[i] = fmt.Sprintf("Slice at %#x: byte %d of an allocation of %d bytes at %#x", addrs[i], a.words[0], m.a().bytes, uint64(m.a().ptr))
 		case bufferMem:
 			out[i] = fmt.Sprintf("hostmem.Buffer at %#x, %d bytes", addrs[i], m.b.Size())
 		case bigValue:

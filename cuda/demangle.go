@@ -83,9 +83,11 @@ func isVoid(a demangle.AST) bool {
 
 // normalize makes two spellings of one C++ name compare equal: single
 // spaces, none beside punctuation, a leading "void " (a kernel's return
-// type) dropped, and "const T" written "T const" as c++filt does. It is
-// idempotent (FuzzDemangle): the consts are moved before the spaces beside
-// punctuation go, and all the leading consts of a parameter at once.
+// type) dropped, and each parameter type written as c++filt writes it
+// (canonParam: qualifiers after what they qualify, top-level ones
+// dropped, the builtin integer types by their shortest name). It is
+// idempotent (FuzzDemangle): the parameters are rewritten before the
+// spaces beside punctuation go.
 func normalize(s string) string {
 	s = strings.Join(strings.Fields(s), " ")
 	for {
@@ -95,11 +97,16 @@ func normalize(s string) string {
 		}
 		s = rest
 	}
-	// "const float*" -> "float const*", in each parameter.
+	// Each parameter as the demangler writes it: "const float *" ->
+	// "float const*", "float* const" -> "float*" (canonParam); "(void)"
+	// is "()".
 	if open := strings.IndexByte(s, '('); open >= 0 && strings.HasSuffix(s, ")") {
 		params := splitTop(s[open+1 : len(s)-1])
 		for i, p := range params {
-			params[i] = constAfter(strings.TrimSpace(p))
+			params[i] = canonParam(p)
+		}
+		if len(params) == 1 && params[0] == "void" {
+			params = nil
 		}
 		s = s[:open+1] + strings.Join(params, ",") + ")"
 	}

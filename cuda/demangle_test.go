@@ -124,8 +124,10 @@ func TestNormalize(t *testing.T) {
 		{"void scale<float>(float *, float, unsigned long long)", "scale<float>(float*,float,unsigned long long)"},
 		{"  add( const float* , float * )", "add(float const*,float*)"},
 		{"f<pair<int, float> >(int)", "f<pair<int,float>>(int)"},
-		// The fuzzer's finding: every leading const moves at once.
-		{"A(  const const _Complex _Complex)", "A(_Complex _Complex const const)"},
+		// The fuzzer's finding: every leading const moves at once (and a
+		// parameter's own consts are no part of its type).
+		{"A(  const const _Complex _Complex)", "A(_Complex _Complex)"},
+		{"A(  const const _Complex _Complex*)", "A(_Complex _Complex const*)"},
 		{"g(const A<int> *, const *)", "g(A<int>const*,const*)"},
 		{"void void h(int)", "h(int)"},
 	} {
@@ -135,6 +137,52 @@ func TestNormalize(t *testing.T) {
 	}
 	if a, b := normalize("add(const float*, float*)"), normalize("add(float const*, float*)"); a != b {
 		t.Errorf("const before and after the type differ: %q, %q", a, b)
+	}
+}
+
+// Every spelling C++ takes for one parameter type normalizes to the one
+// the demangler writes.
+func TestNormalizeSpellingsOfOneType(t *testing.T) {
+	for want, spellings := range map[string][]string{
+		"f(float const*)": {"f(const float*)", "f(float const *)", "f(const float *)", "f( const  float*)", "void f(float const*)",
+			"f(const float* const)", "f(float const* __restrict__)", "f(const float *__restrict)", "f(const float*const)"},
+		"f(float const volatile*)":   {"f(volatile const float*)", "f(const volatile float *)", "f(float volatile const*)", "f(volatile float const *)"},
+		"f(int)":                     {"f(const int)", "f(int const)", "f(signed)", "f(signed int)", "f(int signed)"},
+		"f(unsigned int)":            {"f(unsigned)", "f(unsigned int)", "f(int unsigned)", "f(const unsigned)"},
+		"f(unsigned long long)":      {"f(unsigned long long int)", "f(long long unsigned)", "f(long unsigned long int)"},
+		"f(long)":                    {"f(long int)", "f(signed long)", "f(long signed int)"},
+		"f(short)":                   {"f(short int)", "f(signed short)"},
+		"f(unsigned short)":          {"f(unsigned short int)", "f(short unsigned)"},
+		"f(signed char)":             {"f(char signed)"},
+		"f(float*const*)":            {"f(float *const *)", "f(float * const * const)"},
+		"f(float const*restrict*)":   {"f(const float* __restrict__ *)"},
+		"f(A<int,float>const&)":      {"f(const A<int, float>&)", "f(A<int,float> const &)"},
+		"f(float&&)":                 {"f(float &&)", "f(float&& )"},
+		"f()":                        {"f(void)", "f()", "void f( void )"},
+		"f(Vecs)":                    {"f(struct Vecs)", "f(const struct Vecs)"},
+		"f(ops::T const&)":           {"f(const class ops::T &)"},
+		"f(float const*,float*,int)": {"f(const float *, float * const, const int)"},
+	} {
+		for _, s := range spellings {
+			if got := normalize(s); got != want {
+				t.Errorf("normalize(%q) = %q, want %q", s, got, want)
+			}
+		}
+		if got := normalize(want); got != want {
+			t.Errorf("normalize(%q) = %q: not the same", want, got)
+		}
+	}
+	// Different types stay different.
+	for _, c := range [][2]string{
+		{"f(const float*)", "f(float*)"},
+		{"f(float* const*)", "f(float**)"},
+		{"f(unsigned)", "f(int)"},
+		{"f(char)", "f(signed char)"},
+		{"f(long)", "f(long long)"},
+	} {
+		if a, b := normalize(c[0]), normalize(c[1]); a == b {
+			t.Errorf("normalize(%q) = normalize(%q) = %q", c[0], c[1], a)
+		}
 	}
 }
 

@@ -67,8 +67,8 @@ func TestContextUseAfterCloseIsAnError(t *testing.T) {
 	testenv.Must(t, err)
 	ctx, err := devs[0].Context()
 	testenv.Must(t, err)
-	testenv.Must(t, ctx.Close())
-	if err := ctx.Close(); !errors.Is(err, cuda.ErrClosed) {
+	testenv.MustBounded(t, "ctx.Close", ctx.Close)
+	if err := testenv.BoundedErr(t, "ctx.Close", ctx.Close); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("second Close: %v, want ErrClosed", err)
 	}
 	if _, err := ctx.NewStream(); !errors.Is(err, cuda.ErrClosed) {
@@ -77,7 +77,7 @@ func TestContextUseAfterCloseIsAnError(t *testing.T) {
 	if _, err := cuda.LoadModule(ctx, []byte("x")); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("LoadModule after Close: %v, want ErrClosed", err)
 	}
-	if err := ctx.Do(func() error { return nil }); !errors.Is(err, cuda.ErrClosed) {
+	if err := testenv.BoundedErr(t, "ctx.Do", func() error { return ctx.Do(func() error { return nil }) }); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("Do after Close: %v, want ErrClosed", err)
 	}
 	var nilCtx *cuda.Context
@@ -94,7 +94,7 @@ func TestStreamKeepsTheContextAfterContextClose(t *testing.T) {
 	testenv.Must(t, err)
 	s, err := ctx2.NewStream()
 	testenv.Must(t, err)
-	testenv.Must(t, ctx2.Close())
+	testenv.MustBounded(t, "ctx2.Close", ctx2.Close)
 	x, err := cuda.Alloc[float32](s, 4)
 	testenv.Must(t, err)
 	testenv.Must(t, cuda.Memset(s, x, 1.5))
@@ -103,8 +103,8 @@ func TestStreamKeepsTheContextAfterContextClose(t *testing.T) {
 	if got[3] != 1.5 {
 		t.Errorf("got %v", got)
 	}
-	testenv.Must(t, x.Free())
-	testenv.Must(t, s.Close())
+	testenv.MustBounded(t, "x.Free", x.Free)
+	testenv.MustBounded(t, "s.Close", s.Close)
 }
 
 func TestContextDoMakesItCurrentAndRestores(t *testing.T) {
@@ -242,7 +242,7 @@ func TestContextCloseRacesWithNewStream(t *testing.T) {
 				streams <- s
 			}()
 		}
-		testenv.Must(t, ctx.Close())
+		testenv.MustBounded(t, "ctx.Close", ctx.Close)
 		testenv.Recv(t, testenv.Go(wg.Wait), "the NewStreams")
 		close(streams)
 		close(errs)
@@ -258,8 +258,8 @@ func TestContextCloseRacesWithNewStream(t *testing.T) {
 			if got := read(t, s, x); got[3] != 7 {
 				t.Errorf("a stream of a closed Context: %v", got)
 			}
-			testenv.Must(t, x.Free())
-			testenv.Must(t, s.Close())
+			testenv.MustBounded(t, "x.Free", x.Free)
+			testenv.MustBounded(t, "s.Close", s.Close)
 		}
 	}
 }

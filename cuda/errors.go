@@ -35,8 +35,8 @@ var (
 	// ErrElemType is matched by the error of Alloc, AllocPinned, Pin and
 	// Value for a type that holds Go pointers or has no size.
 	ErrElemType = errors.New("cuda: type cannot be used on the device")
-	// ErrCapturing is matched by the error of Stream.Close and Alloc on a
-	// stream that is being captured (see Stream.Capture).
+	// ErrCapturing is matched by the error of Stream.Close and AllocFrom on
+	// a stream that is being captured (see Stream.Capture).
 	ErrCapturing = errors.New("cuda: stream is being captured")
 	// ErrHostFunc is matched by the error of Stream.Sync after a host
 	// function of the stream panicked or called runtime.Goexit (see

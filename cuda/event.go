@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	gosync "sync"
 	"time"
@@ -231,6 +232,12 @@ func (e *Event) Sync(ctx context.Context) error {
 
 // Elapsed is the GPU time between two completed events, a recorded before
 // b (cuEventElapsedTime, about half a microsecond of resolution).
+//
+// Both must have completed: Elapsed does not wait. While either is still
+// pending (its stream has not reached it), the driver answers
+// CUDA_ERROR_NOT_READY and Elapsed returns an error that says so and
+// matches ErrNotReady; Sync b (or its stream) first. An event made with
+// DisableTiming, or never recorded, cannot be timed: an error.
 func Elapsed(a, b *Event) (time.Duration, error) {
 	as, err := a.acquire("Elapsed")
 	if err != nil {
@@ -247,6 +254,9 @@ func Elapsed(a, b *Event) (time.Duration, error) {
 	}
 	var ms float32
 	if err := libcuda.EventElapsedTime(&ms, as.raw, bs.raw); err != nil {
+		if errors.Is(err, libcuda.CUDA_ERROR_NOT_READY) {
+			return 0, fmt.Errorf("cuda: Elapsed: an event has not completed yet (Sync the later one first): %w", driverErr("cuEventElapsedTime", err))
+		}
 		return 0, driverErr("cuEventElapsedTime", err)
 	}
 	return time.Duration(float64(ms) * float64(time.Millisecond)), nil

@@ -16,10 +16,10 @@ func TestForkJoinWithReusedEventsCreatesNoEvents(t *testing.T) {
 	s2 := newStream(t, f.ctx)
 	fork, err := cuda.NewEvent(f.ctx, cuda.DisableTiming())
 	testenv.Must(t, err)
-	defer fork.Close()
+	defer testenv.MustBounded(t, "fork.Close", fork.Close)
 	join, err := cuda.NewEvent(f.ctx, cuda.DisableTiming())
 	testenv.Must(t, err)
-	defer join.Close()
+	defer testenv.MustBounded(t, "join.Close", join.Close)
 	before := testenv.SimStat(t, "event_creates")
 	for range 100 {
 		testenv.Must(t, forkJoin(f.s, s2, fork, join))
@@ -32,8 +32,8 @@ func TestForkJoinWithReusedEventsCreatesNoEvents(t *testing.T) {
 	for range 10 {
 		e, err := f.s.Record()
 		testenv.Must(t, err)
-		testenv.Must(t, s2.Wait(e))
-		testenv.Must(t, e.Close())
+		testenv.MustBounded(t, "s2.Wait", func() error { return s2.Wait(e) })
+		testenv.MustBounded(t, "e.Close", e.Close)
 	}
 	if n := testenv.SimStat(t, "event_creates") - before; n != 10 {
 		t.Errorf("10 Records created %d events, want 10", n)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/purecuda/purecuda/cuda"
@@ -32,10 +33,10 @@ func TestForkJoinWithReusedEventsAllocatesNothing(t *testing.T) {
 	s2 := newStream(t, f.ctx)
 	fork, err := cuda.NewEvent(f.ctx, cuda.DisableTiming())
 	testenv.Must(t, err)
-	defer fork.Close()
+	defer testenv.MustBounded(t, "fork.Close", fork.Close)
 	join, err := cuda.NewEvent(f.ctx, cuda.DisableTiming())
 	testenv.Must(t, err)
-	defer join.Close()
+	defer testenv.MustBounded(t, "join.Close", join.Close)
 	var loopErr error
 	allocs := testing.AllocsPerRun(200, func() {
 		if err := forkJoin(f.s, s2, fork, join); err != nil {
@@ -60,7 +61,7 @@ func TestRecordEventAgainOrdersEachTime(t *testing.T) {
 	addOne := f.fn(t, "add_one_i32")
 	ev, err := cuda.NewEvent(f.ctx, cuda.DisableTiming())
 	testenv.Must(t, err)
-	defer ev.Close()
+	defer testenv.MustBounded(t, "ev.Close", ev.Close)
 	x := alloc(t, s1, make([]int32, 4))
 	sync(t, s1)
 	for i := range 3 {
@@ -74,7 +75,7 @@ func TestRecordEventAgainOrdersEachTime(t *testing.T) {
 		if done {
 			t.Fatalf("iteration %d: the event recorded again behind a held stream is complete", i)
 		}
-		testenv.Must(t, s2.Wait(ev))
+		testenv.MustBounded(t, "s2.Wait", func() error { return s2.Wait(ev) })
 		testenv.Must(t, s2.Launch(addOne, cuda.Grid(1, 1, 1), cuda.Block(4, 1, 1), x.Arg(), cuda.Uint64(4)))
 		gate.Open()
 		got := read(t, s2, x)
@@ -82,7 +83,7 @@ func TestRecordEventAgainOrdersEachTime(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("iteration %d: %v, want %v", i, got, want)
 		}
-		testenv.Must(t, s1.Sync(context.Background()))
+		testenv.MustBounded(t, "s1.Sync", func() error { return s1.Sync(context.Background()) })
 	}
 }
 
@@ -103,15 +104,15 @@ func TestNewEventOptions(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			a, err := cuda.NewEvent(f.ctx, c.opts...)
 			testenv.Must(t, err)
-			defer a.Close()
+			defer testenv.MustBounded(t, "a.Close", a.Close)
 			b, err := cuda.NewEvent(f.ctx, c.opts...)
 			testenv.Must(t, err)
-			defer b.Close()
+			defer testenv.MustBounded(t, "b.Close", b.Close)
 			testenv.Must(t, f.s.RecordEvent(a))
 			testenv.Must(t, f.s.RecordEvent(b))
 			ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
 			defer cancel()
-			testenv.Must(t, b.Sync(ctx))
+			testenv.MustBounded(t, "b.Sync", func() error { return b.Sync(ctx) })
 			done, err := a.Query()
 			testenv.Must(t, err)
 			if !done {
@@ -134,8 +135,8 @@ func TestNewEventOptions(t *testing.T) {
 	if !done {
 		t.Error("an event never recorded is not complete")
 	}
-	testenv.Must(t, e.Close())
-	if err := f.s.RecordEvent(e); !errors.Is(err, cuda.ErrClosed) {
+	testenv.MustBounded(t, "e.Close", e.Close)
+	if err := testenv.BoundedErr(t, "f.s.RecordEvent", func() error { return f.s.RecordEvent(e) }); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("RecordEvent of a closed event: %v, want ErrClosed", err)
 	}
 	if err := f.s.RecordEvent(nil); !errors.Is(err, cuda.ErrNil) {
@@ -155,11 +156,42 @@ func TestRecordEventRefusesAnotherContextsEvent(t *testing.T) {
 	f := newFixture(t)
 	other, err := devs[1].Context()
 	testenv.Must(t, err)
-	defer other.Close()
+	defer testenv.MustBounded(t, "other.Close", other.Close)
 	e, err := cuda.NewEvent(other)
 	testenv.Must(t, err)
-	defer e.Close()
+	defer testenv.MustBounded(t, "e.Close", e.Close)
 	if err := f.s.RecordEvent(e); err == nil {
 		t.Error("RecordEvent of another context's event succeeded")
+	}
+}
+
+// Elapsed before the later event has completed does not wait: it fails at
+// once with an error matching ErrNotReady that says what to do, and
+// succeeds once the event is synchronized.
+func TestElapsedBeforeCompletionIsNotReady(t *testing.T) {
+	testenv.OnPrimary(t, 0) // for the gate
+	f := newFixture(t)
+	start, err := f.s.Record()
+	testenv.Must(t, err)
+	defer start.Close()
+	testenv.Must(t, start.Sync(context.Background()))
+	gate := testenv.NewGate(t)
+	gate.Hold(t, f.s.Raw())
+	end, err := f.s.Record()
+	testenv.Must(t, err)
+	defer end.Close()
+	_, err = cuda.Elapsed(start, end)
+	if !errors.Is(err, cuda.ErrNotReady) {
+		t.Errorf("Elapsed before the end event completed: %v, want ErrNotReady", err)
+	} else if !strings.Contains(err.Error(), "not completed") {
+		t.Errorf("Elapsed before the end event completed says %q, not that it has not completed", err)
+	}
+	gate.Open()
+	ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
+	defer cancel()
+	testenv.Must(t, end.Sync(ctx))
+	d, err := cuda.Elapsed(start, end)
+	if err != nil || d < 0 {
+		t.Errorf("Elapsed once completed = %v, %v", d, err)
 	}
 }

@@ -110,7 +110,7 @@ func (s *Stream) Do(name string, ops []Operand, f func(raw libcuda.Stream) error
 			clearPtrs(ops[:i])
 			return operandErr(name, i, o)
 		}
-		o.ptr = o.mem.a.ptr + libcuda.Deviceptr(o.off)
+		o.ptr = o.mem.a().ptr + libcuda.Deviceptr(o.off)
 	}
 	st, err := s.acquire("Do")
 	if err != nil {
@@ -135,7 +135,7 @@ func (s *Stream) Do(name string, ops []Operand, f func(raw libcuda.Stream) error
 				// writes: the ordering has recorded each operand's
 				// access. A solo stream is among those used already.
 				// (alloc.release, written out: it does not inline.)
-				m := o.mem.a
+				m := o.mem.a()
 				if ran && m.solo.Load() != st {
 					m.noteUse(st)
 				}
@@ -146,7 +146,7 @@ func (s *Stream) Do(name string, ops []Operand, f func(raw libcuda.Stream) error
 	}()
 	for i := range ops {
 		o := &ops[i]
-		m := o.mem.a
+		m := o.mem.a()
 		// Each operand holds its allocation (A and B of one
 		// multiplication hold theirs twice); a read hold is never waited
 		// for: a writer is a Free. (A Free that comes between two holds

@@ -21,7 +21,7 @@ func TestDoRecordsTheStreamOnItsOperands(t *testing.T) {
 	gate := testenv.NewGate(t)
 	home := newStream(t, f.ctx, cuda.NonBlocking())
 	user := newStream(t, f.ctx, cuda.NonBlocking())
-	testenv.Must(t, f.ctx.Sync(testenv.Context(t)))
+	testenv.MustBounded(t, "f.ctx.Sync", func() error { return f.ctx.Sync(testenv.Context(t)) })
 	base := testenv.SimStat(t, "live_allocations")
 	x, err := cuda.Alloc[uint32](home, 1024)
 	testenv.Must(t, err)
@@ -31,7 +31,7 @@ func TestDoRecordsTheStreamOnItsOperands(t *testing.T) {
 	testenv.Must(t, user.Do("cuMemsetD32Async", ops[:], func(raw libcuda.Stream) error {
 		return libcuda.MemsetD32Async(ops[0].Ptr(), 7, 1024, raw)
 	}))
-	testenv.Must(t, x.Free())
+	testenv.MustBounded(t, "x.Free", x.Free)
 	// Unrecorded, the free would go on home, idle, at once.
 	liveAllocationsStay(t, base+1, "the user is held")
 	gate.Open()
@@ -84,7 +84,7 @@ func TestDoRefusesBadOperands(t *testing.T) {
 	x := alloc(t, f.s, []float32{1, 2})
 	freed, err := cuda.Alloc[float32](f.s, 2)
 	testenv.Must(t, err)
-	testenv.Must(t, freed.Free())
+	testenv.MustBounded(t, "freed.Free", freed.Free)
 	for _, c := range []struct {
 		name string
 		ops  []cuda.Operand
@@ -115,8 +115,10 @@ func TestDoRefusesBadOperands(t *testing.T) {
 		t.Error("a nil f was taken")
 	}
 	// After the failures x is still held by nobody: Free works.
-	testenv.Must(t, x.Free())
-	if err := f.s.Do("libX", []cuda.Operand{x.Operand(cuda.Read)}, func(libcuda.Stream) error { return nil }); !errors.Is(err, cuda.ErrFreed) {
+	testenv.MustBounded(t, "x.Free", x.Free)
+	if err := testenv.BoundedErr(t, "f.s.Do", func() error {
+		return f.s.Do("libX", []cuda.Operand{x.Operand(cuda.Read)}, func(libcuda.Stream) error { return nil })
+	}); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("use after Free: %v", err)
 	}
 }
@@ -132,24 +134,24 @@ func TestContextHoldOutlivesStreamAndContext(t *testing.T) {
 	testenv.Must(t, err)
 	h, err := s.HoldContext()
 	testenv.Must(t, err)
-	testenv.Must(t, s.Close())
-	if err := s.Do("libX", nil, func(libcuda.Stream) error { return nil }); !errors.Is(err, cuda.ErrClosed) {
+	testenv.MustBounded(t, "s.Close", s.Close)
+	if err := testenv.BoundedErr(t, "s.Do", func() error { return s.Do("libX", nil, func(libcuda.Stream) error { return nil }) }); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("Do on a closed stream: %v", err)
 	}
 	if _, err := s.HoldContext(); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("HoldContext on a closed stream: %v", err)
 	}
-	testenv.Must(t, ctx.Close())
+	testenv.MustBounded(t, "ctx.Close", ctx.Close)
 	var cur libcuda.Context
 	testenv.Must(t, h.Do(func() error { return libcuda.CtxGetCurrent(&cur) }))
 	if cur != ctx.Raw() {
 		t.Errorf("context %v current in Do, want %v", cur, ctx.Raw())
 	}
 	testenv.Must(t, h.Release())
-	if err := h.Release(); !errors.Is(err, cuda.ErrClosed) {
+	if err := testenv.BoundedErr(t, "h.Release", func() error { return h.Release() }); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("second Release: %v", err)
 	}
-	if err := h.Do(func() error { return nil }); !errors.Is(err, cuda.ErrClosed) {
+	if err := testenv.BoundedErr(t, "h.Do", func() error { return h.Do(func() error { return nil }) }); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("Do after Release: %v", err)
 	}
 }
@@ -187,7 +189,7 @@ func TestDoOnDisjointPartsOfAnAllocationIsNotSerialized(t *testing.T) {
 	}
 	x, err := cuda.Alloc[uint32](st[0], nstreams*chunk)
 	testenv.Must(t, err)
-	t.Cleanup(func() { testenv.Must(t, x.Free()) })
+	t.Cleanup(func() { testenv.MustBounded(t, "x.Free", x.Free) })
 	sync(t, st[0])
 	rep := func(v uint32) {
 		for i, s := range st {

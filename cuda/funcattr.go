@@ -150,14 +150,20 @@ func (f *Func) BinaryVersion() (int, error) {
 
 // MaxActiveBlocksPerSM is how many blocks of blockSize threads, each with
 // dynSmem bytes of dynamic shared memory, can be resident on one
-// multiprocessor at once (cuOccupancyMaxActiveBlocksPerMultiprocessor).
-func (f *Func) MaxActiveBlocksPerSM(blockSize, dynSmem int) (int, error) {
+// multiprocessor at once (cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags;
+// without flags it counts as cuOccupancyMaxActiveBlocksPerMultiprocessor
+// does; see OccupancyDisableCachingOverride).
+func (f *Func) MaxActiveBlocksPerSM(blockSize, dynSmem int, flags ...OccupancyFlag) (int, error) {
 	if blockSize <= 0 || blockSize > math.MaxInt32 || dynSmem < 0 {
 		return 0, fmt.Errorf("cuda: Func.MaxActiveBlocksPerSM(%d, %d): out of range", blockSize, dynSmem)
 	}
+	fl, err := occupancyFlags("MaxActiveBlocksPerSM", flags)
+	if err != nil {
+		return 0, err
+	}
 	var n int32
-	err := f.do("MaxActiveBlocksPerSM", "cuOccupancyMaxActiveBlocksPerMultiprocessor", func() error {
-		return libcuda.OccupancyMaxActiveBlocksPerMultiprocessor(&n, f.raw, int32(blockSize), uint64(dynSmem))
+	err = f.do("MaxActiveBlocksPerSM", "cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", func() error {
+		return libcuda.OccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&n, f.raw, int32(blockSize), uint64(dynSmem), fl)
 	})
 	if err != nil {
 		return 0, err
@@ -168,14 +174,19 @@ func (f *Func) MaxActiveBlocksPerSM(blockSize, dynSmem int) (int, error) {
 // SuggestedBlockSize is the block size that gives the kernel the most
 // resident threads per multiprocessor with dynSmem bytes of dynamic shared
 // memory a block, and the smallest grid that fills the device with such
-// blocks (cuOccupancyMaxPotentialBlockSize).
-func (f *Func) SuggestedBlockSize(dynSmem int) (minGrid, blockSize int, err error) {
+// blocks (cuOccupancyMaxPotentialBlockSizeWithFlags; flags as for
+// MaxActiveBlocksPerSM).
+func (f *Func) SuggestedBlockSize(dynSmem int, flags ...OccupancyFlag) (minGrid, blockSize int, err error) {
 	if dynSmem < 0 {
 		return 0, 0, fmt.Errorf("cuda: Func.SuggestedBlockSize(%d): negative shared memory", dynSmem)
 	}
+	fl, err := occupancyFlags("SuggestedBlockSize", flags)
+	if err != nil {
+		return 0, 0, err
+	}
 	var g, b int32
-	err = f.do("SuggestedBlockSize", "cuOccupancyMaxPotentialBlockSize", func() error {
-		return libcuda.OccupancyMaxPotentialBlockSize(&g, &b, f.raw, 0, uint64(dynSmem), 0)
+	err = f.do("SuggestedBlockSize", "cuOccupancyMaxPotentialBlockSizeWithFlags", func() error {
+		return libcuda.OccupancyMaxPotentialBlockSizeWithFlags(&g, &b, f.raw, 0, uint64(dynSmem), 0, fl)
 	})
 	if err != nil {
 		return 0, 0, err

@@ -63,7 +63,7 @@ func Global[T any](m *Module, name string) (Slice[T], error) {
 	if a.bytes == 0 || a.bytes%t.Size() != 0 {
 		return Slice[T]{}, fmt.Errorf("cuda: Global[%v](%q): %d bytes are not a whole number of elements: %w", t, name, a.bytes, ErrLength)
 	}
-	return Slice[T]{h: &allocHandle{a: a, class: classOf(t)}, n: int(a.bytes / t.Size())}, nil
+	return Slice[T]{h: &allocHandle{shared: a, class: classOf(t)}, n: int(a.bytes / t.Size())}, nil
 }
 
 // closeGlobals marks the module's globals freed, once their uses in

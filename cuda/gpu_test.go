@@ -39,7 +39,7 @@ func TestLoadCubinAndFatbin(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			m, err := cuda.LoadModule(f.ctx, image)
 			testenv.Must(t, err)
-			defer m.Close()
+			defer testenv.MustBounded(t, "m.Close", m.Close)
 			saxpy, err := m.Func("saxpy")
 			testenv.Must(t, err)
 			scale, err := m.Func("scale<float>(float*, float, unsigned long long)")

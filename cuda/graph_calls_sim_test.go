@@ -38,12 +38,12 @@ func TestRunCachedSweepMakesTheDriverCallsOfCsLoop(t *testing.T) {
 	testenv.Must(t, err)
 	allocated, err := hostmem.Alloc(f.ctx.Raw(), 4)
 	testenv.Must(t, err)
-	t.Cleanup(func() { testenv.Must(t, allocated.Free()) })
+	t.Cleanup(func() { testenv.MustBounded(t, "allocated.Free", allocated.Free) })
 	fromAlloc, err := cuda.PinnedFrom[int32](allocated)
 	testenv.Must(t, err)
 	pinned, err := cuda.Pin(f.ctx, make([]int32, 1))
 	testenv.Must(t, err)
-	t.Cleanup(func() { testenv.Must(t, pinned.Free()) })
+	t.Cleanup(func() { testenv.MustBounded(t, "pinned.Free", pinned.Free) })
 	want := testenv.CSweepCalls()
 	want["cuCtxGetCurrent"] = 3
 	for _, tc := range []struct {
@@ -112,6 +112,6 @@ func TestRunCachedSweepMakesTheDriverCallsOfCsLoop(t *testing.T) {
 		if perRun := float64(allocs / sweeps); perRun > want {
 			t.Errorf("%s: %v allocations a RunCached, want at most %v", tc.way, perRun, want)
 		}
-		testenv.Must(t, c.Close())
+		testenv.MustBounded(t, "c.Close", c.Close)
 	}
 }

@@ -22,15 +22,15 @@ func TestGraphsInPackageCudasTerms(t *testing.T) {
 	var g *cuda.Graph
 	g, err := f.s.CaptureMode(cuda.CaptureThreadLocal, capture)
 	testenv.Must(t, err)
-	defer g.Destroy()
+	defer testenv.MustBounded(t, "g.Destroy", g.Destroy)
 	var e *cuda.Exec
 	e, err = g.Instantiate()
 	testenv.Must(t, err)
-	defer e.Destroy()
+	defer testenv.MustBounded(t, "e.Destroy", e.Destroy)
 	testenv.Must(t, f.s.LaunchGraph(e))
 	g2, err := f.s.CaptureMode(cuda.CaptureRelaxed, capture)
 	testenv.Must(t, err)
-	defer g2.Destroy()
+	defer testenv.MustBounded(t, "g2.Destroy", g2.Destroy)
 	inPlace, err := e.Update(g2)
 	testenv.Must(t, err)
 	if !inPlace {
@@ -38,7 +38,7 @@ func TestGraphsInPackageCudasTerms(t *testing.T) {
 	}
 	testenv.Must(t, f.s.LaunchGraph(e))
 	var c *cuda.Cached = cuda.NewCached(cuda.DefaultCaptureMode)
-	defer c.Close()
+	defer testenv.MustBounded(t, "c.Close", c.Close)
 	testenv.Must(t, f.s.RunCached(c, capture))
 	testenv.Must(t, f.s.RunCached(c, capture))
 	if got, want := read(t, f.s, x), []int32{5, 6, 7}; !slices.Equal(got, want) {

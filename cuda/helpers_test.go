@@ -27,11 +27,11 @@ func newFixture(t testing.TB) *fixture {
 	}
 	ctx, err := devs[0].Context()
 	testenv.Must(t, err)
-	t.Cleanup(func() { testenv.Must(t, ctx.Close()) })
+	t.Cleanup(func() { testenv.MustBounded(t, "ctx.Close", ctx.Close) })
 	s := newStream(t, ctx)
 	mod, err := cuda.LoadModule(ctx, kernels.PTX)
 	testenv.Must(t, err)
-	t.Cleanup(func() { testenv.Must(t, mod.Close()) })
+	t.Cleanup(func() { testenv.MustBounded(t, "mod.Close", mod.Close) })
 	return &fixture{ctx: ctx, s: s, mod: mod}
 }
 
@@ -40,7 +40,7 @@ func newStream(t testing.TB, ctx *cuda.Context, opts ...cuda.StreamOption) *cuda
 	s, err := ctx.NewStream(opts...)
 	testenv.Must(t, err)
 	t.Cleanup(func() {
-		if err := s.Close(); err != nil && !isClosed(err) {
+		if err := testenv.BoundedErr(t, "s.Close", s.Close); err != nil && !isClosed(err) {
 			t.Errorf("closing a stream: %v", err)
 		}
 	})
@@ -60,7 +60,7 @@ func alloc[T any](t testing.TB, s *cuda.Stream, vals []T) cuda.Slice[T] {
 	x, err := cuda.Alloc[T](s, len(vals))
 	testenv.Must(t, err)
 	t.Cleanup(func() {
-		if err := x.Free(); err != nil && !isFreed(err) {
+		if err := testenv.BoundedErr(t, "x.Free", x.Free); err != nil && !isFreed(err) {
 			t.Errorf("freeing a Slice: %v", err)
 		}
 	})
@@ -80,7 +80,7 @@ func sync(t testing.TB, s *cuda.Stream) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
 	defer cancel()
-	testenv.Must(t, s.Sync(ctx))
+	testenv.MustBounded(t, "s.Sync", func() error { return s.Sync(ctx) })
 }
 
 func seq(n int, f func(i int) float32) []float32 {

@@ -12,59 +12,90 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/ebitengine/purego"
-
 	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
 )
 
-// Host functions go through one C-callable trampoline, made once: purego
-// can make only a small fixed number of callbacks in a program's life.
-// Each HostFunc puts its function in a table under a fresh entry whose
-// address is the driver's user data; the trampoline looks the entry up,
-// and an entry is removed when its function has run (or, for a function
-// captured into a graph, when the graph is gone).
+// Host functions go through one C-callable function, made once
+// (newHostCallback). Each HostFunc takes an entry of hostFuncs' for its
+// function, and the entry's address is the driver's user data; an entry
+// is given back when its function has run (or, for a function captured
+// into a graph, when the graph is gone), and the next HostFunc reuses it.
+// The entries are allocated hostChunk at a time and never freed, so that
+// a HostFunc allocates nothing once there are enough of them.
 var hostFuncs struct {
 	once       gosync.Once
 	trampoline uintptr
 	mu         gosync.Mutex
-	table      map[uintptr]*hostEntry
+	chunks     []*[hostChunk]hostEntry // every entry, kept reachable while the driver holds one
+	free       []*hostEntry            // entries not in use, the most recently given back last
+	pending    int                     // entries in use
 }
+
+const hostChunk = 64
 
 type hostEntry struct {
 	f      func()
+	used   bool         // taken by a HostFunc and not given back
 	keep   bool         // captured: runs at every launch of the graph
 	direct bool         // runs on the driver's thread (HostFuncOnDriverThread)
 	st     *streamState // submitted outside a capture: where a failure is reported
 }
 
-// hostTrampoline is the one function the driver calls for every host
-// function: user is the address of the function's table entry.
-func hostTrampoline(user uintptr) uintptr {
+// takeHostEntry takes a free entry for f; hostFuncs.mu is held.
+func takeHostEntry(f func(), st *streamState, keep, direct bool) *hostEntry {
+	if len(hostFuncs.free) == 0 {
+		c := new([hostChunk]hostEntry)
+		hostFuncs.chunks = append(hostFuncs.chunks, c)
+		for i := len(c) - 1; i >= 0; i-- {
+			hostFuncs.free = append(hostFuncs.free, &c[i])
+		}
+	}
+	n := len(hostFuncs.free)
+	e := hostFuncs.free[n-1]
+	hostFuncs.free[n-1] = nil
+	hostFuncs.free = hostFuncs.free[:n-1]
+	*e = hostEntry{f: f, used: true, keep: keep, direct: direct, st: st}
+	hostFuncs.pending++
+	return e
+}
+
+// giveBackHostEntry makes e free again; hostFuncs.mu is held.
+func giveBackHostEntry(e *hostEntry) {
+	*e = hostEntry{}
+	hostFuncs.free = append(hostFuncs.free, e)
+	hostFuncs.pending--
+}
+
+// hostTrampoline is the Go side of the function the driver calls for
+// every host function: e is the driver's user data, the function's entry.
+func hostTrampoline(e *hostEntry) {
 	hostFuncs.mu.Lock()
-	e := hostFuncs.table[user]
-	if e != nil && !e.keep {
-		delete(hostFuncs.table, user)
+	if e == nil || !e.used {
+		hostFuncs.mu.Unlock()
+		slog.Error("cuda: the driver called a host function that is not in the table")
+		return
+	}
+	f, direct, st := e.f, e.direct, e.st
+	if !e.keep {
+		giveBackHostEntry(e)
 	}
 	hostFuncs.mu.Unlock()
-	if e == nil {
-		slog.Error("cuda: the driver called a host function that is not in the table")
-		return 0
+	var err error
+	if direct {
+		err = runOnDriverThread(f)
+	} else {
+		err = runHostFunc(f)
 	}
-	run := runHostFunc
-	if e.direct {
-		run = runOnDriverThread
-	}
-	if err := run(e.f); err != nil {
-		if e.st != nil {
-			e.st.hostFailed(err)
+	if err != nil {
+		if st != nil {
+			st.hostFailed(err)
 		} else {
 			logErr("a host function of a graph failed", err)
 		}
 	}
-	return 0
 }
 
 // runHostFunc runs f on one of the host workers, goroutines that the Go
@@ -388,7 +419,7 @@ func logHostErr(err error) {
 func HostFuncsPending() int {
 	hostFuncs.mu.Lock()
 	defer hostFuncs.mu.Unlock()
-	return len(hostFuncs.table)
+	return hostFuncs.pending
 }
 
 // HostFunc makes f run once the work submitted to the stream so far has
@@ -448,28 +479,21 @@ func (s *Stream) hostFunc(op string, f func(), direct bool) error {
 		return err
 	}
 	defer st.mu.RUnlock()
-	hostFuncs.once.Do(func() {
-		hostFuncs.trampoline = purego.NewCallback(hostTrampoline)
-		hostFuncs.table = make(map[uintptr]*hostEntry)
-	})
+	hostFuncs.once.Do(func() { hostFuncs.trampoline = newHostCallback() })
 	capturing, err := sync.Capturing(st.raw)
 	if err != nil {
 		return fmt.Errorf("cuda: Stream.%s: %w", op, dl.Failed("", "cuStreamIsCapturing", err))
 	}
-	e := &hostEntry{f: f, keep: capturing, direct: direct}
+	var failed *streamState // where a failure is reported: none for a captured function
 	if !capturing {
-		e.st = st
+		failed = st
 	}
-	key := uintptr(unsafe.Pointer(e))
 	hostFuncs.mu.Lock()
-	hostFuncs.table[key] = e
+	e := takeHostEntry(f, failed, capturing, direct)
 	hostFuncs.mu.Unlock()
-	err = st.ctx.do(func() error {
-		return libcuda.LaunchHostFunc(st.raw, libcuda.HostFn(hostFuncs.trampoline), unsafe.Pointer(e))
-	})
-	if err != nil {
+	if err := launchHostFunc(st, e); err != nil {
 		hostFuncs.mu.Lock()
-		delete(hostFuncs.table, key)
+		giveBackHostEntry(e)
 		hostFuncs.mu.Unlock()
 		return driverErr("cuLaunchHostFunc", err)
 	}
@@ -477,11 +501,25 @@ func (s *Stream) hostFunc(op string, f func(), direct bool) error {
 		// The entry lives as long as the graph.
 		if !graph.Lease(st.raw, func() {
 			hostFuncs.mu.Lock()
-			delete(hostFuncs.table, key)
+			giveBackHostEntry(e)
 			hostFuncs.mu.Unlock()
 		}) {
 			return errors.New("cuda: Stream." + op + ": the stream is captured outside package graph: the function is kept for the life of the program")
 		}
 	}
 	return nil
+}
+
+// launchHostFunc submits e's function to st's stream, with st's context
+// current.
+func launchHostFunc(st *streamState, e *hostEntry) (err error) {
+	prev, err := st.ctx.enter()
+	if err != nil {
+		return err
+	}
+	err = libcuda.LaunchHostFunc(st.raw, libcuda.HostFn(hostFuncs.trampoline), unsafe.Pointer(e))
+	if lerr := st.ctx.leave(prev); lerr != nil {
+		err = errors.Join(err, lerr)
+	}
+	return st.ctx.check(err)
 }

@@ -50,8 +50,8 @@ func TestHostFuncsOnTheDriverThreadRunInOrderWithoutAHandOff(t *testing.T) {
 		testenv.Must(t, f.s.LaunchGraph(e))
 	}
 	sync(t, f.s)
-	testenv.Must(t, g.Destroy())
-	testenv.Must(t, e.Destroy())
+	testenv.MustBounded(t, "g.Destroy", g.Destroy)
+	testenv.MustBounded(t, "e.Destroy", e.Destroy)
 	if got := launched.Load(); got != 3 {
 		t.Errorf("the captured host function ran %d times in 3 launches", got)
 	}

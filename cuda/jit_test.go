@@ -58,7 +58,7 @@ func TestLoadModuleWithOptionsAndFromAFile(t *testing.T) {
 	if _, err := mod.Func("axpy"); err != nil {
 		t.Error(err)
 	}
-	testenv.Must(t, mod.Close())
+	testenv.MustBounded(t, "mod.Close", mod.Close)
 	path := filepath.Join(testenv.TempDir(t), "typed.ptx")
 	testenv.Must(t, os.WriteFile(path, kernels.TypedPTX, 0o600))
 	mod, err = cuda.LoadModuleFile(f.ctx, path)
@@ -66,7 +66,7 @@ func TestLoadModuleWithOptionsAndFromAFile(t *testing.T) {
 	if _, err := mod.Func("add_vecs"); err != nil {
 		t.Error(err)
 	}
-	testenv.Must(t, mod.Close())
+	testenv.MustBounded(t, "mod.Close", mod.Close)
 	if _, err := cuda.LoadModuleFile(f.ctx, filepath.Join(testenv.TempDir(t), "none.ptx")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing file: %v, want os.ErrNotExist", err)
 	}

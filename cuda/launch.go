@@ -265,14 +265,14 @@ func (x Slice[T]) Arg() Arg {
 }
 
 func (h *allocHandle) acquire() error {
-	_, err := h.a.acquire(0)
+	_, err := h.a().acquire(0)
 	return err
 }
 
-func (h *allocHandle) addr(off uintptr) libcuda.Deviceptr { return h.a.ptr + libcuda.Deviceptr(off) }
+func (h *allocHandle) addr(off uintptr) libcuda.Deviceptr { return h.a().ptr + libcuda.Deviceptr(off) }
 
 func (h *allocHandle) done(st *streamState, launched bool) error {
-	h.a.release(st, launched)
+	h.a().release(st, launched)
 	return nil
 }
 
@@ -447,7 +447,7 @@ func gatherArgs(f *Func, args []Arg, addrs *[smallArgs]uint64, mems *[smallArgs]
 		if !isSlice {
 			return 0, false
 		}
-		m := h.a
+		m := h.a()
 		if !slices.Contains(mems[:i], m) {
 			own |= 1 << i
 		}
@@ -664,7 +664,7 @@ func launchArgs[P ptrBlock, A addrBlock, S structBlock](st *streamState, f *Func
 				break
 			}
 			if h, ok := m.(*allocHandle); ok {
-				if err := orderArg(st, f, i, a, h.a); err != nil {
+				if err := orderArg(st, f, i, a, h.a()); err != nil {
 					return err
 				}
 			}

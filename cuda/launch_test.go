@@ -106,8 +106,8 @@ func TestLaunchOnPinnedMemory(t *testing.T) {
 	testenv.Must(t, err)
 	testenv.Must(t, f.s.Launch(f.fn(t, "fill_i32"), cuda.Grid(1, 1, 1), cuda.Block(32, 1, 1),
 		p.Arg(), cuda.Uint64(8), cuda.Int32(5)))
-	testenv.Must(t, p.Free())
-	testenv.Must(t, hostmem.Wait(testenv.Context(t)))
+	testenv.MustBounded(t, "p.Free", p.Free)
+	testenv.MustBounded(t, "hostmem.Wait", func() error { return hostmem.Wait(testenv.Context(t)) })
 	for i, v := range p.Data() {
 		if v != 5 {
 			t.Fatalf("data[%d] = %d", i, v)
@@ -150,23 +150,23 @@ func TestLaunchAfterCloseIsAnError(t *testing.T) {
 	x := alloc(t, f.s, make([]float32, 2))
 	saxpy := f.fn(t, "saxpy")
 	s2 := newStream(t, f.ctx)
-	testenv.Must(t, s2.Close())
+	testenv.MustBounded(t, "s2.Close", s2.Close)
 	args := []cuda.Arg{cuda.Int32(2), cuda.Float32(1), x.Arg(), x.Arg()}
-	if err := s2.Launch(saxpy, cuda.Grid(1, 1, 1), cuda.Block(2, 1, 1), args...); !errors.Is(err, cuda.ErrClosed) {
+	if err := testenv.BoundedErr(t, "s2.Launch", func() error { return s2.Launch(saxpy, cuda.Grid(1, 1, 1), cuda.Block(2, 1, 1), args...) }); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("launch on a closed stream: %v, want ErrClosed", err)
 	}
 	mod2, err := cuda.LoadModule(f.ctx, kernelsPTX())
 	testenv.Must(t, err)
 	saxpy2, err := mod2.Func("saxpy")
 	testenv.Must(t, err)
-	testenv.Must(t, mod2.Close())
-	if err := f.s.Launch(saxpy2, cuda.Grid(1, 1, 1), cuda.Block(2, 1, 1), args...); !errors.Is(err, cuda.ErrClosed) {
+	testenv.MustBounded(t, "mod2.Close", mod2.Close)
+	if err := testenv.BoundedErr(t, "f.s.Launch", func() error { return f.s.Launch(saxpy2, cuda.Grid(1, 1, 1), cuda.Block(2, 1, 1), args...) }); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("launch of a Func of a closed module: %v, want ErrClosed", err)
 	}
 	if _, err := mod2.Func("saxpy"); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("Func of a closed module: %v, want ErrClosed", err)
 	}
-	if err := mod2.Close(); !errors.Is(err, cuda.ErrClosed) {
+	if err := testenv.BoundedErr(t, "mod2.Close", mod2.Close); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("second Close: %v, want ErrClosed", err)
 	}
 }
@@ -329,7 +329,7 @@ func TestCopiesAllocateNothing(t *testing.T) {
 	// Pinned memory in the index: a []T is looked up on each copy.
 	pin, err := cuda.AllocPinned[float32](f.ctx, 128)
 	testenv.Must(t, err)
-	defer pin.Free()
+	defer testenv.MustBounded(t, "pin.Free", pin.Free)
 	view, err := pin.Slice(64, 128)
 	testenv.Must(t, err)
 	for name, op := range map[string]func(){

@@ -20,7 +20,7 @@ func TestLaunchWithAttributes(t *testing.T) {
 	saxpy := f.fn(t, "saxpy")
 	ev, err := cuda.NewEvent(f.ctx, cuda.DisableTiming())
 	testenv.Must(t, err)
-	t.Cleanup(func() { testenv.Must(t, ev.Close()) })
+	t.Cleanup(func() { testenv.MustBounded(t, "ev.Close", ev.Close) })
 	hopper := []struct {
 		name string
 		cfg  cuda.Config
@@ -48,7 +48,7 @@ func TestLaunchWithAttributes(t *testing.T) {
 		testenv.Must(t, err)
 		if c.cfg.ProgrammaticEvent != nil {
 			other := newStream(t, f.ctx, cuda.NonBlocking())
-			testenv.Must(t, other.Wait(ev))
+			testenv.MustBounded(t, "other.Wait", func() error { return other.Wait(ev) })
 			sync(t, other)
 			done, err := ev.Query()
 			testenv.Must(t, err)

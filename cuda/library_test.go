@@ -31,7 +31,7 @@ func TestLibraryModuleInAContext(t *testing.T) {
 	testenv.Must(t, f.s.Launch(axpy, g, b, cuda.Float32(2), x.Arg(), y.Arg(), cuda.Int32(2)))
 	// Closing the Module value leaves the library's code loaded: a
 	// second Module of it works, and the global kept its value.
-	testenv.Must(t, mod.Close())
+	testenv.MustBounded(t, "mod.Close", mod.Close)
 	mod2, err := lib.Module(f.ctx)
 	testenv.Must(t, err)
 	addBias, err := mod2.Func("add_bias")
@@ -40,14 +40,14 @@ func TestLibraryModuleInAContext(t *testing.T) {
 	if got := read(t, f.s, y); !slices.Equal(got, []float32{4, 6}) {
 		t.Errorf("got %v, want [4 6]", got)
 	}
-	testenv.Must(t, lib.Close())
-	if err := f.s.Launch(addBias, g, b, y.Arg(), cuda.Int32(2)); !errors.Is(err, cuda.ErrClosed) {
+	testenv.MustBounded(t, "lib.Close", lib.Close)
+	if err := testenv.BoundedErr(t, "f.s.Launch", func() error { return f.s.Launch(addBias, g, b, y.Arg(), cuda.Int32(2)) }); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("a launch after Library.Close: %v, want ErrClosed", err)
 	}
 	if _, err := lib.Module(f.ctx); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("Module after Library.Close: %v, want ErrClosed", err)
 	}
-	if err := lib.Close(); !errors.Is(err, cuda.ErrClosed) {
+	if err := testenv.BoundedErr(t, "lib.Close", lib.Close); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("a second Close: %v, want ErrClosed", err)
 	}
 	// The H200's driver loads lazily: it took the bad PTX at
@@ -59,7 +59,7 @@ func TestLibraryModuleInAContext(t *testing.T) {
 		if m, err = bad.Module(f.ctx); err == nil {
 			_, err = m.Func("broken")
 		}
-		testenv.Must(t, bad.Close())
+		testenv.MustBounded(t, "bad.Close", bad.Close)
 	}
 	if !errors.Is(err, libcuda.CUDA_ERROR_INVALID_PTX) {
 		t.Errorf("a library of bad PTX, loaded, used in a context and its kernel looked up: %v, want CUDA_ERROR_INVALID_PTX", err)

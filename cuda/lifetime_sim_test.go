@@ -27,7 +27,7 @@ func TestFailedCloseLeavesTheStreamOpen(t *testing.T) {
 			gate := testenv.NewGate(t)
 			s := newStream(t, f.ctx, cuda.NonBlocking())
 			add := f.fn(t, "add_one_i32")
-			testenv.Must(t, f.ctx.Sync(testenv.Context(t)))
+			testenv.MustBounded(t, "f.ctx.Sync", func() error { return f.ctx.Sync(testenv.Context(t)) })
 			illegal := testenv.SimStat(t, "illegal_addresses")
 			base := testenv.SimStat(t, "live_allocations")
 			streams := testenv.SimStat(t, "live_streams")
@@ -45,7 +45,7 @@ func TestFailedCloseLeavesTheStreamOpen(t *testing.T) {
 			if n := testenv.SimStat(t, "live_streams"); n != streams {
 				t.Errorf("%d live streams after the failed Close, want %d (the stream open)", n, streams)
 			}
-			testenv.Must(t, x.Free())
+			testenv.MustBounded(t, "x.Free", x.Free)
 			liveAllocationsStay(t, base+1, "the stream's kernel is held")
 			// Still usable: more work queues behind the gate.
 			ran := make(chan struct{})
@@ -56,7 +56,7 @@ func TestFailedCloseLeavesTheStreamOpen(t *testing.T) {
 			if n := testenv.SimStat(t, "illegal_addresses"); n != illegal {
 				t.Errorf("%d illegal addresses", n-illegal)
 			}
-			testenv.Must(t, s.Close())
+			testenv.MustBounded(t, "s.Close", s.Close)
 			if n := testenv.SimStat(t, "live_streams"); n != streams-1 {
 				t.Errorf("%d live streams after Close, want %d", n, streams-1)
 			}
@@ -73,7 +73,7 @@ func TestStreamJoinedToACaptureIsCapturing(t *testing.T) {
 	f := newFixture(t)
 	joined := newStream(t, f.ctx, cuda.NonBlocking())
 	add := f.fn(t, "add_one_i32")
-	testenv.Must(t, f.ctx.Sync(testenv.Context(t)))
+	testenv.MustBounded(t, "f.ctx.Sync", func() error { return f.ctx.Sync(testenv.Context(t)) })
 	base := testenv.SimStat(t, "live_allocations")
 	x, err := cuda.Alloc[int32](joined, 4)
 	testenv.Must(t, err)
@@ -83,20 +83,24 @@ func TestStreamJoinedToACaptureIsCapturing(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		defer fork.Close()
+		defer testenv.MustBounded(t, "fork.Close", fork.Close)
 		if err := joined.Wait(fork); err != nil {
 			return err
 		}
 		if err := joined.Launch(add, cuda.Grid(1, 1, 1), cuda.Block(4, 1, 1), x.Arg(), cuda.Uint64(4)); err != nil {
 			return err
 		}
-		if _, err := cuda.Alloc[int32](joined, 4); !errors.Is(err, cuda.ErrCapturing) {
-			t.Errorf("Alloc on the joined stream: %v, want ErrCapturing", err)
+		pool, err := f.ctx.MemPool()
+		if err != nil {
+			return err
 		}
-		if err := joined.Close(); !errors.Is(err, cuda.ErrCapturing) {
+		if _, err := cuda.AllocFrom[int32](pool, joined, 4); !errors.Is(err, cuda.ErrCapturing) {
+			t.Errorf("AllocFrom on the joined stream: %v, want ErrCapturing", err)
+		}
+		if err := testenv.BoundedErr(t, "joined.Close", joined.Close); !errors.Is(err, cuda.ErrCapturing) {
 			t.Errorf("Close of the joined stream: %v, want ErrCapturing", err)
 		}
-		if err := x.Free(); err != nil {
+		if err := testenv.BoundedErr(t, "x.Free", x.Free); err != nil {
 			return err
 		}
 		if n := testenv.SimStat(t, "live_allocations"); n != base+1 {
@@ -106,17 +110,17 @@ func TestStreamJoinedToACaptureIsCapturing(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		defer join.Close()
+		defer testenv.MustBounded(t, "join.Close", join.Close)
 		return s.Wait(join)
 	})
 	testenv.Must(t, err)
 	if n, err := g.Nodes(); err != nil || n != 1 {
 		t.Errorf("the graph has %d nodes (%v), want 1: the kernel, and no free", n, err)
 	}
-	testenv.Must(t, g.Destroy())
+	testenv.MustBounded(t, "g.Destroy", g.Destroy)
 	testenv.Must(t, graph.Drain(testenv.Context(t)))
 	testenv.Eventually(t, "the free after the capture", func() bool { return testenv.SimStat(t, "live_allocations") == base })
-	testenv.Must(t, joined.Close())
+	testenv.MustBounded(t, "joined.Close", joined.Close)
 }
 
 // A Close refused because the stream is being captured leaves the stream
@@ -129,7 +133,7 @@ func TestStreamDroppedAfterARefusedCloseIsDestroyed(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			f := newFixture(t)
-			testenv.Must(t, f.ctx.Sync(testenv.Context(t)))
+			testenv.MustBounded(t, "f.ctx.Sync", func() error { return f.ctx.Sync(testenv.Context(t)) })
 			base := testenv.SimStat(t, "live_streams")
 			func() {
 				s, err := f.ctx.NewStream(cuda.NonBlocking())
@@ -144,7 +148,7 @@ func TestStreamDroppedAfterARefusedCloseIsDestroyed(t *testing.T) {
 						if err != nil {
 							return err
 						}
-						defer fork.Close()
+						defer testenv.MustBounded(t, "fork.Close", fork.Close)
 						if err := s.Wait(fork); err != nil {
 							return err
 						}
@@ -152,7 +156,7 @@ func TestStreamDroppedAfterARefusedCloseIsDestroyed(t *testing.T) {
 					if err := s.HostFunc(func() {}); err != nil {
 						return err
 					}
-					if err := s.Close(); !errors.Is(err, cuda.ErrCapturing) {
+					if err := testenv.BoundedErr(t, "s.Close", s.Close); !errors.Is(err, cuda.ErrCapturing) {
 						t.Errorf("Close during the capture: %v, want ErrCapturing", err)
 					}
 					if !joinedCase {
@@ -162,11 +166,11 @@ func TestStreamDroppedAfterARefusedCloseIsDestroyed(t *testing.T) {
 					if err != nil {
 						return err
 					}
-					defer join.Close()
+					defer testenv.MustBounded(t, "join.Close", join.Close)
 					return o.Wait(join)
 				})
 				testenv.Must(t, err)
-				testenv.Must(t, g.Destroy())
+				testenv.MustBounded(t, "g.Destroy", g.Destroy)
 				if n := testenv.SimStat(t, "live_streams"); n != base+1 {
 					t.Fatalf("%d live streams after the capture, want %d", n, base+1)
 				}
@@ -215,7 +219,7 @@ func TestFreeWaitsForCopiesAndMemsets(t *testing.T) {
 			home := newStream(t, f.ctx, cuda.NonBlocking())
 			user := newStream(t, f.ctx, cuda.NonBlocking())
 			other := alloc(t, home, make([]int32, 1024))
-			testenv.Must(t, f.ctx.Sync(testenv.Context(t)))
+			testenv.MustBounded(t, "f.ctx.Sync", func() error { return f.ctx.Sync(testenv.Context(t)) })
 			illegal := testenv.SimStat(t, "illegal_addresses")
 			base := testenv.SimStat(t, "live_allocations")
 			x, err := cuda.Alloc[int32](home, 1024)
@@ -224,7 +228,7 @@ func TestFreeWaitsForCopiesAndMemsets(t *testing.T) {
 			sync(t, home)
 			gate.Hold(t, user.Raw())
 			testenv.Must(t, c.op(t, user, x, other))
-			testenv.Must(t, x.Free())
+			testenv.MustBounded(t, "x.Free", x.Free)
 			liveAllocationsStay(t, base+1, "the stream that used the Slice is held")
 			gate.Open()
 			testenv.Eventually(t, "the free", func() bool { return testenv.SimStat(t, "live_allocations") == base })
@@ -242,10 +246,10 @@ func pinned(t *testing.T, n int) *cuda.Pinned[int32] {
 	testenv.Must(t, err)
 	ctx, err := devs[0].Context()
 	testenv.Must(t, err)
-	defer ctx.Close()
+	defer testenv.MustBounded(t, "ctx.Close", ctx.Close)
 	p, err := cuda.AllocPinned[int32](ctx, n)
 	testenv.Must(t, err)
-	t.Cleanup(func() { testenv.Must(t, p.Free()) })
+	t.Cleanup(func() { testenv.MustBounded(t, "p.Free", p.Free) })
 	return p
 }
 
@@ -282,7 +286,7 @@ func TestFreeRacingASubmissionWaitsForIt(t *testing.T) {
 			// An earlier use, done: the release must not stop at it.
 			testenv.Must(t, cuda.CopyToHost(f.s, p, x))
 			sync(t, f.s)
-			testenv.Must(t, hostmem.Wait(testenv.Context(t)))
+			testenv.MustBounded(t, "hostmem.Wait", func() error { return hostmem.Wait(testenv.Context(t)) })
 			illegal := testenv.SimStat(t, "illegal_addresses")
 
 			freed := beginFence(t, cu, fence, busy)
@@ -291,7 +295,7 @@ func TestFreeRacingASubmissionWaitsForIt(t *testing.T) {
 			add := f.fn(t, "add_one_i32")
 			submitted := testenv.WaitAsync(func() error { return c.op(add, s, x, p) })
 			testenv.WaitStat(t, "the submission to wait at the fence", "fenced_calls", fenced)
-			testenv.Must(t, p.Free())
+			testenv.MustBounded(t, "p.Free", p.Free)
 			fence.Open()
 			testenv.Finished(t, "the fence", freed)
 			testenv.Finished(t, "the submission", submitted)

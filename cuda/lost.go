@@ -10,6 +10,7 @@ import (
 	gosync "sync"
 	"sync/atomic"
 	"unsafe"
+	"weak"
 
 	"github.com/purecuda/purecuda/libcuda"
 )
@@ -190,10 +191,17 @@ type devState struct {
 // little: sync/atomic's stores are locked instructions on amd64 (XCHG),
 // and a seqlock, as the history had before, takes two of them and still
 // reads the other fields racily.
+//
+// The entry points to its Func and stream weakly: the history must not keep
+// a closed stream's state (whose final event holds the context, see
+// Stream.Close) nor a Func (which holds its Module) from the collector, or
+// the primary context would stay retained for good once a kernel ran. An
+// entry whose Func or stream has been collected is left out of the
+// candidates.
 type launchSlot struct {
 	seq    uint64 // the launch's number
-	fn     *Func
-	st     *streamState
+	fn     weak.Pointer[Func]
+	st     weak.Pointer[streamState]
 	grid   [3]uint32
 	block  [3]uint32
 	callPC uintptr
@@ -261,13 +269,35 @@ func (dv *devState) record(f *Func, st *streamState, d *[6]uint32, pc uintptr) u
 	}
 	s := &dv.ring[n&uint64(len(dv.ring)-1)]
 	g, b := [3]uint32{d[0], d[1], d[2]}, [3]uint32{d[3], d[4], d[5]}
-	s.seq, s.fn, s.st, s.grid, s.block, s.callPC = n, f, st, g, b, pc
+	s.seq, s.fn, s.st, s.grid, s.block, s.callPC = n, f.weakRef(), st.weakRef(), g, b, pc
 	s.sum = slotSum(n, f, st, g, b, pc)
 	return n
 }
 
 // graphFunc stands for a graph's launch in the history.
-var graphFunc = &Func{name: "(graph)"}
+var graphFunc = newGraphFunc()
+
+func newGraphFunc() *Func {
+	f := &Func{name: "(graph)"}
+	f.self = weak.Make(f)
+	return f
+}
+
+// weakRef is the Func's weak pointer, made once when Module.Func made it.
+func (f *Func) weakRef() weak.Pointer[Func] {
+	if f.self != (weak.Pointer[Func]{}) {
+		return f.self
+	}
+	return weak.Make(f)
+}
+
+// weakRef is the stream state's weak pointer, made once by NewStream.
+func (st *streamState) weakRef() weak.Pointer[streamState] {
+	if st.self != (weak.Pointer[streamState]{}) {
+		return st.self
+	}
+	return weak.Make(st)
+}
 
 // recordGraph writes a graph's launch into the history.
 func (st *streamState) recordGraph(pc uintptr) uint64 {
@@ -286,7 +316,7 @@ func (dv *devState) candidates(on *streamState) []LaunchInfo {
 	var out []LaunchInfo
 	for n := end; n > synced && n+uint64(len(dv.ring)) > end; n-- {
 		s := &dv.ring[n&uint64(len(dv.ring)-1)]
-		seq, fn, st, g, b, pc, sum := s.seq, s.fn, s.st, s.grid, s.block, s.callPC, s.sum
+		seq, fn, st, g, b, pc, sum := s.seq, s.fn.Value(), s.st.Value(), s.grid, s.block, s.callPC, s.sum
 		if seq != n || sum != slotSum(seq, fn, st, g, b, pc) || fn == nil || st == nil || n <= st.waited.Load() || (on != nil && st != on) {
 			continue
 		}

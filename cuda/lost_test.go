@@ -42,7 +42,7 @@ func newFaultSetup(t *testing.T) *faultSetup {
 	testenv.Must(t, err)
 	fs.x, err = cuda.Alloc[int32](fs.bad, 1024)
 	testenv.Must(t, err)
-	testenv.Must(t, fs.bad.Sync(testenv.Context(t)))
+	testenv.MustBounded(t, "fs.bad.Sync", func() error { return fs.bad.Sync(testenv.Context(t)) })
 	return fs
 }
 
@@ -196,10 +196,10 @@ func TestDebugSyncWaitsForLaunchesButNotInCaptures(t *testing.T) {
 		return s.Launch(fill, cuda.Grid(1, 1, 1), cuda.Block(256, 1, 1), x.Arg(), cuda.Uint64(256), cuda.Int32(6))
 	})
 	testenv.Must(t, err)
-	defer g.Destroy()
+	defer testenv.MustBounded(t, "g.Destroy", g.Destroy)
 	e, err := g.Instantiate()
 	testenv.Must(t, err)
-	defer e.Destroy()
+	defer testenv.MustBounded(t, "e.Destroy", e.Destroy)
 	testenv.Must(t, f.s.LaunchGraph(e))
 	if err := libcuda.StreamQuery(f.s.Raw()); err != nil {
 		t.Errorf("the stream after a graph launch in debug mode: %v, want idle", err)
@@ -224,7 +224,7 @@ func TestCloseInALostContextReturnsTheLoss(t *testing.T) {
 	}
 	for i, s := range append(fs.others, fs.bad) {
 		var again *cuda.LostError
-		if err := s.Close(); !errors.As(err, &again) || again != l {
+		if err := testenv.BoundedErr(t, "s.Close", s.Close); !errors.As(err, &again) || again != l {
 			t.Errorf("Close of stream %d after the fault = %v, want the first *LostError", i, err)
 		}
 	}

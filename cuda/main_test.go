@@ -10,5 +10,5 @@ import (
 func TestMain(m *testing.M) {
 	// No background unregister in flight when a test holds a stream.
 	testenv.BeforeHold = func() { hostmem.Trim() }
-	testenv.Main(m)
+	testenv.Main(m, testenv.Drain(hostmem.Drain))
 }

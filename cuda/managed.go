@@ -47,7 +47,7 @@ const (
 	// AttachGlobal: any stream on any device may use the memory.
 	AttachGlobal Attach = libcuda.CU_MEM_ATTACH_GLOBAL
 	// AttachHost: the memory is the host's until a stream is attached to
-	// it through libcuda (cuStreamAttachMemAsync).
+	// it (Stream.Attach).
 	AttachHost Attach = libcuda.CU_MEM_ATTACH_HOST
 )
 
@@ -89,7 +89,7 @@ func AllocManaged[T any](ctx *Context, n int, attach Attach) (*Managed[T], error
 	}
 	cst.ref()
 	a := &alloc{ctx: cst, ptr: p, bytes: bytes, managed: true}
-	h := &allocHandle{a: a, class: classOf(t)}
+	h := &allocHandle{shared: a, class: classOf(t)}
 	h.cleanup = runtime.AddCleanup(h, func(a *alloc) {
 		dropped("Managed", "Free")
 		if err := a.free(); err != nil && !errors.Is(err, ErrFreed) {
@@ -186,7 +186,7 @@ func (m *Managed[T]) Prefetch(s *Stream, loc Location) error {
 		return err
 	}
 	defer st.mu.RUnlock()
-	a := m.x.h.a
+	a := m.x.h.a()
 	p, err := a.acquire(0)
 	if err != nil {
 		return fmt.Errorf("cuda: Managed.Prefetch: %w", err)
@@ -234,7 +234,7 @@ func (m *Managed[T]) Advise(advice Advice, loc Location) error {
 	if err := m.needConcurrent("Advise"); err != nil {
 		return err
 	}
-	a := m.x.h.a
+	a := m.x.h.a()
 	p, err := a.acquire(0)
 	if err != nil {
 		return fmt.Errorf("cuda: Managed.Advise: %w", err)
@@ -253,7 +253,7 @@ func (m *Managed[T]) LastPrefetch() (loc Location, ok bool, err error) {
 	if m == nil || m.x.h == nil {
 		return Location{}, false, nilErr("Managed", "LastPrefetch")
 	}
-	a := m.x.h.a
+	a := m.x.h.a()
 	p, err := a.acquire(0)
 	if err != nil {
 		return Location{}, false, fmt.Errorf("cuda: Managed.LastPrefetch: %w", err)
@@ -288,8 +288,8 @@ func (m *Managed[T]) Free() error {
 	if m == nil || m.x.h == nil {
 		return nilErr("Managed", "Free")
 	}
-	m.x.h.cleanup.Stop()
-	return m.x.h.a.free()
+	m.x.h.stopRelease()
+	return m.x.h.a().free()
 }
 
 // freeManaged frees managed memory after the work of the streams in used:

@@ -69,14 +69,16 @@ func TestManagedMemoryHostKernelHostWithPrefetch(t *testing.T) {
 	if got := read(t, f.s, m.Slice())[:4]; !slices.Equal(got, []int32{1, 2, 3, 4}) {
 		t.Errorf("CopyToHost from the managed Slice: %v", got)
 	}
-	testenv.Must(t, m.Free())
-	if err := m.Free(); !errors.Is(err, cuda.ErrFreed) {
+	testenv.MustBounded(t, "m.Free", m.Free)
+	if err := testenv.BoundedErr(t, "m.Free", m.Free); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("second Free: %v, want ErrFreed", err)
 	}
-	if err := cuda.CopyToHost(f.s, make([]int32, n), m.Slice()); !errors.Is(err, cuda.ErrFreed) {
+	if err := testenv.BoundedErr(t, "cuda.CopyToHost", func() error { return cuda.CopyToHost(f.s, make([]int32, n), m.Slice()) }); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("a copy after Free: %v, want ErrFreed", err)
 	}
-	if err := f.s.Launch(f.fn(t, "add_one_i32"), cuda.Grid(1, 1, 1), cuda.Block(1, 1, 1), m.Arg(), cuda.Uint64(1)); !errors.Is(err, cuda.ErrFreed) {
+	if err := testenv.BoundedErr(t, "f.s.Launch", func() error {
+		return f.s.Launch(f.fn(t, "add_one_i32"), cuda.Grid(1, 1, 1), cuda.Block(1, 1, 1), m.Arg(), cuda.Uint64(1))
+	}); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("a launch after Free: %v, want ErrFreed", err)
 	}
 	if err := m.Prefetch(f.s, cuda.OnHost()); concurrent && !errors.Is(err, cuda.ErrFreed) {
@@ -96,7 +98,7 @@ func TestManagedLastPrefetchNeedsNoCurrentContext(t *testing.T) {
 	f := newFixture(t)
 	m, err := cuda.AllocManaged[int32](f.ctx, 1024, cuda.AttachGlobal)
 	testenv.Must(t, err)
-	defer func() { testenv.Must(t, m.Free()) }()
+	defer func() { testenv.MustBounded(t, "m.Free", m.Free) }()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var prev libcuda.Context

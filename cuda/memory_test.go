@@ -29,8 +29,8 @@ func TestAllocOfZeroIsAnEmptySlice(t *testing.T) {
 	if err := cuda.CopyToDevice(f.s, x, []float32{1}); !errors.Is(err, cuda.ErrLength) {
 		t.Errorf("CopyToDevice of 1 into an empty Slice: %v, want ErrLength", err)
 	}
-	testenv.Must(t, x.Free())
-	if err := x.Free(); !errors.Is(err, cuda.ErrFreed) {
+	testenv.MustBounded(t, "x.Free", x.Free)
+	if err := testenv.BoundedErr(t, "x.Free", x.Free); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("second Free of an empty Slice: %v, want ErrFreed", err)
 	}
 }
@@ -51,7 +51,7 @@ func TestSliceSaysItsDevice(t *testing.T) {
 		if y.Device() != d {
 			t.Errorf("a part of it says device %d", y.Device().Ordinal())
 		}
-		testenv.Must(t, ctx.Close())
+		testenv.MustBounded(t, "ctx.Close", ctx.Close)
 	}
 	if (cuda.Slice[int32]{}).Device() != (cuda.Device{}) {
 		t.Error("the zero Slice names a device")
@@ -82,7 +82,7 @@ func TestStreamQuery(t *testing.T) {
 	if !done {
 		t.Error("Query after Sync: not done")
 	}
-	testenv.Must(t, s.Close())
+	testenv.MustBounded(t, "s.Close", s.Close)
 	if _, err := s.Query(); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("Query after Close: %v, want ErrClosed", err)
 	}
@@ -98,7 +98,7 @@ func TestStreamQueryInsideItsCaptureIsRefused(t *testing.T) {
 		return nil
 	})
 	testenv.Must(t, err)
-	testenv.Must(t, g.Destroy())
+	testenv.MustBounded(t, "g.Destroy", g.Destroy)
 }
 
 func TestDeviceUUIDAndPCIBusID(t *testing.T) {
@@ -219,10 +219,10 @@ func TestEnablePeerAccessRefusesOneDevice(t *testing.T) {
 	testenv.Must(t, err)
 	a, err := devs[0].Context()
 	testenv.Must(t, err)
-	defer a.Close()
+	defer testenv.MustBounded(t, "a.Close", a.Close)
 	b, err := devs[0].Context()
 	testenv.Must(t, err)
-	defer b.Close()
+	defer testenv.MustBounded(t, "b.Close", b.Close)
 	if err := a.EnablePeerAccess(b); err == nil {
 		t.Error("EnablePeerAccess between two contexts of one device succeeded")
 	}
@@ -245,10 +245,10 @@ func TestCopyPeerBetweenTwoDevices(t *testing.T) {
 	}
 	ctx0, err := devs[0].Context()
 	testenv.Must(t, err)
-	defer ctx0.Close()
+	defer testenv.MustBounded(t, "ctx0.Close", ctx0.Close)
 	ctx1, err := devs[1].Context()
 	testenv.Must(t, err)
-	defer ctx1.Close()
+	defer testenv.MustBounded(t, "ctx1.Close", ctx1.Close)
 	can, err := devs[0].CanAccessPeer(devs[1])
 	testenv.Must(t, err)
 	if can {
@@ -271,17 +271,17 @@ func TestCopyPeerBetweenTwoDevices(t *testing.T) {
 	}
 	// y was used on s1 only, x on s0 and s1: both Frees order themselves
 	// after the copy and succeed.
-	testenv.Must(t, y.Free())
-	testenv.Must(t, x.Free())
-	if err := cuda.CopyPeer(s0, x, y); !errors.Is(err, cuda.ErrFreed) {
+	testenv.MustBounded(t, "y.Free", y.Free)
+	testenv.MustBounded(t, "x.Free", x.Free)
+	if err := testenv.BoundedErr(t, "cuda.CopyPeer", func() error { return cuda.CopyPeer(s0, x, y) }); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("CopyPeer after Free: %v, want ErrFreed", err)
 	}
 	z, err := cuda.Alloc[int32](s0, 3)
 	testenv.Must(t, err)
-	defer z.Free()
+	defer testenv.MustBounded(t, "z.Free", z.Free)
 	w, err := cuda.Alloc[int32](s1, 4)
 	testenv.Must(t, err)
-	defer w.Free()
+	defer testenv.MustBounded(t, "w.Free", w.Free)
 	if err := cuda.CopyPeer(s0, w, z); !errors.Is(err, cuda.ErrLength) {
 		t.Errorf("CopyPeer of 3 into 4: %v, want ErrLength", err)
 	}
@@ -292,7 +292,7 @@ func TestAllocPitchAndCopy2D(t *testing.T) {
 	const w, h = 5, 3
 	p, err := cuda.AllocPitch[int32](f.s, w, h)
 	testenv.Must(t, err)
-	defer p.Free()
+	defer testenv.MustBounded(t, "p.Free", p.Free)
 	if p.Width() != w || p.Height() != h || p.Pitch() < w*4 || p.Pitch()%512 != 0 {
 		t.Fatalf("AllocPitch(%d, %d): %d×%d, pitch %d", w, h, p.Width(), p.Height(), p.Pitch())
 	}
@@ -318,7 +318,7 @@ func TestAllocPitchAndCopy2D(t *testing.T) {
 	testenv.Must(t, err)
 	dense, err := cuda.Alloc[int32](f.s, 6)
 	testenv.Must(t, err)
-	defer dense.Free()
+	defer testenv.MustBounded(t, "dense.Free", dense.Free)
 	dv, err := cuda.AsPitched(dense, 3, 2, 3)
 	testenv.Must(t, err)
 	testenv.Must(t, cuda.Copy2D(f.s, dv, sub))
@@ -334,7 +334,7 @@ func TestAllocPitchAndCopy2D(t *testing.T) {
 	// Pinned host side.
 	pin, err := cuda.AllocPinned[int32](f.ctx, 6)
 	testenv.Must(t, err)
-	defer pin.Free()
+	defer testenv.MustBounded(t, "pin.Free", pin.Free)
 	testenv.Must(t, cuda.CopyToHost2D(f.s, pin, sub))
 	sync(t, f.s)
 	if !slices.Equal(pin.Data(), want) {

@@ -9,6 +9,7 @@ import (
 	gosync "sync"
 	"sync/atomic"
 	"unsafe"
+	"weak"
 
 	"github.com/purecuda/purecuda/libcuda"
 )
@@ -203,8 +204,12 @@ func (f funcName) display() string {
 //   - the entry name: the plain name of an extern "C" kernel, or the exact
 //     mangled name of a C++ one (_Z5scaleIfEvPT_S0_y);
 //   - a C++ kernel's demangled name with its parameter list, as c++filt
-//     prints it ("scale<float>(float*, float, unsigned long long)"; spaces
-//     around punctuation and a leading "void" do not matter);
+//     prints it ("scale<float>(float*, float, unsigned long long)") or as
+//     C++ would take it: spaces around punctuation, a leading "void", the
+//     place and order of qualifiers ("const float *", "float const*"), a
+//     parameter's own top-level const or __restrict__ ("float* const") and
+//     the longer names of integer types ("unsigned long long int") do not
+//     matter;
 //   - a C++ kernel's qualified name without parameters ("ops::offset",
 //     "scale<int>"), or without its template arguments ("scale").
 //
@@ -260,6 +265,7 @@ func (m *Module) Func(name string) (*Func, error) {
 		}
 	}
 	f := &Func{mod: m, ms: ms, raw: raw, cu: ms.ctx.cu, name: entry}
+	f.self = weak.Make(f)
 	if d, ok := Demangle(entry); ok {
 		f.display = d
 	} else {
@@ -357,12 +363,13 @@ type Func struct {
 	quick  int8
 
 	mod     *Module
-	name    string   // entry name
-	display string   // demangled, for errors
-	params  []uint32 // sizes in bytes; nil: unknown
-	typed   []cParam // the C++ parameter types; nil for an extern "C" kernel: checked by size only
-	accepts []uint64 // typed[i].accept, packed for the launch's check
-	_       [24]byte // pad to 192 bytes
+	name    string             // entry name
+	display string             // demangled, for errors
+	params  []uint32           // sizes in bytes; nil: unknown
+	typed   []cParam           // the C++ parameter types; nil for an extern "C" kernel: checked by size only
+	accepts []uint64           // typed[i].accept, packed for the launch's check
+	self    weak.Pointer[Func] // for the launch history, which must not keep the Func
+	_       [16]byte           // pad to 192 bytes
 }
 
 // paramReadOnly says whether the kernel only reads through its parameter

@@ -48,7 +48,7 @@ func newOrderFixture(t *testing.T, opts ...cuda.StreamOption) *orderFixture {
 	sync(t, f.s1)
 	out, err := cuda.AllocPinned[int32](f.ctx, 8)
 	testenv.Must(t, err)
-	t.Cleanup(func() { testenv.Must(t, out.Free()) })
+	t.Cleanup(func() { testenv.MustBounded(t, "out.Free", out.Free) })
 	f.out = out
 	// Releases of earlier tests' host memory end now: an unregister is a
 	// device-wide fence, which would wait for the streams these tests hold
@@ -69,7 +69,7 @@ func TestReadOnAnotherStreamSeesTheWrite(t *testing.T) {
 			want := []int32{10, 11, 12, 13, 14, 15, 16, 17}
 			src, err := cuda.AllocPinned[int32](f.ctx, 8)
 			testenv.Must(t, err)
-			t.Cleanup(func() { testenv.Must(t, src.Free()) })
+			t.Cleanup(func() { testenv.MustBounded(t, "src.Free", src.Free) })
 			copy(src.Data(), want)
 			testenv.Must(t, cuda.CopyToDevice(f.s1, f.x, src)) // a write on s1, held
 			switch how {
@@ -175,7 +175,7 @@ func TestUseOnAnotherStreamWaitsForTheAlloc(t *testing.T) {
 	gate.Hold(t, f.s1.Raw())
 	y, err := cuda.Alloc[int32](f.s1, 8)
 	testenv.Must(t, err)
-	t.Cleanup(func() { testenv.Must(t, y.Free()) })
+	t.Cleanup(func() { testenv.MustBounded(t, "y.Free", y.Free) })
 	testenv.Must(t, cuda.Memset(f.s1, y, 7))
 	testenv.Must(t, cuda.CopyToHost(f.s2, f.out, y))
 	waitsForTheGate(t, f.s2, gate, "s2's read", "s1's allocation and memset")
@@ -199,10 +199,10 @@ func TestCaptureAddsNoWaitsAcrossItsBoundary(t *testing.T) {
 		t.Fatalf("the capture failed for a wait the tracking added: %v", err)
 	}
 	testenv.Must(t, err)
-	defer g.Destroy()
+	defer testenv.MustBounded(t, "g.Destroy", g.Destroy)
 	e, err := g.Instantiate()
 	testenv.Must(t, err)
-	defer e.Destroy()
+	defer testenv.MustBounded(t, "e.Destroy", e.Destroy)
 	testenv.Must(t, f.s2.LaunchGraph(e))
 	if got := read(t, f.s2, f.x); !slices.Equal(got, []int32{4, 4, 4, 4, 4, 4, 4, 4}) {
 		t.Errorf("after the graph: %v", got)
@@ -317,8 +317,8 @@ func TestCrossWaitsWithTwoClosesDoNotDeadlock(t *testing.T) {
 	if got := read(t, f.s3, b); !slices.Equal(got, []int32{1, 1, 1, 1, 1, 1, 1, 1}) {
 		t.Errorf("b after the write on sA: %v", got)
 	}
-	testenv.Must(t, a.Free())
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "a.Free", a.Free)
+	testenv.MustBounded(t, "b.Free", b.Free)
 }
 
 // deadlocked keeps what a deadlocked test leaves behind reachable, so that

@@ -32,7 +32,7 @@ func TestPinnedFreeWaitsForACopyFromASubsliceOfData(t *testing.T) {
 	gate.Hold(t, s.Raw())
 	otherGate.Hold(t, other.Raw())
 	testenv.Must(t, cuda.CopyToDevice(s, x, p.Data()[8:24]))
-	testenv.Must(t, p.Free())
+	testenv.MustBounded(t, "p.Free", p.Free)
 	if n := hostmem.ReadStats().Pending; n == 0 {
 		t.Fatal("the Pinned was released while a copy from it is held")
 	}
@@ -53,7 +53,7 @@ func TestCopyToHostIntoASubsliceOfDataIsAsynchronous(t *testing.T) {
 	s := newStream(t, f.ctx, cuda.NonBlocking())
 	p, err := cuda.AllocPinned[int32](f.ctx, 32)
 	testenv.Must(t, err)
-	defer p.Free()
+	defer testenv.MustBounded(t, "p.Free", p.Free)
 	want := []int32{5, 6, 7, 8}
 	x := alloc(t, s, want)
 	sync(t, s)
@@ -96,7 +96,7 @@ func TestPinnedViews(t *testing.T) {
 			t.Errorf("Slice(%d, %d): %v, want ErrLength", r[0], r[1], err)
 		}
 	}
-	if err := v.Free(); err == nil {
+	if err := testenv.BoundedErr(t, "v.Free", v.Free); err == nil {
 		t.Error("Free of a view succeeded")
 	}
 	// A []T that runs past the end of the pinned memory is refused.
@@ -107,9 +107,9 @@ func TestPinnedViews(t *testing.T) {
 	if err := cuda.CopyToDevice(f.s, y, big[8:12]); !errors.Is(err, cuda.ErrLength) {
 		t.Errorf("a copy from a []T over the end of pinned memory: %v, want ErrLength", err)
 	}
-	testenv.Must(t, q.Free())
-	testenv.Must(t, p.Free())
-	if err := cuda.CopyToHost(f.s, v, y); !errors.Is(err, cuda.ErrFreed) {
+	testenv.MustBounded(t, "q.Free", q.Free)
+	testenv.MustBounded(t, "p.Free", p.Free)
+	if err := testenv.BoundedErr(t, "cuda.CopyToHost", func() error { return cuda.CopyToHost(f.s, v, y) }); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("a copy into a view of a freed Pinned: %v, want ErrFreed", err)
 	}
 	sync(t, f.s)
@@ -129,13 +129,13 @@ func TestPinnedFromAHostmemBuffer(t *testing.T) {
 	if got := read(t, f.s, x); !slices.Equal(got, host[2:5]) {
 		t.Errorf("from a view of a Buffer: %v, want %v", got, host[2:5])
 	}
-	if err := p.Free(); err == nil {
+	if err := testenv.BoundedErr(t, "p.Free", p.Free); err == nil {
 		t.Error("Free of a Buffer's view succeeded")
 	}
 	if _, err := cuda.PinnedFrom[[4]float64](b); !errors.Is(err, cuda.ErrLength) {
 		t.Errorf("PinnedFrom of 24 bytes as 32-byte elements: %v, want ErrLength", err)
 	}
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	if _, err := cuda.PinnedFrom[float32](b); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("PinnedFrom a freed Buffer: %v, want ErrFreed", err)
 	}

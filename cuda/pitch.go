@@ -142,7 +142,7 @@ func Copy2D[T any](s *Stream, dst, src Pitched[T]) error {
 	copied := false
 	defer func() { d.a.release(st, copied) }()
 	sr := d
-	if src.x.h == nil || src.x.h.a != d.a {
+	if src.x.h == nil || src.x.h.a() != d.a {
 		if sr, err = acquireSlice(src.x); err != nil {
 			return fmt.Errorf("cuda: Copy2D: source: %w", err)
 		}

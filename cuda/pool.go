@@ -52,8 +52,8 @@ func MaxPoolSize(bytes uint64) MemPoolOption {
 }
 
 // MemPool is the device's default memory pool (cuDeviceGetDefaultMemPool),
-// the one Alloc uses unless the device's current pool was changed through
-// libcuda. Its Close is refused: it belongs to the device.
+// the one Alloc uses unless Device.SetMemPool made another current. Its
+// Close is refused: it belongs to the device.
 func (c *Context) MemPool() (*MemPool, error) {
 	st, err := c.hold("MemPool")
 	if err != nil {
@@ -280,7 +280,7 @@ func (m *MemPool) Close() error {
 		return nilErr("MemPool", "Close")
 	}
 	if !m.own {
-		return errors.New("cuda: MemPool.Close: the device's default pool belongs to the device")
+		return errors.New("cuda: MemPool.Close: a pool from Context.MemPool or Device.MemPool is not this value's to close")
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -40,7 +40,7 @@ func TestMemPoolStatisticsAfterAllocFreeTrim(t *testing.T) {
 	if u.UsedCurrent < n || u.ReservedCurrent < u.UsedCurrent || u.UsedHigh < n || u.ReservedHigh < u.ReservedCurrent {
 		t.Fatalf("after AllocFrom of %d bytes: %+v", n, u)
 	}
-	testenv.Must(t, x.Free())
+	testenv.MustBounded(t, "x.Free", x.Free)
 	sync(t, f.s)
 	u = usage(t, p)
 	if u.UsedCurrent != 0 || u.ReservedCurrent < n || u.UsedHigh < n {
@@ -50,7 +50,7 @@ func TestMemPoolStatisticsAfterAllocFreeTrim(t *testing.T) {
 	// (on the H200, the Stream.Sync above did not: Trim(0) kept it).
 	bounded, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
 	defer cancel()
-	testenv.Must(t, f.ctx.Sync(bounded))
+	testenv.MustBounded(t, "f.ctx.Sync", func() error { return f.ctx.Sync(bounded) })
 	testenv.Must(t, p.Trim(0))
 	if u = usage(t, p); u.ReservedCurrent != 0 || u.ReservedHigh < n {
 		t.Fatalf("after Trim(0): %+v; want nothing reserved, the high mark kept", u)
@@ -59,8 +59,8 @@ func TestMemPoolStatisticsAfterAllocFreeTrim(t *testing.T) {
 	if u = usage(t, p); u.UsedHigh != 0 || u.ReservedHigh != 0 {
 		t.Fatalf("after ResetHighWater: %+v; want the high marks at the current 0", u)
 	}
-	testenv.Must(t, p.Close())
-	if err := p.Close(); !errors.Is(err, cuda.ErrClosed) {
+	testenv.MustBounded(t, "p.Close", p.Close)
+	if err := testenv.BoundedErr(t, "p.Close", p.Close); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("second Close: %v, want ErrClosed", err)
 	}
 	if _, err := cuda.AllocFrom[byte](p, f.s, 16); !errors.Is(err, cuda.ErrClosed) {
@@ -83,13 +83,13 @@ func TestDefaultMemPoolServesAlloc(t *testing.T) {
 	if u := usage(t, p); u.UsedCurrent < before.UsedCurrent+n {
 		t.Errorf("after Alloc of %d bytes the default pool uses %d (before %d)", n, u.UsedCurrent, before.UsedCurrent)
 	}
-	testenv.Must(t, x.Free())
+	testenv.MustBounded(t, "x.Free", x.Free)
 	sync(t, f.s)
 	// Frees of earlier tests may end meanwhile: at most what it used before.
 	if u := usage(t, p); u.UsedCurrent > before.UsedCurrent {
 		t.Errorf("after Free the default pool uses %d, before %d", u.UsedCurrent, before.UsedCurrent)
 	}
-	if err := p.Close(); err == nil {
+	if err := testenv.BoundedErr(t, "p.Close", p.Close); err == nil {
 		t.Error("Close of the default pool succeeded")
 	}
 	if p.Device() != f.ctx.Device() {
@@ -106,7 +106,7 @@ func TestAllocFromAPoolOfAnotherDeviceIsRefused(t *testing.T) {
 	f := newFixture(t)
 	p, err := cuda.NewMemPool(devs[1])
 	testenv.Must(t, err)
-	defer p.Close()
+	defer testenv.MustBounded(t, "p.Close", p.Close)
 	if _, err := cuda.AllocFrom[byte](p, f.s, 16); err == nil {
 		t.Error("AllocFrom a pool of device 1 on a stream of device 0 succeeded")
 	}

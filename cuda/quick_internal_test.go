@@ -22,7 +22,7 @@ func TestHotFieldsShareACacheLine(t *testing.T) {
 		hotEnd     uintptr // the end of the last field a launch reads
 	}{
 		{"streamState", unsafe.Sizeof(streamState{}), 320, unsafe.Offsetof(streamState{}.ctx) + 8},
-		{"alloc", unsafe.Sizeof(alloc{}), 128, unsafe.Offsetof(alloc{}.last) + 8},
+		{"alloc", unsafe.Sizeof(allocHandle{}), 192, unsafe.Offsetof(allocHandle{}.own) + unsafe.Offsetof(alloc{}.last) + 8},
 		{"moduleState", unsafe.Sizeof(moduleState{}), 128, unsafe.Offsetof(moduleState{}.closed) + 1},
 		{"Func", unsafe.Sizeof(Func{}), 192, unsafe.Offsetof(Func{}.quick) + 1},
 		{"devState", unsafe.Sizeof(devState{}), 64, unsafe.Offsetof(devState{}.ordinal) + 4},
@@ -37,7 +37,7 @@ func TestHotFieldsShareACacheLine(t *testing.T) {
 	}
 	for range 16 {
 		for name, p := range map[string]unsafe.Pointer{
-			"streamState": unsafe.Pointer(new(streamState)), "alloc": unsafe.Pointer(new(alloc)),
+			"streamState": unsafe.Pointer(new(streamState)), "allocHandle": unsafe.Pointer(new(allocHandle)),
 			"moduleState": unsafe.Pointer(new(moduleState)), "Func": unsafe.Pointer(new(Func)),
 			"devState": unsafe.Pointer(new(devState)),
 		} {
@@ -56,21 +56,21 @@ func TestLaunchLearnsTheShapesOfAcceptedArguments(t *testing.T) {
 	testenv.Must(t, err)
 	ctx, err := devs[0].Context()
 	testenv.Must(t, err)
-	defer func() { testenv.Must(t, ctx.Close()) }()
+	defer func() { testenv.MustBounded(t, "ctx.Close", ctx.Close) }()
 	s, err := ctx.NewStream()
 	testenv.Must(t, err)
-	defer func() { testenv.Must(t, s.Close()) }()
+	defer func() { testenv.MustBounded(t, "s.Close", s.Close) }()
 	mod, err := LoadModule(ctx, kernels.PTX)
 	testenv.Must(t, err)
-	defer func() { testenv.Must(t, mod.Close()) }()
+	defer func() { testenv.MustBounded(t, "mod.Close", mod.Close) }()
 	saxpy, err := mod.Func("saxpy") // (int n, float a, const float *x, float *y)
 	testenv.Must(t, err)
 	x, err := Alloc[float32](s, 8)
 	testenv.Must(t, err)
-	defer func() { testenv.Must(t, x.Free()) }()
+	defer func() { testenv.MustBounded(t, "x.Free", x.Free) }()
 	y, err := Alloc[float32](s, 8)
 	testenv.Must(t, err)
-	defer func() { testenv.Must(t, y.Free()) }()
+	defer func() { testenv.MustBounded(t, "y.Free", y.Free) }()
 
 	quick := func(args ...Arg) bool {
 		var addrs [smallArgs]uint64
@@ -104,7 +104,7 @@ func TestLaunchLearnsTheShapesOfAcceptedArguments(t *testing.T) {
 	if quick(Float32(2), Float32(2), x.Arg(), y.Arg()) || quick(Int32(8), Float32(2), x.Arg()) || quick(Int32(8), Float32(2), x.Arg(), Ptr(0)) {
 		t.Error("an argument of another kind, or another count, is made quickly")
 	}
-	testenv.Must(t, s.Sync(testenv.Context(t)))
+	testenv.MustBounded(t, "s.Sync", func() error { return s.Sync(testenv.Context(t)) })
 }
 
 // A history entry whose fields are not those of one launch (a reader
@@ -121,8 +121,8 @@ func TestLaunchHistoryLeavesOutTornEntries(t *testing.T) {
 		t.Fatalf("%d candidates, want 2", len(got))
 	}
 	for name, tear := range map[string]func(s *launchSlot){
-		"another Func":   func(s *launchSlot) { s.fn = g },
-		"another stream": func(s *launchSlot) { s.st = b },
+		"another Func":   func(s *launchSlot) { s.fn = g.weakRef() },
+		"another stream": func(s *launchSlot) { s.st = b.weakRef() },
 		"another grid":   func(s *launchSlot) { s.grid[2] = 7 },
 		"another caller": func(s *launchSlot) { s.callPC = 9 },
 		"another number": func(s *launchSlot) { s.seq = 6 },
@@ -135,5 +135,13 @@ func TestLaunchHistoryLeavesOutTornEntries(t *testing.T) {
 			t.Errorf("%s in the entry of launch 2: candidates %v, want launch 1 alone", name, got)
 		}
 		*s = saved
+	}
+}
+
+// Alloc's one allocation is the handle with the allocation inside, at
+// its start (TestHotFieldsShareACacheLine checks its size and alignment).
+func TestAllocHandleHoldsItsAllocationFirst(t *testing.T) {
+	if off := unsafe.Offsetof(allocHandle{}.own); off != 0 {
+		t.Errorf("allocHandle.own at byte %d, want 0", off)
 	}
 }

@@ -30,7 +30,7 @@ func TestFreeWaitsForTheSoloStreamWhoseFirstLaunchFailed(t *testing.T) {
 	testenv.Must(t, err)
 	// Frees of earlier tests, in stream order, are done: the count of
 	// live allocations below changes by this test's alone.
-	testenv.Must(t, f.ctx.Sync(testenv.Context(t)))
+	testenv.MustBounded(t, "f.ctx.Sync", func() error { return f.ctx.Sync(testenv.Context(t)) })
 
 	testenv.SimFailNext(t, "cuLaunchKernel", 1, libcuda.CUDA_ERROR_INVALID_VALUE)
 	if err := s2.Launch(add, g, b, x.Arg(), cuda.Uint64(256)); !errors.Is(err, libcuda.CUDA_ERROR_INVALID_VALUE) {
@@ -40,7 +40,7 @@ func TestFreeWaitsForTheSoloStreamWhoseFirstLaunchFailed(t *testing.T) {
 	gate.Hold(t, s2.Raw())
 	testenv.Must(t, s2.Launch(add, g, b, x.Arg(), cuda.Uint64(256))) // x is s2's alone now: nothing recorded
 	live := testenv.SimStat(t, "live_allocations")
-	testenv.Must(t, x.Free())
+	testenv.MustBounded(t, "x.Free", x.Free)
 	liveAllocationsStay(t, live, "s2's launch is held")
 	illegal := testenv.SimStat(t, "illegal_addresses")
 	gate.Open()
@@ -156,7 +156,7 @@ func TestFreeWaitsForAnUnorderedStreamsLaunch(t *testing.T) {
 			testenv.Must(t, u.Launch(add, g, b, warm.Arg(), cuda.Uint64(256))) // the next launches are Launch's own
 			x, err := cuda.Alloc[int32](f.s, 256)
 			testenv.Must(t, err)
-			testenv.Must(t, f.ctx.Sync(testenv.Context(t))) // earlier frees are done (see above)
+			testenv.MustBounded(t, "f.ctx.Sync", func() error { return f.ctx.Sync(testenv.Context(t)) }) // earlier frees are done (see above)
 			gate := testenv.NewGate(t)
 			gate.Hold(t, u.Raw())
 			switch how {
@@ -169,7 +169,7 @@ func TestFreeWaitsForAnUnorderedStreamsLaunch(t *testing.T) {
 				}))
 			}
 			live := testenv.SimStat(t, "live_allocations")
-			testenv.Must(t, x.Free())
+			testenv.MustBounded(t, "x.Free", x.Free)
 			liveAllocationsStay(t, live, "the unordered stream's work is held")
 			gate.Open()
 			sync(t, u)

@@ -27,7 +27,7 @@ func TestCopyOfABufferOverAdjacentRegistrationsFails(t *testing.T) {
 	whole := wrapHalvesThenWhole(t, f, host, split)[2]
 	x, err := cuda.Alloc[int32](f.s, n)
 	testenv.Must(t, err)
-	defer x.Free()
+	defer testenv.MustBounded(t, "x.Free", x.Free)
 	testenv.Must(t, cuda.Zero(f.s, x))
 
 	testenv.SimFailNext(t, "cuMemcpyHtoDAsync", 1, libcuda.CUDA_ERROR_INVALID_VALUE)
@@ -54,8 +54,8 @@ func TestCopyOfABufferOverAdjacentRegistrationsFails(t *testing.T) {
 			t.Fatalf("element %d = %d after the copy that worked, want %d", i, v, i)
 		}
 	}
-	testenv.Must(t, whole.Free())
-	if err := cuda.CopyToDevice(f.s, x, whole); !errors.Is(err, cuda.ErrFreed) {
+	testenv.MustBounded(t, "whole.Free", whole.Free)
+	if err := testenv.BoundedErr(t, "cuda.CopyToDevice", func() error { return cuda.CopyToDevice(f.s, x, whole) }); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("copy of a freed Buffer over two registrations: %v, want ErrFreed", err)
 	}
 }
@@ -76,7 +76,7 @@ func TestCopyOfABufferWhoseSecondSegmentFailsRecordsTheUse(t *testing.T) {
 	bufs := wrapHalvesThenWhole(t, f, host, split)
 	x, err := cuda.Alloc[int32](f.s, n)
 	testenv.Must(t, err)
-	defer x.Free()
+	defer testenv.MustBounded(t, "x.Free", x.Free)
 	testenv.Must(t, cuda.Zero(f.s, x))
 	other := newStream(t, f.ctx)
 	var g *testenv.Gate
@@ -99,7 +99,7 @@ func TestCopyOfABufferWhoseSecondSegmentFailsRecordsTheUse(t *testing.T) {
 		}
 	}
 	for _, b := range bufs {
-		testenv.Must(t, b.Free())
+		testenv.MustBounded(t, "b.Free", b.Free)
 	}
 	// The halves, never used, wait for the held context; the whole does not.
 	testenv.Eventually(t, "the whole's release ended while another stream is held",

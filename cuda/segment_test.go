@@ -18,7 +18,7 @@ func wrapHalvesThenWhole[T any](t *testing.T, f *fixture, host []T, split int) [
 	var bufs []*hostmem.Buffer
 	t.Cleanup(func() {
 		for _, b := range bufs {
-			testenv.Must(t, b.Free())
+			testenv.MustBounded(t, "b.Free", b.Free)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
 		defer cancel()
@@ -48,7 +48,7 @@ func TestCopyOfABufferOverAdjacentRegistrations(t *testing.T) {
 	}
 	x, err := cuda.Alloc[int32](f.s, n)
 	testenv.Must(t, err)
-	defer x.Free()
+	defer testenv.MustBounded(t, "x.Free", x.Free)
 	testenv.Must(t, cuda.CopyToDevice(f.s, x, whole))
 	got := read(t, f.s, x)
 	for i, v := range got {
@@ -69,7 +69,7 @@ func TestCopyOfABufferOverAdjacentRegistrations(t *testing.T) {
 	// Through a Pin of the whole (the same two registrations again).
 	p, err := cuda.Pin(f.ctx, host)
 	testenv.Must(t, err)
-	defer p.Free()
+	defer testenv.MustBounded(t, "p.Free", p.Free)
 	lo, err := x.Slice(0, split)
 	testenv.Must(t, err)
 	hi, err := x.Slice(split, n)

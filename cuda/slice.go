@@ -51,22 +51,75 @@ type Slice[T any] struct {
 	n   int
 }
 
-// allocHandle is what Slices hold; when it becomes unreachable, its
-// cleanup frees the allocation.
+// allocHandle is what Slices hold; when it becomes unreachable, the
+// allocation is freed (see own and cleanup).
+//
+// Alloc makes one object, the handle with its allocation inside (own), so
+// that an Alloc and its Free cost one Go allocation: the handle carries a
+// finalizer (runtime.SetFinalizer, which allocates nothing, where
+// runtime.AddCleanup allocates three objects). A finalizer runs only for
+// an object that cannot reach itself, so nothing in own points into the
+// handle (alloc.home, not an inline buffer of used). A handle of another
+// allocation (a module's variable, managed memory) or a view of one
+// (View, ViewAt) points to it through shared instead.
 type allocHandle struct {
-	a       *alloc
-	cleanup runtime.Cleanup
-	class   class // of the elements, for launches' type check
+	own     alloc           // first: the allocator aligns the handle to 64 bytes (its size is 192)
+	shared  *alloc          // the allocation when not own
+	parent  *allocHandle    // a view's: the handle whose finalizer frees the memory, kept reachable by the view
+	cleanup runtime.Cleanup // managed memory's (AllocManaged)
+	class   class           // of the elements, for launches' type check
+	fin     bool            // Alloc's: a finalizer frees own
+	_       [192 - 152 - 8 - 8 - 16 - 2]byte
+}
+
+// a is the allocation the handle's Slices use.
+func (h *allocHandle) a() *alloc {
+	if h.shared != nil {
+		return h.shared
+	}
+	return &h.own
+}
+
+// root is the handle that frees the allocation when dropped: a view's
+// parent, or h.
+func (h *allocHandle) root() *allocHandle {
+	for h.parent != nil {
+		h = h.parent
+	}
+	return h
+}
+
+// stopRelease keeps the garbage collector from freeing the allocation,
+// for an explicit Free.
+func (h *allocHandle) stopRelease() {
+	h = h.root()
+	if h.fin {
+		runtime.SetFinalizer(h, nil)
+		return
+	}
+	h.cleanup.Stop()
+}
+
+// finalizeAlloc frees the allocation of a handle that Alloc made and the
+// program dropped without Free.
+func finalizeAlloc(h *allocHandle) {
+	dropped("Slice", "Free")
+	if err := h.own.free(); err != nil && !errors.Is(err, ErrFreed) {
+		logErr("freeing a dropped Slice", err)
+	}
 }
 
 // alloc is one device allocation.
 type alloc struct {
-	// What a use reads lies in the first 64 bytes, one cache line (the
-	// struct is 128 bytes: the allocator aligns it).
+	// What a use reads lies in the first 64 bytes, one cache line (Alloc's
+	// lies at the start of its handle, 192 bytes: the allocator aligns it).
 	mu      gosync.RWMutex // held for reading by uses in progress, for writing by Free
 	freed   bool
 	global  bool // a module's variable (Global): Module.Close ends it, not Free
 	managed bool // AllocManaged's: freed by cuMemFree after its users' work
+	foreign bool // Foreign's: released by release after its users' work
+	graph   bool // allocated in a capture: a graph's allocation (graphmem.go)
+	landed  bool // a graph allocation's: a launch (LaunchGraph, RunCached) may have allocated it; under usemu
 	ptr     libcuda.Deviceptr
 	bytes   uintptr
 	// solo is a stream that may have done anything to the allocation and
@@ -77,8 +130,12 @@ type alloc struct {
 
 	ctx   *ctxState
 	usemu gosync.Mutex
-	used  []*streamState // every stream used, the allocating one first
+	home  *streamState   // the allocating stream, among the streams used
+	used  []*streamState // every other stream used
 	ord   order          // the last write and the reads since (order.go)
+
+	relFn func() error // Foreign's: its release
+	capID uint64       // a graph allocation's: the capture that allocated it
 }
 
 // Alloc allocates n elements of T on the stream's device, from the
@@ -94,6 +151,38 @@ type alloc struct {
 // An allocation that fails with out of memory trims the pool (it gives
 // the device the memory that frees left in it) and tries once more before
 // it returns the error (matching ErrOutOfMemory).
+//
+// # Allocating in a capture
+//
+// Alloc on a stream being captured (Stream.Capture, RunCached) allocates
+// in the graph: the capture makes its cuMemAllocAsync a mem-alloc node,
+// and the Slice has the node's address, the same for every launch of the
+// executable graphs made from the graph. The memory is on the device only
+// while a launch has allocated it:
+//
+//   - Freed in the capture (Free while it is open), it lives from the
+//     alloc node to a mem-free node of the same graph, in each launch; the
+//     free node follows the capture's uses of the Slice on each of its
+//     streams. After the capture the Slice is freed (ErrFreed).
+//   - Not freed in the capture, it outlives each launch: work ordered
+//     after the launch uses it, and the program frees it with Free after
+//     the last launch. Until then the driver refuses to launch that
+//     executable graph again (an error matching ErrInvalidValue), unless
+//     it was made with Graph.InstantiateAutoFree: each of its launches
+//     frees the previous launch's allocation and allocates it again at
+//     the same address, so the Slice stays valid from launch to launch
+//     (its contents do not).
+//
+// Each launch through Stream.LaunchGraph or RunCached counts as a write of
+// every such outliving Slice of the context, whatever the graph: uses on
+// other streams wait for it, and Free follows it. The Free of one whose
+// graph was never launched that way frees nothing (there is nothing
+// allocated), and before a launch such a Slice must not be used outside
+// the graph. The driver restricts graphs with memory nodes: one
+// executable graph of each at a time, no clones, no child graphs.
+// Device.GraphMem reports the device's graph memory and
+// Device.GraphMemTrim gives back what no graph uses; AllocFrom in a
+// capture is an error matching ErrCapturing.
 func Alloc[T any](s *Stream, n int) (Slice[T], error) {
 	return allocSlice[T](s, n, nil)
 }
@@ -115,31 +204,31 @@ func allocSlice[T any](s *Stream, n int, pool *MemPool) (Slice[T], error) {
 	}
 	defer st.mu.RUnlock()
 	if n == 0 {
-		return Slice[T]{h: &allocHandle{a: &alloc{ctx: st.ctx}}}, nil
+		h := &allocHandle{}
+		h.own.ctx = st.ctx
+		return Slice[T]{h: h}, nil
 	}
+	bytes := uintptr(n) * size
 	switch c, err := st.capturing(); {
 	case err != nil:
 		return Slice[T]{}, fmt.Errorf("cuda: Alloc: %w", err)
+	case c && pool != nil:
+		return Slice[T]{}, fmt.Errorf("cuda: AllocFrom on a stream being captured: a graph allocates from the device's graph memory; use Alloc: %w", ErrCapturing)
 	case c:
-		return Slice[T]{}, fmt.Errorf("cuda: Alloc on a stream being captured: allocate before the capture: %w", ErrCapturing)
+		return allocGraph[T](st, n, bytes, classOf(t))
 	}
-	bytes := uintptr(n) * size
 	p, err := st.allocBytes(bytes, pool)
 	if err != nil {
 		return Slice[T]{}, err
 	}
 	st.ctx.ref()
-	a := &alloc{ctx: st.ctx, ptr: p, bytes: bytes}
-	a.used = append(make([]*streamState, 0, 2), st)
+	h := &allocHandle{class: classOf(t), fin: true}
+	a := &h.own
+	a.ctx, a.ptr, a.bytes = st.ctx, p, bytes
+	a.home = st
 	a.last.Store(st)
 	a.solo.Store(st)
-	h := &allocHandle{a: a, class: classOf(t)}
-	h.cleanup = runtime.AddCleanup(h, func(a *alloc) {
-		dropped("Slice", "Free")
-		if err := a.free(); err != nil && !errors.Is(err, ErrFreed) {
-			logErr("freeing a dropped Slice", err)
-		}
-	}, a)
+	runtime.SetFinalizer(h, finalizeAlloc)
 	return Slice[T]{h: h, n: n}, nil
 }
 
@@ -152,7 +241,7 @@ func (x Slice[T]) Device() Device {
 	if x.h == nil {
 		return Device{}
 	}
-	return x.h.a.ctx.dev
+	return x.h.a().ctx.dev
 }
 
 // Bytes is the size of the elements in bytes.
@@ -177,7 +266,7 @@ func (x Slice[T]) DevicePtr() libcuda.Deviceptr {
 	if x.h == nil {
 		return 0
 	}
-	a := x.h.a
+	a := x.h.a()
 	if !a.mu.TryRLock() { // a Free
 		return 0
 	}
@@ -201,14 +290,14 @@ func (x Slice[T]) Free() error {
 	if x.h == nil {
 		return fmt.Errorf("cuda: Slice.Free: %w", ErrNil)
 	}
-	a := x.h.a
+	a := x.h.a()
 	if a.global {
 		return errors.New("cuda: Slice.Free of a module's variable (Global): it lives until Module.Close")
 	}
 	if uintptr(x.off) != 0 || uintptr(x.n)*unsafe.Sizeof(*new(T)) != a.bytes {
 		return fmt.Errorf("cuda: Slice.Free of a part [%d:%d] of an allocation: free the Slice that Alloc returned", x.off, x.off+x.n)
 	}
-	x.h.cleanup.Stop()
+	x.h.stopRelease()
 	return a.free()
 }
 
@@ -258,7 +347,7 @@ func (a *alloc) record(st *streamState) {
 
 // addUsedLocked adds st to the streams used, once; a.usemu is held.
 func (a *alloc) addUsedLocked(st *streamState) {
-	if a.last.Load() != st && !slices.Contains(a.used, st) {
+	if a.last.Load() != st && a.home != st && !slices.Contains(a.used, st) {
 		a.used = append(a.used, st)
 	}
 	a.last.Store(st)
@@ -277,10 +366,13 @@ func (a *alloc) free() error {
 	if a.bytes == 0 { // an empty Slice: no memory, no hold on the context
 		return nil
 	}
-	a.usemu.Lock()
-	used := a.used
-	a.used = nil
-	a.usemu.Unlock()
+	var buf [4]*streamState
+	used := a.takeUsed(buf[:0])
+	if a.graph {
+		if done, err := a.freeInGraph(used); done {
+			return err
+		}
+	}
 	switch c, err := anyCapturing(used); {
 	case err != nil:
 		// Unknown: freeing now could put the free into a graph.
@@ -288,10 +380,23 @@ func (a *alloc) free() error {
 	case c:
 		// An event recorded on a capturing stream, or a free submitted to
 		// it, would go into the graph: free once the captures have ended.
-		a.postponeFree(used)
+		a.postponeFree(slices.Clone(used))
 		return nil
 	}
 	return a.freeNow(used)
+}
+
+// takeUsed appends the streams used, the allocating one first, to buf
+// and forgets them.
+func (a *alloc) takeUsed(buf []*streamState) []*streamState {
+	a.usemu.Lock()
+	defer a.usemu.Unlock()
+	if a.home != nil {
+		buf = append(buf, a.home)
+	}
+	buf = append(buf, a.used...)
+	a.home, a.used = nil, nil
+	return buf
 }
 
 // postponeFree frees the memory once the captures through package graph
@@ -335,8 +440,19 @@ func anyCapturing(used []*streamState) (bool, error) {
 
 // freeNow frees the memory after the work of the streams in used.
 func (a *alloc) freeNow(used []*streamState) error {
+	if a.graph {
+		a.usemu.Lock()
+		landed := a.landed
+		a.usemu.Unlock()
+		if !landed { // no launch allocated it: nothing to free
+			return a.ctx.unref()
+		}
+	}
 	if a.managed {
 		return a.freeManaged(used)
+	}
+	if a.foreign {
+		return a.releaseForeign(used)
 	}
 	if err := freeAfter(a.ctx, a.ptr, used); err != nil {
 		// The memory stays allocated: the GPU may still use it.

@@ -23,14 +23,14 @@ func TestCopyRoundTripPinned(t *testing.T) {
 	f := newFixture(t)
 	in, err := cuda.AllocPinned[float32](f.ctx, 5)
 	testenv.Must(t, err)
-	defer in.Free()
+	defer testenv.MustBounded(t, "in.Free", in.Free)
 	copy(in.Data(), []float32{1, 2, 3, 4, 5})
 	out, err := cuda.Pin(f.ctx, make([]float32, 5))
 	testenv.Must(t, err)
-	defer out.Free()
+	defer testenv.MustBounded(t, "out.Free", out.Free)
 	x, err := cuda.Alloc[float32](f.s, 5)
 	testenv.Must(t, err)
-	defer x.Free()
+	defer testenv.MustBounded(t, "x.Free", x.Free)
 	testenv.Must(t, cuda.CopyToDevice(f.s, x, in))
 	testenv.Must(t, cuda.CopyToHost(f.s, out, x))
 	sync(t, f.s)
@@ -46,13 +46,13 @@ func TestCopyFromHostmemBuffer(t *testing.T) {
 	testenv.Must(t, err)
 	x, err := cuda.Alloc[int32](f.s, 3)
 	testenv.Must(t, err)
-	defer x.Free()
+	defer testenv.MustBounded(t, "x.Free", x.Free)
 	testenv.Must(t, cuda.CopyToDevice(f.s, x, b))
-	testenv.Must(t, b.Free()) // the release waits for the copy, recorded as a use
+	testenv.MustBounded(t, "b.Free", b.Free) // the release waits for the copy, recorded as a use
 	if got := read(t, f.s, x); !slices.Equal(got, host) {
 		t.Errorf("got %v, want %v", got, host)
 	}
-	if err := cuda.CopyToHost(f.s, b, x); !errors.Is(err, cuda.ErrFreed) {
+	if err := testenv.BoundedErr(t, "cuda.CopyToHost", func() error { return cuda.CopyToHost(f.s, b, x) }); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("copy into a freed buffer: %v, want ErrFreed", err)
 	}
 }
@@ -185,24 +185,26 @@ func TestUseAfterFreeIsAnError(t *testing.T) {
 	testenv.Must(t, err)
 	part, err := x.Slice(1, 3)
 	testenv.Must(t, err)
-	if err := part.Free(); err == nil || errors.Is(err, cuda.ErrFreed) {
+	if err := testenv.BoundedErr(t, "part.Free", part.Free); err == nil || errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("Free of a part: %v, want an error", err)
 	}
-	testenv.Must(t, x.Free())
-	if err := x.Free(); !errors.Is(err, cuda.ErrFreed) {
+	testenv.MustBounded(t, "x.Free", x.Free)
+	if err := testenv.BoundedErr(t, "x.Free", x.Free); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("second Free: %v, want ErrFreed", err)
 	}
-	if err := cuda.CopyToDevice(f.s, x, make([]float32, 4)); !errors.Is(err, cuda.ErrFreed) {
+	if err := testenv.BoundedErr(t, "cuda.CopyToDevice", func() error { return cuda.CopyToDevice(f.s, x, make([]float32, 4)) }); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("copy after Free: %v, want ErrFreed", err)
 	}
-	if err := cuda.CopyToHost(f.s, make([]float32, 2), part); !errors.Is(err, cuda.ErrFreed) {
+	if err := testenv.BoundedErr(t, "cuda.CopyToHost", func() error { return cuda.CopyToHost(f.s, make([]float32, 2), part) }); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("copy from a part after Free: %v, want ErrFreed", err)
 	}
-	if err := cuda.Memset(f.s, x, 1); !errors.Is(err, cuda.ErrFreed) {
+	if err := testenv.BoundedErr(t, "cuda.Memset", func() error { return cuda.Memset(f.s, x, 1) }); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("Memset after Free: %v, want ErrFreed", err)
 	}
 	saxpy := f.fn(t, "saxpy")
-	if err := f.s.Launch(saxpy, cuda.Grid(1, 1, 1), cuda.Block(4, 1, 1), cuda.Int32(4), cuda.Float32(1), x.Arg(), x.Arg()); !errors.Is(err, cuda.ErrFreed) {
+	if err := testenv.BoundedErr(t, "f.s.Launch", func() error {
+		return f.s.Launch(saxpy, cuda.Grid(1, 1, 1), cuda.Block(4, 1, 1), cuda.Int32(4), cuda.Float32(1), x.Arg(), x.Arg())
+	}); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("launch after Free: %v, want ErrFreed", err)
 	}
 	if x.DevicePtr() != 0 {
@@ -212,7 +214,7 @@ func TestUseAfterFreeIsAnError(t *testing.T) {
 	if err := cuda.CopyToDevice(f.s, zero, []float32(nil)); !errors.Is(err, cuda.ErrNil) {
 		t.Errorf("copy into a zero Slice: %v, want ErrNil", err)
 	}
-	if err := zero.Free(); !errors.Is(err, cuda.ErrNil) {
+	if err := testenv.BoundedErr(t, "zero.Free", zero.Free); !errors.Is(err, cuda.ErrNil) {
 		t.Errorf("Free of a zero Slice: %v, want ErrNil", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	gosync "sync"
 	"sync/atomic"
+	"weak"
 
 	"github.com/purecuda/purecuda/libcuda"
 	"github.com/purecuda/purecuda/sync"
@@ -38,6 +39,7 @@ type streamState struct {
 	cu        libcuda.Context // ctx.cu
 	ctx       *ctxState
 
+	self weak.Pointer[streamState] // for the launch history, which must not keep the state
 	ordFields
 	final libcuda.Event // recorded at Close: the end of the stream's work
 	// Capture and RunCached calls in progress on this value. It keeps
@@ -53,7 +55,7 @@ type streamState struct {
 
 	// pad makes the size a multiple of 64 bytes; a field added above
 	// takes from it (TestHotFieldsShareACacheLine says by how much).
-	_ [48]byte
+	_ [40]byte
 }
 
 // StreamOption sets up a new stream.
@@ -99,6 +101,7 @@ func (c *Context) NewStream(opts ...StreamOption) (*Stream, error) {
 	}
 	st := &streamState{ctx: cst, raw: raw, dv: cst.dv, cu: cst.cu}
 	st.unordered = cfg.unordered
+	st.self = weak.Make(st)
 	s := &Stream{st: st}
 	s.cleanup = runtime.AddCleanup(s, func(st *streamState) {
 		dropped("Stream", "Close")

@@ -38,7 +38,7 @@ func TestNewStreamOptions(t *testing.T) {
 func TestStreamUseAfterCloseIsAnError(t *testing.T) {
 	f := newFixture(t)
 	s := newStream(t, f.ctx)
-	testenv.Must(t, s.Close())
+	testenv.MustBounded(t, "s.Close", s.Close)
 	for name, err := range map[string]error{
 		"Close":    s.Close(),
 		"Sync":     s.Sync(context.Background()),
@@ -70,12 +70,12 @@ func TestEventsOrderStreams(t *testing.T) {
 	s1, s2 := newStream(t, f.ctx, cuda.NonBlocking()), newStream(t, f.ctx, cuda.NonBlocking())
 	start, err := s1.Record()
 	testenv.Must(t, err)
-	defer start.Close()
+	defer testenv.MustBounded(t, "start.Close", start.Close)
 	gate.Hold(t, s1.Raw())
 	ev, err := s1.Record()
 	testenv.Must(t, err)
 	defer ev.Close()
-	testenv.Must(t, s2.Wait(ev))
+	testenv.MustBounded(t, "s2.Wait", func() error { return s2.Wait(ev) })
 	ran := make(chan struct{})
 	testenv.Must(t, s2.HostFunc(func() { close(ran) }))
 
@@ -93,7 +93,7 @@ func TestEventsOrderStreams(t *testing.T) {
 	testenv.Recv(t, ran, "the waiting stream's host function")
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
 	defer cancel()
-	testenv.Must(t, ev.Sync(ctx))
+	testenv.MustBounded(t, "ev.Sync", func() error { return ev.Sync(ctx) })
 	done, err = ev.Query()
 	testenv.Must(t, err)
 	if !done {
@@ -104,11 +104,11 @@ func TestEventsOrderStreams(t *testing.T) {
 	if d < 0 {
 		t.Errorf("Elapsed = %v", d)
 	}
-	testenv.Must(t, ev.Close())
+	testenv.MustBounded(t, "ev.Close", ev.Close)
 	if _, err := ev.Query(); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("Query after Close: %v, want ErrClosed", err)
 	}
-	if err := s2.Wait(ev); !errors.Is(err, cuda.ErrClosed) {
+	if err := testenv.BoundedErr(t, "s2.Wait", func() error { return s2.Wait(ev) }); !errors.Is(err, cuda.ErrClosed) {
 		t.Errorf("Wait for a closed event: %v, want ErrClosed", err)
 	}
 }
@@ -186,7 +186,7 @@ func TestBackToBackHostFuncsAreHandedOffWithoutBlocking(t *testing.T) {
 	for range n {
 		testenv.Must(t, f.s.HostFunc(func() { ran.Add(1) }))
 	}
-	testenv.Must(t, f.s.Sync(testenv.Context(t)))
+	testenv.MustBounded(t, "f.s.Sync", func() error { return f.s.Sync(testenv.Context(t)) })
 	if got := ran.Load(); got != n {
 		t.Fatalf("%d of %d host functions ran", got, n)
 	}
@@ -334,7 +334,7 @@ func TestHostFuncFailuresNoSyncReportsAreLogged(t *testing.T) {
 	}
 	ran := make(chan struct{})
 	testenv.Must(t, s.HostFunc(func() { defer close(ran); panic("third") }))
-	testenv.Must(t, s.Close())
+	testenv.MustBounded(t, "s.Close", s.Close)
 	testenv.Recv(t, ran, "the host function after Close")
 	testenv.Eventually(t, "the logs", func() bool { return len(log.Messages()) >= 2 })
 	msgs := strings.Join(log.Messages(), "\n")
@@ -349,7 +349,7 @@ func TestRunCachedPanicRestoresTheThread(t *testing.T) {
 	f := newFixture(t)
 	other := otherContext(t, f)
 	c := graph.NewCached(graph.DefaultMode)
-	defer c.Close()
+	defer testenv.MustBounded(t, "c.Close", c.Close)
 	th := testenv.NewOSThread(t, other)
 	th.Do(func() {
 		func() {
@@ -389,7 +389,7 @@ func TestCaptureLaunchesAndHostFuncs(t *testing.T) {
 		if err := s.Launch(saxpy, cuda.Grid(1, 1, 1), cuda.Block(32, 1, 1), cuda.Int32(3), cuda.Float32(1), x.Arg(), y.Arg()); err != nil {
 			return err
 		}
-		if err := s.Close(); !errors.Is(err, cuda.ErrCapturing) {
+		if err := testenv.BoundedErr(t, "s.Close", s.Close); !errors.Is(err, cuda.ErrCapturing) {
 			t.Errorf("Close during the capture: %v, want ErrCapturing", err)
 		}
 		return s.HostFunc(func() { calls.Add(1) })
@@ -413,8 +413,8 @@ func TestCaptureLaunchesAndHostFuncs(t *testing.T) {
 	if p := cuda.HostFuncsPending(); p != before+1 {
 		t.Errorf("%d host functions pending while the graph lives, want %d", p, before+1)
 	}
-	testenv.Must(t, g.Destroy())
-	testenv.Must(t, exec.Destroy())
+	testenv.MustBounded(t, "g.Destroy", g.Destroy)
+	testenv.MustBounded(t, "exec.Destroy", exec.Destroy)
 	testenv.Eventually(t, "the captured host function to leave the table", func() bool {
 		return cuda.HostFuncsPending() == before
 	})
@@ -426,7 +426,7 @@ func TestRunCached(t *testing.T) {
 	y := alloc(t, f.s, []float32{0, 0})
 	saxpy := f.fn(t, "saxpy")
 	c := graph.NewCached(graph.DefaultMode)
-	defer c.Close()
+	defer testenv.MustBounded(t, "c.Close", c.Close)
 	for i := range 4 {
 		err := f.s.RunCached(c, func(s *cuda.Stream) error {
 			return s.Launch(saxpy, cuda.Grid(1, 1, 1), cuda.Block(32, 1, 1), cuda.Int32(2), cuda.Float32(float32(i)), x.Arg(), y.Arg())
@@ -452,8 +452,8 @@ func TestCrossedFreesAndClosesFinish(t *testing.T) {
 		testenv.Must(t, err)
 		y, err := cuda.Alloc[int32](b, 64)
 		testenv.Must(t, err)
-		testenv.Must(t, b.Wait(mustRecord(t, a)))
-		testenv.Must(t, a.Wait(mustRecord(t, b)))
+		testenv.MustBounded(t, "b.Wait", func() error { return b.Wait(mustRecord(t, a)) })
+		testenv.MustBounded(t, "a.Wait", func() error { return a.Wait(mustRecord(t, b)) })
 		testenv.Must(t, b.Launch(add, cuda.Grid(1, 1, 1), cuda.Block(64, 1, 1), x.Arg(), cuda.Uint64(64)))
 		testenv.Must(t, a.Launch(add, cuda.Grid(1, 1, 1), cuda.Block(64, 1, 1), y.Arg(), cuda.Uint64(64)))
 		var wg gosync.WaitGroup
@@ -468,13 +468,13 @@ func TestCrossedFreesAndClosesFinish(t *testing.T) {
 		}
 		testenv.Recv(t, testenv.Go(wg.Wait), "the Frees and Closes")
 	}
-	testenv.Must(t, f.ctx.Sync(testenv.Context(t)))
+	testenv.MustBounded(t, "f.ctx.Sync", func() error { return f.ctx.Sync(testenv.Context(t)) })
 }
 
 func mustRecord(t *testing.T, s *cuda.Stream) *cuda.Event {
 	t.Helper()
 	ev, err := s.Record()
 	testenv.Must(t, err)
-	t.Cleanup(func() { testenv.Must(t, ev.Close()) })
+	t.Cleanup(func() { testenv.MustBounded(t, "ev.Close", ev.Close) })
 	return ev
 }

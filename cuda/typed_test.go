@@ -18,7 +18,7 @@ func typedModule(t testing.TB, ctx *cuda.Context) *cuda.Module {
 	mod, err := cuda.LoadModule(ctx, kernels.TypedPTX)
 	testenv.Must(t, err)
 	t.Cleanup(func() {
-		if err := mod.Close(); err != nil && !isClosed(err) {
+		if err := testenv.BoundedErr(t, "mod.Close", mod.Close); err != nil && !isClosed(err) {
 			t.Errorf("closing the typed module: %v", err)
 		}
 	})
@@ -80,7 +80,7 @@ func TestLaunchStructOfThreeSlicesAndAnInt(t *testing.T) {
 		t.Errorf("24 bytes for 32: %v, want ErrArgs", err)
 	}
 	x := alloc(t, f.s, []float32{1})
-	testenv.Must(t, x.Free())
+	testenv.MustBounded(t, "x.Free", x.Free)
 	if err := f.s.Launch(addVecs, g, bl, cuda.Struct(x.Arg(), b.Arg(), c.Arg(), cuda.Int32(1))); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("a Struct with a freed Slice: %v, want ErrFreed", err)
 	}
@@ -103,8 +103,8 @@ func TestStructFieldsAreTrackedByFree(t *testing.T) {
 	sync(t, f.s)
 	testenv.Must(t, user.Launch(f.fn(t, "spin"), cuda.Grid(1, 1, 1), cuda.Block(1, 1, 1), cuda.Uint64(uint64(50*time.Millisecond))))
 	testenv.Must(t, user.Launch(addVecs, cuda.Grid(n/256, 1, 1), cuda.Block(256, 1, 1), cuda.Struct(a.Arg(), b.Arg(), c.Arg(), cuda.Int32(n))))
-	testenv.Must(t, a.Free())
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "a.Free", a.Free)
+	testenv.MustBounded(t, "b.Free", b.Free)
 	for range 4 {
 		junk := alloc(t, f.s, make([]float32, n))
 		testenv.Must(t, cuda.Memset(f.s, junk, -7))
@@ -182,11 +182,11 @@ func TestModuleGlobal(t *testing.T) {
 	if _, err := cuda.Global[float32](mod, "nothing"); !errors.Is(err, cuda.ErrNotFound) {
 		t.Errorf("an unknown global: %v, want ErrNotFound", err)
 	}
-	if err := table.Free(); err == nil {
+	if err := testenv.BoundedErr(t, "table.Free", table.Free); err == nil {
 		t.Error("Free of a module's variable: no error")
 	}
-	testenv.Must(t, mod.Close())
-	if err := cuda.CopyToDevice(f.s, bias, []float32{1}); !errors.Is(err, cuda.ErrFreed) {
+	testenv.MustBounded(t, "mod.Close", mod.Close)
+	if err := testenv.BoundedErr(t, "cuda.CopyToDevice", func() error { return cuda.CopyToDevice(f.s, bias, []float32{1}) }); !errors.Is(err, cuda.ErrFreed) {
 		t.Errorf("a copy into a global after Module.Close: %v, want ErrFreed", err)
 	}
 	if _, err := cuda.Global[float32](mod, "bias"); !errors.Is(err, cuda.ErrClosed) {

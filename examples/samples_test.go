@@ -24,7 +24,7 @@ const module = "github.com/purecuda/purecuda/"
 // cuda: no unsafe, no libcuda, no purego.
 func TestSamplesImportOnlyTheGoAPI(t *testing.T) {
 	banned := map[string]bool{"unsafe": true, module + "libcuda": true, "github.com/ebitengine/purego": true, "C": true}
-	for _, dir := range append(samples, "internal/sample", "jit") { // what they share, and examples/jit
+	for _, dir := range append(samples, "internal/sample", "jit", "fftconv", "backend") { // what they share, examples/jit, fftconv and backend
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
 		if err != nil {
 			t.Fatal(err)

@@ -81,7 +81,7 @@ func TestCachedRunAllocations(t *testing.T) {
 		if got, want := c.Stats(), (graph.CacheStats{Runs: runs + 3, Updates: runs + 2, Instantiations: 1}); got != want {
 			t.Errorf("%s: Stats() = %+v, want %+v", name, got, want)
 		}
-		testenv.Must(t, c.Close())
+		testenv.MustBounded(t, "c.Close", c.Close)
 	}
 	drained(t)
 	if got, want := leased.get(), 100+3; got != want {

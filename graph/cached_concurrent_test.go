@@ -158,9 +158,9 @@ func TestConcurrentCachedRunsReleaseEachLeaseOnceAfterItsLaunch(t *testing.T) {
 		return err
 	})
 	testenv.Recv(t, half, "half the runs racing Close")
-	testenv.Must(t, c.Close())
+	testenv.MustBounded(t, "c.Close", c.Close)
 	wait()
-	if err := c.Close(); !errors.Is(err, graph.ErrDestroyed) {
+	if err := testenv.BoundedErr(t, "c.Close", c.Close); !errors.Is(err, graph.ErrDestroyed) {
 		t.Fatalf("second Close = %v, want ErrDestroyed", err)
 	}
 	testenv.Must(t, sync.Stream(testenv.Context(t), cu, s))
@@ -236,7 +236,7 @@ func TestCachedRunsInTheThreadsModeBreakNoGlobalCaptureBeginningMeanwhile(t *tes
 			testenv.Recv(t, runner, "the runs")
 			t.Fatalf("global capture %d while another goroutine runs a Cached (%d runs): %v", i, ran.Load(), err)
 		}
-		testenv.Must(t, g.Destroy())
+		testenv.MustBounded(t, "g.Destroy", g.Destroy)
 	}
 	stop.Store(true)
 	testenv.Recv(t, runner, "the runs")

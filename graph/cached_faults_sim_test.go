@@ -29,6 +29,12 @@ type leaseProbe struct {
 // failure leaves a graph that may still run but cannot be tracked; the
 // Cached goes on working after.
 func TestCachedRunFailuresReleaseEachLeaseOnceAndNeverEarly(t *testing.T) {
+	// By design a failed cuGraphDestroy or cuGraphExecDestroy keeps its graph for good: the test runs in a child
+	// process, which ends with them, so that the leak check after the
+	// package's tests (testenv.Main) stays exact.
+	if !testenv.InChild(t) {
+		return
+	}
 	testenv.CaptureErrors(t) // the failures are logged; quiet here
 	cu := testenv.OnPrimary(t, 0)
 	const (
@@ -100,7 +106,7 @@ func TestCachedRunFailuresReleaseEachLeaseOnceAndNeverEarly(t *testing.T) {
 		drained(t)
 		testenv.Must(t, run(2, copies))
 		testenv.Must(t, sync.Stream(testenv.Context(t), cu, s))
-		testenv.Must(t, c.Close())
+		testenv.MustBounded(t, "c.Close", c.Close)
 		drained(t)
 		for k, want := range []int{tc.a, tc.b, tc.c} {
 			p := &probes[k]

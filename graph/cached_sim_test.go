@@ -66,7 +66,7 @@ func TestCachedRunLaunchesAnUpdateWhoseTrackingFailed(t *testing.T) {
 	}
 	testenv.Must(t, run(3, func() {}))
 	checkInts(t, "after a later run", s, buf, host, 3)
-	testenv.Must(t, c.Close())
+	testenv.MustBounded(t, "c.Close", c.Close)
 }
 
 // In a loop that waits for each run, the update reuses the event that
@@ -112,7 +112,7 @@ func TestCachedRunReusesTheTrackingEventOfAFinishedRun(t *testing.T) {
 		}
 		checkInts(t, "after a run", s, buf, host, 2+v)
 	}
-	testenv.Must(t, c.Close())
+	testenv.MustBounded(t, "c.Close", c.Close)
 	drained(t)
 	if got := leased.get(); got != 6 {
 		t.Fatalf("%d leases released after Close, want 6", got)

@@ -32,7 +32,7 @@ func TestCachedSweepMakesTheDriverCallsOfCsLoop(t *testing.T) {
 	residual := make([]int32, 1)
 	wrapped, err := hostmem.Wrap(cu, residual)
 	testenv.Must(t, err)
-	t.Cleanup(func() { testenv.Must(t, wrapped.Free()) })
+	t.Cleanup(func() { testenv.MustBounded(t, "wrapped.Free", wrapped.Free) })
 	// C's sweep: its capture, update and launch, and its wait.
 	cSweep := testenv.CSweepCalls()
 	cSweep["cuStreamSynchronize"] = 1
@@ -110,7 +110,7 @@ func TestCachedSweepMakesTheDriverCallsOfCsLoop(t *testing.T) {
 		if allocs > want {
 			t.Errorf("%s: %v allocations a sweep, want at most %v", tc.way, allocs, want)
 		}
-		testenv.Must(t, c.Close())
+		testenv.MustBounded(t, "c.Close", c.Close)
 	}
 	drained(t)
 }

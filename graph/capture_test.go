@@ -31,14 +31,14 @@ func TestGraphCaptureInstantiateLaunchGivesTheRightResult(t *testing.T) {
 		return k.fillAdd(s, buf, n, 40, 2)
 	})
 	testenv.Must(t, err)
-	defer func() { testenv.Must(t, g.Destroy()) }()
+	defer func() { testenv.MustBounded(t, "g.Destroy", g.Destroy) }()
 	checkInts(t, "after the capture (the work must not have run)", s, buf, host, 0)
 	if nodes, err := g.Nodes(); err != nil || nodes != 3 {
 		t.Fatalf("Nodes() = %d, %v; want 3 nodes", nodes, err)
 	}
 	e, err := g.Instantiate()
 	testenv.Must(t, err)
-	defer func() { testenv.Must(t, e.Destroy()) }()
+	defer func() { testenv.MustBounded(t, "e.Destroy", e.Destroy) }()
 	testenv.Must(t, e.Launch(s))
 	checkInts(t, "after one launch of fill 40, add, add", s, buf, host, 42)
 
@@ -47,10 +47,10 @@ func TestGraphCaptureInstantiateLaunchGivesTheRightResult(t *testing.T) {
 		return k.addOne.Launch(graphGrid, graphBlock, 0, s, buf, uint64(n))
 	})
 	testenv.Must(t, err)
-	defer func() { testenv.Must(t, add.Destroy()) }()
+	defer func() { testenv.MustBounded(t, "add.Destroy", add.Destroy) }()
 	ae, err := add.Instantiate()
 	testenv.Must(t, err)
-	defer func() { testenv.Must(t, ae.Destroy()) }()
+	defer func() { testenv.MustBounded(t, "ae.Destroy", ae.Destroy) }()
 	for range 3 {
 		testenv.Must(t, ae.Launch(s))
 	}
@@ -75,10 +75,10 @@ func TestGraphCaptureWorksInEveryMode(t *testing.T) {
 			testenv.Must(t, err)
 			e, err := g.Instantiate()
 			testenv.Must(t, err)
-			testenv.Must(t, g.Destroy())
+			testenv.MustBounded(t, "g.Destroy", g.Destroy)
 			testenv.Must(t, e.Launch(s))
 			checkInts(t, "after the launch", s, buf, host, int32(10*i+1))
-			testenv.Must(t, e.Destroy())
+			testenv.MustBounded(t, "e.Destroy", e.Destroy)
 		})
 	}
 	noCaptureLeft(t)
@@ -284,8 +284,8 @@ func TestCapturePanicEndsTheCaptureAndIsReRaised(t *testing.T) {
 	testenv.Must(t, err)
 	testenv.Must(t, e.Launch(s))
 	checkInts(t, "a capture after the panic", s, buf, host, 3)
-	testenv.Must(t, e.Destroy())
-	testenv.Must(t, g.Destroy())
+	testenv.MustBounded(t, "e.Destroy", e.Destroy)
+	testenv.MustBounded(t, "g.Destroy", g.Destroy)
 }
 
 // Garbage collection during a capture, with graphs and executable graphs
@@ -339,8 +339,8 @@ func TestGCDuringCaptureBreaksNothing(t *testing.T) {
 	testenv.Must(t, err)
 	testenv.Must(t, e.Launch(s))
 	checkInts(t, "after the launch", s, buf, host, 401)
-	testenv.Must(t, e.Destroy())
-	testenv.Must(t, g.Destroy())
+	testenv.MustBounded(t, "e.Destroy", e.Destroy)
+	testenv.MustBounded(t, "g.Destroy", g.Destroy)
 
 	deadline := time.Now().Add(10 * time.Second)
 	for leased.get() < 3 && time.Now().Before(deadline) {
@@ -459,8 +459,8 @@ func TestGlobalCaptureSurvivesOtherGoroutinesWaitsCopiesAndFrees(t *testing.T) {
 	testenv.Must(t, err)
 	testenv.Must(t, e.Launch(s))
 	checkInts(t, "the graph captured meanwhile", s, buf, host, 3)
-	testenv.Must(t, e.Destroy())
-	testenv.Must(t, g.Destroy())
+	testenv.MustBounded(t, "e.Destroy", e.Destroy)
+	testenv.MustBounded(t, "g.Destroy", g.Destroy)
 }
 
 // Captures on several goroutines at once, in every mode, with leases,
@@ -663,7 +663,7 @@ func TestOperationsNotAllowedInACaptureReturnClearErrors(t *testing.T) {
 	testenv.Must(t, err)
 	testenv.Must(t, e.Launch(s))
 	checkInts(t, "after the launch", s, buf, host, 4)
-	testenv.Must(t, e.Destroy())
-	testenv.Must(t, g.Destroy())
+	testenv.MustBounded(t, "e.Destroy", e.Destroy)
+	testenv.MustBounded(t, "g.Destroy", g.Destroy)
 	noCaptureLeft(t)
 }

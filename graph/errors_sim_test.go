@@ -36,6 +36,12 @@ func namesCall(t *testing.T, what, call string, err error) {
 // (issue 15), and matches the driver's Result. All runs on the test's
 // locked thread, the primary context current.
 func TestDriverErrorsNameTheCall(t *testing.T) {
+	// By design a failed destroy keeps its graph for good: the test runs in a child
+	// process, which ends with them, so that the leak check after the
+	// package's tests (testenv.Main) stays exact.
+	if !testenv.InChild(t) {
+		return
+	}
 	errs := testenv.CaptureErrors(t)
 	cu := testenv.OnPrimary(t, 0)
 	k := loadGraphKernels(t)
@@ -74,7 +80,7 @@ func TestDriverErrorsNameTheCall(t *testing.T) {
 		namesCall(t, "Capture", call, failing(call, func() error {
 			g, err := graph.Capture(s, graph.DefaultMode, body)
 			if g != nil {
-				testenv.Must(t, g.Destroy())
+				testenv.MustBounded(t, "g.Destroy", g.Destroy)
 			}
 			return err
 		}))
@@ -83,7 +89,7 @@ func TestDriverErrorsNameTheCall(t *testing.T) {
 	namesCall(t, "Capture of the per-thread stream", "cuStreamGetCaptureInfo", failing("cuStreamGetCaptureInfo", func() error {
 		g, err := graph.Capture(libcuda.CU_STREAM_PER_THREAD, graph.DefaultMode, body)
 		if g != nil {
-			testenv.Must(t, g.Destroy())
+			testenv.MustBounded(t, "g.Destroy", g.Destroy)
 		}
 		return err
 	}))
@@ -123,7 +129,7 @@ func TestDriverErrorsNameTheCall(t *testing.T) {
 		return body(other)
 	})
 	testenv.Must(t, err)
-	testenv.Must(t, gc.Destroy())
+	testenv.MustBounded(t, "gc.Destroy", gc.Destroy)
 	ed := instantiate(body)
 	namesCall(t, "Destroy", "cuGraphExecDestroy", failing("cuGraphExecDestroy", ed.Destroy))
 	tracked := instantiate(leasing)
@@ -141,12 +147,12 @@ func TestDriverErrorsNameTheCall(t *testing.T) {
 		namesCall(t, "Run", call, failing(call, func() error { return c.Run(s, body) }))
 	}
 	testenv.Must(t, libcuda.StreamSynchronize(s))
-	testenv.Must(t, c.Close())
+	testenv.MustBounded(t, "c.Close", c.Close)
 	// RunCurrent asks for the contexts only when it instantiates.
 	for _, call := range []string{"cuStreamGetCtx", "cuCtxGetCurrent"} {
 		c := graph.NewCached(graph.DefaultMode)
 		namesCall(t, "RunCurrent", call, failing(call, func() error { return c.RunCurrent(cu, s, body) }))
-		testenv.Must(t, c.Close())
+		testenv.MustBounded(t, "c.Close", c.Close)
 	}
 	drained(t)
 	// Ending a capture that failed is logged too, with the call's name.
@@ -203,7 +209,7 @@ func TestACaptureWhoseEndKeepsFailingStaysRegistered(t *testing.T) {
 
 	g, err := graph.Capture(s, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL, body)
 	testenv.Must(t, err)
-	testenv.Must(t, g.Destroy())
+	testenv.MustBounded(t, "g.Destroy", g.Destroy)
 	testenv.Must(t, libcuda.StreamIsCapturing(s, &st))
 	if st != libcuda.CU_STREAM_CAPTURE_STATUS_NONE {
 		t.Fatalf("after the next Capture, the stream's capture status is %v", st)

@@ -19,17 +19,17 @@ func TestGraphUploadThenLaunch(t *testing.T) {
 	host := pinnedInts(t, n)
 	g, err := graph.Capture(s, graph.DefaultMode, func(s libcuda.Stream) error { return k.fillAdd(s, buf, n, 6, 1) })
 	testenv.Must(t, err)
-	defer func() { testenv.Must(t, g.Destroy()) }()
+	defer func() { testenv.MustBounded(t, "g.Destroy", g.Destroy) }()
 	e, err := g.Instantiate()
 	testenv.Must(t, err)
 	testenv.Must(t, e.Upload(s))
 	testenv.Must(t, e.Launch(s))
 	checkInts(t, "after upload and launch", s, buf, host, 7)
-	testenv.Must(t, e.Destroy())
+	testenv.MustBounded(t, "e.Destroy", e.Destroy)
 	if err := e.Launch(s); !errors.Is(err, graph.ErrDestroyed) {
 		t.Fatalf("Launch after Destroy = %v, want ErrDestroyed", err)
 	}
-	if err := e.Destroy(); !errors.Is(err, graph.ErrDestroyed) {
+	if err := testenv.BoundedErr(t, "e.Destroy", e.Destroy); !errors.Is(err, graph.ErrDestroyed) {
 		t.Fatalf("a second Destroy = %v, want ErrDestroyed", err)
 	}
 }
@@ -46,12 +46,12 @@ func TestGraphExecUpdateInPlaceAppliesNewParameters(t *testing.T) {
 		t.Helper()
 		g, err := graph.Capture(s, graph.DefaultMode, func(s libcuda.Stream) error { return k.fillAdd(s, buf, n, v, adds) })
 		testenv.Must(t, err)
-		t.Cleanup(func() { testenv.Must(t, g.Destroy()) })
+		t.Cleanup(func() { testenv.MustBounded(t, "g.Destroy", g.Destroy) })
 		return g
 	}
 	e, err := capture(buf, 1, 0).Instantiate()
 	testenv.Must(t, err)
-	defer func() { testenv.Must(t, e.Destroy()) }()
+	defer func() { testenv.MustBounded(t, "e.Destroy", e.Destroy) }()
 	testenv.Must(t, e.Launch(s))
 	checkInts(t, "first graph", s, buf, host, 1)
 
@@ -97,7 +97,7 @@ func TestExecLaunchIntoACaptureIsRefusedAndTheCaptureSurvives(t *testing.T) {
 	testenv.Must(t, err)
 	ie, err := inner.Instantiate()
 	testenv.Must(t, err)
-	testenv.Must(t, inner.Destroy())
+	testenv.MustBounded(t, "inner.Destroy", inner.Destroy)
 	var launchErr error
 	outer, err := graph.Capture(s, graph.DefaultMode, func(s libcuda.Stream) error {
 		launchErr = ie.Launch(s)
@@ -111,9 +111,9 @@ func TestExecLaunchIntoACaptureIsRefusedAndTheCaptureSurvives(t *testing.T) {
 	testenv.Must(t, err)
 	testenv.Must(t, oe.Launch(s))
 	checkInts(t, "after the outer graph's launch", s, buf, host, 7)
-	testenv.Must(t, outer.Destroy())
-	testenv.Must(t, oe.Destroy())
-	testenv.Must(t, ie.Destroy())
+	testenv.MustBounded(t, "outer.Destroy", outer.Destroy)
+	testenv.MustBounded(t, "oe.Destroy", oe.Destroy)
+	testenv.MustBounded(t, "ie.Destroy", ie.Destroy)
 	drained(t)
 	if leased.get() != 1 {
 		t.Fatalf("the inner graph's lease was released %d times, want once", leased.get())

@@ -73,8 +73,21 @@ func (g *Graph) Nodes() (int, error) {
 
 // Instantiate makes an executable graph of g. The executable graph keeps
 // g's leases until it is destroyed and its last launch has finished.
-func (g *Graph) Instantiate() (*Exec, error) {
-	if err := g.lock("Instantiate"); err != nil {
+func (g *Graph) Instantiate() (*Exec, error) { return g.instantiate("Instantiate", 0) }
+
+// InstantiateAutoFree is Instantiate for a graph that allocates memory it
+// does not free (a mem-alloc node with no mem-free node): each launch of
+// the executable graph frees what the previous launch left allocated
+// before it allocates it again, at the same address
+// (CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH). Without it, the
+// driver refuses a launch while a previous launch's allocation is not
+// freed.
+func (g *Graph) InstantiateAutoFree() (*Exec, error) {
+	return g.instantiate("InstantiateAutoFree", libcuda.CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)
+}
+
+func (g *Graph) instantiate(op string, flags libcuda.GraphInstantiate_flags) (*Exec, error) {
+	if err := g.lock(op); err != nil {
 		return nil, err
 	}
 	defer g.mu.Unlock()
@@ -83,7 +96,7 @@ func (g *Graph) Instantiate() (*Exec, error) {
 	var ev libcuda.Event
 	made := false
 	err := sync.RelaxedIn(g.ctx, func() error {
-		if err := libcuda.GraphInstantiateWithFlags(&x, g.raw, 0); err != nil {
+		if err := libcuda.GraphInstantiateWithFlags(&x, g.raw, uint64(flags)); err != nil {
 			return dl.Failed("", "cuGraphInstantiateWithFlags", err)
 		}
 		if held {
@@ -106,7 +119,7 @@ func (g *Graph) Instantiate() (*Exec, error) {
 				return derr
 			}))
 		}
-		return nil, fmt.Errorf("graph: Instantiate: %w", err)
+		return nil, fmt.Errorf("graph: %s: %w", op, err)
 	}
 	return newExec(x, g.ctx, ev, g.hold(held)), nil
 }

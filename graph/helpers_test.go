@@ -15,7 +15,7 @@ import (
 func TestMain(m *testing.M) {
 	// No background unregister in flight when a test holds a stream.
 	testenv.BeforeHold = func() { hostmem.Trim() }
-	testenv.Main(m)
+	testenv.Main(m, testenv.Drain(hostmem.Drain))
 }
 
 // captureModes are the driver's three capture modes.

@@ -36,7 +36,7 @@ func TestLaunchLoopRecordsNoEventPerLaunch(t *testing.T) {
 	testenv.Must(t, err)
 	e, err := g.Instantiate()
 	testenv.Must(t, err)
-	testenv.Must(t, g.Destroy())
+	testenv.MustBounded(t, "g.Destroy", g.Destroy)
 	gt := testenv.NewGate(t)
 	gt.Hold(t, s)
 	records := testenv.SimStat(t, "event_records")
@@ -47,7 +47,7 @@ func TestLaunchLoopRecordsNoEventPerLaunch(t *testing.T) {
 	if n := testenv.SimStat(t, "event_records") - records; n != 0 {
 		t.Fatalf("%d event records in %d launches; want none", n, launches)
 	}
-	testenv.Must(t, e.Destroy())
+	testenv.MustBounded(t, "e.Destroy", e.Destroy)
 	if n := testenv.SimStat(t, "event_records") - records; n != 1 {
 		t.Fatalf("%d event records after Destroy; want the one that settles the launches", n)
 	}
@@ -85,7 +85,7 @@ func TestUnsettledLaunchesOnADestroyedStreamWaitForTheContext(t *testing.T) {
 	testenv.Must(t, err)
 	e, err := g.Instantiate()
 	testenv.Must(t, err)
-	testenv.Must(t, g.Destroy())
+	testenv.MustBounded(t, "g.Destroy", g.Destroy)
 	var s libcuda.Stream
 	testenv.Must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
 	gt := testenv.NewGate(t)
@@ -98,7 +98,7 @@ func TestUnsettledLaunchesOnADestroyedStreamWaitForTheContext(t *testing.T) {
 	if again != s {
 		t.Logf("the new stream has handle %#x, the destroyed one had %#x", again, s)
 	}
-	testenv.Must(t, e.Destroy())
+	testenv.MustBounded(t, "e.Destroy", e.Destroy)
 	testenv.Eventually(t, "the context wait on a helper", func() bool { return sync.ReadStats().BlockingHelpers >= 1 })
 	if released.Load() != 0 {
 		t.Fatal("the lease was released while the launch on the destroyed stream was held")
@@ -130,7 +130,7 @@ func TestUnsettledLaunchesDuringACaptureWaitForItsEnd(t *testing.T) {
 	testenv.Must(t, err)
 	e, err := g.Instantiate()
 	testenv.Must(t, err)
-	testenv.Must(t, g.Destroy())
+	testenv.MustBounded(t, "g.Destroy", g.Destroy)
 	var s libcuda.Stream
 	testenv.Must(t, libcuda.StreamCreate(&s, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
 	testenv.Must(t, e.Launch(s))
@@ -140,7 +140,7 @@ func TestUnsettledLaunchesDuringACaptureWaitForItsEnd(t *testing.T) {
 	other := testenv.NewStream(t)
 	testenv.Must(t, libcuda.StreamBeginCapture(other, libcuda.CU_STREAM_CAPTURE_MODE_GLOBAL))
 	testenv.Must(t, libcuda.MemsetD8Async(one, 1, 4, other))
-	testenv.Must(t, e.Destroy())
+	testenv.MustBounded(t, "e.Destroy", e.Destroy)
 	testenv.Eventually(t, "the context wait postponed", func() bool { return sync.ReadStats().Postponed >= 1 })
 	if released.Load() != 0 {
 		t.Fatal("the lease was released during the capture")

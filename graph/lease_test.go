@@ -40,8 +40,8 @@ func TestLeaseIsReleasedOnlyAfterExecDestroyedAndLastLaunchFinished(t *testing.T
 	testenv.Must(t, e1.Launch(launches))
 	testenv.Must(t, e1.Launch(launches))
 
-	testenv.Must(t, g.Destroy())
-	testenv.Must(t, e2.Destroy())
+	testenv.MustBounded(t, "g.Destroy", g.Destroy)
+	testenv.MustBounded(t, "e2.Destroy", e2.Destroy)
 	drained(t)
 	if leased.get() != 0 {
 		t.Fatal("the lease was released while an executable graph still existed")
@@ -89,7 +89,7 @@ func TestLeaseFollowsUpdatesOfTheExec(t *testing.T) {
 	g1 := capture(&first, 1)
 	e, err := g1.Instantiate()
 	testenv.Must(t, err)
-	testenv.Must(t, g1.Destroy())
+	testenv.MustBounded(t, "g1.Destroy", g1.Destroy)
 	gt.Hold(t, launches)
 	testenv.Must(t, e.Launch(launches)) // held: it uses what the first lease holds
 
@@ -99,7 +99,7 @@ func TestLeaseFollowsUpdatesOfTheExec(t *testing.T) {
 	if !inPlace {
 		t.Fatal("the update was not in place")
 	}
-	testenv.Must(t, g2.Destroy())
+	testenv.MustBounded(t, "g2.Destroy", g2.Destroy)
 	stillPending(t, "while the launch made before the update is held")
 	if first.get() != 0 {
 		t.Fatal("the first lease was released while a launch made before the update was held")
@@ -111,7 +111,7 @@ func TestLeaseFollowsUpdatesOfTheExec(t *testing.T) {
 	}
 	testenv.Must(t, e.Launch(launches))
 	checkInts(t, "after the updated launch", launches, buf, host, 2)
-	testenv.Must(t, e.Destroy())
+	testenv.MustBounded(t, "e.Destroy", e.Destroy)
 	drained(t)
 	if second.get() != 1 {
 		t.Fatalf("the second lease was released %d times, want once", second.get())
@@ -165,8 +165,8 @@ func TestLeaseOnAStreamThatJoinedTheCapture(t *testing.T) {
 	if leased.get() != 0 {
 		t.Fatal("the lease taken on the joined stream was released while the graphs lived")
 	}
-	testenv.Must(t, g.Destroy())
-	testenv.Must(t, e.Destroy())
+	testenv.MustBounded(t, "g.Destroy", g.Destroy)
+	testenv.MustBounded(t, "e.Destroy", e.Destroy)
 	drained(t)
 	if leased.get() != 1 {
 		t.Fatalf("the lease taken on the joined stream was released %d times, want once", leased.get())
@@ -250,12 +250,12 @@ func TestLeaseOnAStreamThatJoinedEachRunOfACached(t *testing.T) {
 	if got := [3]int{runs[0].get(), runs[1].get(), runs[2].get()}; got != [3]int{1, 1, 0} || otherLeased.get() != 0 {
 		t.Fatalf("the runs' leases released %v times and the other capture's %d, want [1 1 0] and 0", got, otherLeased.get())
 	}
-	testenv.Must(t, g.Destroy())
+	testenv.MustBounded(t, "g.Destroy", g.Destroy)
 	drained(t)
 	if runs[2].get() != 0 || otherLeased.get() != 1 {
 		t.Fatalf("after the other graph went: the last run's lease released %d times, the other's %d, want 0 and 1", runs[2].get(), otherLeased.get())
 	}
-	testenv.Must(t, c.Close())
+	testenv.MustBounded(t, "c.Close", c.Close)
 	drained(t)
 	if runs[2].get() != 1 {
 		t.Fatalf("after Close, the last run's lease was released %d times, want once", runs[2].get())
@@ -285,12 +285,12 @@ func TestLeaseOnThePerThreadStreamsCapture(t *testing.T) {
 	testenv.Must(t, err)
 	testenv.Must(t, e.Launch(s))
 	checkInts(t, "the per-thread capture's buffer", s, a, host, 4)
-	testenv.Must(t, g.Destroy())
+	testenv.MustBounded(t, "g.Destroy", g.Destroy)
 	drained(t)
 	if leased.get() != 0 {
 		t.Fatal("the lease was released while the executable graph lived")
 	}
-	testenv.Must(t, e.Destroy())
+	testenv.MustBounded(t, "e.Destroy", e.Destroy)
 	drained(t)
 	if leased.get() != 1 {
 		t.Fatalf("the lease was released %d times, want once", leased.get())

@@ -40,7 +40,7 @@ func TestReleaseRunByCachedRunMayCallBackIntoIt(t *testing.T) {
 		t.Fatalf("the first run's lease was released %d times when the second returned, want once", calls.get())
 	}
 	checkInts(t, "after the second run", s, buf, host, 2)
-	testenv.Must(t, c.Close())
+	testenv.MustBounded(t, "c.Close", c.Close)
 	drained(t)
 	if calls.get() != 2 {
 		t.Fatalf("leases released %d times after Close, want 2", calls.get())
@@ -79,7 +79,7 @@ func TestReleaseRunByExecUpdateMayCallBackIntoIt(t *testing.T) {
 	var err error
 	e, err = g1.Instantiate()
 	testenv.Must(t, err)
-	testenv.Must(t, g1.Destroy())
+	testenv.MustBounded(t, "g1.Destroy", g1.Destroy)
 	testenv.Must(t, e.Launch(s))
 	checkInts(t, "after the first launch", s, buf, host, 1)
 	g2 = capture(2, func() {})
@@ -94,7 +94,7 @@ func TestReleaseRunByExecUpdateMayCallBackIntoIt(t *testing.T) {
 	}
 	testenv.Must(t, e.Launch(s))
 	checkInts(t, "after the updated launch", s, buf, host, 2)
-	testenv.Must(t, g2.Destroy())
-	testenv.Must(t, e.Destroy())
+	testenv.MustBounded(t, "g2.Destroy", g2.Destroy)
+	testenv.MustBounded(t, "e.Destroy", e.Destroy)
 	drained(t)
 }

@@ -26,7 +26,7 @@ func waitReleases(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testenv.Timeout)
 	defer cancel()
-	testenv.Must(t, hostmem.Wait(ctx))
+	testenv.MustBounded(t, "hostmem.Wait", func() error { return hostmem.Wait(ctx) })
 }
 
 func deviceMemory(t *testing.T) libcuda.Deviceptr {
@@ -60,7 +60,7 @@ func TestFreeNeverUsedWhileBusyLetsCapturesRun(t *testing.T) {
 	gate.Hold(t, busy)
 	b, err := hostmem.Wrap(cu, make([]byte, 4096))
 	testenv.Must(t, err)
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	testenv.Eventually(t, "the context wait in flight", func() bool {
 		st := sync.ReadStats()
 		return st.ContextSyncs == 1 && st.BlockingHelpers == 1
@@ -120,7 +120,7 @@ func TestContextWideReleasesShareOneWait(t *testing.T) {
 	for i := range n {
 		b, err := hostmem.Wrap(cu, mem[i%16*4096:][:4096])
 		testenv.Must(t, err)
-		testenv.Must(t, b.Free())
+		testenv.MustBounded(t, "b.Free", b.Free)
 		peak = max(peak, runtime.NumGoroutine()-base)
 	}
 	if p := hostmem.ReadStats().Pending; p != n {
@@ -150,7 +150,7 @@ func TestDrainReturnsAtItsDeadlineDuringAnUnregister(t *testing.T) {
 	b, err := hostmem.Wrap(cu, make([]byte, 8192))
 	testenv.Must(t, err)
 	testenv.Must(t, b.Use(s))
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	waitReleases(t)
 	busy := testenv.NewStream(t)
 	gate := testenv.NewGate(t)
@@ -180,7 +180,7 @@ func TestWaitReturnsAtItsDeadline(t *testing.T) {
 	b, err := hostmem.Wrap(cu, make([]byte, 8192))
 	testenv.Must(t, err)
 	testenv.Must(t, b.Use(s))
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	ctx, cancel := context.WithCancel(context.Background())
 	res := make(chan error, 1)
 	go func() { res <- hostmem.Wait(ctx) }()
@@ -212,7 +212,7 @@ func TestFailedModeSwitchLeavesReleasesWorking(t *testing.T) {
 	}
 	testenv.SimFailNext(t, "cuThreadExchangeStreamCaptureMode", 1, libcuda.CUDA_ERROR_UNKNOWN)
 	for _, b := range bufs { // never used: each waits for the context, on a helper
-		testenv.Must(t, b.Free())
+		testenv.MustBounded(t, "b.Free", b.Free)
 	}
 	testenv.Eventually(t, "the failure logged", func() bool { return len(errs.Messages()) == 1 })
 	gate.Open()
@@ -220,7 +220,7 @@ func TestFailedModeSwitchLeavesReleasesWorking(t *testing.T) {
 	for range 50 {
 		b, err := hostmem.Wrap(cu, mem[:4096])
 		testenv.Must(t, err)
-		testenv.Must(t, b.Free())
+		testenv.MustBounded(t, "b.Free", b.Free)
 	}
 	waitReleases(t)
 	if st := hostmem.ReadStats(); st.Failures != before.Failures || st.Kept != before.Kept {
@@ -235,6 +235,12 @@ func TestFailedModeSwitchLeavesReleasesWorking(t *testing.T) {
 // A failed event query fails that release alone, logged once, with its
 // memory and its event kept (issue 23 item 10); later releases end.
 func TestFailedEventQueryKeepsOnlyThatMemory(t *testing.T) {
+	// By design the failed release keeps its memory registered and its event for good: the test runs in a child
+	// process, which ends with them, so that the leak check after the
+	// package's tests (testenv.Main) stays exact.
+	if !testenv.InChild(t) {
+		return
+	}
 	errs := testenv.CaptureErrors(t)
 	cu := testenv.OnPrimary(t, 0)
 	drainOnly(t)
@@ -247,7 +253,7 @@ func TestFailedEventQueryKeepsOnlyThatMemory(t *testing.T) {
 	testenv.Must(t, err)
 	testenv.Must(t, b.Use(s))
 	testenv.SimFailNext(t, "cuEventQuery", 1, libcuda.CUDA_ERROR_UNKNOWN)
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	waitReleases(t)
 	gate.Open()
 	// Later uses take events from the pool: the failed use's event, kept
@@ -259,7 +265,7 @@ func TestFailedEventQueryKeepsOnlyThatMemory(t *testing.T) {
 		b, err := hostmem.Wrap(cu, make([]byte, 4096))
 		testenv.Must(t, err)
 		testenv.Must(t, b.Use(s2))
-		testenv.Must(t, b.Free())
+		testenv.MustBounded(t, "b.Free", b.Free)
 	}
 	drainOnly(t)
 	st := hostmem.ReadStats()
@@ -304,7 +310,7 @@ func retiredInADestroyedContext(t *testing.T, dev libcuda.Device, mem []byte) {
 	testenv.Must(t, err)
 	testenv.Must(t, libcuda.MemsetD8Async(b.DevicePtr(), 1, uint64(len(mem)), s))
 	testenv.Must(t, b.Use(s))
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	waitReleases(t)
 	if st := hostmem.ReadStats(); st.Retired != 1 {
 		t.Fatalf("before the context's destruction: %+v; want its registration retired", st)
@@ -336,7 +342,7 @@ func TestWrapAfterTheContextIsDestroyedRegistersAnew(t *testing.T) {
 	testenv.Must(t, libcuda.StreamCreate(&s2, uint32(libcuda.CU_STREAM_NON_BLOCKING)))
 	testenv.Must(t, libcuda.MemsetD8Async(b2.DevicePtr(), 2, uint64(len(mem)), s2))
 	testenv.Must(t, b2.Use(s2))
-	testenv.Must(t, b2.Free())
+	testenv.MustBounded(t, "b2.Free", b2.Free)
 	drainOnly(t)
 	testenv.Must(t, libcuda.StreamDestroy(s2))
 	if mem[0] != 2 || mem[len(mem)-1] != 2 {
@@ -375,7 +381,7 @@ func TestReleasePostponedBehindAFailedEndCaptureEnds(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if err := b.Free(); err != nil { // never used: waits for the context, postponed
+		if err := testenv.BoundedErr(t, "b.Free", b.Free); err != nil { // never used: waits for the context, postponed
 			return err
 		}
 		testenv.Eventually(t, "the release postponed", func() bool { return hostmem.ReadStats().Postponed == 1 })
@@ -397,6 +403,12 @@ func TestReleasePostponedBehindAFailedEndCaptureEnds(t *testing.T) {
 // A failed context-wide wait fails every release that shared it, logged
 // once; the memory stays pinned, and later releases of the context end.
 func TestFailedContextWaitIsLoggedOnceForAllItsReleases(t *testing.T) {
+	// By design the failed releases keep their memory registered for good: the test runs in a child
+	// process, which ends with them, so that the leak check after the
+	// package's tests (testenv.Main) stays exact.
+	if !testenv.InChild(t) {
+		return
+	}
 	errs := testenv.CaptureErrors(t)
 	cu := testenv.OnPrimary(t, 0)
 	drainOnly(t)
@@ -407,7 +419,7 @@ func TestFailedContextWaitIsLoggedOnceForAllItsReleases(t *testing.T) {
 	for i := range n {
 		b, err := hostmem.Wrap(cu, mem[i*4096:][:4096])
 		testenv.Must(t, err)
-		testenv.Must(t, b.Free()) // never used: waits for the context
+		testenv.MustBounded(t, "b.Free", b.Free) // never used: waits for the context
 	}
 	testenv.Eventually(t, "the releases postponed", func() bool { return hostmem.ReadStats().Postponed == n })
 	testenv.SimFailNext(t, "cuCtxSynchronize", 1, libcuda.CUDA_ERROR_UNKNOWN)
@@ -422,7 +434,7 @@ func TestFailedContextWaitIsLoggedOnceForAllItsReleases(t *testing.T) {
 	}
 	b, err := hostmem.Wrap(cu, make([]byte, 4096))
 	testenv.Must(t, err)
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	waitReleases(t)
 	if st := hostmem.ReadStats(); st.Failures != before.Failures+n {
 		t.Fatalf("a later release failed too: %+v", st)

@@ -54,7 +54,7 @@ func TestALegacyUseDuringACaptureBesideATrackedUsePostponesTheRelease(t *testing
 	})
 	testenv.Recv(t, inCapture, "the capture in progress")
 	testenv.Must(t, b.Use(libcuda.CU_STREAM_LEGACY))
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	testenv.Eventually(t, "the release postponed behind the capture", func() bool {
 		return hostmem.ReadStats().Postponed == 1
 	})
@@ -94,7 +94,7 @@ func TestRetiredBytesFollowARegistration(t *testing.T) {
 		retired(when+", wrapped", 0)
 		testenv.Must(t, libcuda.MemsetD8Async(b.DevicePtr(), 1, n, s))
 		testenv.Must(t, b.Use(s))
-		testenv.Must(t, b.Free())
+		testenv.MustBounded(t, "b.Free", b.Free)
 		waitReleases(t)
 		retired(when+", freed and retired", n)
 	}

@@ -3,6 +3,7 @@ package hostmem_test
 import (
 	"testing"
 
+	"github.com/purecuda/purecuda/hostmem"
 	"github.com/purecuda/purecuda/internal/testenv"
 )
 
@@ -10,4 +11,4 @@ import (
 // gpu), set up by internal/testenv (and internal/testenv/memtest), whose
 // helpers they call.
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.Main(m, testenv.Drain(hostmem.Drain)) }

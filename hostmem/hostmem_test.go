@@ -41,7 +41,7 @@ func TestWrapPartlyOverlappingRetiredMemoryRegistersTheRest(t *testing.T) {
 	a, err := hostmem.Wrap(cu, v[:40<<10])
 	testenv.Must(t, err)
 	testenv.Must(t, a.Use(testenv.NewStream(t))) // tracked: its release retires, not unregisters
-	testenv.Must(t, a.Free())
+	testenv.MustBounded(t, "a.Free", a.Free)
 	testenv.Eventually(t, "released", func() bool { return hostmem.ReadStats().Pending == 0 })
 	before := hostmem.ReadStats()
 	if before.Retired != 1 || before.Registrations != 1 {
@@ -57,7 +57,7 @@ func TestWrapPartlyOverlappingRetiredMemoryRegistersTheRest(t *testing.T) {
 	if b.DevicePtr() != libcuda.Deviceptr(uintptr(unsafe.Pointer(&v[20<<10]))) {
 		t.Errorf("device pointer %#x is not the host address", b.DevicePtr())
 	}
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	memtest.Drain(t)
 }
 
@@ -80,8 +80,8 @@ func TestHostmemBadInputs(t *testing.T) {
 	testenv.Must(t, err)
 	s := testenv.NewStream(t)
 	testenv.Must(t, b.Use(s))
-	testenv.Must(t, b.Free())
-	if err := b.Free(); err != nil {
+	testenv.MustBounded(t, "b.Free", b.Free)
+	if err := testenv.BoundedErr(t, "b.Free", b.Free); err != nil {
 		t.Errorf("second Free: %v", err)
 	}
 	if err := b.Use(s); !errors.Is(err, hostmem.ErrFreed) {
@@ -95,7 +95,7 @@ func TestHostmemBadInputs(t *testing.T) {
 	if a.DevicePtr() == 0 || a.Size() != 1<<20 {
 		t.Errorf("Alloc: device pointer %#x, size %d", a.DevicePtr(), a.Size())
 	}
-	testenv.Must(t, a.Free())
+	testenv.MustBounded(t, "a.Free", a.Free)
 	memtest.Drain(t)
 }
 
@@ -116,11 +116,11 @@ func TestHostmemContextDestroyedWithWrapPendingLetsTheMemoryGo(t *testing.T) {
 	testenv.Must(t, b.Use(s))
 	testenv.Must(t, libcuda.StreamDestroy(s))
 	testenv.Must(t, libcuda.CtxDestroy(cu))
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	// A wrap in the destroyed context is refused, not served from what
 	// hostmem knew of the context.
 	if c, err := hostmem.Wrap(cu, make([]byte, 4096)); err == nil {
-		testenv.Must(t, c.Free())
+		testenv.MustBounded(t, "c.Free", c.Free)
 		t.Fatal("Wrap in a destroyed context succeeded")
 	} else {
 		t.Logf("Wrap in the destroyed context: %v", err)
@@ -171,7 +171,7 @@ func TestReleaseOutlivesTheUsersPrimaryContext(t *testing.T) {
 	testenv.Must(t, err)
 	testenv.Must(t, libcuda.StreamWaitValue32(s, dword, 1, uint32(libcuda.CU_STREAM_WAIT_VALUE_GEQ)))
 	testenv.Must(t, b.Use(s))
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	testenv.Must(t, libcuda.StreamDestroy(s))
 	testenv.Must(t, libcuda.DevicePrimaryCtxRelease(dev)) // the program's hold ends here
 	var flags uint32
@@ -218,7 +218,7 @@ func TestKeptEventsHoldTheirContextAndDrainLetsGo(t *testing.T) {
 		b, err := hostmem.Wrap(cu, make([]int64, 512))
 		testenv.Must(t, err)
 		testenv.Must(t, b.Use(s))
-		testenv.Must(t, b.Free())
+		testenv.MustBounded(t, "b.Free", b.Free)
 		testenv.Eventually(t, "released", func() bool { return hostmem.ReadStats().Pending == 0 }) // the event goes back to the pool
 		hostmem.Trim()                                                                             // the retired registration no longer holds the context
 		testenv.Must(t, libcuda.StreamDestroy(s))
@@ -264,8 +264,8 @@ func TestReleaseFollowsRecordOrderNotFreeOrder(t *testing.T) {
 	late, err := hostmem.Wrap(cu, make([]byte, 8192))
 	testenv.Must(t, err)
 	testenv.Must(t, late.Use(s)) // recorded behind the gate
-	testenv.Must(t, late.Free())
-	testenv.Must(t, early.Free())
+	testenv.MustBounded(t, "late.Free", late.Free)
+	testenv.MustBounded(t, "early.Free", early.Free)
 	// The early buffer's work is done: its release finishes although the
 	// newer use on its stream is still held.
 	settlesAtPending(t, 1, "with the gate closed: the late buffer's release, not the early one's")
@@ -291,7 +291,7 @@ func TestWaitRetiresWithoutUnregistering(t *testing.T) {
 		b, err := hostmem.Wrap(cu, make([]byte, 8192))
 		testenv.Must(t, err)
 		testenv.Must(t, b.Use(s))
-		testenv.Must(t, b.Free())
+		testenv.MustBounded(t, "b.Free", b.Free)
 	}
 	if st := hostmem.ReadStats(); st.Pending != n {
 		t.Fatalf("behind the gate: %+v; want %d pending", st, n)
@@ -299,7 +299,7 @@ func TestWaitRetiresWithoutUnregistering(t *testing.T) {
 	g.Open()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	testenv.Must(t, hostmem.Wait(ctx))
+	testenv.MustBounded(t, "hostmem.Wait", func() error { return hostmem.Wait(ctx) })
 	st := hostmem.ReadStats()
 	if st.Pending != 0 || st.Retired != n || st.Registrations != n {
 		t.Fatalf("after Wait: %+v; want none pending and %d retired registrations", st, n)
@@ -335,7 +335,7 @@ func TestReleasesBeforeAHeldPointOfAStreamFinish(t *testing.T) {
 	}
 	rand.Shuffle(len(bufs), func(i, j int) { bufs[i], bufs[j] = bufs[j], bufs[i] })
 	for _, b := range bufs {
-		testenv.Must(t, b.Free())
+		testenv.MustBounded(t, "b.Free", b.Free)
 	}
 	settlesAtPending(t, after, "with the stream held: those recorded after the hold")
 	g.Open()
@@ -358,7 +358,7 @@ func TestPerThreadStreamUsesOfTwoThreadsAreBothWaitedFor(t *testing.T) {
 		testenv.Must(t, b.Use(libcuda.CU_STREAM_PER_THREAD))
 	})
 	second.Do(func() { testenv.Must(t, b.Use(libcuda.CU_STREAM_PER_THREAD)) })
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	settlesAtPending(t, 1, "while the first thread's per-thread stream is held")
 	g.Open()
 	first.Do(func() { testenv.Must(t, libcuda.StreamSynchronize(libcuda.CU_STREAM_PER_THREAD)) })
@@ -383,7 +383,7 @@ func TestUseInTheThreadsOwnPerThreadCaptureLeasesTheMemory(t *testing.T) {
 		return b.Use(s)
 	})
 	testenv.Must(t, err)
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	v, b = nil, nil
 	memtest.DrainReleases(t)
 	if st := hostmem.ReadStats(); st.Registrations != 1 {
@@ -391,7 +391,7 @@ func TestUseInTheThreadsOwnPerThreadCaptureLeasesTheMemory(t *testing.T) {
 	}
 	e, err := g.Instantiate()
 	testenv.Must(t, err)
-	testenv.Must(t, g.Destroy())
+	testenv.MustBounded(t, "g.Destroy", g.Destroy)
 	s := testenv.NewStream(t)
 	testenv.Must(t, libcuda.MemsetD8(out, 0, 8))
 	testenv.Must(t, e.Launch(s))
@@ -399,7 +399,7 @@ func TestUseInTheThreadsOwnPerThreadCaptureLeasesTheMemory(t *testing.T) {
 	if sum := memtest.ReadInt64(t, out); sum != want {
 		t.Fatalf("graph's sum = %d, want %d", sum, want)
 	}
-	testenv.Must(t, e.Destroy())
+	testenv.MustBounded(t, "e.Destroy", e.Destroy)
 	memtest.Drain(t)
 }
 
@@ -416,7 +416,7 @@ func TestAFreedBufferStaysFreedWhenItsStateIsReused(t *testing.T) {
 	old, err := hostmem.Wrap(cu, oldMem)
 	testenv.Must(t, err)
 	testenv.Must(t, old.Use(s))
-	testenv.Must(t, old.Free())
+	testenv.MustBounded(t, "old.Free", old.Free)
 	memtest.DrainReleases(t) // its release has ended: its state may serve again
 	var live []*hostmem.Buffer
 	for range 64 { // enough wraps to take the old state out of the pool
@@ -433,7 +433,7 @@ func TestAFreedBufferStaysFreedWhenItsStateIsReused(t *testing.T) {
 	if old.Size() != 4096 || old.Pointer() != unsafe.Pointer(&oldMem[0]) {
 		t.Errorf("the old buffer says %d bytes at %p, want 4096 at %p", old.Size(), old.Pointer(), &oldMem[0])
 	}
-	testenv.Must(t, old.Free())
+	testenv.MustBounded(t, "old.Free", old.Free)
 	for i, b := range live {
 		if b.DevicePtr() == 0 {
 			t.Fatalf("buffer %d was freed by a Free of the old buffer", i)
@@ -444,7 +444,7 @@ func TestAFreedBufferStaysFreedWhenItsStateIsReused(t *testing.T) {
 		t.Fatalf("after a Free of the old buffer: %+v, want no release started", st)
 	}
 	for _, b := range live {
-		testenv.Must(t, b.Free())
+		testenv.MustBounded(t, "b.Free", b.Free)
 	}
 	memtest.Drain(t)
 }
@@ -477,10 +477,10 @@ func TestStaleBuffersAreSafeWhileTheirStatesAreReused(t *testing.T) {
 		b, err := hostmem.Wrap(cu, mem)
 		testenv.Must(t, err)
 		testenv.Must(t, b.Use(s))
-		testenv.Must(t, b.Free())
+		testenv.MustBounded(t, "b.Free", b.Free)
 		stale <- b
 		if i%100 == 99 {
-			testenv.Must(t, hostmem.Wait(testenv.Context(t)))
+			testenv.MustBounded(t, "hostmem.Wait", func() error { return hostmem.Wait(testenv.Context(t)) })
 		}
 	}
 	close(stale)

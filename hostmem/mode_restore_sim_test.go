@@ -30,6 +30,12 @@ import (
 // holds as many registrations (or pinned allocations) more than before the
 // round as hostmem counts kept, and that wrapped memory wraps again.
 func TestFailedModeRestoreKeepsRegistryAndDriverInStep(t *testing.T) {
+	// By design the failed rounds keep their registrations and allocations for good: the test runs in a child
+	// process, which ends with them, so that the leak check after the
+	// package's tests (testenv.Main) stays exact.
+	if !testenv.InChild(t) {
+		return
+	}
 	primary := testenv.OnPrimary(t, 0)
 	t.Run("Wrap", func(t *testing.T) {
 		modeRestoreRounds(t, "registered_ranges", true, func() (*hostmem.Buffer, []byte, error) {
@@ -92,7 +98,7 @@ func modeRestoreRounds(t *testing.T, stat string, rewrap bool, make func() (*hos
 			if err != nil {
 				t.Fatalf("round %d: wrapping the memory again: %v", skip, err)
 			}
-			testenv.Must(t, b.Free())
+			testenv.MustBounded(t, "b.Free", b.Free)
 			testenv.Must(t, hostmem.Drain(testenv.Context(t)))
 		}
 	}

@@ -87,7 +87,7 @@ func cycle(t *testing.T, ctx libcuda.Context, s libcuda.Stream, mem []byte) {
 	b, err := hostmem.Wrap(ctx, mem)
 	testenv.Must(t, err)
 	testenv.Must(t, b.Use(s))
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 }
 
 // warmUp runs n wrap/use/free cycles on s held behind a gate, so that all
@@ -102,7 +102,7 @@ func warmUp(t *testing.T, ctx libcuda.Context, s libcuda.Stream, mems [][]byte, 
 		cycle(t, ctx, s, mems[i%len(mems)])
 	}
 	gate.Open()
-	testenv.Must(t, hostmem.Wait(testenv.Context(t)))
+	testenv.MustBounded(t, "hostmem.Wait", func() error { return hostmem.Wait(testenv.Context(t)) })
 }
 
 // A wrap/use/free cycle on a stream used before, in the steady state
@@ -124,7 +124,7 @@ func TestWrapUseFreeCycleDriverCalls(t *testing.T) {
 			cycle(t, ctx, s, mems[i%len(mems)])
 		}
 		d := readCalls(t).since(c0) // before Wait, whose rounds run here
-		testenv.Must(t, hostmem.Wait(testenv.Context(t)))
+		testenv.MustBounded(t, "hostmem.Wait", func() error { return hostmem.Wait(testenv.Context(t)) })
 		loop.add(d)
 	}
 	const cycles = round * rounds
@@ -160,7 +160,7 @@ func TestOwnerQueriesAtABoundedRate(t *testing.T) {
 		testenv.Must(t, err)
 		testenv.Must(t, b.Use(s))
 		testenv.Must(t, libcuda.StreamSynchronize(s))
-		testenv.Must(t, b.Free())
+		testenv.MustBounded(t, "b.Free", b.Free)
 	}
 	warmUp(t, ctx, s, mems, 1024)
 	c0, st0 := readCalls(t), hostmem.ReadStats()
@@ -170,7 +170,7 @@ func TestOwnerQueriesAtABoundedRate(t *testing.T) {
 	}
 	elapsed := time.Since(start)
 	d, st := readCalls(t).since(c0), hostmem.ReadStats()
-	testenv.Must(t, hostmem.Wait(testenv.Context(t)))
+	testenv.MustBounded(t, "hostmem.Wait", func() error { return hostmem.Wait(testenv.Context(t)) })
 	ticks := int64(elapsed / hostmem.OwnerTick)
 	queries, wakeups := st.EventQueries-st0.EventQueries, st.OwnerWakeups-st0.OwnerWakeups
 	t.Logf("%d cycles in %v (%d ticks): %v; Stats: %d event queries, %d owner wake-ups", cycles, elapsed, ticks, d, queries, wakeups)
@@ -217,7 +217,7 @@ func TestOwnerQueriesBehindAHeldStream(t *testing.T) {
 		t.Fatalf("%d releases pending behind the held stream, want %d", p, n)
 	}
 	gate.Open()
-	testenv.Must(t, hostmem.Wait(testenv.Context(t)))
+	testenv.MustBounded(t, "hostmem.Wait", func() error { return hostmem.Wait(testenv.Context(t)) })
 	ticks := int64(elapsed / hostmem.OwnerTick)
 	t.Logf("%d cycles in %v (%d ticks): %v", n, elapsed, ticks, d)
 	if got, limit := d.others["cuEventQuery"], 2*(ticks+2); got > limit {

@@ -29,9 +29,9 @@ func TestGoMemoryStaysReachableUntilItsUnregisterReturns(t *testing.T) {
 		buf, err := hostmem.Wrap(cu, data)
 		testenv.Must(t, err)
 		testenv.Must(t, buf.Use(idle))
-		testenv.Must(t, buf.Free())
+		testenv.MustBounded(t, "buf.Free", buf.Free)
 	}()
-	testenv.Must(t, hostmem.Wait(testenv.Context(t)))
+	testenv.MustBounded(t, "hostmem.Wait", func() error { return hostmem.Wait(testenv.Context(t)) })
 	if st := hostmem.ReadStats(); st.Retired != 1 {
 		t.Fatalf("after Wait: %+v, want the registration retired", st)
 	}

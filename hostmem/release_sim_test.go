@@ -17,6 +17,12 @@ import (
 // Fault injection needs the simulator.
 
 func TestUnregisterFailureIsLoggedOnceAndKeepsTheMemory(t *testing.T) {
+	// By design the failed unregister keeps the memory registered for good: the test runs in a child
+	// process, which ends with them, so that the leak check after the
+	// package's tests (testenv.Main) stays exact.
+	if !testenv.InChild(t) {
+		return
+	}
 	errs := testenv.CaptureErrors(t)
 	cu := testenv.OnPrimary(t, 0)
 	s := testenv.NewStream(t)
@@ -24,7 +30,7 @@ func TestUnregisterFailureIsLoggedOnceAndKeepsTheMemory(t *testing.T) {
 	b, err := hostmem.Wrap(cu, make([]byte, 8192))
 	testenv.Must(t, err)
 	testenv.Must(t, b.Use(s))
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	testenv.Eventually(t, "released", func() bool { return hostmem.ReadStats().Pending == 0 })
 	before := hostmem.ReadStats() // other tests may have kept memory already
 	testenv.SimFailNext(t, "cuMemHostUnregister", 1, libcuda.CUDA_ERROR_UNKNOWN)
@@ -43,7 +49,7 @@ func TestUnregisterFailureIsLoggedOnceAndKeepsTheMemory(t *testing.T) {
 	c, err := hostmem.Wrap(cu, make([]int32, 4096))
 	testenv.Must(t, err)
 	testenv.Must(t, c.Use(s))
-	testenv.Must(t, c.Free())
+	testenv.MustBounded(t, "c.Free", c.Free)
 	memtest.Drain(t)
 	if n := len(errs.Messages()); n != 1 {
 		t.Fatalf("%d messages logged, want still 1", n)
@@ -69,7 +75,7 @@ func TestReleasesOnOneStreamShareEventQueries(t *testing.T) {
 		b, err := hostmem.Wrap(cu, mems[i%len(mems)])
 		testenv.Must(t, err)
 		testenv.Must(t, b.Use(s))
-		testenv.Must(t, b.Free())
+		testenv.MustBounded(t, "b.Free", b.Free)
 	}
 	time.Sleep(20 * time.Millisecond) // the reaper polls meanwhile
 	if p := hostmem.ReadStats().Pending; p != n {
@@ -108,7 +114,7 @@ func TestFailedUseMakesTheReleaseWaitForTheContext(t *testing.T) {
 	if err := b.Use(s); err == nil {
 		t.Fatal("Use with cuStreamGetId failing returned nil")
 	}
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	settlesAtPending(t, 1, "while the stream is held")
 	g.Open()
 	memtest.Drain(t)
@@ -125,7 +131,7 @@ func TestUseAsksAStreamsContextOnce(t *testing.T) {
 	a, err := hostmem.Wrap(cu, make([]byte, 4096))
 	testenv.Must(t, err)
 	testenv.Must(t, a.Use(s))
-	testenv.Must(t, a.Free())
+	testenv.MustBounded(t, "a.Free", a.Free)
 	testenv.SimFailNext(t, "cuStreamGetCtx", 1, libcuda.CUDA_ERROR_UNKNOWN)
 	b, err := hostmem.Wrap(cu, make([]byte, 4096))
 	testenv.Must(t, err)
@@ -136,7 +142,7 @@ func TestUseAsksAStreamsContextOnce(t *testing.T) {
 	if err := b.Use(fresh); !errors.Is(err, libcuda.CUDA_ERROR_UNKNOWN) {
 		t.Fatalf("a use on a new stream = %v, want cuStreamGetCtx's injected failure", err)
 	}
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	memtest.Drain(t)
 }
 
@@ -158,12 +164,12 @@ func TestAFreedBuffersEventsServeNoOtherUseBeforeItsReleaseEnds(t *testing.T) {
 	a, err := hostmem.Wrap(cu, memA)
 	testenv.Must(t, err)
 	testenv.Must(t, a.Use(held))
-	testenv.Must(t, a.Free())
+	testenv.MustBounded(t, "a.Free", a.Free)
 
 	b, err := hostmem.Wrap(cu, memB)
 	testenv.Must(t, err)
 	testenv.Must(t, b.Use(idle))
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	testenv.Eventually(t, "the second buffer's release", func() bool { return hostmem.ReadStats().Pending <= 1 })
 	// Rounds of the reaper that query the first buffer's event after the
 	// second use was recorded.

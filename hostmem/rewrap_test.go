@@ -28,8 +28,8 @@ func TestWrapWaitsForAnUnregisterOfThatMemoryInProgress(t *testing.T) {
 	buf, err := hostmem.Wrap(cu, data)
 	testenv.Must(t, err)
 	testenv.Must(t, buf.Use(idle))
-	testenv.Must(t, buf.Free())
-	testenv.Must(t, hostmem.Wait(testenv.Context(t)))
+	testenv.MustBounded(t, "buf.Free", buf.Free)
+	testenv.MustBounded(t, "hostmem.Wait", func() error { return hostmem.Wait(testenv.Context(t)) })
 	if st := hostmem.ReadStats(); st.Retired != 1 {
 		t.Fatalf("after Wait: %+v, want the registration retired", st)
 	}
@@ -64,7 +64,7 @@ func TestWrapWaitsForAnUnregisterOfThatMemoryInProgress(t *testing.T) {
 		t.Error("the second Wrap returned while the unregister of its memory was in progress")
 	}
 	testenv.Must(t, wrapErr)
-	t.Cleanup(func() { testenv.Must(t, again.Free()) })
+	t.Cleanup(func() { testenv.MustBounded(t, "again.Free", again.Free) })
 	var flags uint32
 	if err := libcuda.MemHostGetFlags(&flags, again.Pointer()); err != nil {
 		t.Fatalf("the wrapped memory is not registered with the driver: cuMemHostGetFlags = %v", err)

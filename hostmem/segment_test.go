@@ -39,7 +39,7 @@ func TestSegmentFollowsTheRegistrations(t *testing.T) {
 		}
 	}
 	for _, b := range []*hostmem.Buffer{lo, hi, whole} {
-		testenv.Must(t, b.Free())
+		testenv.MustBounded(t, "b.Free", b.Free)
 	}
 	if _, err := whole.Segment(0); !errors.Is(err, hostmem.ErrFreed) {
 		t.Errorf("Segment after Free: %v, want ErrFreed", err)

@@ -56,7 +56,7 @@ func TestUseInsideACaptureAllocatesNothing(t *testing.T) {
 		if q := testenv.SimStat(t, "event_queries") - queries; q != 0 {
 			t.Errorf("use %v: %d event queries in 101 runs; want none", use, q)
 		}
-		testenv.Must(t, c.Close())
+		testenv.MustBounded(t, "c.Close", c.Close)
 		// The Close's wait for the last launch (an event query) ends
 		// before the next count starts.
 		testenv.Must(t, graph.Drain(testenv.Context(t)))
@@ -71,6 +71,6 @@ func TestUseInsideACaptureAllocatesNothing(t *testing.T) {
 	if (with > without && !raceDetector) || with > want {
 		t.Errorf("a Cached.Run whose capture Use()s the buffer: %v allocations, %v without the Use; want no more, and at most %v", with, without, want)
 	}
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	memtest.Drain(t)
 }

@@ -44,7 +44,7 @@ func TestUseInCachedRunIsReleasedByTheNextUpdate(t *testing.T) {
 	for range 3 {
 		run(true)
 	}
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	memtest.DrainReleases(t) // the buffer's own release: the last run's lease holds its registration
 	if st := hostmem.ReadStats(); st.Registrations != 1 || st.Retired != 0 {
 		t.Fatalf("with the last run's lease alive: %+v, want its registration in use", st)
@@ -55,7 +55,7 @@ func TestUseInCachedRunIsReleasedByTheNextUpdate(t *testing.T) {
 	if st := hostmem.ReadStats(); st.Retired != 1 {
 		t.Fatalf("when the run after the last Use returned: %+v, want its registration retired", st)
 	}
-	testenv.Must(t, c.Close())
+	testenv.MustBounded(t, "c.Close", c.Close)
 	memtest.Drain(t)
 }
 
@@ -85,11 +85,11 @@ func TestUseDuringAnotherCaptureOfAStreamNotCapturedIsTracked(t *testing.T) {
 		return libcuda.MemsetD8Async(d, 0, 8, s)
 	})
 	testenv.Must(t, err)
-	testenv.Must(t, gr.Destroy())
+	testenv.MustBounded(t, "gr.Destroy", gr.Destroy)
 	if graphs != 1 {
 		t.Fatalf("%d captures in progress during the Use, want 1", graphs)
 	}
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	settlesAtPending(t, 1, "while the stream of the use is held")
 	g.Open()
 	memtest.Drain(t)
@@ -151,7 +151,7 @@ func TestUseInConcurrentCachedRunsKeepsTheMemoryUntilTheirLaunchesEnd(t *testing
 	for err := range errs {
 		t.Errorf("a run that uses the buffer: %v", err)
 	}
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	memtest.DrainReleases(t) // the buffer's own release; the leases hold its registration
 	testenv.Must(t, run(false, false))
 	// The leases wait in the background for the held launches: give them
@@ -172,6 +172,6 @@ func TestUseInConcurrentCachedRunsKeepsTheMemoryUntilTheirLaunchesEnd(t *testing
 	if st := hostmem.ReadStats(); st.Registrations != 1 || st.Retired != 1 {
 		t.Fatalf("its launches done, the exec running a graph that does not use it: %+v, want its registration retired", st)
 	}
-	testenv.Must(t, c.Close())
+	testenv.MustBounded(t, "c.Close", c.Close)
 	memtest.Drain(t)
 }

@@ -103,7 +103,7 @@ func TestCallFenceInFlightSendsPinnedCallsThroughCgocall(t *testing.T) {
 		callFence(&f.frame)
 		done <- int32(f.r)
 	}()
-	<-entered
+	waitFor(t, entered, "the goroutine to enter the fence")
 	// The fence counts itself before its call: once the goroutine has
 	// entered it, every pinned call below takes cgocall.
 	deadline := time.Now().Add(5 * time.Second)
@@ -195,9 +195,9 @@ func TestCallPinnedBesideTheCollectorPreemptionAndTheProfiler(t *testing.T) {
 			}
 		}()
 	}
-	cwg.Wait()
+	waitFor(t, waitGroup(&cwg), "the pinned callers")
 	close(stop)
-	wg.Wait()
+	waitFor(t, waitGroup(&wg), "the collector's helpers")
 	close(errs)
 	for e := range errs {
 		t.Error(e)
@@ -252,4 +252,27 @@ func TestCallQueuedIsPinnedOnlyWhenAskedFor(t *testing.T) {
 	if onPinned == 0 {
 		t.Fatal("no queued call of 8 ran pinned with PinQueued(true)")
 	}
+}
+
+// waitFor waits for ch to be closed, or fails t after a minute with every
+// goroutine's stack. (This package's tests cannot use internal/testenv,
+// which imports it.)
+func waitFor(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(time.Minute):
+		buf := make([]byte, 1<<20)
+		t.Fatalf("gave up after a minute waiting for %s; every goroutine:\n%s", what, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// waitGroup returns a channel closed when wg's count is 0.
+func waitGroup(wg *gosync.WaitGroup) <-chan struct{} {
+	ch := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(ch)
+	}()
+	return ch
 }

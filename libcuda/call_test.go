@@ -77,15 +77,6 @@ func TestCallSignExtendsAndTruncatesInt32(t *testing.T) {
 	}
 }
 
-func TestCallfMixesIntegerAndFloatArguments(t *testing.T) {
-	fn := mustSym(t, abiLibrary(t), "abi_floats")
-	// a + b*10 + c*100 + d*1000 + e*10000 with a=1 b=2 c=3 d=4 e=5.
-	r := callf(fn, 1<<1|1<<4, 1<<3, 1, uint64(math.Float32bits(2)), 3, math.Float64bits(4), uint64(math.Float32bits(5)))
-	if got := int32(r); got != 54321 {
-		t.Fatalf("abi_floats = %d, want 54321", got)
-	}
-}
-
 func TestCallAllocatesNothing(t *testing.T) {
 	fn := mustSym(t, abiLibrary(t), "abi_out")
 	var (

@@ -6310,8 +6310,36 @@ func ParamSetf(hfunc Function, offset int32, value float32) error {
 	if _err != nil {
 		return _err
 	}
-	_r := callf(_fn, 0b100, 0, uint64(hfunc), uint64(offset), uint64(math.Float32bits(value)))
-	return procParamSetf.result(_r)
+	if floatsPositional {
+		var _f struct {
+			frame
+			a0 uintptr
+			a1 uintptr
+			a2 uintptr
+			_  [25]uintptr
+			x  [8]uint64
+		}
+		_f.fn, _f.n = _fn, 3
+		_f.a0 = uintptr(hfunc)
+		_f.a1 = uintptr(offset)
+		_f.a2 = uintptr(math.Float32bits(value))
+		_f.x[2] = uint64(math.Float32bits(value))
+		callFloat(&_f.frame)
+		return procParamSetf.result(_f.r)
+	}
+	var _f struct {
+		frame
+		a0 uintptr
+		a1 uintptr
+		_  [26]uintptr
+		x  [8]uint64
+	}
+	_f.fn, _f.n = _fn, 2
+	_f.a0 = uintptr(hfunc)
+	_f.a1 = uintptr(offset)
+	_f.x[0] = uint64(math.Float32bits(value))
+	callFloat(&_f.frame)
+	return procParamSetf.result(_f.r)
 }
 
 // ParamSetv calls cuParamSetv, resolved as cuParamSetv at ABI version 2000.
@@ -8756,8 +8784,32 @@ func TexRefSetMipmapLevelBias(hTexRef Texref, bias float32) error {
 	if _err != nil {
 		return _err
 	}
-	_r := callf(_fn, 0b10, 0, uint64(hTexRef), uint64(math.Float32bits(bias)))
-	return procTexRefSetMipmapLevelBias.result(_r)
+	if floatsPositional {
+		var _f struct {
+			frame
+			a0 uintptr
+			a1 uintptr
+			_  [26]uintptr
+			x  [8]uint64
+		}
+		_f.fn, _f.n = _fn, 2
+		_f.a0 = uintptr(hTexRef)
+		_f.a1 = uintptr(math.Float32bits(bias))
+		_f.x[1] = uint64(math.Float32bits(bias))
+		callFloat(&_f.frame)
+		return procTexRefSetMipmapLevelBias.result(_f.r)
+	}
+	var _f struct {
+		frame
+		a0 uintptr
+		_  [27]uintptr
+		x  [8]uint64
+	}
+	_f.fn, _f.n = _fn, 1
+	_f.a0 = uintptr(hTexRef)
+	_f.x[0] = uint64(math.Float32bits(bias))
+	callFloat(&_f.frame)
+	return procTexRefSetMipmapLevelBias.result(_f.r)
 }
 
 // TexRefSetMipmapLevelClamp calls cuTexRefSetMipmapLevelClamp, resolved as cuTexRefSetMipmapLevelClamp at ABI version 5000.
@@ -8770,8 +8822,36 @@ func TexRefSetMipmapLevelClamp(hTexRef Texref, minMipmapLevelClamp float32, maxM
 	if _err != nil {
 		return _err
 	}
-	_r := callf(_fn, 0b110, 0, uint64(hTexRef), uint64(math.Float32bits(minMipmapLevelClamp)), uint64(math.Float32bits(maxMipmapLevelClamp)))
-	return procTexRefSetMipmapLevelClamp.result(_r)
+	if floatsPositional {
+		var _f struct {
+			frame
+			a0 uintptr
+			a1 uintptr
+			a2 uintptr
+			_  [25]uintptr
+			x  [8]uint64
+		}
+		_f.fn, _f.n = _fn, 3
+		_f.a0 = uintptr(hTexRef)
+		_f.a1 = uintptr(math.Float32bits(minMipmapLevelClamp))
+		_f.a2 = uintptr(math.Float32bits(maxMipmapLevelClamp))
+		_f.x[1] = uint64(math.Float32bits(minMipmapLevelClamp))
+		_f.x[2] = uint64(math.Float32bits(maxMipmapLevelClamp))
+		callFloat(&_f.frame)
+		return procTexRefSetMipmapLevelClamp.result(_f.r)
+	}
+	var _f struct {
+		frame
+		a0 uintptr
+		_  [27]uintptr
+		x  [8]uint64
+	}
+	_f.fn, _f.n = _fn, 1
+	_f.a0 = uintptr(hTexRef)
+	_f.x[0] = uint64(math.Float32bits(minMipmapLevelClamp))
+	_f.x[1] = uint64(math.Float32bits(maxMipmapLevelClamp))
+	callFloat(&_f.frame)
+	return procTexRefSetMipmapLevelClamp.result(_f.r)
 }
 
 // TexRefSetMaxAnisotropy calls cuTexRefSetMaxAnisotropy, resolved as cuTexRefSetMaxAnisotropy at ABI version 5000.
@@ -10479,6 +10559,12 @@ func CheckpointProcessUnlock(pid int32, args *CheckpointUnlockArgs) error {
 	call(&_f.frame)
 	return procCheckpointProcessUnlock.result(_f.r)
 }
+
+// floatsPositional reports whether float and double arguments keep their
+// position among the integer words (Windows x64) rather than filling the
+// floating-point registers apart (System V AMD64, AAPCS64): see
+// internal/dl.FloatsPositional.
+const floatsPositional = runtime.GOOS == "windows"
 
 // structsOnStack reports whether a struct above 16 bytes passed by value goes on the stack
 // after the register arguments (System V AMD64) rather than as a pointer to a copy

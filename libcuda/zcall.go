@@ -25,11 +25,9 @@ func callQueued(f *frame) { dl.CallQueued((*dl.Frame)(unsafe.Pointer(f))) }
 
 func callFence(f *frame) { dl.CallFence((*dl.Frame)(unsafe.Pointer(f))) }
 
-// callf calls a C function that takes float or double arguments by value
-// (see dl.CallFloat).
-func callf(fn uintptr, floats, doubles uint32, args ...uint64) uintptr {
-	return dl.CallFloat(fn, floats, doubles, args...)
-}
-
 // pinQueued makes callQueued's calls pinned or not (dl.SetPinnedQueued).
 func pinQueued(on bool) bool { return dl.SetPinnedQueued(on) }
+
+// callFloat is call for the functions with float or double arguments: f
+// heads a block of internal/dl.FloatFrame's layout.
+func callFloat(f *frame) { dl.CallFloat((*dl.Frame)(unsafe.Pointer(f))) }

@@ -16,8 +16,7 @@ func callQueued(f *frame) { call(f) }
 
 func callFence(f *frame) { call(f) }
 
-func callf(fn uintptr, floats, doubles uint32, args ...uint64) uintptr {
-	return uintptr(CUDA_ERROR_NOT_SUPPORTED)
-}
-
 func pinQueued(on bool) bool { return false }
+
+// callFloat is call's stub for the functions with float or double arguments.
+func callFloat(f *frame) { call(f) }

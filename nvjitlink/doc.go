@@ -8,7 +8,10 @@
 //	out, err := nvjitlink.Link("sm_90", []nvjitlink.Input{nvjitlink.LTOIR("k.cu", ir.Code)})
 //	mod, err := cuda.LoadModule(ctx, out.Cubin)
 //
-// A failed link is a *LinkError with nvJitLink's error log.
+// Options are typed values (Optimize(3), LineInfo(), MaxRegisters(64),
+// Flag for one not covered); PTXOutput makes the link give the linked PTX
+// (Output.PTX) instead of a cubin. A failed link is a *LinkError with
+// nvJitLink's error log.
 //
 // The bindings (zapi.go, zconst.go, zresult.go, ztypes.go) are generated from
 // nvJitLink.h by tools/gen: every entry point, under the name of its

@@ -1,6 +1,7 @@
 package nvjitlink
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"regexp"
@@ -60,9 +61,11 @@ func (e *LinkError) Error() string {
 
 func (e *LinkError) Unwrap() error { return e.Err }
 
-// Output is what a link gives.
+// Output is what a link gives: a cubin, or PTX when the link was asked
+// for it (PTXOutput).
 type Output struct {
-	Cubin   []byte // the linked machine code, for cuda.LoadModule
+	Cubin   []byte // the linked machine code, for cuda.LoadModule; nil after PTXOutput
+	PTX     []byte // the linked PTX (nvJitLinkGetLinkedPtx) after PTXOutput, for cuda.LoadModule too; nil otherwise
 	InfoLog string // nvJitLink's info log, often empty
 }
 
@@ -70,11 +73,12 @@ type Output struct {
 var realArch = regexp.MustCompile(`^sm_[1-9][0-9]*[a-z]?$`)
 
 // Link links the inputs into one cubin for the real architecture arch
-// ("sm_90", as cuda.Device.Arch gives it), loading nvJitLink on first use.
-// options are nvJitLink's own ("-O3", "-lineinfo", ...); "-arch=" comes
-// from arch, and "-lto" is added when an input is LTO-IR. A link that
-// fails gives a *LinkError with nvJitLink's error log.
-func Link(arch string, inputs []Input, options ...string) (*Output, error) {
+// ("sm_90", as cuda.Device.Arch gives it), loading nvJitLink on first use,
+// or into PTX with PTXOutput. options are made by Optimize, LineInfo,
+// PTXOutput and the others of option.go (Flag for one they do not cover);
+// "-arch=" comes from arch, and LTO is added when an input is LTO-IR. A
+// link that fails gives a *LinkError with nvJitLink's error log.
+func Link(arch string, inputs []Input, options ...Option) (*Output, error) {
 	if !realArch.MatchString(arch) {
 		return nil, fmt.Errorf("nvjitlink: Link: %q is not a real architecture such as sm_90", arch)
 	}
@@ -91,15 +95,19 @@ func Link(arch string, inputs []Input, options ...string) (*Output, error) {
 		}
 		lto = lto || in.Type == NVJITLINK_INPUT_LTOIR
 	}
-	opts := append([]string{"-arch=" + arch}, options...)
-	if lto && !contains(options, "-lto") {
-		opts = append(opts, "-lto")
-	}
-	for _, o := range opts {
-		if o == "" || strings.IndexByte(o, 0) >= 0 {
-			return nil, fmt.Errorf("nvjitlink: Link: option %q", o)
+	opts := []string{"-arch=" + arch}
+	for _, o := range options {
+		if o.err != nil {
+			return nil, fmt.Errorf("nvjitlink: Link: %w", o.err)
+		}
+		if o.flag != "" {
+			opts = append(opts, o.flag)
 		}
 	}
+	if lto && !contains(opts, "-lto") {
+		opts = append(opts, "-lto")
+	}
+	ptx := contains(opts, "-ptx")
 	if err := Load(); err != nil {
 		return nil, err
 	}
@@ -113,15 +121,16 @@ func Link(arch string, inputs []Input, options ...string) (*Output, error) {
 		return nil, dl.Failed("nvjitlink", fmt.Sprintf("nvJitLinkCreate(%s)", strings.Join(opts, " ")), err)
 	}
 	runtime.KeepAlive(copts)
-	out, err := link(h, inputs)
+	out, err := link(h, inputs, ptx)
 	if derr := Destroy(&h); derr != nil {
 		err = errors.Join(err, dl.Failed("nvjitlink", "nvJitLinkDestroy", derr))
 	}
 	return out, err
 }
 
-// link runs the steps between creating and destroying the handle.
-func link(h Handle, inputs []Input) (*Output, error) {
+// link runs the steps between creating and destroying the handle; ptx
+// says the link makes PTX rather than a cubin.
+func link(h Handle, inputs []Input, ptx bool) (*Output, error) {
 	fail := func(call string, err error) error {
 		elog, _ := readLog(h, GetErrorLogSize, GetErrorLog)
 		info, _ := readLog(h, GetInfoLogSize, GetInfoLog)
@@ -143,6 +152,17 @@ func link(h Handle, inputs []Input) (*Output, error) {
 	if err := Complete(h); err != nil {
 		return nil, fail("nvJitLinkComplete", err)
 	}
+	if ptx {
+		code, err := linkedPTX(h)
+		if err != nil {
+			return nil, err
+		}
+		info, err := readLog(h, GetInfoLogSize, GetInfoLog)
+		if err != nil {
+			return nil, err
+		}
+		return &Output{PTX: code, InfoLog: info}, nil
+	}
 	var n uint64
 	if err := GetLinkedCubinSize(h, &n); err != nil {
 		return nil, dl.Failed("nvjitlink", "nvJitLinkGetLinkedCubinSize", err)
@@ -159,6 +179,25 @@ func link(h Handle, inputs []Input) (*Output, error) {
 		return nil, err
 	}
 	return &Output{Cubin: cubin, InfoLog: info}, nil
+}
+
+// linkedPTX reads the linked PTX, without its terminating NUL.
+func linkedPTX(h Handle) ([]byte, error) {
+	var n uint64
+	if err := GetLinkedPtxSize(h, &n); err != nil {
+		return nil, dl.Failed("nvjitlink", "nvJitLinkGetLinkedPtxSize", err)
+	}
+	if n <= 1 {
+		return nil, errors.New("nvjitlink: nvJitLinkGetLinkedPtxSize: empty PTX")
+	}
+	code := make([]byte, n)
+	if err := GetLinkedPtx(h, &code[0]); err != nil {
+		return nil, dl.Failed("nvjitlink", "nvJitLinkGetLinkedPtx", err)
+	}
+	if i := bytes.IndexByte(code, 0); i >= 0 {
+		code = code[:i]
+	}
+	return code, nil
 }
 
 // readLog reads one of the handle's logs through its size and copy calls.

@@ -4,6 +4,7 @@ package nvjitlink_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -60,7 +61,7 @@ func TestLinkPassesItsOptionsAndInputs(t *testing.T) {
 			[]string{"opt -arch=sm_90", "opt -O2", "opt -lto", "input 2 a.ptx 1", "input 3 k.ltoir 2"}, "CUBIN sm_90 a.ptx k.ltoir"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			out, err := nvjitlink.Link("sm_90", c.inputs, c.opts...)
+			out, err := nvjitlink.Link("sm_90", c.inputs, flags(c.opts)...)
 			testenv.Must(t, err)
 			if got := lines(t, s); !slices.Equal(got, c.want) {
 				t.Errorf("the library was given\n%q\nwant\n%q", got, c.want)
@@ -82,13 +83,14 @@ func TestLinkPassesItsOptionsAndInputs(t *testing.T) {
 // room to spare keeps what it holds beyond its length.
 func TestLinkDoesNotWriteIntoTheCallersOptions(t *testing.T) {
 	sim(t)
-	backing := []string{"-O3", "spare", "spare"}
+	backing := flags([]string{"-O3", "spare", "spare"})
+	before := fmt.Sprint(backing)
 	opts := backing[:1]
 	if _, err := nvjitlink.Link("sm_90", []nvjitlink.Input{nvjitlink.LTOIR("k", []byte("ir"))}, opts...); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(backing, []string{"-O3", "spare", "spare"}) {
-		t.Errorf("the caller's options became %q", backing)
+	if after := fmt.Sprint(backing); after != before {
+		t.Errorf("the caller's options became %s, were %s", after, before)
 	}
 }
 
@@ -113,7 +115,7 @@ func TestAFailedLinkIsALinkErrorAndDestroysTheHandle(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			live := s.Stat(t, "live")
-			out, err := nvjitlink.Link("sm_90", c.inputs, c.opts...)
+			out, err := nvjitlink.Link("sm_90", c.inputs, flags(c.opts)...)
 			var le *nvjitlink.LinkError
 			if out != nil || !errors.As(err, &le) || !errors.Is(err, c.result) {
 				t.Fatalf("Link = %v, %v; want a LinkError matching %v", out, err, c.result)
@@ -141,7 +143,7 @@ func TestAFailedLinkIsALinkErrorAndDestroysTheHandle(t *testing.T) {
 		t.Run(c.fail, func(t *testing.T) {
 			live := s.Stat(t, "live")
 			s.FailAfter(t, c.fail, c.skip, 1, int(nvjitlink.NVJITLINK_ERROR_INTERNAL))
-			out, err := nvjitlink.Link("sm_90", []nvjitlink.Input{nvjitlink.PTX("a.ptx", []byte("p"))}, "-O1")
+			out, err := nvjitlink.Link("sm_90", []nvjitlink.Input{nvjitlink.PTX("a.ptx", []byte("p"))}, nvjitlink.Flag("-O1"))
 			if out != nil || !errors.Is(err, nvjitlink.NVJITLINK_ERROR_INTERNAL) || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("Link = %v, %v; want NVJITLINK_ERROR_INTERNAL naming %s", out, err, c.want)
 			}
@@ -157,12 +159,12 @@ func TestAFailedLinkIsALinkErrorAndDestroysTheHandle(t *testing.T) {
 // know is nvJitLinkCreate's error, naming the options.
 func TestLinkErrorsOfTheOptions(t *testing.T) {
 	sim(t)
-	_, err := nvjitlink.Link("sm_90", []nvjitlink.Input{nvjitlink.LTOIR("k", []byte("ir"))}, "-frobnicate")
+	_, err := nvjitlink.Link("sm_90", []nvjitlink.Input{nvjitlink.LTOIR("k", []byte("ir"))}, nvjitlink.Flag("-frobnicate"))
 	if !errors.Is(err, nvjitlink.NVJITLINK_ERROR_UNRECOGNIZED_OPTION) || !strings.Contains(err.Error(), "-arch=sm_90 -frobnicate -lto") {
 		t.Errorf("an unknown option: %v", err)
 	}
 	for _, bad := range []string{"opt\x00", ""} {
-		if _, err := nvjitlink.Link("sm_90", []nvjitlink.Input{nvjitlink.PTX("a", []byte("p"))}, bad); err == nil || !strings.Contains(err.Error(), "option") {
+		if _, err := nvjitlink.Link("sm_90", []nvjitlink.Input{nvjitlink.PTX("a", []byte("p"))}, nvjitlink.Flag(bad)); err == nil || !strings.Contains(err.Error(), "option") {
 			t.Errorf("option %q: %v", bad, err)
 		}
 	}

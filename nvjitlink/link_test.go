@@ -23,8 +23,17 @@ func TestLinkRefusesNULBytesAnywhere(t *testing.T) {
 		"an empty later input":    {[]nvjitlink.Input{ptx, nvjitlink.Cubin("c", nil)}, nil},
 		"an empty option, second": {[]nvjitlink.Input{ptx}, []string{"-O3", ""}},
 	} {
-		if out, err := nvjitlink.Link("sm_90", c.inputs, c.opts...); out != nil || err == nil {
+		if out, err := nvjitlink.Link("sm_90", c.inputs, flags(c.opts)...); out != nil || err == nil {
 			t.Errorf("%s: %v, %v; want an error", name, out, err)
 		}
 	}
+}
+
+// flags are the options given as nvJitLink spells them.
+func flags(ss []string) []nvjitlink.Option {
+	var opts []nvjitlink.Option
+	for _, s := range ss {
+		opts = append(opts, nvjitlink.Flag(s))
+	}
+	return opts
 }

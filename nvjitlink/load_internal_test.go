@@ -28,13 +28,17 @@ func TestLinkRefusesBadInputBeforeLoading(t *testing.T) {
 	for name, c := range map[string]struct {
 		arch   string
 		inputs []Input
-		opts   []string
+		opts   []Option
 	}{
 		"virtual arch":  {"compute_90", []Input{ptx}, nil},
 		"no inputs":     {"sm_90", nil, nil},
 		"empty input":   {"sm_90", []Input{LTOIR("x", nil)}, nil},
 		"NUL in a name": {"sm_90", []Input{PTX("a\x00", []byte("x"))}, nil},
-		"empty option":  {"sm_90", []Input{ptx}, []string{""}},
+		"empty option":  {"sm_90", []Input{ptx}, []Option{Flag("")}},
+		"bad level":     {"sm_90", []Input{ptx}, []Option{Optimize(4)}},
+		"no registers":  {"sm_90", []Input{ptx}, []Option{MaxRegisters(0)}},
+		"empty kernel":  {"sm_90", []Input{ptx}, KernelsUsed("")},
+		"empty ptxas":   {"sm_90", []Input{ptx}, []Option{Ptxas("")}},
 	} {
 		out, err := Link(c.arch, c.inputs, c.opts...)
 		if out != nil || err == nil || errors.Is(err, ErrNoLibrary) {

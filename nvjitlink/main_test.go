@@ -3,7 +3,8 @@ package nvjitlink_test
 import (
 	"testing"
 
+	"github.com/purecuda/purecuda/hostmem"
 	"github.com/purecuda/purecuda/internal/testenv"
 )
 
-func TestMain(m *testing.M) { testenv.Main(m) }
+func TestMain(m *testing.M) { testenv.Main(m, testenv.Drain(hostmem.Drain)) }

@@ -246,7 +246,11 @@ func TestWatchOnTheGPUStopsWithItsContext(t *testing.T) {
 		}
 		break
 	}
-	<-w.Done()
+	select {
+	case <-w.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the Watcher's Events closed, but Done did not within 20 s")
+	}
 	if err := w.Err(); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Err() = %v, want the context's deadline", err)
 	}

@@ -316,7 +316,20 @@ func (d Device) ECCErrors(kind MemoryErrorType, counter EccCounterType) (uint64,
 }
 
 // Process is a process that uses a device.
+//
+// # Process ids
+//
+// PID is the process id as NVML sees it: the host's, in the process id
+// namespace of the driver (the initial one), not that of the caller. In a
+// container with its own process id namespace (Docker, Kubernetes pods
+// without hostPID) the ids differ from the container's own, os.Getpid
+// included, so that a program there does not find itself in the list by
+// its pid; the processes of other containers on the same GPU are listed
+// too, by their host ids. Inside such a container the host ids are not
+// visible (its /proc shows its own); a program that must find itself runs
+// with the host's namespace (docker --pid=host, hostPID: true).
 type Process struct {
+	// PID is the host's process id (see # Process ids).
 	PID uint32
 	// UsedMemory is the device memory it holds in bytes; NotAvailable
 	// where the driver does not say (Windows' WDDM mode, no permission).
@@ -334,7 +347,8 @@ const (
 )
 
 // ComputeProcesses lists the processes with a compute context on the
-// device (nvmlDeviceGetComputeRunningProcesses_v3).
+// device (nvmlDeviceGetComputeRunningProcesses_v3), by their host process
+// ids (see Process: not a container's).
 func (d Device) ComputeProcesses() ([]Process, error) {
 	return processes("nvmlDeviceGetComputeRunningProcesses_v3", func(n *uint32, p *ProcessInfo) error {
 		return DeviceGetComputeRunningProcesses(d, n, p)
@@ -342,7 +356,8 @@ func (d Device) ComputeProcesses() ([]Process, error) {
 }
 
 // GraphicsProcesses lists the processes with a graphics context on the
-// device (nvmlDeviceGetGraphicsRunningProcesses_v3).
+// device (nvmlDeviceGetGraphicsRunningProcesses_v3), by their host process
+// ids (see Process).
 func (d Device) GraphicsProcesses() ([]Process, error) {
 	return processes("nvmlDeviceGetGraphicsRunningProcesses_v3", func(n *uint32, p *ProcessInfo) error {
 		return DeviceGetGraphicsRunningProcesses(d, n, p)

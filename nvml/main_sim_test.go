@@ -3,25 +3,23 @@
 package nvml
 
 import (
-	"fmt"
-	"os"
 	"testing"
 
+	"github.com/purecuda/purecuda/internal/testenv/harness"
 	"github.com/purecuda/purecuda/internal/testenv/nvmlsim"
 )
 
 // TestMain points the package at the NVML simulator before any test runs
-// and, after them, fails the run if they left NVML initialized or an
-// event set (a Watcher's goroutine) alive.
+// and, after them, fails the run if they left NVML initialized (the
+// package's count or the simulator's) or an event set (a Watcher's
+// goroutine) alive: nvmlsim.Main's leak check.
 func TestMain(m *testing.M) {
-	nvmlsim.Main(func() int {
-		code := m.Run()
-		if n, sets, inits := initialized(), nvmlsim.Stat("sets"), nvmlsim.Stat("init"); n != 0 || sets != 0 || inits != 0 {
-			fmt.Fprintf(os.Stderr, "leak: Init count %d, %d event sets, NVML's count %d after the tests\n", n, sets, inits)
-			if code == 0 {
-				code = 1
-			}
-		}
-		return code
-	})
+	watchInit()
+	nvmlsim.Main(m.Run)
+}
+
+// watchInit has the leak check count the package's Init calls not
+// matched by Shutdown.
+func watchInit() {
+	harness.Watch("nvml.Init calls without Shutdown", func() (int64, error) { return int64(initialized()), nil })
 }

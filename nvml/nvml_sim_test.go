@@ -395,8 +395,13 @@ func TestWatchDeliversEventsAndStopsWithItsContext(t *testing.T) {
 	case <-time.After(timeout):
 		t.Fatalf("the Watcher did not stop within %v of its context's end", timeout)
 	}
-	if _, ok := <-w.Events(); ok {
-		t.Error("Events is open after Done")
+	select {
+	case _, ok := <-w.Events():
+		if ok {
+			t.Error("Events is open after Done")
+		}
+	case <-time.After(timeout):
+		t.Fatal("Events is open after Done: a receive blocked")
 	}
 	if err := w.Err(); !errors.Is(err, context.Canceled) {
 		t.Errorf("Err() = %v, want context.Canceled", err)

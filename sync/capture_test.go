@@ -130,7 +130,7 @@ func TestWaitOnThePerThreadStreamInItsOwnCaptureIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the capture = %v, want it to end well", err)
 	}
-	testenv.Must(t, g.Destroy())
+	testenv.MustBounded(t, "g.Destroy", g.Destroy)
 	if !errors.Is(waitErr, sync.ErrCapturing) {
 		t.Fatalf("wait on the per-thread stream in its capture = %v, want ErrCapturing", waitErr)
 	}

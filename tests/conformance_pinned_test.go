@@ -30,10 +30,10 @@ func TestConformancePinnedCallsDoNotWaitForARunningHostFunction(t *testing.T) {
 	testenv.Must(t, err)
 	ctx, err := devs[0].Context()
 	testenv.Must(t, err)
-	t.Cleanup(func() { testenv.Must(t, ctx.Close()) })
+	t.Cleanup(func() { testenv.MustBounded(t, "ctx.Close", ctx.Close) })
 	s, err := ctx.NewStream(cuda.NonBlocking())
 	testenv.Must(t, err)
-	t.Cleanup(func() { testenv.Must(t, s.Close()) })
+	t.Cleanup(func() { testenv.MustBounded(t, "s.Close", s.Close) })
 	other := testenv.NewStream(t)
 	var after libcuda.Event
 	testenv.Must(t, libcuda.EventCreate(&after, uint32(libcuda.CU_EVENT_DISABLE_TIMING)))
@@ -135,6 +135,6 @@ func TestConformancePinnedCallsDoNotWaitForARunningHostFunction(t *testing.T) {
 		}
 	}
 	let()
-	testenv.Must(t, s.Sync(testenv.Context(t)))
+	testenv.MustBounded(t, "s.Sync", func() error { return s.Sync(testenv.Context(t)) })
 	testenv.Must(t, libcuda.StreamSynchronize(other))
 }

@@ -64,7 +64,7 @@ func TestHostmemStressWithGlobalCaptures(t *testing.T) {
 						return fmt.Errorf("capturer %d: %w", w, err)
 					}
 					captures.Add(1)
-					if err := g.Destroy(); err != nil {
+					if err := testenv.BoundedErr(t, "g.Destroy", g.Destroy); err != nil {
 						return err
 					}
 				}
@@ -99,7 +99,7 @@ func TestHostmemStressWithGlobalCaptures(t *testing.T) {
 					if err := b.Use(s); err != nil {
 						return err
 					}
-					if err := b.Free(); err != nil {
+					if err := testenv.BoundedErr(t, "b.Free", b.Free); err != nil {
 						return err
 					}
 					cycled.Add(1)

@@ -10,8 +10,12 @@ import (
 
 	"github.com/purecuda/purecuda/cublas"
 	"github.com/purecuda/purecuda/cublaslt"
+	"github.com/purecuda/purecuda/cufft"
+	"github.com/purecuda/purecuda/curand"
+	"github.com/purecuda/purecuda/internal/calltest"
 	"github.com/purecuda/purecuda/internal/dl"
 	"github.com/purecuda/purecuda/libcuda"
+	"github.com/purecuda/purecuda/nccl"
 	"github.com/purecuda/purecuda/nvjitlink"
 	"github.com/purecuda/purecuda/nvml"
 	"github.com/purecuda/purecuda/nvrtc"
@@ -132,6 +136,74 @@ var loaders = map[string]loaderRow{
 			return p, e.FromEnv, true
 		},
 		func(err error) bool { var e *cublaslt.SymbolError; return errors.As(err, &e) }},
+	"nccl": {nccl.EnvLibrary, nccl.ErrNoLibrary, nccl.ErrSymbol,
+		func(p string, r error, env bool) error {
+			return &nccl.LoadError{Tried: []nccl.Attempt{{Path: p, Err: r}}, FromEnv: env}
+		},
+		func(s, p string) error { return &nccl.SymbolError{Symbol: s, Path: p, Version: 22809} },
+		func(err error) ([]string, bool, bool) {
+			var e *nccl.LoadError
+			if !errors.As(err, &e) {
+				return nil, false, false
+			}
+			var p []string
+			for _, a := range e.Tried {
+				p = append(p, a.Path)
+			}
+			return p, e.FromEnv, true
+		},
+		func(err error) bool { var e *nccl.SymbolError; return errors.As(err, &e) }},
+	"curand": {curand.EnvLibrary, curand.ErrNoLibrary, curand.ErrSymbol,
+		func(p string, r error, env bool) error {
+			return &curand.LoadError{Tried: []curand.Attempt{{Path: p, Err: r}}, FromEnv: env}
+		},
+		func(s, p string) error { return &curand.SymbolError{Symbol: s, Path: p, Version: 10400} },
+		func(err error) ([]string, bool, bool) {
+			var e *curand.LoadError
+			if !errors.As(err, &e) {
+				return nil, false, false
+			}
+			var p []string
+			for _, a := range e.Tried {
+				p = append(p, a.Path)
+			}
+			return p, e.FromEnv, true
+		},
+		func(err error) bool { var e *curand.SymbolError; return errors.As(err, &e) }},
+	"cufft": {cufft.EnvLibrary, cufft.ErrNoLibrary, cufft.ErrSymbol,
+		func(p string, r error, env bool) error {
+			return &cufft.LoadError{Tried: []cufft.Attempt{{Path: p, Err: r}}, FromEnv: env}
+		},
+		func(s, p string) error { return &cufft.SymbolError{Symbol: s, Path: p, Version: 12000} },
+		func(err error) ([]string, bool, bool) {
+			var e *cufft.LoadError
+			if !errors.As(err, &e) {
+				return nil, false, false
+			}
+			var p []string
+			for _, a := range e.Tried {
+				p = append(p, a.Path)
+			}
+			return p, e.FromEnv, true
+		},
+		func(err error) bool { var e *cufft.SymbolError; return errors.As(err, &e) }},
+	"internal/calltest": {calltest.EnvLibrary, calltest.ErrNoLibrary, calltest.ErrSymbol,
+		func(p string, r error, env bool) error {
+			return &calltest.LoadError{Tried: []calltest.Attempt{{Path: p, Err: r}}, FromEnv: env}
+		},
+		func(s, p string) error { return &calltest.SymbolError{Symbol: s, Path: p} },
+		func(err error) ([]string, bool, bool) {
+			var e *calltest.LoadError
+			if !errors.As(err, &e) {
+				return nil, false, false
+			}
+			var p []string
+			for _, a := range e.Tried {
+				p = append(p, a.Path)
+			}
+			return p, e.FromEnv, true
+		},
+		func(err error) bool { var e *calltest.SymbolError; return errors.As(err, &e) }},
 }
 
 // Every row of the library table has its package's loader here, and each
@@ -191,6 +263,7 @@ func TestEveryPackagesLoaderFollowsItsRow(t *testing.T) {
 func TestLoadWithAMissingFileInTheVariable(t *testing.T) {
 	for pkg, load := range map[string]func() error{
 		"nvrtc": nvrtc.Load, "nvjitlink": nvjitlink.Load, "cublaslt": cublaslt.Load,
+		"curand": curand.Load, "cufft": cufft.Load,
 	} {
 		l := loaders[pkg]
 		bad := filepath.Join(os.TempDir(), "purecuda-absent", pkg+".so")

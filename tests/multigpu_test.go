@@ -36,12 +36,13 @@ type deviceSetup struct {
 
 func setupDevice(t *testing.T, ordinal int) *deviceSetup {
 	d := &deviceSetup{ctx: testenv.PrimaryContext(t, ordinal)}
+	var m libcuda.Module
 	testenv.Must(t, libcuda.WithContext(d.ctx, func() error {
 		if err := libcuda.StreamCreate(&d.s, uint32(libcuda.CU_STREAM_NON_BLOCKING)); err != nil {
 			return err
 		}
-		m, err := libcuda.LoadModule(kernels.PTX)
-		if err != nil {
+		var err error
+		if m, err = libcuda.LoadModule(kernels.PTX); err != nil {
 			return err
 		}
 		if d.sum, err = m.Function("sum_i64"); err != nil {
@@ -54,7 +55,7 @@ func setupDevice(t *testing.T, ordinal int) *deviceSetup {
 			if err := libcuda.StreamDestroy(d.s); err != nil {
 				return err
 			}
-			return libcuda.MemFree(d.out)
+			return errors.Join(libcuda.MemFree(d.out), libcuda.ModuleUnload(m))
 		}))
 	})
 	return d
@@ -90,7 +91,7 @@ func TestWrappedMemoryUsedOnTwoDevicesIsReleasedAfterBoth(t *testing.T) {
 			}))
 			testenv.Must(t, b.Use(d.s)) // each use's event lives in its stream's context
 		}
-		testenv.Must(t, b.Free())
+		testenv.MustBounded(t, "b.Free", b.Free)
 		gates[first].Open()
 		time.Sleep(20 * time.Millisecond)
 		if st := hostmem.ReadStats(); st.Pending != 1 {
@@ -147,7 +148,7 @@ func TestCopiesBetweenDevicesThroughWrappedMemoryAndPeer(t *testing.T) {
 			t.Fatalf("element %d is %d after the round trip, want %d", i, back[i], src[i])
 		}
 	}
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	memtest.Drain(t)
 }
 

@@ -51,7 +51,7 @@ func TestScenario1WrapKeepsGoMemoryAlive(t *testing.T) {
 	if got := memtest.ReadInt64(t, out); got != want {
 		t.Fatalf("sum over wrapped memory after GC = %d, want %d", got, want)
 	}
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	memtest.Drain(t)
 }
 
@@ -70,7 +70,7 @@ func TestScenario2FreeWhileGPUBusyWaits(t *testing.T) {
 	g.Hold(t, s)
 	memtest.SumOnDevice(t, m, s, b, n, out, 0)
 	testenv.Must(t, b.Use(s))
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	b = nil
 	churn()
 	if st := hostmem.ReadStats(); st.Pending != 1 || st.Registrations != 1 {
@@ -101,7 +101,7 @@ func TestScenario3WrapAgainRightAfterFreeReusesTheRegistration(t *testing.T) {
 	g.Hold(t, s)
 	memtest.SumOnDevice(t, m, s, b, n, out, 0)
 	testenv.Must(t, b.Use(s))
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	again, err := hostmem.Wrap(cu, v) // the release is still pending
 	if err != nil {
 		t.Fatalf("wrapping again during the pending release: %v", err)
@@ -116,8 +116,8 @@ func TestScenario3WrapAgainRightAfterFreeReusesTheRegistration(t *testing.T) {
 	if got := memtest.ReadInt64(t, out); got != want {
 		t.Fatalf("sum = %d, want %d", got, want)
 	}
-	testenv.Must(t, again.Free())
-	testenv.Must(t, half.Free())
+	testenv.MustBounded(t, "again.Free", again.Free)
+	testenv.MustBounded(t, "half.Free", half.Free)
 	memtest.Drain(t)
 }
 
@@ -137,7 +137,7 @@ func TestScenario4StreamDestroyedBeforeFree(t *testing.T) {
 	memtest.SumOnDevice(t, m, s, b, n, out, 0)
 	testenv.Must(t, b.Use(s))
 	testenv.Must(t, libcuda.StreamDestroy(s))
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	v, b = nil, nil
 	churn()
 	memtest.StillHeld(t)
@@ -193,8 +193,8 @@ func launchGraph(t *testing.T, g *graph.Graph) {
 	s := testenv.NewStream(t)
 	testenv.Must(t, e.Launch(s))
 	testenv.Must(t, libcuda.StreamSynchronize(s))
-	testenv.Must(t, e.Destroy())
-	testenv.Must(t, g.Destroy())
+	testenv.MustBounded(t, "e.Destroy", e.Destroy)
+	testenv.MustBounded(t, "g.Destroy", g.Destroy)
 }
 
 func TestScenario5FreeDuringGlobalCaptureKeepsTheCapture(t *testing.T) {
@@ -219,7 +219,7 @@ func TestScenario5FreeDuringGlobalCaptureKeepsTheCapture(t *testing.T) {
 	testenv.Must(t, libcuda.MemsetD32(data, 0, k))
 	var during hostmem.Stats
 	g, err := captureWhile(t, cu, m, data, k, func() {
-		testenv.Must(t, b.Free())
+		testenv.MustBounded(t, "b.Free", b.Free)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		for hostmem.ReadStats().Registrations > 0 && ctx.Err() == nil {
@@ -263,7 +263,7 @@ func TestScenario6UnknownUseIsPostponedUntilCapturesEnd(t *testing.T) {
 	var during hostmem.Stats
 	g, err := captureWhile(t, cu, m, data, 1024, func() {
 		testenv.Must(t, b.Use(libcuda.CU_STREAM_LEGACY))
-		testenv.Must(t, b.Free())
+		testenv.MustBounded(t, "b.Free", b.Free)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		for hostmem.ReadStats().Postponed == 0 && ctx.Err() == nil {
@@ -331,7 +331,7 @@ func TestScenario8GraphKeepsWrappedMemoryAlive(t *testing.T) {
 		return b.Use(s)
 	})
 	testenv.Must(t, err)
-	testenv.Must(t, b.Free())
+	testenv.MustBounded(t, "b.Free", b.Free)
 	v, b = nil, nil
 	memtest.DrainReleases(t)
 	if st := hostmem.ReadStats(); st.Registrations != 1 {
@@ -340,8 +340,8 @@ func TestScenario8GraphKeepsWrappedMemoryAlive(t *testing.T) {
 	churn()
 	e, err := g.Instantiate()
 	testenv.Must(t, err)
-	testenv.Must(t, g.Destroy()) // the executable graph still holds the lease
-	memtest.DrainReleases(t)     // trims what is retired
+	testenv.MustBounded(t, "g.Destroy", g.Destroy) // the executable graph still holds the lease
+	memtest.DrainReleases(t)                       // trims what is retired
 	if st := hostmem.ReadStats(); st.Registrations != 1 {
 		t.Fatalf("with only the executable graph alive: %+v, want its registration kept", st)
 	}
@@ -354,6 +354,6 @@ func TestScenario8GraphKeepsWrappedMemoryAlive(t *testing.T) {
 		}
 		churn()
 	}
-	testenv.Must(t, e.Destroy())
+	testenv.MustBounded(t, "e.Destroy", e.Destroy)
 	memtest.Drain(t)
 }

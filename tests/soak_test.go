@@ -42,6 +42,12 @@ func injected(err error) bool { return errors.Is(err, soakCode) }
 // line an injected one, no registration left after Drain (but those kept
 // after an injected failure) and the goroutines back to their baseline.
 func TestSoakReleasesUnderFaultsAndCancellation(t *testing.T) {
+	// By design the injected failures keep memory, events and graphs for good: the test runs in a child
+	// process, which ends with them, so that the leak check after the
+	// package's tests (testenv.Main) stays exact.
+	if !testenv.InChild(t) {
+		return
+	}
 	logged := testenv.CaptureErrors(t)
 	cu := testenv.OnPrimary(t, 0)
 	m := testenv.LoadKernels(t)
@@ -94,7 +100,7 @@ func TestSoakReleasesUnderFaultsAndCancellation(t *testing.T) {
 						return fmt.Errorf("capturer %d: %w", w, err)
 					}
 					captures.Add(1)
-					if err := g.Destroy(); err != nil && !injected(err) {
+					if err := testenv.BoundedErr(t, "g.Destroy", g.Destroy); err != nil && !injected(err) {
 						return err
 					}
 				}

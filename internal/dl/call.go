@@ -20,15 +20,16 @@ func Call(f *Frame) {
 	runtime_cgocall(trampolineABI0, unsafe.Pointer(f))
 }
 
-// CallFloat calls a C function that takes float or double arguments by
-// value. args holds every argument in C order as a 64-bit word (floats as
-// math.Float32bits, doubles as math.Float64bits); bit i of floats or
-// doubles marks argument i as such. Only functions without pointer
-// arguments use it, so the words need no pointer tracking.
-func CallFloat(fn uintptr, floats, doubles uint32, args ...uint64) uintptr {
-	var f floatFrame
-	f.Fn = fn
-	packFloatArgs(&f, floats|doubles, args)
-	runtime_cgocall(trampolineFloatABI0, unsafe.Pointer(&f))
-	return f.R
+// CallFloat is Call for a C function that takes float or double arguments
+// by value. f heads a block of FloatFrame's layout: the integer-class
+// argument words (MaxArgWords of them, the unused ones anywhere past f.N),
+// then the eight words the trampoline loads into the floating-point
+// argument registers (XMM0-XMM7 on System V AMD64, the first four on
+// Windows x64, V0-V7 on arm64), a float in the low 32 bits of its word.
+// The caller lays the arguments out for the system's convention (see
+// FloatsPositional); tools/gen writes that layout per entry point.
+//
+//go:nosplit
+func CallFloat(f *Frame) {
+	runtime_cgocall(trampolineFloatABI0, unsafe.Pointer(f))
 }

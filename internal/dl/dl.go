@@ -25,9 +25,15 @@
 // its own, never reached because no library can be opened there.
 //
 // libcuda's call tests (libcuda/call_test.go, against a C fixture; run for
-// arm64 under qemu-user in CI) check this package through libcuda's call
-// and callf.
+// arm64 under qemu-user in CI) check Call through libcuda's call;
+// internal/calltest's check CallFloat through wrappers that tools/gen
+// writes, on the three systems (arm64 under qemu-user, Windows under Wine).
 package dl
+
+import (
+	"runtime"
+	"unsafe"
+)
 
 // Frame is the head of the argument block that the trampoline reads.
 type Frame struct {
@@ -42,10 +48,29 @@ type Frame struct {
 // (cublasGemmStridedBatchedEx_64) takes 23.
 const MaxArgWords = 28
 
-// floatFrame is the argument block of CallFloat: the integer-class words,
-// then the eight floating-point argument registers.
-type floatFrame struct {
+// FloatFrame is the layout of CallFloat's argument block: the head, the
+// integer-class words, then the floating-point register words. Callers
+// declare their own struct of this layout, with pointer-typed fields where
+// pointers travel (see Call's rules); FloatXOffset is where X begins.
+type FloatFrame struct {
 	Frame
-	a [MaxArgWords]uintptr
-	x [8]uint64
+	A [MaxArgWords]uintptr
+	X [8]uint64
 }
+
+// FloatXOffset is the offset of FloatFrame.X in the block (the trampolines'
+// F_X).
+const FloatXOffset = 24 + MaxArgWords*8
+
+// FloatsPositional reports the convention CallFloat's block follows on
+// this system. On Windows x64 the arguments are positional: argument i is
+// word i of A whatever its type, and a float or double among the first four
+// is also X[i] (the callee reads XMM i; a variadic callee would read the
+// integer register). On System V AMD64 and AAPCS64 the two classes count
+// separately: the floats and doubles fill X in order, the other arguments
+// fill A in order, and a float past the eighth takes the next word of A
+// (the stack), as in C.
+const FloatsPositional = runtime.GOOS == "windows"
+
+// The compiler refuses this line if FloatXOffset is not X's offset.
+var _ = [1]struct{}{}[unsafe.Offsetof(FloatFrame{}.X)-FloatXOffset]

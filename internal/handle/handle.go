@@ -1,6 +1,7 @@
-// Package handle is the lifetime that packages cublas and cublaslt give
-// their library's handles: made on a cuda.Stream in its context, used by
-// calls that hold it for reading, changed and closed under its lock, and
+// Package handle is the lifetime that packages cublas, cublaslt, curand
+// and cufft give their library's handles: made on a cuda.Stream in its
+// context, used by calls that hold it for reading, changed and closed
+// under its lock, and
 // destroyed, once closed or collected, through sync.Postpone (the
 // libraries' destroys synchronize the device, which would invalidate a
 // capture in progress), with the stream's context held until then.

@@ -330,4 +330,3 @@ func TestAFailedDestroyIsLogged(t *testing.T) {
 		t.Errorf("logged %q, want the failed destroy", log.messages())
 	}
 }
-

@@ -57,6 +57,11 @@ type Program struct {
 	// Required makes a missing header, header version or C compiler a
 	// failure instead of a skip (builds that run the GPU tests have them).
 	Required bool
+	// Stubs are headers written into a folder searched before all
+	// others, by name: stand-ins for what Header includes but does not
+	// need for the types checked (nccl.h includes cuda_runtime.h for
+	// cudaStream_t, and cuda_fp16.h, which needs the toolkit's CCCL).
+	Stubs map[string]string
 	// Cross, when set, builds the program for another system and runs it
 	// there (windows/amd64 under Wine); else the machine's C compiler
 	// builds it for this one.
@@ -115,8 +120,21 @@ func Check(t *testing.T, p Program, types []Type) {
 	if err := os.WriteFile(src, p.source(types), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	// The header's folder first, so that its own includes come from
-	// there; the other folders give what it lacks (the toolkit's crt/).
+	// The stubs first, then the header's folder, so that its own
+	// includes come from there; the other folders give what it lacks (the
+	// toolkit's crt/).
+	if len(p.Stubs) > 0 {
+		stubs := filepath.Join(tmp, "stubs")
+		if err := os.Mkdir(stubs, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		for name, text := range p.Stubs {
+			if err := os.WriteFile(filepath.Join(stubs, name), []byte(text), 0o666); err != nil {
+				t.Fatal(err)
+			}
+		}
+		args = append(args, "-I", stubs)
+	}
 	args = append(args, "-I", dir)
 	for _, d := range cands {
 		if d != dir {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/purecuda/purecuda/internal/testenv/harness"
 )
 
 // testToken is the job token of the tests.
@@ -146,7 +148,7 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(envChild); mode != "" {
 		os.Exit(child(mode))
 	}
-	os.Exit(m.Run())
+	os.Exit(harness.Run(m, nil)) // under the watchdog
 }
 
 // child is one rank of a launch test:

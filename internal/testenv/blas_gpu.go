@@ -7,7 +7,7 @@ import "testing"
 // MainBLAS is Main for the tests of packages built on cuBLAS; under -tags
 // gpu they use the real libraries, found as packages cublas and cublaslt
 // look for them.
-func MainBLAS(m *testing.M) { mainWith(m, nil) }
+func MainBLAS(m *testing.M, opts ...Option) { mainWith(m, nil, opts) }
 
 // BLASStat reads a counter of the cuBLAS stand-in: under -tags gpu there
 // is none, and it fails t.

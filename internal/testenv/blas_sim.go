@@ -1,13 +1,9 @@
-//go:build !gpu && (linux || windows)
+//go:build !gpu
 
 package testenv
 
 import (
-	"os"
-	gosync "sync"
 	"testing"
-
-	"github.com/purecuda/purecuda/internal/testenv/cbuild"
 )
 
 // The cuBLAS stand-in (sim/cublassim.c) answers for libcublas.so.13 and
@@ -16,22 +12,31 @@ import (
 // tests loaded, so its work runs on that simulator's streams and memory.
 
 // MainBLAS is Main for the tests of packages built on cuBLAS: on the
-// simulator it also builds (on Windows, finds) the stand-in and points
-// PURECUDA_LIBCUBLAS and PURECUDA_LIBCUBLASLT at it.
-func MainBLAS(m *testing.M) { mainWith(m, setupBLAS) }
+// simulator it also builds (on Windows, finds: $PURECUDA_CUBLASSIM_DLL)
+// the stand-in and points PURECUDA_LIBCUBLAS and PURECUDA_LIBCUBLASLT at
+// it; the leak check counts its live handles too.
+func MainBLAS(m *testing.M, opts ...Option) { mainWith(m, setupBLAS, opts) }
 
 // blasLibrary is the stand-in's path once set up.
 var blasLibrary string
 
+var blasHooks struct {
+	stat func(name string) int64
+	live func(handle uintptr) int32
+}
+
 func setupBLAS() error {
-	lib, err := buildBLAS(simLibrary)
+	lib, err := LoadStub(Stub{
+		Name:    "cublassim",
+		Sources: []string{"cublassim.c"},
+		Links:   []string{simLibrary, "m"},
+		Env:     []string{"PURECUDA_LIBCUBLAS", "PURECUDA_LIBCUBLASLT"},
+		Hooks:   []Hook{{Name: "cublassim_stat", Fn: &blasHooks.stat}, {Name: "cublassim_live", Fn: &blasHooks.live}},
+		Stat:    "cublassim_stat",
+		Live:    map[string]string{"cuBLAS and cuBLASLt handles": "live_handles"},
+	})
 	if err != nil {
 		return err
-	}
-	for _, env := range []string{"PURECUDA_LIBCUBLAS", "PURECUDA_LIBCUBLASLT"} {
-		if err := os.Setenv(env, lib); err != nil {
-			return err
-		}
 	}
 	blasLibrary = lib
 	return nil
@@ -40,21 +45,10 @@ func setupBLAS() error {
 // BLASLibrary is the path of the cuBLAS stand-in.
 func BLASLibrary() string { return blasLibrary }
 
-var blasHooks struct {
-	once gosync.Once
-	err  error
-	stat func(name string) int64
-	live func(handle uintptr) int32
-}
-
 func loadBLASHooks(t testing.TB) {
 	t.Helper()
-	blasHooks.once.Do(func() {
-		blasHooks.err = cbuild.Bind(blasLibrary, cbuild.Hook{Name: "cublassim_stat", Fn: &blasHooks.stat},
-			cbuild.Hook{Name: "cublassim_live", Fn: &blasHooks.live})
-	})
-	if blasHooks.err != nil {
-		t.Fatalf("the cuBLAS stand-in's hooks: %v", blasHooks.err)
+	if blasLibrary == "" {
+		t.Fatal("the cuBLAS stand-in's hooks: the stand-in is not loaded (testenv.MainBLAS loads it)")
 	}
 }
 

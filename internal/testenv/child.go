@@ -8,11 +8,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/purecuda/purecuda/internal/testenv/harness"
 )
 
 // EnvChild names, in a child process that InChild started, the test that
-// the child is to run.
-const EnvChild = "PURECUDA_TEST_CHILD"
+// the child is to run. Main checks for leaks in no child (see
+// harness.EnvChild): the child ends with what its test left.
+const EnvChild = harness.EnvChild
 
 // ChildTimeout bounds a child process of InChild and RunChild.
 const ChildTimeout = 6 * Timeout

@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	gosync "sync"
 	"testing"
 
-	"github.com/purecuda/purecuda/internal/testenv/cbuild"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -22,17 +20,39 @@ const SimDevices = 2
 // simLibrary is the path of the simulator library once loaded.
 var simLibrary string
 
+// simStub is the driver simulator, sim.c: libcudasim.so, on Windows the
+// DLL $PURECUDA_CUDASIM_DLL names (.ci/windows-wine builds it). Its live
+// objects must be gone when a package's tests end.
+var simStub = Stub{
+	Name:    "cudasim",
+	Sources: []string{"sim.c"},
+	Env:     []string{libcuda.EnvLibrary},
+	Hooks: []Hook{{Name: "sim_fail_after", Fn: &hooks.failAfter},
+		{Name: "sim_stat", Fn: &hooks.stat},
+		{Name: "sim_call_name", Fn: &hooks.callName},
+		{Name: "sim_call_counts", Fn: &hooks.callCounts}},
+	Stat: "sim_stat",
+	Live: map[string]string{
+		"streams":                     "live_streams",
+		"events":                      "live_events",
+		"device allocations":          "live_allocations",
+		"host allocations":            "live_host_allocations",
+		"graphs":                      "live_graphs",
+		"executable graphs":           "live_graph_execs",
+		"modules":                     "live_modules",
+		"registered host ranges":      "registered_ranges",
+		"stream captures in progress": "active_captures",
+	},
+}
+
 // setup builds the simulator (once per source and compiler, in the user's
-// cache directory) and points libcuda at it.
+// cache directory), points libcuda at it and loads it.
 func setup() error {
-	lib, err := buildSimulator()
-	if err != nil {
-		return err
-	}
-	if err := os.Setenv(libcuda.EnvLibrary, lib); err != nil {
-		return err
-	}
 	if err := os.Setenv("PURECUDA_SIM_DEVICES", fmt.Sprint(SimDevices)); err != nil {
+		return err
+	}
+	lib, err := LoadStub(simStub)
+	if err != nil {
 		return err
 	}
 	if err := libcuda.Load(); err != nil {
@@ -48,9 +68,8 @@ func setup() error {
 // SimLibrary is the path of the loaded simulator.
 func SimLibrary() string { return simLibrary }
 
+// hooks are the simulator's test functions, bound by setup.
 var hooks struct {
-	once       gosync.Once
-	err        error
 	failAfter  func(name string, skip, count, code int32) int32
 	stat       func(name string) int64
 	callName   func(i int32) string
@@ -59,14 +78,8 @@ var hooks struct {
 
 func loadHooks(t testing.TB) {
 	t.Helper()
-	hooks.once.Do(func() {
-		hooks.err = cbuild.Bind(simLibrary, cbuild.Hook{Name: "sim_fail_after", Fn: &hooks.failAfter},
-			cbuild.Hook{Name: "sim_stat", Fn: &hooks.stat},
-			cbuild.Hook{Name: "sim_call_name", Fn: &hooks.callName},
-			cbuild.Hook{Name: "sim_call_counts", Fn: &hooks.callCounts})
-	})
-	if hooks.err != nil {
-		t.Fatalf("the simulator's test hooks: %v", hooks.err)
+	if simLibrary == "" {
+		t.Fatal("the simulator's test hooks: the simulator is not loaded (testenv.Main loads it)")
 	}
 }
 

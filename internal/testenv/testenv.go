@@ -13,6 +13,7 @@
 package testenv
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -20,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/purecuda/purecuda/internal/testenv/harness"
 	"github.com/purecuda/purecuda/libcuda"
 )
 
@@ -30,12 +32,50 @@ const Timeout = 10 * time.Second
 // failure of the test binary.
 const EnvRequireSim = "PURECUDA_REQUIRE_SIM"
 
-// Main loads the simulator or the driver, runs the tests and exits.
-func Main(m *testing.M) { mainWith(m, nil) }
+// Main loads the simulator or the driver, runs the tests and exits. Around
+// the tests it runs package harness: a watchdog that ends a hung binary
+// after harness.DefaultWatchdog with every goroutine's stack
+// ($PURECUDA_TEST_WATCHDOG sets the limit), and, after them, the drains
+// given (Drain) and the leak check, which fails the binary when the
+// simulator still counts a live stream, event, allocation (device or
+// host), graph, executable graph, module, registered range or capture, or
+// a stand-in its objects (cuBLAS handles, NVML event sets): the message
+// names each with its count. A package that leaves some on purpose says so
+// with Allow.
+//
+//	func TestMain(m *testing.M) { testenv.Main(m, testenv.Drain(hostmem.Drain)) }
+func Main(m *testing.M, opts ...Option) { mainWith(m, nil, opts) }
+
+// Option adds to what Main does around the tests.
+type Option func(*options)
+
+type options struct {
+	drains []func(context.Context) error
+}
+
+// Drain makes Main run f after the tests and before the leak check, with
+// a context that ends after harness.DrainTimeout: for the releases that a
+// package finishes in the background (hostmem.Drain). An error of f fails
+// the binary. (testenv cannot call hostmem itself: hostmem's tests import
+// testenv.)
+func Drain(f func(context.Context) error) Option {
+	return func(o *options) { o.drains = append(o.drains, f) }
+}
+
+// Allow sets the leak check's baseline of what (the name the check prints,
+// e.g. "streams"): the package's tests leave n on purpose, for the reason
+// why. A count above n still fails. See harness.Allow.
+func Allow(what string, n int64, why string) Option {
+	return func(*options) { harness.Allow(what, n, why) }
+}
 
 // mainWith is Main with more set up (more, if not nil) after the driver
 // or simulator, failing as the simulator's build does.
-func mainWith(m *testing.M, more func() error) {
+func mainWith(m *testing.M, more func() error, opts []Option) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	err := setup()
 	if err == nil && more != nil {
 		err = more()
@@ -57,7 +97,14 @@ func mainWith(m *testing.M, more func() error) {
 		fmt.Fprintf(os.Stderr, "cuInit: %v\n", err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	os.Exit(harness.Run(m, func(ctx context.Context) error {
+		for _, f := range o.drains {
+			if err := f(ctx); err != nil {
+				return err
+			}
+		}
+		return nil
+	}))
 }
 
 // PrimaryContext retains device ordinal's primary context for the test and

@@ -28,13 +28,6 @@ int abi_out(int32_t *i, uint64_t *u, void **p) {
 // values and that only the low 32 bits of the return register count.
 int abi_negative(int v) { return v; }
 
-// abi_floats mixes integer and floating-point arguments the way
-// cuTexRefSetMipmapLevelClamp and cuParamSetf do.
-int abi_floats(int a, float b, int c, double d, float e) {
-	double got = a + b * 10.0 + c * 100.0 + d * 1000.0 + e * 10000.0;
-	return (int)got;
-}
-
 // abi_handle has the shape of CUipcMemHandle: 64 bytes, passed by value.
 // Such a struct is copied onto the stack on System V AMD64 and passed as a
 // pointer to a caller's copy on Windows x64 and arm64.

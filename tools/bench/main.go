@@ -191,7 +191,7 @@ func run(cc string, benchtime time.Duration) (err error) {
 		ops = appendNew(ops, op)
 	}
 
-	fmt.Printf("driver %s, CUDA %s\n\n", lib.Path, libcuda.FormatVersion(lib.Version))
+	fmt.Printf("%s\n\n", machineLine(lib.Path, lib.Version))
 	// One line per operation and way. A paired row compares its way with
 	// another (C, mostly) run in alternate rounds in this process: ns/op
 	// and the other's are medians over rounds, the ratio the median of the
@@ -222,7 +222,10 @@ func run(cc string, benchtime time.Duration) (err error) {
 			fmt.Fprintf(w, "%s\tC only\t-\t-\tC (separate process)\t%.1f\t-\t-\t\n", op, c)
 		}
 	}
-	return w.Flush()
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return printGoals(os.Stdout, got)
 }
 
 func appendNew(list []string, s string) []string {

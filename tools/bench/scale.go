@@ -60,6 +60,8 @@ func runScale() (err error) {
 	if err := libcuda.Init(0); err != nil {
 		return fmt.Errorf("cuInit: %w", err)
 	}
+	lib, _ := libcuda.Loaded()
+	fmt.Printf("%s\n\n", machineLine(lib.Path, lib.Version))
 	var dev libcuda.Device
 	if err := libcuda.DeviceGet(&dev, 0); err != nil {
 		return fmt.Errorf("cuDeviceGet: %w", err)

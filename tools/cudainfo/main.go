@@ -3,7 +3,9 @@
 // provides, every device with the attributes that matter for wrapping host
 // memory and, beside the driver's view, what NVML tells of it (memory used,
 // temperature, power, clocks, MIG mode, processes; the device found by its
-// UUID), and a short self-check (a copy round trip and one kernel).
+// UUID), the versions of NVIDIA's libraries it can load (NVRTC,
+// nvJitLink, cuBLAS, cuBLASLt, cuRAND, cuFFT), and a short self-check (a
+// copy round trip and one kernel).
 //
 //	go run ./tools/cudainfo
 //
@@ -56,6 +58,7 @@ func run() error {
 	if len(missing) > 0 && len(missing) <= 12 {
 		fmt.Printf("         not provided: %v\n", missing)
 	}
+	libraries()
 	if err := libcuda.Init(0); err != nil {
 		return fmt.Errorf("cuInit: %w", err)
 	}

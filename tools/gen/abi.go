@@ -94,8 +94,8 @@ type argKind int
 const (
 	aWord    argKind = iota // an integer in one word: uintptr(x)
 	aPointer                // a pointer the garbage collector must see: unsafe.Pointer(x)
-	aFloat                  // float, through callf
-	aDouble                 // double, through callf
+	aFloat                  // float, through callFloat
+	aDouble                 // double, through callFloat
 	aSmall                  // struct of 4 or 8 bytes by value, in one word
 	aBig                    // struct by value, larger than 16 bytes
 )

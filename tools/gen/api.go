@@ -11,7 +11,7 @@ import (
 // in a wrapper: predeclared names and packages the wrapper uses, the
 // runtime it calls and its temporaries.
 var reserved = map[string]bool{"error": true, "uintptr": true, "uint32": true, "uint64": true,
-	"unsafe": true, "math": true, "nil": true, "call": true, "callf": true, "frame": true,
+	"unsafe": true, "math": true, "nil": true, "call": true, "callFloat": true, "frame": true,
 	"_f": true, "_fn": true, "_err": true, "_r": true}
 
 // arg is a parameter as the wrapper passes it.
@@ -25,9 +25,17 @@ type arg struct {
 // apiFile writes zapi.go: a wrapper per function, then the procs.
 func (g *gen) apiFile() string {
 	var b strings.Builder
-	big := false
+	big, floats := false, false
 	for _, f := range g.h.funcs {
-		big = g.wrapper(&b, f) || big
+		bg, fl := g.wrapper(&b, f)
+		big, floats = big || bg, floats || fl
+	}
+	if floats {
+		b.WriteString("// floatsPositional reports whether float and double arguments keep their\n" +
+			"// position among the integer words (Windows x64) rather than filling the\n" +
+			"// floating-point registers apart (System V AMD64, AAPCS64): see\n" +
+			"// internal/dl.FloatsPositional.\n" +
+			"const floatsPositional = runtime.GOOS == \"windows\"\n\n")
 	}
 	if big {
 		b.WriteString("// structsOnStack reports whether a struct above 16 bytes passed by value goes on the stack\n" +
@@ -64,13 +72,12 @@ func (g *gen) apiFile() string {
 }
 
 // wrapper writes the Go function for f. It reports whether f passes a
-// large struct by value.
-func (g *gen) wrapper(b *strings.Builder, f *function) (big bool) {
+// large struct by value, and whether it passes floating-point arguments.
+func (g *gen) wrapper(b *strings.Builder, f *function) (big, floats bool) {
 	name := g.funcNames[f]
 	ai := g.abi[f]
 	var args []arg
 	var sig []string
-	floats, pointers := false, false
 	for i, p := range f.params {
 		a := arg{name: p.name, goType: g.typeName(p.typ)}
 		if a.name == "" {
@@ -84,7 +91,6 @@ func (g *gen) wrapper(b *strings.Builder, f *function) (big bool) {
 			g.failf("%s: %s: %v", f.pos, f.symbol, err)
 		}
 		floats = floats || a.kind == aFloat || a.kind == aDouble
-		pointers = pointers || a.kind == aPointer || a.kind == aBig
 		big = big || a.kind == aBig
 		args = append(args, a)
 		sig = append(sig, a.name+" "+a.goType)
@@ -92,8 +98,8 @@ func (g *gen) wrapper(b *strings.Builder, f *function) (big bool) {
 	if len(args) > maxArgWords {
 		g.failf("%s: %s takes %d arguments; the call path passes at most %d", f.pos, f.symbol, len(args), maxArgWords)
 	}
-	if floats && pointers {
-		g.failf("%s: %s takes floating-point and pointer arguments", f.pos, f.symbol)
+	if floats && big {
+		g.failf("%s: %s takes floating-point arguments and a struct by value: the call path passes no such mix", f.pos, f.symbol)
 	}
 	if g.lib.byVersion {
 		fmt.Fprintf(b, "// %s calls %s, resolved as %s at ABI version %d.\n//\n//\t%s\n", name, f.symbol, ai.base, ai.version, f.proto)
@@ -104,6 +110,9 @@ func (g *gen) wrapper(b *strings.Builder, f *function) (big bool) {
 	ret := func(r string) string { return fmt.Sprintf("return proc%s.result(%s)\n", name, r) }
 	results, zero := "error", ""
 	if f.ret != nil {
+		if r, err := resolve(g.h, f.ret); err == nil && r.kind == kBuiltin && builtins[r.name].float {
+			g.failf("%s: %s returns a floating-point value: the call path returns only the integer register", f.pos, f.symbol)
+		}
 		t := g.typeName(f.ret)
 		fmt.Fprintf(b, "//\n// It returns what %s returns; its error is only that of resolving %s.\n", f.symbol, f.symbol)
 		results, zero = "("+t+", error)", "nil, "
@@ -131,24 +140,11 @@ func (g *gen) wrapper(b *strings.Builder, f *function) (big bool) {
 	fmt.Fprintf(b, "_fn, _err := proc%s.fn()\nif _err != nil {\nreturn %s_err\n}\n", name, zero)
 	switch {
 	case floats:
-		var fl, db uint32
-		var words []string
-		for i, a := range args {
-			switch a.kind {
-			case aFloat:
-				fl |= 1 << i
-				words = append(words, "uint64(math.Float32bits("+a.name+"))")
-			case aDouble:
-				db |= 1 << i
-				words = append(words, "math.Float64bits("+a.name+")")
-			case aSmall:
-				words = append(words, fmt.Sprintf("uint64(*(*uint%d)(unsafe.Pointer(&%s)))", 8*a.size, a.name))
-			default:
-				words = append(words, "uint64("+a.name+")")
-			}
-		}
-		fmt.Fprintf(b, "_r := callf(_fn, %s, %s, %s)\n", bits(fl), bits(db), strings.Join(words, ", "))
-		b.WriteString(ret("_r") + "}\n\n")
+		b.WriteString("if floatsPositional {\n")
+		g.floatCall(b, f, args, true, ret)
+		b.WriteString("}\n")
+		g.floatCall(b, f, args, false, ret)
+		b.WriteString("}\n\n")
 	case big:
 		b.WriteString("if structsOnStack {\n")
 		g.frameCall(b, args, true, callName, ret)
@@ -159,15 +155,78 @@ func (g *gen) wrapper(b *strings.Builder, f *function) (big bool) {
 		g.frameCall(b, args, false, callName, ret)
 		b.WriteString("}\n\n")
 	}
-	return big
+	return big, floats
 }
 
-// bits prints a bit mask for callf.
-func bits(m uint32) string {
-	if m == 0 {
-		return "0"
+// floatCall writes the frame and call of a function with float or double
+// arguments (internal/dl.CallFloat through the package's callFloat): the
+// integer-class words, then the eight floating-point register words,
+// laid out for Windows x64 (positional: argument i is word i, and a
+// floating-point one among the first four is also register i) or for
+// System V AMD64 and AAPCS64 (the classes count apart; more than eight
+// floating-point arguments are refused).
+func (g *gen) floatCall(b *strings.Builder, f *function, args []arg, positional bool, ret func(r string) string) {
+	type word struct{ typ, value string }
+	var words []word
+	var xs []string // the floating-point register words, by register
+	nx := 0
+	for i, a := range args {
+		var w word
+		switch a.kind {
+		case aFloat, aDouble:
+			bits := "math.Float32bits(" + a.name + ")"
+			if a.kind == aDouble {
+				bits = "math.Float64bits(" + a.name + ")"
+			}
+			x := fmt.Sprintf("_f.x[%%d] = uint64(%s)", bits)
+			if a.kind == aDouble {
+				x = fmt.Sprintf("_f.x[%%d] = %s", bits)
+			}
+			w = word{"uintptr", "uintptr(" + bits + ")"}
+			if positional {
+				if i < 4 {
+					xs = append(xs, fmt.Sprintf(x, i))
+				}
+				break
+			}
+			if nx == 8 {
+				// System V and AAPCS64 would put it on the stack among the
+				// integer words that overflow their registers, a layout
+				// that depends on the register count: not wired.
+				g.failf("%s: %s takes more than 8 floating-point arguments: the call path passes at most 8", f.pos, f.symbol)
+			}
+			xs = append(xs, fmt.Sprintf(x, nx))
+			nx++
+			continue
+		case aPointer:
+			w = word{"unsafe.Pointer", "unsafe.Pointer(" + a.name + ")"}
+		case aSmall:
+			w = word{"uintptr", fmt.Sprintf("uintptr(*(*uint%d)(unsafe.Pointer(&%s)))", 8*a.size, a.name)}
+		default:
+			w = word{"uintptr", "uintptr(" + a.name + ")"}
+		}
+		words = append(words, w)
 	}
-	return fmt.Sprintf("%#b", m)
+	if len(words) > maxArgWords {
+		g.failf("%s: %s needs %d argument words; the call path passes at most %d", f.pos, f.symbol, len(words), maxArgWords)
+	}
+	var lines []string
+	for i, w := range words {
+		lines = append(lines, fmt.Sprintf("a%d %s", i, w.typ))
+	}
+	if n := maxArgWords - len(words); n > 0 {
+		lines = append(lines, fmt.Sprintf("_ [%d]uintptr", n))
+	}
+	lines = append(lines, "x [8]uint64")
+	fmt.Fprintf(b, "var _f struct {\nframe\n%s\n}\n", strings.Join(lines, "\n"))
+	fmt.Fprintf(b, "_f.fn, _f.n = _fn, %d\n", len(words))
+	for i, w := range words {
+		fmt.Fprintf(b, "_f.a%d = %s\n", i, w.value)
+	}
+	for _, x := range xs {
+		b.WriteString(x + "\n")
+	}
+	b.WriteString("callFloat(&_f.frame)\n" + ret("_f.r"))
 }
 
 // sysvRegs is the number of integer argument registers of System V AMD64.

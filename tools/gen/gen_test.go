@@ -120,7 +120,8 @@ func TestFixtureOutputBuildsAndRuns(t *testing.T) {
 }
 
 // wrappers are the exact output for a few fixture functions: a pointer
-// argument, a small struct by value, floats through callf, and a large
+// argument, a small struct by value, a float through callFloat (laid out
+// for Windows x64 and for System V and AAPCS64), and a large
 // struct by value.
 var wrappers = []string{`// CtxGetCurrent calls cuCtxGetCurrent, resolved as cuCtxGetCurrent at ABI version 4000.
 //
@@ -178,8 +179,36 @@ func ParamSetf(hfunc Function, offset int32, value float32) error {
 	if _err != nil {
 		return _err
 	}
-	_r := callf(_fn, 0b100, 0, uint64(hfunc), uint64(offset), uint64(math.Float32bits(value)))
-	return procParamSetf.result(_r)
+	if floatsPositional {
+		var _f struct {
+			frame
+			a0 uintptr
+			a1 uintptr
+			a2 uintptr
+			_  [25]uintptr
+			x  [8]uint64
+		}
+		_f.fn, _f.n = _fn, 3
+		_f.a0 = uintptr(hfunc)
+		_f.a1 = uintptr(offset)
+		_f.a2 = uintptr(math.Float32bits(value))
+		_f.x[2] = uint64(math.Float32bits(value))
+		callFloat(&_f.frame)
+		return procParamSetf.result(_f.r)
+	}
+	var _f struct {
+		frame
+		a0 uintptr
+		a1 uintptr
+		_  [26]uintptr
+		x  [8]uint64
+	}
+	_f.fn, _f.n = _fn, 2
+	_f.a0 = uintptr(hfunc)
+	_f.a1 = uintptr(offset)
+	_f.x[0] = uint64(math.Float32bits(value))
+	callFloat(&_f.frame)
+	return procParamSetf.result(_f.r)
 }
 `, `// IpcOpenMemHandle calls cuIpcOpenMemHandle_v2, resolved as cuIpcOpenMemHandle at ABI version 12000.
 //
@@ -248,7 +277,11 @@ func TestFixtureDeclarations(t *testing.T) {
 		{"zapi.go", `func GetErrorString\(error_ Result, pStr \*\*byte\) error`},
 		{"zapi.go", `func DeviceGetTexture1DLinearMaxWidth\(maxWidthInElements \*uint64, numChannels uint32, dev Device\) error`},
 		{"zapi.go", `func FuncSetFlags\(hfunc Function, flags Flags, more FlagsAlias, type_ int32\) error`},
-		{"zapi.go", `_r := callf\(_fn, 0b100, 0b10, uint64\(hfunc\), math.Float64bits\(value\), uint64\(math.Float32bits\(scale\)\)\)`},
+		// A double then a float: positional on Windows, the floating-point
+		// registers in order elsewhere.
+		{"zapi.go", `_f.a1 = uintptr\(math.Float64bits\(value\)\) _f.a2 = uintptr\(math.Float32bits\(scale\)\) _f.x\[1\] = math.Float64bits\(value\) _f.x\[2\] = uint64\(math.Float32bits\(scale\)\) callFloat`},
+		{"zapi.go", `_f.fn, _f.n = _fn, 1 _f.a0 = uintptr\(hfunc\) _f.x\[0\] = math.Float64bits\(value\) _f.x\[1\] = uint64\(math.Float32bits\(scale\)\) callFloat`},
+		{"zapi.go", `const floatsPositional = runtime.GOOS == "windows"`},
 		{"zapi.go", `_f.fn, _f.n = _fn, 11\n`},
 		// The call paths: pinned (CtxGetCurrent, above), fences, the rest.
 		{"zapi.go", `// It is a fence \(see Pinned calls in the package documentation\). func MemFree\(dptr Deviceptr\) error {(?s:.)*?callFence\(&_f.frame\) return procMemFree.result`},
@@ -449,8 +482,11 @@ func TestRefusals(t *testing.T) {
 		{"ambiguous PFN", "CUresult cuFoo(int a);",
 			"typedef CUresult (*PFN_cuFoo_v1000)(int a);\ntypedef CUresult (*PFN_cuFoo_v2000)(int b);",
 			"2 PFN typedefs match unversioned cuFoo"},
-		{"float and pointer", "CUresult cuFoo(float f, int *p);", "typedef CUresult (*PFN_cuFoo_v1000)(float f, int *p);",
-			"takes floating-point and pointer arguments"},
+		{"nine floats", "CUresult cuFoo(float a, float b, float c, float d, float e, float f, float g, double h, float i);",
+			"typedef CUresult (*PFN_cuFoo_v1000)(float a, float b, float c, float d, float e, float f, float g, double h, float i);",
+			"takes more than 8 floating-point arguments"},
+		{"float beside a large struct", "typedef struct { long long a, b, c; } CUbig;\nCUresult cuFoo(float f, CUbig b);",
+			"typedef CUresult (*PFN_cuFoo_v1000)(float f, CUbig b);", "takes floating-point arguments and a struct by value"},
 		{"12-byte struct", "typedef struct { int a, b, c; } CUthree;\nCUresult cuFoo(CUthree t);",
 			"typedef CUresult (*PFN_cuFoo_v1000)(CUthree t);", "passing a 12-byte struct by value"},
 		{"float struct", "typedef struct { float x, y; } CUpair;\nCUresult cuFoo(CUpair p);",

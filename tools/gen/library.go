@@ -19,7 +19,10 @@ import (
 // Lazy) reads. Adding a library is a row here plus its Go surface: no
 // hand-written load*.go.
 type library struct {
-	pkg     string   // Go package, and its folder under the module root
+	pkg string // Go package's folder under the module root; its last element names it
+	// local, where set, is the module's folder that holds headers (a test
+	// fixture's), read instead of the -include folder.
+	local   string
 	headers []string // read in order; the first declares the types and functions
 
 	// what names the library in messages and docs: "cuBLAS". Empty: a row
@@ -116,8 +119,21 @@ type library struct {
 	// cublas_v2.h's #defines do (cublasSgemm_v2 -> Sgemm), and the 64-bit
 	// index variants with a 64 suffix (cublasSgemm_v2_64 -> Sgemm64).
 	v2Names bool
-	// skip lists entry points left unbound.
-	skip map[string]bool
+	// skip lists entry points left unbound, and skipPrefix those whose
+	// symbols begin with it (nccl.h's pncclX, the profiling interface's
+	// second name for each ncclX).
+	skip       map[string]bool
+	skipPrefix string
+	// enumPrefix: enumerators whose C names begin with it drop it and
+	// take an upper-case first letter (nccl.h's ncclSum -> Sum, which
+	// would otherwise be unexported in Go); their String methods still
+	// give the C names.
+	enumPrefix string
+	// typeRename gives the Go name of a C type whose mechanical name the
+	// package's hand-written API uses for something else (nccl.h's
+	// ncclComm_t would be Comm, the Go-shaped communicator; curand.h's
+	// curandGenerator_t would be Generator).
+	typeRename map[string]string
 	// intResults lets entry points return an integer instead of the status
 	// (cuBLAS's size_t cublasGetCudartVersion); elsewhere that is refused.
 	intResults bool
@@ -347,6 +363,124 @@ var libraries = []*library{
 		version:     "cublasLtGetVersion",
 		versionKind: "return",
 	},
+	{
+		// cuRAND 10 (CUDA 13 ships cuRAND 10.4): its file names follow
+		// cuRAND's own major version, not the toolkit's.
+		pkg:        "curand",
+		unreached:  "CURAND_STATUS_NOT_INITIALIZED",
+		headers:    []string{"curand.h"},
+		result:     "curandStatus_t",
+		typePrefix: regexp.MustCompile(`^curand([A-Z].*?)(?:_t)?$`),
+		funcPrefix: "curand",
+		uses:       []string{"libtypes"},
+		prelude:    "typedef struct CUstream_st *cudaStream_t;",
+		extern:     map[string]string{"cudaStream_t": "libcuda.Stream"},
+		imports:    cudaImports,
+		// The typed Generator takes the name.
+		typeRename: map[string]string{"curandGenerator_t": "Handle"},
+
+		what:        "cuRAND",
+		env:         "PURECUDA_LIBCURAND",
+		linux:       []string{"libcurand.so.10", "libcurand.so"},
+		windows:     []string{"curand64_10.dll"},
+		pip:         []string{"cu13", "curand"},
+		install:     "install a CUDA toolkit, or pip install nvidia-curand",
+		ident:       []string{"curandCreateGenerator"},
+		version:     "curandGetVersion",
+		versionKind: "int",
+	},
+	{
+		// cuFFT 12 (CUDA 13 ships cuFFT 12.0): its file names follow
+		// cuFFT's own major version, not the toolkit's.
+		pkg:        "cufft",
+		unreached:  "CUFFT_INTERNAL_ERROR",
+		headers:    []string{"cufft.h"},
+		result:     "cufftResult",
+		typePrefix: regexp.MustCompile(`^cufft([A-Z].*?)(?:_t)?$`),
+		funcPrefix: "cufft",
+		uses:       []string{"libtypes"},
+		// CUFFTAPI would be GCC's visibility attribute, which the parser
+		// does not read: defined empty first.
+		prelude: "#define CUFFTAPI\n" + cudaPrelude,
+		extern:  cudaExtern,
+		imports: cudaImports,
+		rename:  map[string]string{"cufftCreate": "RawCreate"},
+
+		what:        "cuFFT",
+		env:         "PURECUDA_LIBCUFFT",
+		linux:       []string{"libcufft.so.12", "libcufft.so"},
+		windows:     []string{"cufft64_12.dll"},
+		pip:         []string{"cu13", "cufft"},
+		install:     "install a CUDA toolkit, or pip install nvidia-cufft",
+		ident:       []string{"cufftMakePlanMany64"},
+		version:     "cufftGetVersion",
+		versionKind: "int",
+	},
+	{
+		// NCCL, Linux only. The by-value ncclUniqueId of ncclCommInitRank
+		// and ncclCommInitRankConfig (128 bytes) is passed as the call
+		// path passes every struct above 16 bytes: in memory on the stack
+		// on System V AMD64, as a pointer to a copy on arm64 (checked
+		// against C by nccl's call-path test); a struct it could not pass
+		// would make the generator refuse the entry point. The Go surface
+		// uses ncclCommInitRankScalable, which takes the ids by pointer.
+		pkg:        "nccl",
+		unreached:  "InternalError",
+		headers:    []string{"nccl.h"},
+		result:     "ncclResult_t",
+		errorText:  "ncclGetErrorString",
+		typePrefix: regexp.MustCompile(`^nccl([A-Z].*?)(?:_t)?$`),
+		funcPrefix: "nccl",
+		enumPrefix: "nccl",
+		// <limits.h>'s INT_MIN, which NCCL_CONFIG_UNDEF_INT names.
+		prelude:    "typedef struct CUstream_st *cudaStream_t;\n#define INT_MIN (-2147483647 - 1)\n",
+		extern:     map[string]string{"cudaStream_t": "libcuda.Stream"},
+		imports:    cudaImports,
+		layout:     true,
+		skipPrefix: "pnccl",
+		// ncclResetDebugInit returns void and is, by its own deprecation
+		// note, no part of NCCL's API.
+		skip:       map[string]bool{"ncclResetDebugInit": true},
+		typeRename: map[string]string{"ncclComm_t": "Handle", "ncclUniqueId": "CUniqueID"},
+		// The typed collectives of the Go surface take these names; the
+		// C-shaped wrappers stay unexported beneath them.
+		rename: map[string]string{"ncclAllReduce": "allReduce", "ncclBroadcast": "broadcast",
+			"ncclReduce": "reduce", "ncclAllGather": "allGather", "ncclReduceScatter": "reduceScatter",
+			"ncclAlltoAll": "alltoAll", "ncclGather": "gather", "ncclScatter": "scatter",
+			"ncclSend": "send", "ncclRecv": "recv"},
+
+		what:        "NCCL",
+		env:         "PURECUDA_LIBNCCL",
+		linux:       []string{"libnccl.so.2", "libnccl.so"},
+		pip:         []string{"nccl", "cu13"},
+		install:     "pip install nvidia-nccl-cu13 (PyTorch's wheels bring it), or NVIDIA's libnccl2 package",
+		ident:       []string{"ncclCommInitRankScalable"},
+		version:     "ncclGetVersion",
+		versionKind: "int",
+		envExample:  "/opt/venv/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2",
+		loadDoc:     "The identifying symbol, ncclCommInitRankScalable, is NCCL 2.23's and later's.",
+	},
+	callTest,
+}
+
+// callTest is the call-path fixture: internal/calltest's wrappers,
+// generated from a header of C functions with the shapes of the float
+// and double entry points (cuRAND's), which its tests build and call.
+var callTest = &library{
+	pkg:        "internal/calltest",
+	local:      "internal/calltest/c",
+	unreached:  "CALLTEST_BAD",
+	headers:    []string{"calltest.h"},
+	result:     "calltestStatus",
+	typePrefix: regexp.MustCompile(`^calltest([A-Z].*)$`),
+	funcPrefix: "calltest",
+
+	what:    "call-path fixture",
+	env:     "PURECUDA_LIBCALLTEST",
+	linux:   []string{"libcalltest.so"},
+	windows: []string{"calltest.dll"},
+	install: "build c/calltest.c (internal/calltest's tests do)",
+	ident:   []string{"calltestMixed"},
 }
 
 // cudaPrelude declares what cublas_api.h takes from driver_types.h,
@@ -394,8 +528,22 @@ func libraryNamed(pkg string) (*library, error) {
 // -> Stream, with nvrtc's nvrtcProgram -> Program; CUDA_* and other names
 // keep their spelling.
 func (l *library) goName(c string) string {
+	if n, ok := l.typeRename[c]; ok {
+		return n
+	}
 	if m := l.typePrefix.FindStringSubmatch(c); m != nil {
 		return exported(m[1])
+	}
+	return c
+}
+
+// enumerator is the Go name of an enumerator: its C name, or, with the
+// row's enumPrefix, the rest after it with an upper-case first letter.
+func (l *library) enumerator(c string) string {
+	if l.enumPrefix != "" {
+		if rest, ok := strings.CutPrefix(c, l.enumPrefix); ok && rest != "" {
+			return exported(rest)
+		}
 	}
 	return c
 }

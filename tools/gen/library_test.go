@@ -536,6 +536,41 @@ func TestRealNvJitLinkHeader(t *testing.T) {
 	}
 }
 
+// The nccl row: pncclX and the void ncclResetDebugInit are left unbound,
+// enumerators drop their prefix (their String still the C name), the
+// renamed types and the unexported collective take their names, the
+// 128-byte id passed by value takes the stack or a pointer to a copy, a
+// float #define is a float32 constant, <limits.h>'s INT_MIN comes from the
+// prelude, and an initializer #define is no constant.
+func TestNCCLRow(t *testing.T) {
+	files := fixtureOf(t, "nccl")
+	api, types, consts := string(files["zapi.go"]), string(files["ztypes.go"]), string(files["zconst.go"])
+	for file, wants := range map[string][]string{
+		"zapi.go": {
+			"func CommInitRank(comm *Handle, nranks int32, commId CUniqueID, rank int32) error {",
+			"if structsOnStack {", "a6 CUniqueID", "_f.a2 = unsafe.Pointer(&commId)",
+			"func allReduce(sendbuff unsafe.Pointer, recvbuff unsafe.Pointer, count uint64, op RedOp, comm Handle, stream libcuda.Stream) error {",
+			"func GroupStart() error {",
+			"func GetErrorString(result Result) (*byte, error) {",
+		},
+		"ztypes.go":  {"type Handle uintptr", "type CUniqueID struct {", "type Config struct {"},
+		"zconst.go":  {"Sum RedOp = 0", "InvalidArgument Result = 4", "case Sum:\n\t\treturn \"ncclSum\"", "float32 = -1.0", "= -2147483648"},
+		"zresult.go": {"errors.Is(err, InvalidArgument)"},
+	} {
+		text := string(files[file])
+		for _, want := range wants {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s lacks %q", file, want)
+			}
+		}
+	}
+	for _, absent := range []string{"pnccl", "ResetDebugInit", "NCCL_CONFIG_INITIALIZER", "ncclSum RedOp", "func AllReduce"} {
+		if strings.Contains(api, absent) || strings.Contains(types, absent) || strings.Contains(consts, absent) {
+			t.Errorf("%s is bound", absent)
+		}
+	}
+}
+
 // The loader's columns become zload.go: every library row gets the
 // loader's public names; those resolved by name also Library, Loaded and
 // SymbolError, shaped by the version call; libcuda keeps its own

@@ -12,6 +12,10 @@
 //	libtypes  library_types.h            (types only, shared by the next two)
 //	cublas    cublas_api.h, cublas_v2.h  libcublas.so.13, cublas64_13.dll
 //	cublaslt  cublasLt.h                 libcublasLt.so.13, cublasLt64_13.dll
+//	curand    curand.h                   libcurand.so.10, curand64_10.dll
+//	cufft     cufft.h                    libcufft.so.12, cufft64_12.dll
+//	internal/calltest  c/calltest.h      (the call-path fixture, built by its tests)
+//	nccl      nccl.h                     libnccl.so.2 (Linux only)
 //
 // A library may use the types of those before it (cublas uses libtypes's,
 // cublaslt those of libtypes and cublas): their headers are read first,
@@ -33,11 +37,13 @@
 //	                 but libcuda, whose proc.go uses cuGetProcAddress_v2) the proc
 //	                 each wrapper holds, resolved through the package's dl.Lazy
 //	zcall*.go        call: internal/dl's trampoline, or a stub where it does not
-//	                 run; libcuda's also callPinned, callQueued, callFence, callf
+//	                 run; libcuda's also callPinned, callQueued, callFence, and,
+//	                 where an entry point takes float or double arguments by
+//	                 value, callFloat (internal/dl.CallFloat)
 //	zresult.go       the status type as an error: Error, Description (the library's
 //	                 text, where it has one), every value boxed once (not for
 //	                 libtypes, nor cublaslt, whose status is cublas's)
-//	zlayout_test.go  (libcuda, nvml) the table TestLayoutMatchesC checks against the C compiler
+//	zlayout_test.go  (libcuda, nvml, cublaslt, nccl) the table TestLayoutMatchesC checks against the C compiler
 //	zlong_*.go       (nvml) CLong and CULong, C's long on Windows and elsewhere
 //
 // and every run writes internal/dl/zlibraries.go, the loader columns of
@@ -179,9 +185,17 @@ func readLibrary(include string, l *library) (*header, error) {
 	}
 	pp.out = nil
 	var first string
+	own := include
+	if l.local != "" {
+		root, err := moduleRoot()
+		if err != nil {
+			return nil, err
+		}
+		own = filepath.Join(root, filepath.FromSlash(l.local))
+	}
 	for i, name := range l.headers {
-		path := filepath.Join(include, name)
-		src, err := readHeader(include, name)
+		path := filepath.Join(own, name)
+		src, err := readHeader(own, name)
 		if err != nil {
 			return nil, err
 		}
@@ -193,7 +207,7 @@ func readLibrary(include string, l *library) (*header, error) {
 		}
 	}
 	h.defines = pp.defines
-	p := &parser{toks: pp.out, h: h, types: first, result: l.result, skip: l.skip}
+	p := &parser{toks: pp.out, h: h, types: first, result: l.result, skip: l.skip, skipPre: l.skipPrefix}
 	if err := p.parse(); err != nil {
 		return nil, err
 	}

@@ -75,7 +75,7 @@ func (g *gen) declareTypes() {
 				g.declare(name, "enum "+d.enum.tag)
 			}
 			for _, v := range d.enum.values {
-				g.declare(v.name, "an enumerator")
+				g.declare(g.lib.enumerator(v.name), "an enumerator")
 			}
 		case d.typedef != nil:
 			def, alias := g.typedefDecl(d.typedef)

@@ -185,6 +185,7 @@ type parser struct {
 	// passed over, only the types matter.
 	foreign  bool
 	skip     map[string]bool // functions passed over
+	skipPre  string          // and those whose names begin with it
 	inParams bool            // reading a parameter list
 }
 
@@ -290,7 +291,7 @@ func (p *parser) parse() (err error) {
 		if t.kind != kFunc || name == "" {
 			p.fail("unsupported declaration of %q", name)
 		}
-		if p.foreign || p.skip[name] {
+		if p.foreign || p.skip[name] || (p.skipPre != "" && strings.HasPrefix(name, p.skipPre)) {
 			continue
 		}
 		p.function(name, t, deprecated, cjoin(p.toks[start:end])+";")

@@ -19,7 +19,7 @@ func (g *gen) resultFile() string {
 		return ""
 	}
 	name := g.enumNames[e]
-	success := successValue(e)
+	success := g.lib.enumerator(successValue(e))
 	if success == "" {
 		// The wrappers take 0 for success (a nil error).
 		g.failf("%s, the status type, has no value 0 for success", g.lib.result)
@@ -27,7 +27,7 @@ func (g *gen) resultFile() string {
 	example := success
 	for _, v := range e.values {
 		if v.value != 0 {
-			example = v.name
+			example = g.lib.enumerator(v.name)
 			break
 		}
 	}
@@ -38,7 +38,7 @@ func (g *gen) resultFile() string {
 	for _, v := range e.values {
 		if !seen[v.value] {
 			seen[v.value] = true
-			fmt.Fprintf(&b, "%s,\n", v.name)
+			fmt.Fprintf(&b, "%s,\n", g.lib.enumerator(v.name))
 		}
 	}
 	b.WriteString("}\n\n")
@@ -134,7 +134,7 @@ func successValue(e *enumDef) string {
 // enumValue is the number of the enumerator called name, as Go prints it.
 func (g *gen) enumValue(e *enumDef, name string) string {
 	for _, v := range e.values {
-		if v.name == name {
+		if g.lib.enumerator(v.name) == name {
 			return fmt.Sprint(v.value)
 		}
 	}
@@ -209,7 +209,7 @@ func (p *proc) result(r uintptr) error {
 	}
 	return %[1]s(int32(r)).boxed()
 }
-`, name, successValue(e))
+`, name, g.lib.enumerator(successValue(e)))
 	} else if f, ok := g.h.foreign[g.lib.result]; ok {
 		result = fmt.Sprintf(`// result turns a status into an error: nil for success, else the
 // %[1]s itself (%[1]s.Err), boxed without allocating.
@@ -275,12 +275,10 @@ const callSystems = "(linux && (amd64 || arm64)) || (windows && amd64)"
 // loaded there, so every wrapper returns the load error before it reaches
 // call), with their build constraints. The driver's (byVersion) also have
 // callPinned, callQueued and callFence (the row's pinned, queued and
-// fences lists), callf for floating-point arguments by value, and
-// pinQueued; the others may not take floats by value.
+// fences lists) and pinQueued; every library whose entry points take
+// floating-point arguments by value has callFloat.
 func (g *gen) callFiles(api string) (texts, constraints map[string]string) {
-	if strings.Contains(api, "callf(") && !g.lib.byVersion {
-		g.failf("%s: a function takes floating-point arguments by value: zcall.go has no callf", g.lib.header())
-	}
+	floats := strings.Contains(api, "callFloat(")
 	if g.lib.unreached == "" {
 		g.failf("library %s has no unreached status for call's stub", g.lib.pkg)
 	}
@@ -293,19 +291,15 @@ func (g *gen) callFiles(api string) (texts, constraints map[string]string) {
 	real := "// call runs the C function that f describes; the argument words follow f\n" +
 		"// in memory (see frame).\nfunc call(f *frame) { dl.Call((*dl.Frame)(unsafe.Pointer(f))) }\n"
 	if g.lib.byVersion {
-		stub += fmt.Sprintf(`
+		stub += `
 func callPinned(f *frame) { call(f) }
 
 func callQueued(f *frame) { call(f) }
 
 func callFence(f *frame) { call(f) }
 
-func callf(fn uintptr, floats, doubles uint32, args ...uint64) uintptr {
-	return uintptr(%s)
-}
-
 func pinQueued(on bool) bool { return false }
-`, g.lib.unreached)
+`
 		real += `
 // callPinned is call for the entry points that return without waiting
 // (see dl.CallPinned), callQueued for those that queue work on a stream
@@ -317,15 +311,15 @@ func callQueued(f *frame) { dl.CallQueued((*dl.Frame)(unsafe.Pointer(f))) }
 
 func callFence(f *frame) { dl.CallFence((*dl.Frame)(unsafe.Pointer(f))) }
 
-// callf calls a C function that takes float or double arguments by value
-// (see dl.CallFloat).
-func callf(fn uintptr, floats, doubles uint32, args ...uint64) uintptr {
-	return dl.CallFloat(fn, floats, doubles, args...)
-}
-
 // pinQueued makes callQueued's calls pinned or not (dl.SetPinnedQueued).
 func pinQueued(on bool) bool { return dl.SetPinnedQueued(on) }
 `
+	}
+	if floats {
+		stub += "\n// callFloat is call's stub for the functions with float or double arguments.\nfunc callFloat(f *frame) { call(f) }\n"
+		real += "\n// callFloat is call for the functions with float or double arguments: f\n" +
+			"// heads a block of internal/dl.FloatFrame's layout.\n" +
+			"func callFloat(f *frame) { dl.CallFloat((*dl.Frame)(unsafe.Pointer(f))) }\n"
 	}
 	imports := ""
 	if strings.Contains(g.lib.unreached, ".") {

@@ -15,24 +15,50 @@ import (
 
 // Build compiles s into a shared library, unless a build of the same
 // compiler, key and source is in the cache already, and returns its path.
-// Concurrent test binaries each build into a temporary folder and rename
-// the result into place, so none sees half a library.
+// (BuildStub is the same for a stand-in of several files.)
 func Build(s Source) (string, error) {
+	return build(strings.TrimSuffix(s.Name, ".c"), s.Lib, s.Dir, s.Key, []file{{s.Name, s.Text}}, s.Args)
+}
+
+// buildStub is BuildStub on Linux: the library is lib<name>.so.
+func buildStub(name string, files []file, links []string) (string, error) {
+	var args []string
+	for _, l := range links {
+		if strings.ContainsAny(l, `/\`) || strings.HasSuffix(l, ".so") {
+			args = append(args, l)
+		} else {
+			args = append(args, "-l"+l)
+		}
+	}
+	return build(name, "lib"+name+".so", "", strings.Join(links, "\x00"), files, args)
+}
+
+// build compiles the .c files of files (the others, headers, are written
+// beside them) into the shared library lib in the cache folder
+// <dir>/<stem>-<hash of the compiler, key and files>, unless it is there
+// already, and returns its path. Concurrent test binaries each build into
+// a temporary folder and rename the result into place, so none sees half
+// a library.
+func build(stem, lib, dir, key string, files []file, args []string) (string, error) {
 	cc := compiler()
 	if cc == "" {
 		return "", errors.New("no C compiler (cc)")
 	}
-	sum := sha256.Sum256(append([]byte(cc+"\x00"+s.Key+"\x00"), s.Text...))
-	base := s.Dir
-	if base == "" {
+	h := sha256.New()
+	h.Write([]byte(cc + "\x00" + key + "\x00"))
+	for _, f := range files {
+		fmt.Fprintf(h, "%s\x00%d\x00", f.name, len(f.text))
+		h.Write(f.text)
+	}
+	if dir == "" {
 		cache, err := os.UserCacheDir()
 		if err != nil {
 			cache = os.TempDir()
 		}
-		base = filepath.Join(cache, "purecuda")
+		dir = filepath.Join(cache, "purecuda")
 	}
-	dir := filepath.Join(base, strings.TrimSuffix(s.Name, ".c")+"-"+hex.EncodeToString(sum[:8]))
-	so := filepath.Join(dir, s.Lib)
+	dir = filepath.Join(dir, stem+"-"+hex.EncodeToString(h.Sum(nil)[:8]))
+	so := filepath.Join(dir, lib)
 	if _, err := os.Stat(so); err == nil {
 		return so, nil
 	}
@@ -44,14 +70,20 @@ func Build(s Source) (string, error) {
 		return "", err
 	}
 	defer os.RemoveAll(tmp)
-	c := filepath.Join(tmp, s.Name)
-	if err := os.WriteFile(c, s.Text, 0o644); err != nil {
-		return "", err
+	out := filepath.Join(tmp, lib)
+	cargs := []string{"-O2", "-g", "-shared", "-fPIC", "-pthread", "-o", out}
+	for _, f := range files {
+		p := filepath.Join(tmp, filepath.Base(f.name))
+		if err := os.WriteFile(p, f.text, 0o644); err != nil {
+			return "", err
+		}
+		if strings.HasSuffix(f.name, ".c") {
+			cargs = append(cargs, p)
+		}
 	}
-	out := filepath.Join(tmp, s.Lib)
-	args := append([]string{"-O2", "-g", "-shared", "-fPIC", "-pthread", "-o", out, c}, s.Args...)
-	if msg, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
-		return "", fmt.Errorf("building %s with %s: %v\n%s", s.Name, cc, err, msg)
+	cargs = append(cargs, args...)
+	if msg, err := exec.Command(cc, cargs...).CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building %s with %s: %v\n%s", lib, cc, err, msg)
 	}
 	if err := os.Rename(out, so); err != nil {
 		return "", err

@@ -13,12 +13,24 @@
 package nvmlsim
 
 import (
+	"embed"
 	"fmt"
 	"os"
 	"sync"
 
 	"github.com/purecuda/purecuda/internal/testenv/cbuild"
+	"github.com/purecuda/purecuda/internal/testenv/harness"
 )
+
+// source is the simulator, sim/nvmlsim.c.
+//
+//go:embed sim/nvmlsim.c
+var source embed.FS
+
+// EnvDLL names the environment variable that gives the path of the NVML
+// simulator built as a Windows DLL (nvmlsim.c compiled with mingw-w64, as
+// .ci/windows-wine does).
+const EnvDLL = "PURECUDA_NVMLSIM_DLL"
 
 // Devices is the number of devices the simulator shows.
 const Devices = 2
@@ -50,24 +62,28 @@ type hooks struct {
 // first one's result. Call it before package nvml loads its library.
 func Setup() (string, error) {
 	setup.once.Do(func() {
-		setup.path, setup.err = library()
-		if setup.err != nil {
-			return
-		}
-		if setup.err = os.Setenv(EnvLibrary, setup.path); setup.err != nil {
-			return
-		}
-		setup.err = cbuild.Bind(setup.path, cbuild.Hook{Name: "nvmlsim_post_event", Fn: &setup.h.postEvent},
-			cbuild.Hook{Name: "nvmlsim_set_processes", Fn: &setup.h.setProcesses},
-			cbuild.Hook{Name: "nvmlsim_stat", Fn: &setup.h.stat},
-			cbuild.Hook{Name: "nvmlsim_fail_next", Fn: &setup.h.failNext})
+		setup.path, setup.err = cbuild.LoadStub(source, cbuild.Stub{
+			Name:    "nvmlsim", // on Windows: $PURECUDA_NVMLSIM_DLL (EnvDLL)
+			Sources: []string{"sim/nvmlsim.c"},
+			Env:     []string{EnvLibrary},
+			Hooks: []cbuild.Hook{{Name: "nvmlsim_post_event", Fn: &setup.h.postEvent},
+				{Name: "nvmlsim_set_processes", Fn: &setup.h.setProcesses},
+				{Name: "nvmlsim_stat", Fn: &setup.h.stat},
+				{Name: "nvmlsim_fail_next", Fn: &setup.h.failNext}},
+			Stat: "nvmlsim_stat",
+			Live: map[string]string{"NVML event sets": "sets", "NVML initializations (nvmlInit without nvmlShutdown)": "init"},
+		})
 	})
 	return setup.path, setup.err
 }
 
 // Main is TestMain's body for a package whose tests need the simulator:
 // without a C compiler it says so and exits 0 before any test runs
-// (unless PURECUDA_REQUIRE_SIM=1, which makes it a failure).
+// (unless PURECUDA_REQUIRE_SIM=1, which makes it a failure). It runs the
+// tests (run, e.g. m.Run) as harness.Run does, under its watchdog and
+// followed by its leak check: a live NVML event set or an NVML left
+// initialized fails the binary, and so does anything else watched
+// (harness.Watch).
 func Main(run func() int) {
 	if _, err := Setup(); err != nil {
 		if os.Getenv(EnvRequireSim) == "1" {
@@ -77,8 +93,13 @@ func Main(run func() int) {
 		fmt.Fprintf(os.Stderr, "NVML simulator not built: %v; install gcc to run these tests\n", err)
 		os.Exit(0)
 	}
-	os.Exit(run())
+	os.Exit(harness.Run(runner(run), nil))
 }
+
+// runner is a run function as a harness.M.
+type runner func() int
+
+func (r runner) Run() int { return r() }
 
 func mustSetup() hooks {
 	if _, err := Setup(); err != nil {

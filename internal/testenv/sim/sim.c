@@ -14,7 +14,8 @@
  *     /tmp/sim_selftest_tsan /tmp/libcudasim_tsan.so
  *
  * What it models
- *   - One device, or two when PURECUDA_SIM_DEVICES=2 is set when cuInit runs.
+ *   - One device, or up to four when PURECUDA_SIM_DEVICES (2, 3 or 4) is set when
+ *     cuInit runs.
  *     Its attributes are an H200's where they matter to the tests.
  *   - Device memory is host memory: a CUdeviceptr is the address of a malloc'd
  *     block. Registered and pinned host memory has device pointer == host pointer.
@@ -28,6 +29,11 @@
  *   - Stream capture with the driver's rules for "potentially unsafe" calls,
  *     capture modes, fork/join through events, and the error codes 900-908.
  *     Graphs hold the captured work and replay it in capture order.
+ *   - Graph memory: cuMemAllocAsync and cuMemFreeAsync under capture become
+ *     mem-alloc and mem-free nodes, with fixed addresses, the relaunch rule
+ *     for allocations left live (CUDA_ERROR_INVALID_VALUE, or
+ *     AUTO_FREE_ON_LAUNCH), the graph memory attributes and trim (see
+ *     "Graph memory" below for what is modelled and what is not).
  *   - Device work that touches memory the device could not reach (not allocated,
  *     registered or pinned) is not run: the context gets the sticky error
  *     CUDA_ERROR_ILLEGAL_ADDRESS, as a GPU would report, and a line is printed.
@@ -45,7 +51,8 @@
  *       the same after `skip` calls that work as usual.
  *   long long sim_stat(const char *name): a counter (see stat_names), -1 if unknown;
  *       "calls:NAME", the calls of the entry point NAME since the library was
- *       loaded, "thread_calls:NAME", those of the calling thread.
+ *       loaded, "thread_calls:NAME", those of the calling thread;
+ *       "primary_retains:N", the retains of device N's primary context.
  *   void sim_reset_stats(void): zero the counters that only grow.
  *   const char *sim_call_name(int i): the entry point of the i-th call site
  *       (FAIL_POINT) called so far, NULL past the last; a name may have
@@ -159,6 +166,8 @@ typedef struct CUmemPoolProps_st {
     unsigned short usage;
     unsigned char reserved[54];
 } CUmemPoolProps;
+typedef struct CUmemAccessDesc_st { CUmemLocation location; int flags; } CUmemAccessDesc;
+typedef struct CUmemPoolPtrExportData_st { unsigned char reserved[64]; } CUmemPoolPtrExportData;
 typedef struct CUDA_MEMCPY2D_st {
     size_t srcXInBytes, srcY;
     int srcMemoryType;
@@ -232,13 +241,21 @@ enum { CU_GET_PROC_ADDRESS_SUCCESS = 0, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND = 1
        CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT = 2 };
 enum { CU_GRAPH_NODE_TYPE_KERNEL = 0, CU_GRAPH_NODE_TYPE_MEMCPY = 1, CU_GRAPH_NODE_TYPE_MEMSET = 2,
        CU_GRAPH_NODE_TYPE_HOST = 3,
-       CU_GRAPH_NODE_TYPE_GRAPH = 4, CU_GRAPH_NODE_TYPE_EMPTY = 5, CU_GRAPH_NODE_TYPE_MEM_FREE = 11, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP = 12 };
+       CU_GRAPH_NODE_TYPE_GRAPH = 4, CU_GRAPH_NODE_TYPE_EMPTY = 5, CU_GRAPH_NODE_TYPE_MEM_ALLOC = 10, CU_GRAPH_NODE_TYPE_MEM_FREE = 11, CU_GRAPH_NODE_TYPE_BATCH_MEM_OP = 12 };
+enum { CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT = 0, CU_GRAPH_MEM_ATTR_USED_MEM_HIGH = 1,
+       CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT = 2, CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH = 3 };
+enum { CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH = 1 };
 enum { CU_GRAPH_EXEC_UPDATE_SUCCESS = 0, CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED = 2,
-       CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED = 3 };
+       CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED = 3, CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED = 6 };
 /* ==== END DRIVER TYPES ==== */
 
 #define DRIVER_VERSION 13000
-#define MAX_DEVICES 2
+#define MAX_DEVICES 4
+#ifdef __linux__
+#define SIM_POSIX_FD 1 /* pools export to file descriptors: see "Pool IPC" */
+#else
+#define SIM_POSIX_FD 0
+#endif
 #define TOTAL_MEM ((size_t)140 << 30)
 
 enum { MAGIC_CTX = 0x43545831, MAGIC_STREAM = 0x5354524d, MAGIC_EVENT = 0x45564e54, MAGIC_MODULE = 0x4d4f444c,
@@ -301,11 +318,14 @@ static int ndevices;
 /* Counters for sim_stat. Updated with mu held. */
 static struct {
     long long registered_ranges, registered_bytes, live_streams, live_events, live_allocations,
-        live_host_allocations, live_graphs, live_graph_execs, live_modules, active_captures;
+        live_host_allocations, live_graphs, live_graph_execs, live_modules, active_captures, live_graph_allocations;
     /* cumulative, zeroed by sim_reset_stats */
     long long captures_invalidated, unregister_calls, register_calls, fences, kernel_launches,
         graph_launches, illegal_addresses, event_queries, fenced_calls, ctx_synchronize_calls, syncs_waiting,
-        event_creates, pageable_copies, event_records, pool_trims;
+        event_creates, pageable_copies, event_records, pool_trims, graph_mem_trims;
+    long long attach_global, attach_host, attach_single; /* cuStreamAttachMemAsync calls done, by flag */
+    long long live_link_states; /* cuLinkCreate's states not destroyed */
+    long long last_trimmed_pool; /* the handle given to the last cuMemPoolTrimTo that worked */
 } st;
 
 /* ===================================================================
@@ -426,6 +446,9 @@ struct CUctx_st {
     CUresult sticky;      /* set when device work faulted; atomic, read without mu by STICKY_POINT */
     int reset;            /* cuDevicePrimaryCtxReset was called after a fault */
     unsigned long long id; /* cuCtxGetId: new for each context, and each time a primary one becomes active */
+    /* Its live user streams and events, which go with it when it is
+     * destroyed (cuCtxDestroy): sim_stat's live counts drop them then. */
+    long long live_streams, live_events;
 };
 static unsigned long long last_ctx_id;
 static struct CUctx_st primary_ctx[MAX_DEVICES];
@@ -558,7 +581,10 @@ static int host_overlap(uintptr_t start, size_t len) {
  * with unified addressing each is mapped at its host address, so the device
  * sees them as one run of memory. The conformance test
  * TestConformanceKernelReadsAcrossAdjacentRegistrations checks this on the GPU. */
+static int reach_graph_mem; /* set while enqueue checks submitted work: graph allocations count (in_graph_mem) */
+static int in_graph_mem(uintptr_t p, size_t len);
 static int reachable(uintptr_t p, size_t len) {
+    if (reach_graph_mem && in_graph_mem(p, len)) return 1;
     while (len > 0) {
         struct range *r = range_containing(p);
         if (!r) return 0;
@@ -652,12 +678,12 @@ static const struct kernel_def {
  * graph node.
  * =================================================================== */
 
-enum { T_NOP, T_KERNEL, T_COPY, T_SET, T_WAIT, T_WRITE, T_HOST, T_GRAPH, T_FREE };
+enum { T_NOP, T_KERNEL, T_COPY, T_SET, T_WAIT, T_WRITE, T_HOST, T_GRAPH, T_FREE, T_GALLOC };
 struct prog;
 struct task {
     int kind;
     int kernel; uint64_t arg[6];               /* T_KERNEL */
-    void *dst; const void *src; size_t n;      /* T_COPY bytes; T_SET elements; T_WAIT/T_WRITE word; T_FREE start */
+    void *dst; const void *src; size_t n;      /* T_COPY bytes; T_SET elements; T_WAIT/T_WRITE word; T_FREE, T_GALLOC start (T_GALLOC: n bytes) */
     int dev_dst, dev_src;                      /* T_COPY: which sides must be device-reachable */
     size_t height, dpitch, spitch;             /* T_COPY of rows (cuMemcpy2D): n bytes a row; 0 rows: one range */
     unsigned width; uint64_t value;            /* T_SET element bytes and value; T_WAIT/T_WRITE */
@@ -673,6 +699,7 @@ static int node_type(const struct task *t) {
     case T_SET: return CU_GRAPH_NODE_TYPE_MEMSET;
     case T_HOST: return CU_GRAPH_NODE_TYPE_HOST;
     case T_FREE: return CU_GRAPH_NODE_TYPE_MEM_FREE;
+    case T_GALLOC: return CU_GRAPH_NODE_TYPE_MEM_ALLOC;
     case T_GRAPH: return CU_GRAPH_NODE_TYPE_GRAPH;
     case T_WAIT: case T_WRITE: return CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
     default: return CU_GRAPH_NODE_TYPE_EMPTY;
@@ -762,8 +789,20 @@ static int wait_satisfied(const struct task *t) {
     }
 }
 
+/* A graph allocation (see "Graph memory" below); its device range has flags GRAPH_FLAG. */
+enum { GRAPH_FLAG = 0x40000 };
+struct gmem {
+    uintptr_t p;
+    size_t len;
+    CUcontext ctx;
+    int refs;        /* the alloc nodes (of graphs, of executable graphs) at p */
+    int live;        /* allocated: a launch ran its alloc node, no free has run since */
+    int outstanding; /* a launch that allocates it was submitted, and no free since */
+    struct gmem *next;
+};
 static CUresult run_prog(struct prog *p);
 static void free_async_run(uintptr_t p);
+static void galloc_run(uintptr_t p);
 
 /* Run one task on a worker thread, mu not held. */
 static CUresult run_task(const struct task *t) {
@@ -866,6 +905,7 @@ static CUresult run_task(const struct task *t) {
         break;
     case T_HOST: t->fn(t->user); break;
     case T_FREE: free_async_run((uintptr_t)t->dst); break;
+    case T_GALLOC: galloc_run((uintptr_t)t->dst); break;
     default: break;
     }
     return CUDA_SUCCESS;
@@ -896,16 +936,20 @@ struct pnode { struct task t; int type, ndeps; int *deps; };
 struct prog { int refs, n; struct pnode *nodes; };
 struct CUgraphExec_st {
     unsigned magic;
+    unsigned long long flags; /* cuGraphInstantiateWithFlags' */
     CUcontext ctx;
     struct prog *prog;
     struct op *last; /* the newest launch: launches of one graph run one at a time */
 };
 
+static void gmem_ref(uintptr_t p);
+static void gmem_unref(uintptr_t p);
 static void prog_ref(struct prog *p) { p->refs++; }
 static void prog_unref(struct prog *p) { /* mu held */
     if (!p || --p->refs > 0) return;
     for (int i = 0; i < p->n; i++) {
         if (p->nodes[i].t.kind == T_GRAPH) prog_unref(p->nodes[i].t.prog);
+        if (p->nodes[i].t.kind == T_GALLOC) gmem_unref((uintptr_t)p->nodes[i].t.dst);
         free(p->nodes[i].deps);
     }
     free(p->nodes);
@@ -925,6 +969,7 @@ static struct prog *prog_from_graph(CUgraph g) { /* mu held */
         pn->deps = xcalloc((size_t)gn->ndeps, sizeof *pn->deps);
         for (int j = 0; j < gn->ndeps; j++) pn->deps[j] = gn->deps[j]->index;
         if (pn->t.kind == T_GRAPH) prog_ref(pn->t.prog);
+        if (pn->t.kind == T_GALLOC) gmem_ref((uintptr_t)pn->t.dst);
     }
     return p;
 }
@@ -951,6 +996,7 @@ static struct CUgraphNode_st *graph_add(CUgraph g, const struct task *t, struct 
     n->deps = xcalloc((size_t)ndeps, sizeof *deps);
     if (ndeps) memcpy(n->deps, deps, (size_t)ndeps * sizeof *deps);
     if (t->kind == T_GRAPH) prog_ref(t->prog);
+    if (t->kind == T_GALLOC) gmem_ref((uintptr_t)t->dst);
     GROW(g->nodes, g->cap, g->n + 1);
     g->nodes[g->n++] = n;
     return n;
@@ -958,6 +1004,7 @@ static struct CUgraphNode_st *graph_add(CUgraph g, const struct task *t, struct 
 static void graph_free(CUgraph g) { /* mu held */
     for (int i = 0; i < g->n; i++) {
         if (g->nodes[i]->t.kind == T_GRAPH) prog_unref(g->nodes[i]->t.prog);
+        if (g->nodes[i]->t.kind == T_GALLOC) gmem_unref((uintptr_t)g->nodes[i]->t.dst);
         free(g->nodes[i]->deps);
         free(g->nodes[i]);
     }
@@ -1119,7 +1166,8 @@ static struct op *submit(CUstream s, const struct task *t, struct op *after) {
     o->refs = 1;
     o->t = *t;
     if (t->kind == T_GRAPH) prog_ref(t->prog);
-    if (t->kind == T_COPY && !reachable((uintptr_t)t->src, copy_span(t, 0))) {
+    if (t->kind == T_COPY && !reachable((uintptr_t)t->src, copy_span(t, 0)) &&
+        !in_graph_mem((uintptr_t)t->src, copy_span(t, 0))) {
         /* pageable source: the driver copies it before returning (rows packed) */
         size_t rows = t->height ? t->height : 1;
         o->staged = xcalloc(rows, t->n);
@@ -1376,7 +1424,11 @@ static CUresult enqueue(CUstream h, const struct task *t) {
     int capturing;
     LOCK();
     CUresult r = begin_enqueue(h, &s, &capturing, t->kind != T_WAIT && t->kind != T_WRITE);
+    /* Work may name a graph's allocations before the launch that allocates
+     * them has run (in the graph, or after its launch): checked when it runs. */
+    reach_graph_mem = 1;
     if (!r && t->kind != T_KERNEL && !(task_reachable(t) && task_one_range(t))) r = CUDA_ERROR_INVALID_VALUE;
+    reach_graph_mem = 0;
     if (!r && capturing) r = record(s, t);
     else if (!r) {
         if (t->kind == T_COPY && (!reachable((uintptr_t)t->dst, copy_span(t, 1)) || !reachable((uintptr_t)t->src, copy_span(t, 0))))
@@ -1422,7 +1474,7 @@ CUresult cuInit(unsigned int flags) {
     LOCK();
     if (!initialised) {
         const char *env = getenv("PURECUDA_SIM_DEVICES");
-        ndevices = env && atoi(env) == 2 ? 2 : 1;
+        ndevices = env && atoi(env) >= 2 && atoi(env) <= MAX_DEVICES ? atoi(env) : 1;
         for (int i = 0; i < ndevices; i++)
             primary_ctx[i] = (struct CUctx_st){ .magic = MAGIC_CTX, .dev = i, .primary = 1 };
         __atomic_store_n(&initialised, 1, __ATOMIC_RELEASE);
@@ -1518,6 +1570,19 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev) 
         { 106, 32 },        /* MAX_BLOCKS_PER_MULTIPROCESSOR */
         { 111, 1024 },      /* RESERVED_SHARED_MEMORY_PER_BLOCK */
         { 120, 1 },         /* CLUSTER_LAUNCH */
+        { 9, 65536 },       /* TOTAL_CONSTANT_MEMORY */
+        { 12, 65536 },      /* MAX_REGISTERS_PER_BLOCK */
+        { 13, 1980000 },    /* CLOCK_RATE, kHz */
+        { 17, 0 },          /* KERNEL_EXEC_TIMEOUT */
+        { 32, 1 },          /* ECC_ENABLED */
+        { 36, 2619000 },    /* MEMORY_CLOCK_RATE, kHz */
+        { 84, 0 },          /* MULTI_GPU_BOARD */
+        { 86, 0 },          /* HOST_NATIVE_ATOMIC_SUPPORTED */
+        { 102, 1 },         /* VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED */
+        { 103, SIM_POSIX_FD }, /* HANDLE_TYPE_POSIX_FILE_DESCRIPTOR_SUPPORTED: see "Pool IPC" */
+        { 108, 82837504 },  /* MAX_PERSISTING_L2_CACHE_SIZE */
+        { 116, 1 },         /* GPU_DIRECT_RDMA_SUPPORTED */
+        { 125, 1 },         /* IPC_EVENT_SUPPORTED */
     };
     CUresult r = check_device(dev);
     if (r) return r;
@@ -1616,6 +1681,10 @@ CUresult cuCtxDestroy_v2(CUcontext ctx) {
         wait_idle(ctx, 0);
         ctx->destroyed = 1;
         ctx->magic = 0;
+        /* Its streams and events go with it. */
+        st.live_streams -= ctx->live_streams;
+        st.live_events -= ctx->live_events;
+        ctx->live_streams = ctx->live_events = 0;
         /* The driver drops the context's host registrations with it: the
          * memory may be registered again, in another context. */
         struct range **regs = NULL;
@@ -1756,6 +1825,7 @@ static CUresult stream_create(CUstream *ph, unsigned int flags, int prio) {
         /* priorities run from -5 (greatest) to 0, as on the H200 */
         *ph = stream_new(c, flags, prio < -5 ? -5 : prio > 0 ? 0 : prio, S_USER);
         st.live_streams++;
+        c->live_streams++;
     }
     UNLOCK();
     return r;
@@ -1802,7 +1872,10 @@ CUresult cuStreamDestroy_v2(CUstream h) {
         }
         h->magic = 0;
         h->destroyed = 1;
-        st.live_streams--;
+        if (!h->ctx->destroyed) { /* else counted out with its context */
+            st.live_streams--;
+            h->ctx->live_streams--;
+        }
         if (h->has_worker) stream_detach(h); /* its handle serves the next stream at once */
         else stream_retire(h);
         wake_all();
@@ -1960,6 +2033,7 @@ CUresult cuEventCreate(CUevent *ph, unsigned int flags) {
         e->ctx = c;
         *ph = e;
         st.live_events++;
+        c->live_events++;
         st.event_creates++;
     }
     UNLOCK();
@@ -1982,6 +2056,7 @@ CUresult cuEventDestroy_v2(CUevent e) {
         free(e->cdeps);
         e->cdeps = NULL;
         st.live_events--;
+        e->ctx->live_events--;
         handle_free(&free_events, e);
     }
     UNLOCK();
@@ -2325,16 +2400,29 @@ CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t size) {
 }
 
 static void managed_forget(uintptr_t start);
+static int pool_shared(unsigned flags);
+static void pool_free(unsigned flags, size_t len);
 /* Free a device allocation or pinned host allocation starting at p, after
  * the device-wide fence. mu held. */
+static int gmem_free_now(uintptr_t p);
+static struct gmem *gmem_at(uintptr_t p);
 static CUresult free_range(CUcontext c, uintptr_t p, int kind) {
+    if (kind == MEM_DEVICE && gmem_at(p)) {
+        /* a graph allocation: after the fence its alloc node has run */
+        fence_device(c->dev);
+        return gmem_free_now(p) > 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    }
     if (!range_at(p, kind)) return CUDA_ERROR_INVALID_VALUE;
     fence_device(c->dev);
     struct range *rg = range_at(p, kind); /* the table may have moved while we waited */
     if (!rg) return CUDA_ERROR_INVALID_VALUE;
     if (rg->flags & 0x20000 /* MANAGED_FLAG */) managed_forget(p);
+    unsigned flags = rg->flags;
+    size_t len = rg->len;
+    int shared = (flags & 0x10000 /* POOL_FLAG */) && pool_shared(flags);
     range_remove(rg);
-    aligned_free((void *)p); /* from aligned_alloc */
+    if (shared) pool_free(flags, len); /* an imported or exportable pool's memory stays mapped */
+    else aligned_free((void *)p); /* from aligned_alloc */
     if (kind == MEM_DEVICE) st.live_allocations--; else st.live_host_allocations--;
     return CUDA_SUCCESS;
 }
@@ -2359,12 +2447,25 @@ CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t size, CUstream h) {
     STICKY_POINT();
     return pool_alloc(NULL, dptr, size, h);
 }
+static int graph_frees(CUgraph g, uintptr_t p);
 CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream h) {
     FAIL_POINT("cuMemFreeAsync");
     STICKY_POINT();
     LOCK();
     CUresult r = initialised ? CUDA_SUCCESS : CUDA_ERROR_NOT_INITIALIZED;
-    if (!r && (!dptr || !range_at((uintptr_t)dptr, MEM_DEVICE))) r = CUDA_ERROR_INVALID_VALUE;
+    CUstream s = NULL;
+    if (!r) r = stream_of(h, &s);
+    struct gmem *g = r ? NULL : gmem_at((uintptr_t)dptr);
+    if (!r && s->cap) {
+        /* Captured, a free node: of a graph allocation only (this graph's,
+         * or one another graph's launch left allocated), and once in a graph. */
+        if (!dptr || !g || graph_frees(s->cap->graph, (uintptr_t)dptr)) r = CUDA_ERROR_INVALID_VALUE;
+    } else if (!r && g) {
+        /* A graph allocation outside a capture: freeable once a launch
+         * allocated it, until a free is submitted. */
+        if (!g->outstanding) r = CUDA_ERROR_INVALID_VALUE;
+        else g->outstanding = 0;
+    } else if (!r && (!dptr || !range_at((uintptr_t)dptr, MEM_DEVICE))) r = CUDA_ERROR_INVALID_VALUE;
     UNLOCK();
     if (r) return r;
     struct task t = { .kind = T_FREE, .dst = (void *)(uintptr_t)dptr };
@@ -2372,13 +2473,18 @@ CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream h) {
 }
 /* The free of cuMemFreeAsync, when the stream reaches it. mu not held. */
 static void pool_free(unsigned flags, size_t len);
+static void gmem_unmap(struct range *rg);
 static void free_async_run(uintptr_t p) {
     LOCK();
     struct range *rg = range_at(p, MEM_DEVICE);
-    if (rg) {
-        pool_free(rg->flags, rg->len);
+    if (rg && (rg->flags & GRAPH_FLAG)) gmem_unmap(rg);
+    else if (rg) {
+        unsigned flags = rg->flags;
+        size_t len = rg->len;
+        int shared = (flags & 0x10000 /* POOL_FLAG */) && pool_shared(flags);
         range_remove(rg);
-        free((void *)p);
+        if (!shared) free((void *)p);
+        pool_free(flags, len);
         st.live_allocations--;
     }
     UNLOCK();
@@ -2397,8 +2503,17 @@ struct CUmemPoolHandle_st {
     int used_slot, dev, own; /* own: 1 made by cuMemPoolCreate, 2 destroyed with allocations left */
     size_t max_size;
     unsigned long long threshold, reserved, reserved_high, used, used_high;
+    /* IPC (see "Pool IPC"): an exportable pool's memory is one shared
+     * file mapped at base; imported: made from another's handle. */
+    int handle_types, fd, imported;
+    char *base;
+    size_t cap, top;
+    unsigned long long ipc_id;
+    int access[MAX_DEVICES]; /* CUmemAccess_flags of other devices */
 };
 static struct CUmemPoolHandle_st pools[MAX_POOLS]; /* 0..MAX_DEVICES-1: the default pools */
+static CUmemoryPool current_pool[MAX_DEVICES]; /* cuDeviceSetMemPool's; NULL: the default */
+static void pool_unmap(CUmemoryPool p);
 
 static CUmemoryPool default_pool(int dev) {
     CUmemoryPool p = &pools[dev];
@@ -2425,19 +2540,31 @@ static void pool_free(unsigned flags, size_t len) {
     CUmemoryPool p = &pools[flags & 0xffff];
     p->used -= len;
     pool_release(p, p->threshold);
-    if (p->own == 2 && p->used == 0) p->used_slot = 0;
+    if (p->own == 2 && p->used == 0) { pool_unmap(p); p->used_slot = 0; }
 }
 
+static CUresult graph_alloc(CUstream s, CUdeviceptr *dptr, size_t size);
 static CUresult pool_alloc(CUmemoryPool pool, CUdeviceptr *dptr, size_t size, CUstream h) {
     CUstream s;
     LOCK();
     CUresult r = stream_of(h, &s);
     if (!r && (!dptr || size == 0)) r = CUDA_ERROR_INVALID_VALUE;
-    if (!r && !pool) pool = default_pool(s->ctx->dev);
-    if (!r && (!pool_valid(pool) || pool->dev != s->ctx->dev)) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r && s->cap) { /* captured: an alloc node */
+        r = graph_alloc(s, dptr, size);
+        UNLOCK();
+        return r;
+    }
+    if (!r && !pool) pool = current_pool[s->ctx->dev] ? current_pool[s->ctx->dev] : default_pool(s->ctx->dev);
+    if (!r && (!pool_valid(pool) || pool->dev != s->ctx->dev || pool->imported)) r = CUDA_ERROR_INVALID_VALUE;
     if (!r && (size > TOTAL_MEM || (pool->max_size && pool->used + size > pool->max_size))) r = CUDA_ERROR_OUT_OF_MEMORY;
+    if (!r && pool->base && round_up(pool->top, 256) + size > pool->cap) r = CUDA_ERROR_OUT_OF_MEMORY;
     if (!r) {
-        void *p = aligned_alloc(256, round_up(size, 256));
+        void *p;
+        if (pool->base) { /* a bump allocator in the shared file: never reused */
+            pool->top = round_up(pool->top, 256);
+            p = pool->base + pool->top;
+            pool->top += size;
+        } else p = aligned_alloc(256, round_up(size, 256));
         if (!p) r = CUDA_ERROR_OUT_OF_MEMORY;
         else {
             range_add((uintptr_t)p, size, MEM_DEVICE, POOL_FLAG | (unsigned)(pool - pools), s->ctx);
@@ -2452,6 +2579,196 @@ static CUresult pool_alloc(CUmemoryPool pool, CUdeviceptr *dptr, size_t size, CU
     return r;
 }
 
+/* ----- Graph memory: cuMemAllocAsync and cuMemFreeAsync captured into
+ * mem-alloc and mem-free nodes (driver semantics as documented for
+ * cuGraphAddMemAllocNode, cuGraphAddMemFreeNode and cuGraphLaunch):
+ *   - the capture gives the allocation its address at once, fixed for the
+ *     life of the node: every launch of every executable graph made from
+ *     the graph allocates it at that address (here: the backing memory is
+ *     kept while a graph or executable graph holds the node, or while the
+ *     allocation is live);
+ *   - the device may touch it from when a launch reaches the alloc node
+ *     until the free runs (the range is in the table only meanwhile);
+ *   - a free node frees a graph allocation only (this graph's, or one that
+ *     another graph's launch left allocated); an address freed twice in a
+ *     graph, or one no alloc node returned: CUDA_ERROR_INVALID_VALUE;
+ *   - an allocation not freed in its graph outlives the launch: the
+ *     program frees it (cuMemFreeAsync, cuMemFree, or another graph's free
+ *     node); launching its executable graph again before a free was
+ *     submitted is CUDA_ERROR_INVALID_VALUE, unless the graph was
+ *     instantiated with CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH
+ *     (the launch then frees and allocates again, at the same address);
+ *   - destroying the graphs does not free a live allocation.
+ * Each device's graph memory is bookkeeping like the pools': used is the
+ * bytes of live graph allocations, reserved what the device holds for
+ * them (used rounded up to 2 MiB chunks, kept after frees until
+ * cuDeviceGraphMemTrim), with their high-water marks, which
+ * cuDeviceSetGraphMemAttribute resets (to the current value; only 0 may be
+ * set). Not modelled: the rule that a graph with memory nodes has one
+ * executable graph at a time, and memory nodes in child graphs. mu held
+ * unless said. ----- */
+
+static struct gmem *gmems;
+static struct { unsigned long long used, used_high, reserved, reserved_high; } gpool[MAX_DEVICES];
+
+static struct gmem *gmem_at(uintptr_t p) {
+    for (struct gmem *g = gmems; g; g = g->next)
+        if (g->p == p) return g;
+    return NULL;
+}
+/* Free the backing memory of an allocation that nothing holds. */
+static void gmem_drop(struct gmem *g) {
+    if (g->refs || g->live || g->outstanding) return;
+    for (struct gmem **pp = &gmems; *pp; pp = &(*pp)->next)
+        if (*pp == g) { *pp = g->next; break; }
+    aligned_free((void *)g->p);
+    free(g);
+    st.live_graph_allocations--;
+}
+static void gmem_ref(uintptr_t p) {
+    struct gmem *g = gmem_at(p);
+    if (g) g->refs++;
+}
+static void gmem_unref(uintptr_t p) {
+    struct gmem *g = gmem_at(p);
+    if (g) { g->refs--; gmem_drop(g); }
+}
+/* The captured cuMemAllocAsync: an alloc node at a new address. */
+static CUresult graph_alloc(CUstream s, CUdeviceptr *dptr, size_t size) {
+    if (size > TOTAL_MEM) return CUDA_ERROR_OUT_OF_MEMORY;
+    void *p = aligned_alloc(256, round_up(size, 256));
+    if (!p) return CUDA_ERROR_OUT_OF_MEMORY;
+    struct gmem *g = xcalloc(1, sizeof *g);
+    g->p = (uintptr_t)p;
+    g->len = size;
+    g->ctx = s->ctx;
+    g->next = gmems;
+    gmems = g;
+    st.live_graph_allocations++;
+    struct task t = { .kind = T_GALLOC, .dst = p, .n = size };
+    CUresult r = record(s, &t);
+    if (r) gmem_drop(g);
+    else *dptr = (CUdeviceptr)(uintptr_t)p;
+    return r;
+}
+/* Whether [p, p+len) lies in one graph allocation. */
+static int in_graph_mem(uintptr_t p, size_t len) {
+    for (struct gmem *g = gmems; g; g = g->next)
+        if (p >= g->p && p - g->p <= g->len && len <= g->len - (p - g->p)) return 1;
+    return 0;
+}
+/* Whether graph g frees p already. */
+static int graph_frees(CUgraph g, uintptr_t p) {
+    for (int i = 0; i < g->n; i++)
+        if (g->nodes[i]->t.kind == T_FREE && (uintptr_t)g->nodes[i]->t.dst == p) return 1;
+    return 0;
+}
+static int prog_frees(const struct prog *x, uintptr_t p) {
+    for (int i = 0; i < x->n; i++)
+        if (x->nodes[i].t.kind == T_FREE && (uintptr_t)x->nodes[i].t.dst == p) return 1;
+    return 0;
+}
+static void gpool_grow(int dev) {
+    unsigned long long need = round_up(gpool[dev].used, POOL_CHUNK);
+    if (gpool[dev].used > gpool[dev].used_high) gpool[dev].used_high = gpool[dev].used;
+    if (need > gpool[dev].reserved) gpool[dev].reserved = need;
+    if (gpool[dev].reserved > gpool[dev].reserved_high) gpool[dev].reserved_high = gpool[dev].reserved;
+}
+/* An alloc node runs. mu not held. */
+static void galloc_run(uintptr_t p) {
+    LOCK();
+    struct gmem *g = gmem_at(p);
+    if (g && !g->live) { /* live already: an AUTO_FREE_ON_LAUNCH relaunch keeps it where it is */
+        range_add(p, g->len, MEM_DEVICE, GRAPH_FLAG, g->ctx);
+        g->live = 1;
+        gpool[g->ctx->dev].used += g->len;
+        gpool_grow(g->ctx->dev);
+    }
+    UNLOCK();
+}
+/* A free of a live graph allocation runs. */
+static void gmem_unmap(struct range *rg) {
+    struct gmem *g = gmem_at(rg->start);
+    range_remove(rg);
+    if (!g) return;
+    g->live = 0;
+    gpool[g->ctx->dev].used -= g->len;
+    gmem_drop(g);
+}
+/* cuMemFree of p: -1 when p is no graph allocation; else 1 when it was
+ * live (and now is not), 0 when it was not. */
+static int gmem_free_now(uintptr_t p) {
+    struct gmem *g = gmem_at(p);
+    if (!g) return -1;
+    struct range *rg = range_at(p, MEM_DEVICE);
+    if (!rg || !(rg->flags & GRAPH_FLAG)) return 0;
+    g->outstanding = 0;
+    gmem_unmap(rg);
+    return 1;
+}
+/* cuGraphLaunch's rule for allocations a previous launch left allocated,
+ * and its bookkeeping once the launch is submitted. */
+static CUresult launch_graph_mem(CUgraphExec x, int submitted) {
+    struct prog *pr = x->prog;
+    for (int i = 0; i < pr->n; i++) {
+        const struct task *t = &pr->nodes[i].t;
+        struct gmem *g = t->kind == T_GALLOC || t->kind == T_FREE ? gmem_at((uintptr_t)t->dst) : NULL;
+        if (!g) continue;
+        int own = t->kind == T_GALLOC && !prog_frees(pr, g->p);
+        if (!submitted && own && g->outstanding && !(x->flags & CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH))
+            return CUDA_ERROR_INVALID_VALUE;
+        if (submitted && own) g->outstanding = 1;
+        if (submitted && t->kind == T_FREE) g->outstanding = 0;
+    }
+    return CUDA_SUCCESS;
+}
+
+static CUresult graph_mem_attr(CUdevice dev, int attr, void *value, int set) {
+    CUresult r = check_device(dev);
+    if (r) return r;
+    if (!value) return CUDA_ERROR_INVALID_VALUE;
+    unsigned long long *v = value;
+    LOCK();
+    switch (attr) {
+    case CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT: case CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT:
+        if (set) r = CUDA_ERROR_INVALID_VALUE;
+        else *v = attr == CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT ? gpool[dev].used : gpool[dev].reserved;
+        break;
+    case CU_GRAPH_MEM_ATTR_USED_MEM_HIGH:
+        if (!set) *v = gpool[dev].used_high;
+        else if (*v) r = CUDA_ERROR_INVALID_VALUE;
+        else gpool[dev].used_high = gpool[dev].used;
+        break;
+    case CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH:
+        if (!set) *v = gpool[dev].reserved_high;
+        else if (*v) r = CUDA_ERROR_INVALID_VALUE;
+        else gpool[dev].reserved_high = gpool[dev].reserved;
+        break;
+    default: r = CUDA_ERROR_INVALID_VALUE;
+    }
+    UNLOCK();
+    return r;
+}
+CUresult cuDeviceGetGraphMemAttribute(CUdevice dev, int attr, void *value) {
+    FAIL_POINT("cuDeviceGetGraphMemAttribute");
+    return graph_mem_attr(dev, attr, value, 0);
+}
+CUresult cuDeviceSetGraphMemAttribute(CUdevice dev, int attr, void *value) {
+    FAIL_POINT("cuDeviceSetGraphMemAttribute");
+    return graph_mem_attr(dev, attr, value, 1);
+}
+/* Give back what the device holds for graph allocations beyond the live ones. */
+CUresult cuDeviceGraphMemTrim(CUdevice dev) {
+    FAIL_POINT("cuDeviceGraphMemTrim");
+    CUresult r = check_device(dev);
+    if (r) return r;
+    LOCK();
+    gpool[dev].reserved = round_up(gpool[dev].used, POOL_CHUNK);
+    st.graph_mem_trims++;
+    UNLOCK();
+    return CUDA_SUCCESS;
+}
+
 CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t size, CUmemoryPool pool, CUstream h) {
     FAIL_POINT("cuMemAllocFromPoolAsync");
     STICKY_POINT();
@@ -2459,25 +2776,37 @@ CUresult cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t size, CUmemoryPool po
     return pool_alloc(pool, dptr, size, h);
 }
 
-static CUresult get_pool(CUmemoryPool *out, CUdevice dev) {
+static CUresult get_pool(CUmemoryPool *out, CUdevice dev, int current) {
     CUresult r = check_device(dev);
     if (r) return r;
     if (!out) return CUDA_ERROR_INVALID_VALUE;
     LOCK();
-    *out = default_pool(dev);
+    *out = current && current_pool[dev] ? current_pool[dev] : default_pool(dev);
     UNLOCK();
     return CUDA_SUCCESS;
 }
 CUresult cuDeviceGetDefaultMemPool(CUmemoryPool *out, CUdevice dev) {
     FAIL_POINT("cuDeviceGetDefaultMemPool");
-    return get_pool(out, dev);
+    return get_pool(out, dev, 0);
 }
-/* No cuDeviceSetMemPool here: the current pool is the default one. */
 CUresult cuDeviceGetMemPool(CUmemoryPool *out, CUdevice dev) {
     FAIL_POINT("cuDeviceGetMemPool");
-    return get_pool(out, dev);
+    return get_pool(out, dev, 1);
+}
+/* The pool that cuMemAllocAsync uses from now on; an imported pool or one
+ * of another device is refused. */
+CUresult cuDeviceSetMemPool(CUdevice dev, CUmemoryPool pool) {
+    FAIL_POINT("cuDeviceSetMemPool");
+    CUresult r = check_device(dev);
+    if (r) return r;
+    LOCK();
+    if (!pool_valid(pool) || pool->dev != dev || pool->imported) r = CUDA_ERROR_INVALID_VALUE;
+    else current_pool[dev] = pool == &pools[dev] ? NULL : pool;
+    UNLOCK();
+    return r;
 }
 
+static CUresult pool_share(CUmemoryPool p, int handle_types);
 CUresult cuMemPoolCreate(CUmemoryPool *out, const CUmemPoolProps *props) {
     FAIL_POINT("cuMemPoolCreate");
     if (!out || !props || props->allocType != 1 /* PINNED */ || props->location.type != 1 /* DEVICE */)
@@ -2489,9 +2818,10 @@ CUresult cuMemPoolCreate(CUmemoryPool *out, const CUmemPoolProps *props) {
     for (int i = MAX_DEVICES; i < MAX_POOLS; i++)
         if (!pools[i].used_slot) {
             pools[i] = (struct CUmemPoolHandle_st){ .used_slot = 1, .own = 1, .dev = props->location.id,
-                                                     .max_size = props->maxSize };
+                                                     .max_size = props->maxSize, .fd = -1 };
+            r = props->handleTypes ? pool_share(&pools[i], props->handleTypes) : CUDA_SUCCESS;
+            if (r) { pools[i].used_slot = 0; break; }
             *out = &pools[i];
-            r = CUDA_SUCCESS;
             break;
         }
     UNLOCK();
@@ -2505,7 +2835,9 @@ CUresult cuMemPoolDestroy(CUmemoryPool pool) {
     LOCK();
     CUresult r = pool_valid(pool) && pool->own == 1 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
     if (!r) {
-        if (pool->used == 0) pool->used_slot = 0;
+        for (int d = 0; d < MAX_DEVICES; d++)
+            if (current_pool[d] == pool) current_pool[d] = NULL; /* the default is current again */
+        if (pool->used == 0) { pool_unmap(pool); pool->used_slot = 0; }
         else pool->own = 2;
     }
     UNLOCK();
@@ -2516,7 +2848,7 @@ CUresult cuMemPoolTrimTo(CUmemoryPool pool, size_t keep) {
     FAIL_POINT("cuMemPoolTrimTo");
     LOCK();
     CUresult r = pool_valid(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-    if (!r) { pool_release(pool, keep); st.pool_trims++; }
+    if (!r) { pool_release(pool, keep); st.pool_trims++; st.last_trimmed_pool = (long long)(uintptr_t)pool; }
     UNLOCK();
     return r;
 }
@@ -2557,6 +2889,193 @@ CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value) {
         case 8: *v = pool->used_high; break;
         default: r = CUDA_ERROR_INVALID_VALUE;
         }
+    UNLOCK();
+    return r;
+}
+
+/* ----- Pool IPC (cuMemPoolExportToShareableHandle, ...ImportFromShareableHandle,
+ * cuMemPoolExportPointer, cuMemPoolImportPointer) and peer access
+ * (cuMemPoolSetAccess, cuMemPoolGetAccess). An exportable pool (handle type
+ * POSIX file descriptor) keeps its memory in one shared file (memfd) of
+ * SIM_POOL_FILE bytes, sparse, mapped at base: its allocations are carved
+ * from it by a bump allocator and never reused. The file starts with a
+ * header page (a magic word, the pool's id and device); exporting the pool
+ * gives a new descriptor of the file, which another process (or this one)
+ * maps again to import the pool, so that both see the same bytes, as two
+ * processes on one GPU do. An exported pointer is the pool's id and the
+ * allocation's offset and length. Linux only: elsewhere the handle type is
+ * not supported. mu held unless said. ----- */
+
+static int pool_shared(unsigned flags) { return pools[flags & 0xffff].base != NULL; }
+
+#ifdef __linux__
+enum { SIM_POOL_FILE = 1 << 30, SIM_POOL_HEADER = 4096 };
+static const unsigned long long SIM_POOL_MAGIC = 0x6c6f6f7063697370ull; /* "pscipool" */
+struct pool_header { unsigned long long magic, id; int dev; };
+struct ptr_export { unsigned long long magic, id, offset, len; };
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+static CUresult pool_share(CUmemoryPool p, int handle_types) {
+    if (handle_types != 1 /* POSIX_FILE_DESCRIPTOR */) return CUDA_ERROR_NOT_SUPPORTED;
+    size_t cap = p->max_size ? round_up(p->max_size, 4096) + SIM_POOL_HEADER : SIM_POOL_FILE;
+    int fd = memfd_create("purecuda-sim-pool", MFD_CLOEXEC);
+    if (fd < 0) return CUDA_ERROR_OUT_OF_MEMORY;
+    if (ftruncate(fd, (off_t)cap) != 0) { close(fd); return CUDA_ERROR_OUT_OF_MEMORY; }
+    void *base = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) { close(fd); return CUDA_ERROR_OUT_OF_MEMORY; }
+    static unsigned long long next_id;
+    p->ipc_id = ((unsigned long long)getpid() << 32) ^ (unsigned long long)time(NULL) ^ ++next_id << 16;
+    *(struct pool_header *)base = (struct pool_header){ SIM_POOL_MAGIC, p->ipc_id, p->dev };
+    p->fd = fd;
+    p->base = base;
+    p->cap = cap;
+    p->top = SIM_POOL_HEADER;
+    p->handle_types = handle_types;
+    return CUDA_SUCCESS;
+}
+
+static void pool_unmap(CUmemoryPool p) {
+    if (p->base) munmap(p->base, p->cap);
+    if (p->fd >= 0) close(p->fd);
+    p->base = NULL;
+    p->fd = -1;
+}
+
+CUresult cuMemPoolExportToShareableHandle(void *out, CUmemoryPool pool, int type, unsigned long long flags) {
+    FAIL_POINT("cuMemPoolExportToShareableHandle");
+    if (!out || flags) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult r = pool_valid(pool) && !pool->imported && pool->handle_types == type && type == 1 ? CUDA_SUCCESS
+                                                                                                 : CUDA_ERROR_INVALID_VALUE;
+    if (!r) {
+        int fd = fcntl(pool->fd, F_DUPFD_CLOEXEC, 0);
+        if (fd < 0) r = CUDA_ERROR_OUT_OF_MEMORY;
+        else *(int *)out = fd;
+    }
+    UNLOCK();
+    return r;
+}
+
+/* The handle is the descriptor itself, passed as a pointer-sized value; it
+ * stays the caller's (the mapping keeps the file open). */
+CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *out, void *handle, int type, unsigned long long flags) {
+    FAIL_POINT("cuMemPoolImportFromShareableHandle");
+    if (!out || flags || type != 1) return CUDA_ERROR_INVALID_VALUE;
+    int fd = (int)(intptr_t)handle;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || (size_t)sb.st_size < SIM_POOL_HEADER) return CUDA_ERROR_INVALID_VALUE;
+    void *base = mmap(NULL, (size_t)sb.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) return CUDA_ERROR_INVALID_VALUE;
+    struct pool_header h = *(struct pool_header *)base;
+    if (h.magic != SIM_POOL_MAGIC || check_device(h.dev)) { munmap(base, (size_t)sb.st_size); return CUDA_ERROR_INVALID_VALUE; }
+    LOCK();
+    CUresult r = initialised ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_NOT_INITIALIZED;
+    for (int i = MAX_DEVICES; r == CUDA_ERROR_OUT_OF_MEMORY && i < MAX_POOLS; i++)
+        if (!pools[i].used_slot) {
+            pools[i] = (struct CUmemPoolHandle_st){ .used_slot = 1, .own = 1, .dev = h.dev, .fd = -1, .imported = 1,
+                                                     .base = base, .cap = (size_t)sb.st_size, .ipc_id = h.id,
+                                                     .handle_types = 1 };
+            *out = &pools[i];
+            r = CUDA_SUCCESS;
+            break;
+        }
+    UNLOCK();
+    if (r) munmap(base, (size_t)sb.st_size);
+    return r;
+}
+
+CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *out, CUdeviceptr ptr) {
+    FAIL_POINT("cuMemPoolExportPointer");
+    if (!out) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    struct range *rg = range_at((uintptr_t)ptr, MEM_DEVICE);
+    CUmemoryPool p = rg && (rg->flags & POOL_FLAG) ? &pools[rg->flags & 0xffff] : NULL;
+    CUresult r = p && p->base && !p->imported ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (!r) {
+        memset(out, 0, sizeof *out);
+        struct ptr_export e = { SIM_POOL_MAGIC, p->ipc_id, (unsigned long long)((char *)(uintptr_t)ptr - p->base), rg->len };
+        memcpy(out->reserved, &e, sizeof e);
+    }
+    UNLOCK();
+    return r;
+}
+
+/* The memory must not be imported twice into one pool (208, ALREADY_MAPPED). */
+CUresult cuMemPoolImportPointer(CUdeviceptr *out, CUmemoryPool pool, CUmemPoolPtrExportData *data) {
+    FAIL_POINT("cuMemPoolImportPointer");
+    if (!out || !data) return CUDA_ERROR_INVALID_VALUE;
+    struct ptr_export e;
+    memcpy(&e, data->reserved, sizeof e);
+    CUcontext c;
+    LOCK();
+    CUresult r = current_ctx(&c);
+    if (!r && (!pool_valid(pool) || !pool->imported || e.magic != SIM_POOL_MAGIC || e.id != pool->ipc_id ||
+               e.offset < SIM_POOL_HEADER || e.offset > pool->cap || e.len > pool->cap - e.offset || !e.len))
+        r = CUDA_ERROR_INVALID_VALUE;
+    uintptr_t p = r ? 0 : (uintptr_t)(pool->base + e.offset);
+    if (!r && range_at(p, MEM_DEVICE)) r = 208; /* CUDA_ERROR_ALREADY_MAPPED */
+    if (!r) {
+        range_add(p, e.len, MEM_DEVICE, POOL_FLAG | (unsigned)(pool - pools), c);
+        st.live_allocations++;
+        pool->used += e.len;
+        *out = (CUdeviceptr)p;
+    }
+    UNLOCK();
+    return r;
+}
+#else
+static CUresult pool_share(CUmemoryPool p, int handle_types) { (void)p; (void)handle_types; return CUDA_ERROR_NOT_SUPPORTED; }
+static void pool_unmap(CUmemoryPool p) { (void)p; }
+CUresult cuMemPoolExportToShareableHandle(void *out, CUmemoryPool pool, int type, unsigned long long flags) {
+    FAIL_POINT("cuMemPoolExportToShareableHandle");
+    (void)out; (void)pool; (void)type; (void)flags;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult cuMemPoolImportFromShareableHandle(CUmemoryPool *out, void *handle, int type, unsigned long long flags) {
+    FAIL_POINT("cuMemPoolImportFromShareableHandle");
+    (void)out; (void)handle; (void)type; (void)flags;
+    return CUDA_ERROR_NOT_SUPPORTED;
+}
+CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *out, CUdeviceptr ptr) {
+    FAIL_POINT("cuMemPoolExportPointer");
+    (void)out; (void)ptr;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+CUresult cuMemPoolImportPointer(CUdeviceptr *out, CUmemoryPool pool, CUmemPoolPtrExportData *data) {
+    FAIL_POINT("cuMemPoolImportPointer");
+    (void)out; (void)pool; (void)data;
+    return CUDA_ERROR_INVALID_VALUE;
+}
+#endif
+
+/* Access of other devices to a pool's memory: none until set; the pool's
+ * own device always reads and writes, and cannot be set otherwise. */
+CUresult cuMemPoolSetAccess(CUmemoryPool pool, const CUmemAccessDesc *map, size_t count) {
+    FAIL_POINT("cuMemPoolSetAccess");
+    if (!map && count) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult r = pool_valid(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    for (size_t i = 0; !r && i < count; i++) {
+        const CUmemAccessDesc *d = &map[i];
+        if (d->location.type != 1 /* DEVICE */ || check_device(d->location.id) ||
+            (d->flags != 0 && d->flags != 1 && d->flags != 3) || (d->location.id == pool->dev && d->flags != 3))
+            r = CUDA_ERROR_INVALID_VALUE;
+    }
+    for (size_t i = 0; !r && i < count; i++)
+        if (map[i].location.id != pool->dev) pool->access[map[i].location.id] = map[i].flags;
+    UNLOCK();
+    return r;
+}
+
+CUresult cuMemPoolGetAccess(int *flags, CUmemoryPool pool, CUmemLocation *loc) {
+    FAIL_POINT("cuMemPoolGetAccess");
+    if (!flags || !loc || loc->type != 1 || check_device(loc->id)) return CUDA_ERROR_INVALID_VALUE;
+    LOCK();
+    CUresult r = pool_valid(pool) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    if (!r) *flags = loc->id == pool->dev ? 3 : pool->access[loc->id];
     UNLOCK();
     return r;
 }
@@ -2620,6 +3139,29 @@ CUresult cuMemPrefetchAsync_v2(CUdeviceptr p, size_t n, CUmemLocation loc, unsig
     if (m) m->prefetched = where;
     UNLOCK();
     if (!m) return CUDA_ERROR_INVALID_VALUE;
+    struct task t = { .kind = T_NOP };
+    return enqueue(h, &t);
+}
+
+/* A stream's claim on managed memory: the whole allocation (length 0),
+ * one of CU_MEM_ATTACH_GLOBAL, _HOST or _SINGLE; counted by flag (see
+ * sim_stat), in stream order. */
+CUresult cuStreamAttachMemAsync(CUstream h, CUdeviceptr p, size_t length, unsigned int flags) {
+    FAIL_POINT("cuStreamAttachMemAsync");
+    STICKY_POINT();
+    if (flags != 1 && flags != 2 && flags != 4) return CUDA_ERROR_INVALID_VALUE;
+    CUstream s;
+    LOCK();
+    CUresult r = stream_of(h, &s);
+    struct managed *m = r ? NULL : managed_of((uintptr_t)p, 1);
+    if (!r && (!m || m->start != (uintptr_t)p || (length != 0 && length != m->len))) r = CUDA_ERROR_INVALID_VALUE;
+    if (!r) {
+        if (flags == 1) st.attach_global++;
+        else if (flags == 2) st.attach_host++;
+        else st.attach_single++;
+    }
+    UNLOCK();
+    if (r) return r;
     struct task t = { .kind = T_NOP };
     return enqueue(h, &t);
 }
@@ -3310,8 +3852,9 @@ CUresult cuLinkCreate_v2(unsigned int nopts, CUjit_option *opts, void **vals, CU
     if (r) return r;
     LOCK();
     CUlinkState ls = handle_alloc(&free_links, sizeof *ls);
-    UNLOCK();
     ls->magic = MAGIC_LINK;
+    st.live_link_states++;
+    UNLOCK();
     ls->logs = l;
     ls->vals = vals;
     jit_log(&l, vals, NULL);
@@ -3327,6 +3870,9 @@ CUresult cuLinkAddData_v2(CUlinkState ls, int type, void *data, size_t size, con
     if (!data || !size || type < 0 || type > 4) return CUDA_ERROR_INVALID_VALUE;
     CUresult r = jit_options(nopts, opts, vals, &ignored);
     if (r) return r;
+    /* PTX is read as a C string: its NUL must lie within size, or the
+     * driver would read past the caller's buffer. */
+    if (type == 1 && ((const char *)data)[size - 1] != 0) return CUDA_ERROR_INVALID_VALUE;
     ls->inputs++;
     if (type != 1) return CUDA_SUCCESS; /* CU_JIT_INPUT_PTX */
     char *text = xcalloc(1, size + 1);
@@ -3357,9 +3903,13 @@ CUresult cuLinkDestroy(CUlinkState ls) {
     FAIL_POINT("cuLinkDestroy");
     if (!ls || ls->magic != MAGIC_LINK) return CUDA_ERROR_INVALID_HANDLE;
     ls->magic = 0;
+    /* The image goes with the state: spoil it first, so that a caller
+     * that kept the pointer instead of copying reads garbage. */
+    if (ls->image) memset(ls->image, 0x5a, ls->len);
     free(ls->image);
     ls->image = NULL;
     LOCK();
+    st.live_link_states--;
     handle_free(&free_links, ls);
     UNLOCK();
     return CUDA_SUCCESS;
@@ -3560,6 +4110,30 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *n, CUfunction
     FAIL_POINT("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags");
     if (flags > 1) return CUDA_ERROR_INVALID_VALUE;
     return occupancy(n, f, bs, dyn);
+}
+
+/* The most dynamic shared memory a block of bs threads may have so that
+ * n blocks fit on one multiprocessor: the multiprocessor's shared memory
+ * shared among them, less each block's static and reserved parts, at most
+ * what a block may opt in to; 0 when n blocks of bs threads never fit. */
+CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *out, CUfunction f, int n, int bs) {
+    FAIL_POINT("cuOccupancyAvailableDynamicSMemPerBlock");
+    CUresult r = CUDA_SUCCESS;
+    LOCK();
+    if (!initialised) r = CUDA_ERROR_NOT_INITIALIZED;
+    else if (!f || f->magic != MAGIC_FUNC) r = CUDA_ERROR_INVALID_HANDLE;
+    else if (!out || n <= 0 || bs <= 0) r = CUDA_ERROR_INVALID_VALUE;
+    else {
+        size_t fixed = (size_t)kernels[f->kernel].static_smem + SMEM_RESERVED;
+        size_t each = SM_SMEM / (size_t)n;
+        if (blocks_per_sm(f, bs, 0) < n || each <= fixed) *out = 0;
+        else {
+            size_t v = each - fixed, cap = SMEM_OPTIN - (size_t)kernels[f->kernel].static_smem;
+            *out = v < cap ? v : cap;
+        }
+    }
+    UNLOCK();
+    return r;
 }
 
 /* The block size with the most resident threads: each size from the
@@ -3774,7 +4348,6 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec *px, CUgraph g, unsigned long l
     FAIL_POINT("cuGraphInstantiateWithFlags");
     STICKY_POINT();
     CUcontext c;
-    (void)flags;
     LOCK();
     gate();
     CUresult r = current_ctx(&c);
@@ -3782,6 +4355,7 @@ CUresult cuGraphInstantiateWithFlags(CUgraphExec *px, CUgraph g, unsigned long l
     if (!r) {
         CUgraphExec x = handle_alloc(&free_execs, sizeof *x);
         x->magic = MAGIC_EXEC;
+        x->flags = flags;
         x->ctx = c;
         x->prog = prog_from_graph(g);
         *px = x;
@@ -3832,6 +4406,7 @@ CUresult cuGraphLaunch(CUgraphExec x, CUstream h) {
     CUresult r = !initialised ? CUDA_ERROR_NOT_INITIALIZED
                : !x || x->magic != MAGIC_EXEC ? CUDA_ERROR_INVALID_VALUE
                : begin_enqueue(h, &s, &capturing, 1);
+    if (!r && !capturing) r = launch_graph_mem(x, 0);
     if (!r) {
         struct task t = { .kind = T_GRAPH, .prog = x->prog };
         if (capturing) {
@@ -3845,6 +4420,7 @@ CUresult cuGraphLaunch(CUgraphExec x, CUstream h) {
             op_unref(x->last);
             x->last = o;
             st.graph_launches++;
+            launch_graph_mem(x, 1);
         }
     }
     UNLOCK();
@@ -3869,6 +4445,11 @@ CUresult cuGraphExecUpdate_v2(CUgraphExec x, CUgraph g, CUgraphExecUpdateResultI
         for (int i = 0; !res && i < g->n; i++) {
             struct CUgraphNode_st *gn = g->nodes[i];
             if (gn->type != p->nodes[i].type) res = CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED;
+            /* A memory node at another address: the executable graph's
+             * allocation cannot move (the driver's answer is not measured;
+             * modelled as not supported, so that the caller instantiates). */
+            else if ((gn->t.kind == T_GALLOC || gn->t.kind == T_FREE) && gn->t.dst != p->nodes[i].t.dst)
+                res = CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED;
             else if (gn->ndeps != p->nodes[i].ndeps) res = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
             else for (int j = 0; j < gn->ndeps; j++)
                 if (gn->deps[j]->index != p->nodes[i].deps[j]) res = CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED;
@@ -4008,6 +4589,9 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuMemAlloc", 3020, 0, cuMemAlloc_v2),
     SYM("cuMemFree", 3020, 0, cuMemFree_v2),
     SYM("cuMemAllocAsync", 11020, 11020, cuMemAllocAsync),
+    SYM("cuDeviceGraphMemTrim", 11040, 0, cuDeviceGraphMemTrim),
+    SYM("cuDeviceGetGraphMemAttribute", 11040, 0, cuDeviceGetGraphMemAttribute),
+    SYM("cuDeviceSetGraphMemAttribute", 11040, 0, cuDeviceSetGraphMemAttribute),
     SYM("cuMemFreeAsync", 11020, 11020, cuMemFreeAsync),
     SYM("cuMemAllocHost", 3020, 0, cuMemAllocHost_v2),
     SYM("cuMemHostAlloc", 2020, 0, cuMemHostAlloc),
@@ -4041,6 +4625,14 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuMemPoolTrimTo", 11020, 0, cuMemPoolTrimTo),
     SYM("cuMemPoolSetAttribute", 11020, 0, cuMemPoolSetAttribute),
     SYM("cuMemPoolGetAttribute", 11020, 0, cuMemPoolGetAttribute),
+    SYM("cuDeviceSetMemPool", 11020, 0, cuDeviceSetMemPool),
+    SYM("cuMemPoolSetAccess", 11020, 0, cuMemPoolSetAccess),
+    SYM("cuMemPoolGetAccess", 11020, 0, cuMemPoolGetAccess),
+    SYM("cuMemPoolExportToShareableHandle", 11020, 0, cuMemPoolExportToShareableHandle),
+    SYM("cuMemPoolImportFromShareableHandle", 11020, 0, cuMemPoolImportFromShareableHandle),
+    SYM("cuMemPoolExportPointer", 11020, 0, cuMemPoolExportPointer),
+    SYM("cuMemPoolImportPointer", 11020, 0, cuMemPoolImportPointer),
+    SYM("cuStreamAttachMemAsync", 6000, 7000, cuStreamAttachMemAsync),
     SYM("cuMemAllocManaged", 6000, 0, cuMemAllocManaged),
     SYM("cuMemPrefetchAsync", 12020, 12020, cuMemPrefetchAsync_v2),
     SYM("cuMemAdvise", 12020, 0, cuMemAdvise_v2),
@@ -4073,6 +4665,7 @@ static const struct sym { const char *name; int version, ptds; void *fn; } syms[
     SYM("cuOccupancyMaxPotentialBlockSize", 6050, 0, cuOccupancyMaxPotentialBlockSize),
     SYM("cuOccupancyMaxPotentialBlockSizeWithFlags", 7000, 0, cuOccupancyMaxPotentialBlockSizeWithFlags),
     SYM("cuOccupancyMaxActiveClusters", 11070, 0, cuOccupancyMaxActiveClusters),
+    SYM("cuOccupancyAvailableDynamicSMemPerBlock", 10020, 0, cuOccupancyAvailableDynamicSMemPerBlock),
     SYM("cuLaunchKernel", 4000, 7000, cuLaunchKernel),
     SYM("cuLaunchKernelEx", 11060, 11060, cuLaunchKernelEx),
     SYM("cuGraphCreate", 10000, 0, cuGraphCreate),
@@ -4162,6 +4755,13 @@ static const struct { const char *name; long long *value; int cumulative; } stat
     { "event_creates", &st.event_creates, 1 },     /* cuEventCreate calls that made an event */
     { "pageable_copies", &st.pageable_copies, 1 }, /* async copies with a side the device cannot reach */
     { "pool_trims", &st.pool_trims, 1 },           /* cuMemPoolTrimTo calls */
+    { "graph_mem_trims", &st.graph_mem_trims, 1 }, /* cuDeviceGraphMemTrim calls */
+    { "live_graph_allocations", &st.live_graph_allocations, 0 }, /* graph allocations with an address (held by a node, or live) */
+    { "attach_global", &st.attach_global, 1 },     /* cuStreamAttachMemAsync with CU_MEM_ATTACH_GLOBAL */
+    { "attach_host", &st.attach_host, 1 },         /* ... CU_MEM_ATTACH_HOST */
+    { "attach_single", &st.attach_single, 1 },     /* ... CU_MEM_ATTACH_SINGLE */
+    { "last_trimmed_pool", &st.last_trimmed_pool, 0 }, /* the pool of the last cuMemPoolTrimTo that worked */
+    { "live_link_states", &st.live_link_states, 0 },
 };
 
 long long sim_stat(const char *name) {
@@ -4169,6 +4769,15 @@ long long sim_stat(const char *name) {
     /* Calls of an entry point since the library was loaded (FAIL_POINT). */
     if (name && strncmp(name, "calls:", 6) == 0) return calls_of(name + 6, 0);
     if (name && strncmp(name, "thread_calls:", 13) == 0) return calls_of(name + 13, 1);
+    /* "primary_retains:N": the retains of device N's primary context. */
+    if (name && strncmp(name, "primary_retains:", 16) == 0) {
+        int dev = atoi(name + 16);
+        if (dev < 0 || dev >= MAX_DEVICES) return -1;
+        LOCK();
+        v = primary_ctx[dev].retains;
+        UNLOCK();
+        return v;
+    }
     LOCK();
     for (size_t i = 0; name && i < sizeof stat_names / sizeof stat_names[0]; i++)
         if (strcmp(stat_names[i].name, name) == 0) v = *stat_names[i].value;

@@ -1,0 +1,3 @@
+package nccl
+
+//go:generate go run ../tools/gen -lib nccl

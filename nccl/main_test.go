@@ -1,0 +1,12 @@
+package nccl_test
+
+import (
+	"testing"
+
+	"github.com/purecuda/purecuda/hostmem"
+	"github.com/purecuda/purecuda/internal/testenv"
+)
+
+func TestMain(m *testing.M) {
+	testenv.MainNCCL(m, testenv.Drain(hostmem.Drain))
+}

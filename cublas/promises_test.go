@@ -746,3 +746,24 @@ func TestScalarOfWritesTheScaleType(t *testing.T) {
 
 func le32(v uint32) []byte { return []byte{byte(v), byte(v >> 8), byte(v >> 16), byte(v >> 24)} }
 func le64(v uint64) []byte { return append(le32(uint32(v)), le32(uint32(v>>32))...) }
+
+// Dot and Nrm2 work with a workspace set: the workspace is one more
+// operand beside their vectors.
+func TestDotAndNrm2WithAWorkspace(t *testing.T) {
+	f := newFixture(t)
+	ws, err := cuda.Alloc[byte](f.s, 1<<10)
+	testenv.Must(t, err)
+	testenv.Must(t, f.h.SetWorkspace(ws))
+	t.Cleanup(func() {
+		testenv.Must(t, f.h.SetWorkspace(cuda.Slice[byte]{}))
+		testenv.Must(t, ws.Free())
+	})
+	x := upload(t, f.s, []float64{3, 4})
+	y := upload(t, f.s, []float64{1, 2})
+	if d, err := cublas.Dot(f.h, 2, x, 1, y, 1); err != nil || d != 11 {
+		t.Errorf("Dot = %v, %v; want 11", d, err)
+	}
+	if n, err := cublas.Nrm2(f.h, 2, x, 1); err != nil || math.Abs(n-5) > 1e-12 {
+		t.Errorf("Nrm2 = %v, %v; want 5", n, err)
+	}
+}

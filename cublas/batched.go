@@ -71,8 +71,8 @@ func (b *Batch[T]) check(call, name string, rows, cols, ld int) error {
 		return fmt.Errorf("cublas: %s: nil Batch %s: %w", call, name, cuda.ErrNil)
 	}
 	for i, x := range b.slices {
-		if err := matrix(call, fmt.Sprintf("%s[%d]", name, i), rows, cols, ld, size(x)); err != nil {
-			return err
+		if !matrixOK(rows, cols, ld, size(x)) { // the name is made for the error alone
+			return matrixErr(call, fmt.Sprintf("%s[%d]", name, i), rows, cols, ld, size(x))
 		}
 	}
 	return nil

@@ -148,7 +148,8 @@ func matrixErr(call, name string, rows, cols, ld, n int) error {
 	}
 	need, ok := span(rows, cols, ld)
 	if !ok {
-		need = math.MaxInt
+		return &ShapeError{Pkg: "cublas", Call: call, Arg: name, Rows: rows, Cols: cols, LD: ld, Count: 1, Need: math.MaxInt, Len: n,
+			Reason: fmt.Sprintf("%s: a %dx%d matrix with ld%s %d needs more elements than an int counts (overflow), the Slice has %d", name, rows, cols, name, ld, n)}
 	}
 	return &ShapeError{Pkg: "cublas", Call: call, Arg: name, Rows: rows, Cols: cols, LD: ld, Count: 1, Need: need, Len: n,
 		Reason: fmt.Sprintf("%s: a %dx%d matrix with ld%s %d needs %d elements, the Slice has %d", name, rows, cols, name, ld, need, n)}

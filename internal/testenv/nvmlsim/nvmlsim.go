@@ -54,6 +54,7 @@ type hooks struct {
 	postEvent    func(index uint32, typ, data uint64) int32
 	setProcesses func(index, n uint32) int32
 	stat         func(name string) int64
+	failNext     func(name string, skip, count, ret int32) int32
 }
 
 // Setup builds or finds the simulator, points PURECUDA_LIBNVML at it and
@@ -67,7 +68,8 @@ func Setup() (string, error) {
 			Env:     []string{EnvLibrary},
 			Hooks: []cbuild.Hook{{Name: "nvmlsim_post_event", Fn: &setup.h.postEvent},
 				{Name: "nvmlsim_set_processes", Fn: &setup.h.setProcesses},
-				{Name: "nvmlsim_stat", Fn: &setup.h.stat}},
+				{Name: "nvmlsim_stat", Fn: &setup.h.stat},
+				{Name: "nvmlsim_fail_next", Fn: &setup.h.failNext}},
 			Stat: "nvmlsim_stat",
 			Live: map[string]string{"NVML event sets": "sets", "NVML initializations (nvmlInit without nvmlShutdown)": "init"},
 		})
@@ -124,11 +126,25 @@ func SetProcesses(index, n int) error {
 
 // Stat returns a counter of the simulator: "init" (NVML's init count now),
 // "inits", "shutdowns" (calls ever), "sets" (live event sets), "waiting"
-// (event waits in progress).
+// (event waits in progress), "queued" (events posted to live sets and not
+// yet taken by a wait).
 func Stat(name string) int64 {
 	v := mustSetup().stat(name)
 	if v < 0 {
 		panic("nvmlsim: no counter " + name)
 	}
 	return v
+}
+
+// FailNext makes the next count calls of the NVML function named (its C
+// name, e.g. "nvmlEventSetWait_v2") return ret, an nvmlReturn_t; count 0
+// clears what is left of it.
+func FailNext(name string, count, ret int) error { return FailAfter(name, 0, count, ret) }
+
+// FailAfter is FailNext after skip calls that pass.
+func FailAfter(name string, skip, count, ret int) error {
+	if r := mustSetup().failNext(name, int32(skip), int32(count), int32(ret)); r != 0 {
+		return fmt.Errorf("nvmlsim_fail_next(%s): no room for another failure", name)
+	}
+	return nil
 }

@@ -172,15 +172,17 @@ cublasStatus_t cublasCreate_v2(struct handle **out) {
     return CUBLAS_STATUS_SUCCESS;
 }
 
+/* A destroy made to fail (cublassim_fail_next) destroys the handle still
+ * and reports the failure, so that no test leaves a live handle behind. */
 cublasStatus_t cublasDestroy_v2(struct handle *h) {
-    FAIL_POINT("cublasDestroy_v2");
+    int fail = failing("cublasDestroy_v2");
     if (!live(h, HANDLE_MAGIC)) return CUBLAS_STATUS_NOT_INITIALIZED;
     h->magic = DEAD; /* never freed: a stale handle reads as dead */
     pthread_mutex_lock(&mu);
     st_live--;
     st_destroys++;
     pthread_mutex_unlock(&mu);
-    return CUBLAS_STATUS_SUCCESS;
+    return fail ? fail : CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t cublasGetProperty(int type, int *value) {
@@ -678,14 +680,14 @@ cublasStatus_t cublasLtCreate(struct lt **out) {
 }
 
 cublasStatus_t cublasLtDestroy(struct lt *l) {
-    FAIL_POINT("cublasLtDestroy");
+    int fail = failing("cublasLtDestroy"); /* destroyed still, as cublasDestroy_v2 */
     if (!l || l->magic != LT_MAGIC) return CUBLAS_STATUS_NOT_INITIALIZED;
     l->magic = DEAD;
     pthread_mutex_lock(&mu);
     st_live--;
     st_destroys++;
     pthread_mutex_unlock(&mu);
-    return CUBLAS_STATUS_SUCCESS;
+    return fail ? fail : CUBLAS_STATUS_SUCCESS;
 }
 
 size_t cublasLtGetVersion(void) { return 130100; }

@@ -37,10 +37,15 @@
  *       index; returns the number of sets that took it.
  *   int nvmlsim_set_processes(unsigned index, unsigned n): the device shows
  *       n compute processes (pid 1000+k, (k+1) MiB each); returns 0.
+ *   int nvmlsim_fail_next(const char *name, int skip, int count, int ret):
+ *       after skip calls that pass, the next count calls of the function
+ *       named (e.g. "nvmlEventSetWait_v2") return ret; count 0 clears it. Returns 0, or -1 when no slot is
+ *       free.
  *   long long nvmlsim_stat(const char *name): "init" (the nvmlInit count),
  *       "sets" (live event sets), "waiting" (nvmlEventSetWait_v2 calls in
  *       progress), "inits" (nvmlInit calls ever), "shutdowns"
- *       (nvmlShutdown calls ever); -1 for another name.
+ *       (nvmlShutdown calls ever), "queued" (events posted to live sets
+ *       and not yet taken by a wait); -1 for another name.
  *
  * Locking: one mutex (mu) guards all state; one condition variable (cv) is
  * broadcast when an event is posted or a set freed.
@@ -137,6 +142,29 @@ static unsigned long long energy[NDEV];
 
 static const int mig_mode[NDEV] = {0, 1};
 
+/* Failures on demand (nvmlsim_fail_next). Guarded by mu. */
+#define MAX_FAILS 16
+static struct {
+    char name[64];
+    int skip, count, ret;
+} fails[MAX_FAILS];
+
+/* failing is what the call named must fail with, or NVML_SUCCESS. Called
+ * with mu held. */
+static nvmlReturn_t failing(const char *name) {
+    for (int i = 0; i < MAX_FAILS; i++) {
+        if (fails[i].count > 0 && strcmp(fails[i].name, name) == 0) {
+            if (fails[i].skip > 0) {
+                fails[i].skip--;
+                return NVML_SUCCESS;
+            }
+            fails[i].count--;
+            return fails[i].ret;
+        }
+    }
+    return NVML_SUCCESS;
+}
+
 /* ready fails while NVML is not initialized. Called with mu held. */
 static int ready(void) { return init_count > 0; }
 
@@ -158,7 +186,8 @@ static int valid_set(nvmlEventSet_t s) {
 /* Each call begins with one of these: lock, check init and the device. */
 #define BEGIN() \
     pthread_mutex_lock(&mu); \
-    if (!ready()) { pthread_mutex_unlock(&mu); return NVML_ERROR_UNINITIALIZED; }
+    if (!ready()) { pthread_mutex_unlock(&mu); return NVML_ERROR_UNINITIALIZED; } \
+    { nvmlReturn_t fail_ = failing(__func__); if (fail_ != NVML_SUCCESS) { pthread_mutex_unlock(&mu); return fail_; } }
 #define BEGIN_DEV(d) \
     BEGIN(); \
     if (!valid_device(d)) { pthread_mutex_unlock(&mu); return NVML_ERROR_INVALID_ARGUMENT; }
@@ -187,6 +216,9 @@ static unsigned bus_of(int index) { return 0x19u + 0x10u * (unsigned)index; }
 
 EXPORT nvmlReturn_t nvmlInit_v2(void) {
     pthread_mutex_lock(&mu);
+    nvmlReturn_t fail = failing(__func__);
+    if (fail != NVML_SUCCESS)
+        END(fail);
     init_count++;
     inits++;
     END(NVML_SUCCESS);
@@ -729,6 +761,25 @@ EXPORT int nvmlsim_set_processes(unsigned index, unsigned n) {
     return 0;
 }
 
+EXPORT int nvmlsim_fail_next(const char *name, int skip, int count, int ret) {
+    pthread_mutex_lock(&mu);
+    int slot = -1;
+    for (int i = 0; i < MAX_FAILS; i++) {
+        if (fails[i].count > 0 && strcmp(fails[i].name, name) == 0)
+            slot = i;
+        if (slot < 0 && fails[i].count == 0)
+            slot = i;
+    }
+    if (slot >= 0) {
+        strncpy(fails[slot].name, name, sizeof fails[slot].name - 1);
+        fails[slot].skip = skip;
+        fails[slot].count = count;
+        fails[slot].ret = ret;
+    }
+    pthread_mutex_unlock(&mu);
+    return slot < 0 ? -1 : 0;
+}
+
 EXPORT long long nvmlsim_stat(const char *name) {
     long long v = -1;
     pthread_mutex_lock(&mu);
@@ -740,7 +791,11 @@ EXPORT long long nvmlsim_stat(const char *name) {
         v = shutdowns;
     else if (strcmp(name, "waiting") == 0)
         v = waiting;
-    else if (strcmp(name, "sets") == 0) {
+    else if (strcmp(name, "queued") == 0) {
+        v = 0;
+        for (int i = 0; i < MAX_SETS; i++)
+            v += sets[i].live ? sets[i].len : 0;
+    } else if (strcmp(name, "sets") == 0) {
         v = 0;
         for (int i = 0; i < MAX_SETS; i++)
             v += sets[i].live;

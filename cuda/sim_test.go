@@ -86,6 +86,10 @@ func TestDroppedValuesAreReleased(t *testing.T) {
 		base[s] = testenv.SimStat(t, s)
 	}
 	func() {
+		// kept reachable until they are counted: a collection between two
+		// makings (the race detector's runs have them) would release the
+		// first ones before the count
+		var kept []any
 		for range 2 {
 			s, err := f.ctx.NewStream()
 			testenv.Must(t, err)
@@ -94,15 +98,16 @@ func TestDroppedValuesAreReleased(t *testing.T) {
 			testenv.Must(t, cuda.Memset(s, x, 1))
 			ev, err := s.Record()
 			testenv.Must(t, err)
-			_ = ev
-			_, err = cuda.LoadModule(f.ctx, kernelsPTX())
+			m, err := cuda.LoadModule(f.ctx, kernelsPTX())
 			testenv.Must(t, err)
+			kept = append(kept, s, x, ev, m)
 		}
 		for _, s := range stats {
 			if n := testenv.SimStat(t, s); n < base[s]+2 {
 				t.Fatalf("%s: %d after making two, from %d", s, n, base[s])
 			}
 		}
+		runtime.KeepAlive(kept)
 	}()
 	testenv.Eventually(t, "the dropped values to be released", func() bool {
 		runtime.GC()

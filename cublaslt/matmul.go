@@ -659,6 +659,12 @@ func (p *plan) make(h Handle, k key) error {
 	}
 	answers, err := heuristic(h, p.desc, p.a, p.b, p.c, p.d, k.ws)
 	if err != nil {
+		if errors.Is(err, cublas.CUBLAS_STATUS_NOT_SUPPORTED) {
+			// Name what cuBLASLt refused: an epilogue it has no kernel for
+			// with these types, transposes or compute type.
+			return fmt.Errorf("%w (epilogue %v, transposes %v %v, compute %v, types A %v B %v C %v D %v bias %v aux %v)",
+				err, op.Epilogue, op.TransA, op.TransB, op.Compute, k.t.A, k.t.B, k.t.C, k.t.D, k.t.Bias, k.t.Aux)
+		}
 		return err
 	}
 	if len(answers) == 0 {

@@ -276,3 +276,26 @@ func TestDroppedLtIsDestroyed(t *testing.T) {
 	})
 	testenv.Eventually(t, "its plans' destroy", func() bool { return testenv.BLASStat(t, "lt_objects") == objects })
 }
+
+// A combination cuBLASLt has no kernel for (the heuristic answers
+// CUBLAS_STATUS_NOT_SUPPORTED) fails naming the epilogue and the types,
+// so that the caller can tell which of them to change.
+func TestANotSupportedHeuristicNamesTheEpilogueAndTypes(t *testing.T) {
+	f := newFixture(t)
+	const m, n, k = 2, 2, 2
+	a := upload(t, f.s, []float32{1, 0, 0, 1})
+	d, grad := upload(t, f.s, make([]float32, 4)), upload(t, f.s, make([]float32, n))
+	op := cublaslt.Op{M: m, N: n, K: k, Epilogue: cublaslt.CUBLASLT_EPILOGUE_BGRADB}
+	testenv.BLASFailNext(t, "cublasLtMatmulAlgoGetHeuristic", 1, int(cublas.CUBLAS_STATUS_NOT_SUPPORTED))
+	err := bounded(t, "the Matmul the heuristic refuses", func() error {
+		return cublaslt.Matmul(f.lt, op, 1, a, a, 0, cuda.Slice[float32]{}, d, grad)
+	})
+	if !errors.Is(err, cublas.CUBLAS_STATUS_NOT_SUPPORTED) {
+		t.Fatalf("Matmul: %v, want CUBLAS_STATUS_NOT_SUPPORTED", err)
+	}
+	for _, s := range []string{"cublasLtMatmulAlgoGetHeuristic", "CUBLASLT_EPILOGUE_BGRADB", "CUDA_R_32F"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("Matmul: %v, which does not name %s", err, s)
+		}
+	}
+}

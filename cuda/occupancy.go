@@ -29,13 +29,17 @@ func occupancyFlags(op string, flags []OccupancyFlag) (uint32, error) {
 	return v, nil
 }
 
-// AvailableDynamicSharedMemory is the most dynamic shared memory, in
-// bytes, that each block of blockSize threads may ask for so that the
-// given number of such blocks are resident on one multiprocessor at once
-// (cuOccupancyAvailableDynamicSMemPerBlock): what a kernel that sizes its
-// tiles to the shared memory asks before its launch. It is 0 when that
-// many blocks of that size never fit. Asking for more than 48 KiB at launch
-// still needs SetAttribute(MaxDynamicSharedMemory, ...).
+// AvailableDynamicSharedMemory is the driver's estimate of the most
+// dynamic shared memory, in bytes, that each block of blockSize threads may
+// ask for so that the given number of such blocks are resident on one
+// multiprocessor at once (cuOccupancyAvailableDynamicSMemPerBlock): what a
+// kernel that sizes its tiles to the shared memory asks before its launch.
+// It is 0 when that many blocks of that size never fit, no more with more
+// blocks, and no more than a block may have. It is not exactly what
+// MaxActiveBlocksPerSM answers to: given it, the occupancy calculator,
+// which rounds shared memory to the carveout it picks, may count one block
+// fewer (an H100 does). Asking for more than 48 KiB at launch still needs
+// SetAttribute(MaxDynamicSharedMemory, ...).
 func (f *Func) AvailableDynamicSharedMemory(blocks, blockSize int) (int, error) {
 	if blocks <= 0 || blocks > math.MaxInt32 || blockSize <= 0 || blockSize > math.MaxInt32 {
 		return 0, fmt.Errorf("cuda: Func.AvailableDynamicSharedMemory(%d, %d): out of range", blocks, blockSize)

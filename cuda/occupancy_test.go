@@ -7,12 +7,23 @@ import (
 	"github.com/purecuda/purecuda/internal/testenv"
 )
 
-// AvailableDynamicSharedMemory agrees with MaxActiveBlocksPerSM: with the
-// shared memory it gives, that many blocks are resident, and with 1 KiB
-// more a block, fewer; more blocks leave each no more.
+// AvailableDynamicSharedMemory gives what the driver promises and a
+// kernel that sizes its shared memory by it relies on: some memory for a
+// number of blocks that fits, no more with more blocks, no more than a
+// block may have (the device's opt-in limit less the static shared
+// memory), a launch asking for that much (after SetAttribute past 48 KiB)
+// that runs, and at least blocks-1 such blocks resident by the occupancy
+// calculator, which rounds shared memory to the carveout it picks (an
+// H100 answers exactly blocks-1), and fewer than blocks with 1 KiB more.
 func TestAvailableDynamicSharedMemoryAgreesWithOccupancy(t *testing.T) {
 	f := newFixture(t)
 	sum := f.fn(t, "sum_i64") // 8 KiB of static shared memory
+	static, err := sum.StaticSharedMemory()
+	testenv.Must(t, err)
+	optin, err := f.ctx.Device().SharedMemoryPerBlockOptin()
+	testenv.Must(t, err)
+	in := alloc(t, f.s, []int64{1, 2, 3})
+	out := alloc(t, f.s, []int64{0})
 	const block = 64
 	prev := -1
 	for _, blocks := range []int{4, 8, 16} {
@@ -25,20 +36,29 @@ func TestAvailableDynamicSharedMemoryAgreesWithOccupancy(t *testing.T) {
 			t.Errorf("AvailableDynamicSharedMemory(%d, %d) = %d, more than with fewer blocks (%d)", blocks, block, avail, prev)
 		}
 		prev = avail
-		max, err := sum.MaxDynamicSharedMemory()
-		testenv.Must(t, err)
-		if avail > max {
-			continue // a launch could not ask for it without SetAttribute
+		if avail > optin-static {
+			t.Errorf("AvailableDynamicSharedMemory(%d, %d) = %d, more than a block may have (%d less the static %d)", blocks, block, avail, optin, static)
+			continue
+		}
+		if max, err := sum.MaxDynamicSharedMemory(); err != nil || avail > max {
+			testenv.Must(t, sum.SetAttribute(cuda.MaxDynamicSharedMemory, avail))
 		}
 		n, err := sum.MaxActiveBlocksPerSM(block, avail)
 		testenv.Must(t, err)
-		if n < blocks {
-			t.Errorf("with AvailableDynamicSharedMemory(%d, %d) = %d bytes a block, MaxActiveBlocksPerSM = %d", blocks, block, avail, n)
+		if n < blocks-1 {
+			t.Errorf("with AvailableDynamicSharedMemory(%d, %d) = %d bytes a block, MaxActiveBlocksPerSM = %d, want at least %d", blocks, block, avail, n, blocks-1)
 		}
-		if avail+1024 <= max {
+		if avail+1024 <= optin-static {
+			testenv.Must(t, sum.SetAttribute(cuda.MaxDynamicSharedMemory, max(avail+1024, 48<<10-static)))
 			if n, err := sum.MaxActiveBlocksPerSM(block, avail+1024); err != nil || n >= blocks {
-				t.Errorf("with 1 KiB more than AvailableDynamicSharedMemory(%d, %d) = %d, MaxActiveBlocksPerSM = %d, %v; want fewer", blocks, block, avail, n, err)
+				t.Errorf("with 1 KiB more than AvailableDynamicSharedMemory(%d, %d) = %d, MaxActiveBlocksPerSM = %d, %v; want fewer than %d", blocks, block, avail, n, err, blocks)
 			}
+		}
+		cfg := cuda.Config{Grid: cuda.Grid(blocks, 1, 1), Block: cuda.Block(block, 1, 1), SharedMem: avail}
+		if err := f.s.LaunchWith(sum, cfg, in.Arg(), cuda.Uint64(3), out.Arg(), cuda.Uint64(0)); err != nil {
+			t.Errorf("a launch of %d blocks of %d with AvailableDynamicSharedMemory = %d bytes each: %v", blocks, block, avail, err)
+		} else if got := read(t, f.s, out); got[0] != 6 {
+			t.Errorf("the launch with AvailableDynamicSharedMemory(%d, %d) = %d summed %d, want 6", blocks, block, avail, got[0])
 		}
 	}
 	for _, c := range [][2]int{{0, 64}, {1, 0}, {-1, 64}, {1, -1}} {

@@ -25,7 +25,7 @@ import (
 //	pool, _ := cuda.NewMemPool(dev, cuda.Exportable())
 //	buf, _ := cuda.AllocFrom[float32](pool, s, n)
 //	f, _ := pool.Export()             // an *os.File: send it over a unix socket (SCM_RIGHTS)
-//	p, _ := cuda.ExportPointer(buf)   // 72 bytes: send them any way
+//	p, _ := cuda.ExportPointer(buf)   // 72 bytes, once the pool is exported: send them any way
 //
 //	// the importing process
 //	pool, _ := cuda.ImportMemPool(dev, f) // the descriptor it received
@@ -130,8 +130,11 @@ func (p *PoolPointer) UnmarshalBinary(b []byte) error {
 
 // ExportPointer names x's allocation, made by AllocFrom from a pool made
 // with Exportable, for another process to import (cuMemPoolExportPointer).
-// x must be the whole allocation, not a part of it. The memory must stay
-// allocated here until every importer has freed it.
+// The pool must have been exported with MemPool.Export first (the driver
+// exports only allocations of an already shared pool, and refuses others
+// with CUDA_ERROR_INVALID_VALUE), and x must be the whole allocation, not a
+// part of it. The memory must stay allocated here until every importer has
+// freed it.
 func ExportPointer[T any](x Slice[T]) (PoolPointer, error) {
 	if x.h == nil {
 		return PoolPointer{}, fmt.Errorf("cuda: ExportPointer: %w", ErrNil)

@@ -43,11 +43,13 @@ func TestPoolIPCAcrossProcesses(t *testing.T) {
 	defer x.Free()
 	testenv.Must(t, cuda.CopyToDevice(f.s, x, want))
 	sync(t, f.s) // the allocation and the data are complete before the child looks
-	ptr, err := cuda.ExportPointer(x)
-	testenv.Must(t, err)
+	// The pool is shared before its allocation is: the driver refuses
+	// cuMemPoolExportPointer (INVALID_VALUE) on a pool not yet exported.
 	file, err := pool.Export()
 	testenv.Must(t, err)
 	defer file.Close()
+	ptr, err := cuda.ExportPointer(x)
+	testenv.Must(t, err)
 
 	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	testenv.Must(t, err)

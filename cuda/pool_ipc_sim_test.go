@@ -25,6 +25,10 @@ func TestPoolIPCWithinAProcess(t *testing.T) {
 	testenv.Must(t, err)
 	testenv.Must(t, cuda.CopyToDevice(f.s, x, []int32{1, 2, 3, 4, 5, 6, 7, 8}))
 	sync(t, f.s)
+	// As the driver: no pointer of a pool not yet exported.
+	if _, err := cuda.ExportPointer(x); err == nil {
+		t.Error("ExportPointer before the pool's Export succeeded")
+	}
 	file, err := pool.Export()
 	testenv.Must(t, err)
 	ptr, err := cuda.ExportPointer(x)

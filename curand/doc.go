@@ -21,7 +21,12 @@
 // Each generate runs through cuda's Stream.Do: in the stream's context, on
 // a locked OS thread, with the Slice recorded as written by the stream, so
 // that its Free waits for the work; inside a Stream.Capture the generate
-// is captured and runs at each launch of the graph. A Generator is safe
+// is captured and runs at each launch of the graph. cuRAND sets up a
+// generator's state, allocating device memory, at the first generate after
+// New or a setter: a generate outside a capture does it first
+// (curandGenerateSeeds), but one inside a capture cannot, so call
+// Generator.Prepare before capturing (else the generate is refused with an
+// error matching cuda.ErrCapturing). A Generator is safe
 // for concurrent use (its setters and Close wait for the generates in
 // progress); generators on their own streams run side by side. Use after
 // Close is an error matching cuda.ErrClosed, and a Generator dropped

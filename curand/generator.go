@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/purecuda/purecuda/cuda"
@@ -34,6 +35,10 @@ type state struct {
 	raw  Handle
 	kind RngType
 	dims uint32 // quasi-random dimensions (1 until SetDimensions); guarded by life's lock
+	// ready: cuRAND has set up the generator's state (curandGenerateSeeds,
+	// or a generate outside a capture) since its creation or the last
+	// setter, so a generate allocates nothing and may be captured.
+	ready atomic.Bool
 }
 
 // Pseudo reports whether kind is a pseudo-random generator (XORWOW,
@@ -52,7 +57,8 @@ func is64(kind RngType) bool {
 // CURAND_RNG_PSEUDO_XORWOW (the default), _MRG32K3A, _MTGP32, _MT19937,
 // _PHILOX4_32_10, and CURAND_RNG_QUASI_SOBOL32, _SCRAMBLED_SOBOL32,
 // _SOBOL64, _SCRAMBLED_SOBOL64. Create generators before a capture
-// begins: creation allocates device memory.
+// begins: creation allocates device memory, and so does the setting up of
+// the state at the first generate (see Prepare).
 func New(s *cuda.Stream, kind RngType) (*Generator, error) {
 	if err := checkKind("New", kind); err != nil {
 		return nil, err
@@ -186,7 +192,48 @@ func (g *Generator) set(op, call string, check func(st *state) error, f func(st 
 			return fmt.Errorf("curand: %s: %w", op, err)
 		}
 	}
-	return st.life.Stream().Do(call, nil, func(libcuda.Stream) error { return callErr(call, f(st)) })
+	return st.life.Stream().Do(call, nil, func(libcuda.Stream) error {
+		if err := f(st); err != nil {
+			return callErr(call, err)
+		}
+		// cuRAND sets the state up again at the next generate.
+		st.ready.Store(false)
+		return nil
+	})
+}
+
+// Prepare sets up the generator's state on the device now
+// (curandGenerateSeeds), which cuRAND otherwise does at the first generate
+// after New, SetSeed, SetOffset, SetOrdering or SetDimensions, allocating
+// device memory: what a stream capture forbids. Call it outside a capture
+// (after the setters) before capturing a generate; a generate outside a
+// capture prepares the generator itself.
+func (g *Generator) Prepare() error {
+	st, err := g.lock("Prepare")
+	if err != nil {
+		return err
+	}
+	defer st.life.Unlock()
+	return st.life.Stream().Do("curandGenerateSeeds", nil, func(raw libcuda.Stream) error {
+		if capturing(raw) {
+			return fmt.Errorf("curand: Prepare on a stream being captured: it allocates device memory; prepare before the capture: %w", cuda.ErrCapturing)
+		}
+		if err := GenerateSeeds(st.raw); err != nil {
+			return callErr("curandGenerateSeeds", err)
+		}
+		st.ready.Store(true)
+		return nil
+	})
+}
+
+// capturing reports whether the stream is being captured; a failed query
+// counts as capturing, so that nothing that allocates is tried.
+func capturing(raw libcuda.Stream) bool {
+	var status libcuda.StreamCaptureStatus
+	if err := libcuda.StreamIsCapturing(raw, &status); err != nil {
+		return true
+	}
+	return status != libcuda.CU_STREAM_CAPTURE_STATUS_NONE
 }
 
 // SetSeed sets the seed of a pseudo-random generator
@@ -286,7 +333,19 @@ func generate(g *Generator, op, call string, n int, evenForPseudo bool, f func(s
 		return err
 	}
 	ops := [1]cuda.Operand{out}
-	return st.life.Stream().Do(call, ops[:], func(libcuda.Stream) error {
+	return st.life.Stream().Do(call, ops[:], func(raw libcuda.Stream) error {
+		if !st.ready.Load() {
+			// cuRAND would set the state up now, allocating: refused
+			// inside a capture (CURAND_STATUS_ALLOCATION_FAILED, and the
+			// capture invalidated), so done here first, outside one.
+			if capturing(raw) {
+				return fmt.Errorf("curand: %s inside a stream capture on a generator not prepared since its creation or last setter: call Generator.Prepare before the capture: %w", op, cuda.ErrCapturing)
+			}
+			if err := GenerateSeeds(st.raw); err != nil {
+				return callErr("curandGenerateSeeds", err)
+			}
+			st.ready.Store(true)
+		}
 		return callErr(call, f(st, ops[0].Ptr(), uint64(n)))
 	})
 }

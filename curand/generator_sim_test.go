@@ -6,10 +6,12 @@ import (
 	"errors"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/purecuda/purecuda/cuda"
 	"github.com/purecuda/purecuda/curand"
 	"github.com/purecuda/purecuda/internal/testenv"
+	"github.com/purecuda/purecuda/libcuda"
 )
 
 // cuRAND's rules are checked before any call: nothing reaches the library.
@@ -124,6 +126,7 @@ func TestCapturedGenerateReachesTheLibraryOnce(t *testing.T) {
 	f := newFixture(t)
 	g := f.gen(t, curand.CURAND_RNG_PSEUDO_PHILOX4_32_10)
 	out := alloc[float32](t, f.s, 8)
+	testenv.Must(t, g.Prepare()) // a generate inside a capture needs it
 	calls := testenv.FFTRandStat(t, "calls")
 	graph, err := f.s.Capture(func(s *cuda.Stream) error { return curand.Normal(g, out, 1, 2) })
 	testenv.Must(t, err)
@@ -137,5 +140,32 @@ func TestCapturedGenerateReachesTheLibraryOnce(t *testing.T) {
 	testenv.Must(t, f.s.Sync(testenv.Context(t)))
 	if n := testenv.FFTRandStat(t, "calls"); n != calls+1 {
 		t.Errorf("%d generates reached the library, want the captured 1", n-calls)
+	}
+}
+
+// The stand-in, as cuRAND, sets a generator's state up at its first
+// generate after a setter, and fails so (CURAND_STATUS_ALLOCATION_FAILED)
+// inside a capture, where Prepare refuses to run: the call beneath
+// Normal's guard fails as cuRAND's does.
+func TestUnpreparedGenerateInsideCaptureFailsInTheLibrary(t *testing.T) {
+	f := newFixture(t)
+	g := f.gen(t, curand.CURAND_RNG_PSEUDO_PHILOX4_32_10)
+	testenv.Must(t, g.SetSeed(5))
+	out := alloc[float32](t, f.s, 8)
+	var raw, prep error
+	_, err := f.s.Capture(func(s *cuda.Stream) error {
+		prep = g.Prepare()
+		ops := []cuda.Operand{out.Operand(cuda.Write)}
+		return s.Do("curandGenerateNormal", ops, func(libcuda.Stream) error {
+			p := ops[0].Ptr()
+			raw = curand.GenerateNormal(g.Raw(), *(**float32)(unsafe.Pointer(&p)), 8, 1, 2)
+			return raw
+		})
+	})
+	if !errors.Is(prep, cuda.ErrCapturing) {
+		t.Errorf("Prepare inside a capture: %v, want cuda.ErrCapturing", prep)
+	}
+	if !errors.Is(raw, curand.CURAND_STATUS_ALLOCATION_FAILED) || err == nil {
+		t.Errorf("curandGenerateNormal inside a capture before Prepare: %v (capture: %v), want CURAND_STATUS_ALLOCATION_FAILED", raw, err)
 	}
 }

@@ -146,6 +146,12 @@ func TestGenerateInsideCaptureLaunchedManyTimes(t *testing.T) {
 	out := alloc[float32](t, f.s, 8)
 	zero := make([]float32, 8)
 	testenv.Must(t, cuda.CopyToDevice(f.s, out, zero))
+	// Not prepared since SetSeed: the generate inside a capture is refused,
+	// naming the need, before cuRAND's allocation invalidates the capture.
+	if _, err := f.s.Capture(func(s *cuda.Stream) error { return curand.Normal(g, out, 1, 2) }); !errors.Is(err, cuda.ErrCapturing) {
+		t.Fatalf("a generate captured before Prepare: %v, want cuda.ErrCapturing", err)
+	}
+	testenv.Must(t, g.Prepare())
 	graph, err := f.s.Capture(func(s *cuda.Stream) error { return curand.Normal(g, out, 1, 2) })
 	testenv.Must(t, err)
 	defer func() { testenv.Must(t, graph.Destroy()) }()

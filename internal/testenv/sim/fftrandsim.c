@@ -108,7 +108,8 @@ static int submit(CUstream s, struct task *t) {
 /* ---------------------------------------------------------------- cuRAND */
 
 enum {
-    CURAND_STATUS_SUCCESS = 0, CURAND_STATUS_NOT_INITIALIZED = 101, CURAND_STATUS_TYPE_ERROR = 103,
+    CURAND_STATUS_SUCCESS = 0, CURAND_STATUS_NOT_INITIALIZED = 101, CURAND_STATUS_ALLOCATION_FAILED = 102,
+    CURAND_STATUS_TYPE_ERROR = 103,
     CURAND_STATUS_OUT_OF_RANGE = 104, CURAND_STATUS_LENGTH_NOT_MULTIPLE = 105, CURAND_STATUS_LAUNCH_FAILURE = 201
 };
 
@@ -117,7 +118,24 @@ struct gen {
     uint64_t seed, offset;
     unsigned dims;
     CUstream stream;
+    /* ready: the state is set up (curandGenerateSeeds, or a generate),
+     * until a setter; as cuRAND, setting it up allocates device memory,
+     * which fails inside a stream capture (ALLOCATION_FAILED). */
+    int ready;
 };
+
+static int capturing(CUstream s) {
+    int status = 0;
+    return s && cuStreamIsCapturing(s, &status) == 0 && status != 0;
+}
+
+/* gen_setup sets the state up, as cuRAND at the first generate. */
+static int gen_setup(struct gen *g) {
+    if (g->ready || g->host) return 0;
+    if (capturing(g->stream)) return CURAND_STATUS_ALLOCATION_FAILED;
+    g->ready = 1;
+    return 0;
+}
 
 EXPORT int fftrandsim_generator_live(struct gen *g) {
     pthread_mutex_lock(&mu);
@@ -172,18 +190,21 @@ EXPORT int curandSetPseudoRandomGeneratorSeed(struct gen *g, unsigned long long 
     if (!pseudo(g->type)) return CURAND_STATUS_TYPE_ERROR;
     g->seed = seed;
     g->offset = 0;
+    g->ready = 0;
     return 0;
 }
 
 EXPORT int curandSetGeneratorOffset(struct gen *g, unsigned long long off) {
     if (!g || !g->live) return CURAND_STATUS_NOT_INITIALIZED;
     g->offset = off;
+    g->ready = 0;
     return 0;
 }
 
 EXPORT int curandSetGeneratorOrdering(struct gen *g, int order) {
     if (!g || !g->live) return CURAND_STATUS_NOT_INITIALIZED;
     if (pseudo(g->type) ? (order < 100 || order > 104) : order != 201) return CURAND_STATUS_OUT_OF_RANGE;
+    g->ready = 0;
     return 0;
 }
 
@@ -192,6 +213,7 @@ EXPORT int curandSetQuasiRandomGeneratorDimensions(struct gen *g, unsigned dims)
     if (pseudo(g->type)) return CURAND_STATUS_TYPE_ERROR;
     if (dims < 1 || dims > 20000) return CURAND_STATUS_OUT_OF_RANGE;
     g->dims = dims;
+    g->ready = 0;
     return 0;
 }
 
@@ -244,6 +266,8 @@ static int gen_submit(struct gen *g, int kind, int dbl, void *out, size_t n, dou
     if (pseudo(g->type) && (kind == 3 || kind == 4) && n % 2) return CURAND_STATUS_LENGTH_NOT_MULTIPLE;
     if (!pseudo(g->type) && n % g->dims) return CURAND_STATUS_LENGTH_NOT_MULTIPLE;
     if (n == 0) return 0;
+    int st = gen_setup(g);
+    if (st) return st;
     struct task *t = calloc(1, sizeof *t);
     t->fn = run_rand;
     t->kind = kind;
@@ -260,6 +284,11 @@ static int gen_submit(struct gen *g, int kind, int dbl, void *out, size_t n, dou
         return 0;
     }
     return submit(g->stream, t) ? CURAND_STATUS_LAUNCH_FAILURE : 0;
+}
+
+EXPORT int curandGenerateSeeds(struct gen *g) {
+    if (!g || !g->live) return CURAND_STATUS_NOT_INITIALIZED;
+    return gen_setup(g);
 }
 
 EXPORT int curandGenerate(struct gen *g, unsigned *out, size_t n) { return gen_submit(g, 0, 0, out, n, 0, 0); }

@@ -2506,6 +2506,7 @@ struct CUmemPoolHandle_st {
     /* IPC (see "Pool IPC"): an exportable pool's memory is one shared
      * file mapped at base; imported: made from another's handle. */
     int handle_types, fd, imported;
+    int exported; /* cuMemPoolExportToShareableHandle has shared it */
     char *base;
     size_t cap, top;
     unsigned long long ipc_id;
@@ -2902,7 +2903,8 @@ CUresult cuMemPoolGetAttribute(CUmemoryPool pool, int attr, void *value) {
  * header page (a magic word, the pool's id and device); exporting the pool
  * gives a new descriptor of the file, which another process (or this one)
  * maps again to import the pool, so that both see the same bytes, as two
- * processes on one GPU do. An exported pointer is the pool's id and the
+ * processes on one GPU do. A pointer may be exported only once the pool has
+ * been (the driver says INVALID_VALUE before). An exported pointer is the pool's id and the
  * allocation's offset and length. Linux only: elsewhere the handle type is
  * not supported. mu held unless said. ----- */
 
@@ -2953,7 +2955,10 @@ CUresult cuMemPoolExportToShareableHandle(void *out, CUmemoryPool pool, int type
     if (!r) {
         int fd = fcntl(pool->fd, F_DUPFD_CLOEXEC, 0);
         if (fd < 0) r = CUDA_ERROR_OUT_OF_MEMORY;
-        else *(int *)out = fd;
+        else {
+            *(int *)out = fd;
+            pool->exported = 1;
+        }
     }
     UNLOCK();
     return r;
@@ -2993,7 +2998,11 @@ CUresult cuMemPoolExportPointer(CUmemPoolPtrExportData *out, CUdeviceptr ptr) {
     LOCK();
     struct range *rg = range_at((uintptr_t)ptr, MEM_DEVICE);
     CUmemoryPool p = rg && (rg->flags & POOL_FLAG) ? &pools[rg->flags & 0xffff] : NULL;
-    CUresult r = p && p->base && !p->imported ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    /* As the driver: only the start of an allocation of a pool already
+     * shared (exported with cuMemPoolExportToShareableHandle), else
+     * CUDA_ERROR_INVALID_VALUE. */
+    CUresult r = p && p->base && !p->imported && p->exported && rg->start == (uintptr_t)ptr ? CUDA_SUCCESS
+                                                                                          : CUDA_ERROR_INVALID_VALUE;
     if (!r) {
         memset(out, 0, sizeof *out);
         struct ptr_export e = { SIM_POOL_MAGIC, p->ipc_id, (unsigned long long)((char *)(uintptr_t)ptr - p->base), rg->len };

@@ -73,6 +73,12 @@ func demangleFunc(name string) (sig funcSig, ok bool) {
 		return funcSig{}, false
 	}
 	sig.text = fname + "(" + strings.Join(texts, ", ") + ")"
+	if len(sig.text) > 1<<maxDemangled {
+		// Each part fits the bound, the whole does not (thousands of
+		// parameters): not a kernel's name, and one the library would
+		// print cut short.
+		return funcSig{}, false
+	}
 	return sig, true
 }
 

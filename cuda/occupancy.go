@@ -37,8 +37,8 @@ func occupancyFlags(op string, flags []OccupancyFlag) (uint32, error) {
 // It is 0 when that many blocks of that size never fit, no more with more
 // blocks, and no more than a block may have. It is not exactly what
 // MaxActiveBlocksPerSM answers to: given it, the occupancy calculator,
-// which rounds shared memory to the carveout it picks, may count one block
-// fewer (an H100 does). Asking for more than 48 KiB at launch still needs
+// which rounds shared memory to the carveout it picks, may count fewer
+// blocks (an H100 counted one or two fewer). Asking for more than 48 KiB at launch still needs
 // SetAttribute(MaxDynamicSharedMemory, ...).
 func (f *Func) AvailableDynamicSharedMemory(blocks, blockSize int) (int, error) {
 	if blocks <= 0 || blocks > math.MaxInt32 || blockSize <= 0 || blockSize > math.MaxInt32 {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -34,175 +35,94 @@ type loaderRow struct {
 	symbolOK func(err error) bool
 }
 
+// triedOf reads the places tried and FromEnv of the *L LoadError in err
+// through its documented fields (Tried[i].Path, FromEnv), the same for
+// every package's generated type.
+func triedOf[L any, PL interface {
+	*L
+	error
+}](err error) (paths []string, fromEnv, ok bool) {
+	var e PL
+	if !errors.As(err, &e) {
+		return nil, false, false
+	}
+	v := reflect.ValueOf(e).Elem()
+	tried := v.FieldByName("Tried")
+	for i := range tried.Len() {
+		paths = append(paths, tried.Index(i).FieldByName("Path").String())
+	}
+	return paths, v.FieldByName("FromEnv").Bool(), true
+}
+
 // loaders has a row per package of tools/gen's library table.
 var loaders = map[string]loaderRow{
 	"libcuda": {libcuda.EnvLibrary, libcuda.ErrNoDriver, libcuda.ErrSymbol,
 		func(p string, r error, env bool) error {
 			return &libcuda.LoadError{Tried: []libcuda.Attempt{{Path: p, Err: r}}, FromEnv: env}
 		}, nil,
-		func(err error) ([]string, bool, bool) {
-			var e *libcuda.LoadError
-			if !errors.As(err, &e) {
-				return nil, false, false
-			}
-			var p []string
-			for _, a := range e.Tried {
-				p = append(p, a.Path)
-			}
-			return p, e.FromEnv, true
-		}, nil},
+		triedOf[libcuda.LoadError], nil},
 	"nvrtc": {nvrtc.EnvLibrary, nvrtc.ErrNoLibrary, nvrtc.ErrSymbol,
 		func(p string, r error, env bool) error {
 			return &nvrtc.LoadError{Tried: []nvrtc.Attempt{{Path: p, Err: r}}, FromEnv: env}
 		},
 		func(s, p string) error { return &nvrtc.SymbolError{Symbol: s, Path: p, Major: 12, Minor: 8} },
-		func(err error) ([]string, bool, bool) {
-			var e *nvrtc.LoadError
-			if !errors.As(err, &e) {
-				return nil, false, false
-			}
-			var p []string
-			for _, a := range e.Tried {
-				p = append(p, a.Path)
-			}
-			return p, e.FromEnv, true
-		},
+		triedOf[nvrtc.LoadError],
 		func(err error) bool { var e *nvrtc.SymbolError; return errors.As(err, &e) }},
 	"nvjitlink": {nvjitlink.EnvLibrary, nvjitlink.ErrNoLibrary, nvjitlink.ErrSymbol,
 		func(p string, r error, env bool) error {
 			return &nvjitlink.LoadError{Tried: []nvjitlink.Attempt{{Path: p, Err: r}}, FromEnv: env}
 		},
 		func(s, p string) error { return &nvjitlink.SymbolError{Symbol: s, Path: p, Major: 13} },
-		func(err error) ([]string, bool, bool) {
-			var e *nvjitlink.LoadError
-			if !errors.As(err, &e) {
-				return nil, false, false
-			}
-			var p []string
-			for _, a := range e.Tried {
-				p = append(p, a.Path)
-			}
-			return p, e.FromEnv, true
-		},
+		triedOf[nvjitlink.LoadError],
 		func(err error) bool { var e *nvjitlink.SymbolError; return errors.As(err, &e) }},
 	"nvml": {nvml.EnvLibrary, nvml.ErrNoLibrary, nvml.ErrSymbol,
 		func(p string, r error, env bool) error {
 			return &nvml.LoadError{Tried: []nvml.Attempt{{Path: p, Err: r}}, FromEnv: env}
 		},
 		func(s, p string) error { return &nvml.SymbolError{Symbol: s, Path: p} },
-		func(err error) ([]string, bool, bool) {
-			var e *nvml.LoadError
-			if !errors.As(err, &e) {
-				return nil, false, false
-			}
-			var p []string
-			for _, a := range e.Tried {
-				p = append(p, a.Path)
-			}
-			return p, e.FromEnv, true
-		},
+		triedOf[nvml.LoadError],
 		func(err error) bool { var e *nvml.SymbolError; return errors.As(err, &e) }},
 	"cublas": {cublas.EnvLibrary, cublas.ErrNoLibrary, cublas.ErrSymbol,
 		func(p string, r error, env bool) error {
 			return &cublas.LoadError{Tried: []cublas.Attempt{{Path: p, Err: r}}, FromEnv: env}
 		},
 		func(s, p string) error { return &cublas.SymbolError{Symbol: s, Path: p, Version: 120804} },
-		func(err error) ([]string, bool, bool) {
-			var e *cublas.LoadError
-			if !errors.As(err, &e) {
-				return nil, false, false
-			}
-			var p []string
-			for _, a := range e.Tried {
-				p = append(p, a.Path)
-			}
-			return p, e.FromEnv, true
-		},
+		triedOf[cublas.LoadError],
 		func(err error) bool { var e *cublas.SymbolError; return errors.As(err, &e) }},
 	"cublaslt": {cublaslt.EnvLibrary, cublaslt.ErrNoLibrary, cublaslt.ErrSymbol,
 		func(p string, r error, env bool) error {
 			return &cublaslt.LoadError{Tried: []cublaslt.Attempt{{Path: p, Err: r}}, FromEnv: env}
 		},
 		func(s, p string) error { return &cublaslt.SymbolError{Symbol: s, Path: p, Version: 120804} },
-		func(err error) ([]string, bool, bool) {
-			var e *cublaslt.LoadError
-			if !errors.As(err, &e) {
-				return nil, false, false
-			}
-			var p []string
-			for _, a := range e.Tried {
-				p = append(p, a.Path)
-			}
-			return p, e.FromEnv, true
-		},
+		triedOf[cublaslt.LoadError],
 		func(err error) bool { var e *cublaslt.SymbolError; return errors.As(err, &e) }},
 	"nccl": {nccl.EnvLibrary, nccl.ErrNoLibrary, nccl.ErrSymbol,
 		func(p string, r error, env bool) error {
 			return &nccl.LoadError{Tried: []nccl.Attempt{{Path: p, Err: r}}, FromEnv: env}
 		},
 		func(s, p string) error { return &nccl.SymbolError{Symbol: s, Path: p, Version: 22809} },
-		func(err error) ([]string, bool, bool) {
-			var e *nccl.LoadError
-			if !errors.As(err, &e) {
-				return nil, false, false
-			}
-			var p []string
-			for _, a := range e.Tried {
-				p = append(p, a.Path)
-			}
-			return p, e.FromEnv, true
-		},
+		triedOf[nccl.LoadError],
 		func(err error) bool { var e *nccl.SymbolError; return errors.As(err, &e) }},
 	"curand": {curand.EnvLibrary, curand.ErrNoLibrary, curand.ErrSymbol,
 		func(p string, r error, env bool) error {
 			return &curand.LoadError{Tried: []curand.Attempt{{Path: p, Err: r}}, FromEnv: env}
 		},
 		func(s, p string) error { return &curand.SymbolError{Symbol: s, Path: p, Version: 10400} },
-		func(err error) ([]string, bool, bool) {
-			var e *curand.LoadError
-			if !errors.As(err, &e) {
-				return nil, false, false
-			}
-			var p []string
-			for _, a := range e.Tried {
-				p = append(p, a.Path)
-			}
-			return p, e.FromEnv, true
-		},
+		triedOf[curand.LoadError],
 		func(err error) bool { var e *curand.SymbolError; return errors.As(err, &e) }},
 	"cufft": {cufft.EnvLibrary, cufft.ErrNoLibrary, cufft.ErrSymbol,
 		func(p string, r error, env bool) error {
 			return &cufft.LoadError{Tried: []cufft.Attempt{{Path: p, Err: r}}, FromEnv: env}
 		},
 		func(s, p string) error { return &cufft.SymbolError{Symbol: s, Path: p, Version: 12000} },
-		func(err error) ([]string, bool, bool) {
-			var e *cufft.LoadError
-			if !errors.As(err, &e) {
-				return nil, false, false
-			}
-			var p []string
-			for _, a := range e.Tried {
-				p = append(p, a.Path)
-			}
-			return p, e.FromEnv, true
-		},
+		triedOf[cufft.LoadError],
 		func(err error) bool { var e *cufft.SymbolError; return errors.As(err, &e) }},
 	"internal/calltest": {calltest.EnvLibrary, calltest.ErrNoLibrary, calltest.ErrSymbol,
 		func(p string, r error, env bool) error {
 			return &calltest.LoadError{Tried: []calltest.Attempt{{Path: p, Err: r}}, FromEnv: env}
 		},
 		func(s, p string) error { return &calltest.SymbolError{Symbol: s, Path: p} },
-		func(err error) ([]string, bool, bool) {
-			var e *calltest.LoadError
-			if !errors.As(err, &e) {
-				return nil, false, false
-			}
-			var p []string
-			for _, a := range e.Tried {
-				p = append(p, a.Path)
-			}
-			return p, e.FromEnv, true
-		},
+		triedOf[calltest.LoadError],
 		func(err error) bool { var e *calltest.SymbolError; return errors.As(err, &e) }},
 }
 

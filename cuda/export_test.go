@@ -1,5 +1,7 @@
 package cuda
 
+import "sync/atomic"
+
 // ResetDroppedLogs forgets which kinds of dropped values were logged, so
 // that a test can see the one warning of each kind again.
 func ResetDroppedLogs() { droppedKinds.Clear() }
@@ -17,8 +19,27 @@ func HostWorkersIdle() int {
 // HostHandoffs counts host function hand-offs since the program began:
 // all of them, those a spinning worker took without being woken, and
 // those whose caller had the result without blocking.
+//
+// Where HostFunc goes through the queue (HostQueueing), they count the
+// records the dispatcher took, those it took without having slept, and
+// those whose driver thread had the result without sleeping.
 func HostHandoffs() (calls, warm, unblocked uint64) {
+	if hostQueueing {
+		calls = hostStats.calls.Load()
+		return calls, hostStats.warm.Load(), calls - atomic.LoadUint64(&hostQSlept)
+	}
 	return hostStats.calls.Load(), hostStats.warm.Load(), hostStats.unblocked.Load()
+}
+
+// HostQueueing reports whether HostFunc's driver thread hands the call to
+// a dispatcher without entering Go (hostq.go), on this platform.
+const HostQueueing = hostQueueing
+
+// HostDispatching reports whether the queue's dispatcher runs.
+func HostDispatching() bool {
+	hostFuncs.mu.Lock()
+	defer hostFuncs.mu.Unlock()
+	return hostFuncs.dispatching
 }
 
 // HostFuncsOnDriverThread counts the host functions run on the driver's
@@ -28,7 +49,15 @@ func HostFuncsOnDriverThread() uint64 { return hostStats.direct.Load() }
 // HostWakeHandoffs counts, since the program began, the hand-offs to a
 // parked worker whose caller checked for the result instead of blocking at
 // once, and of those the ones that had it without blocking.
+//
+// Where HostFunc goes through the queue, they count the posts that woke
+// the sleeping dispatcher, and of those the ones whose driver thread had
+// the result without sleeping.
 func HostWakeHandoffs() (spun, unblocked uint64) {
+	if hostQueueing {
+		w := atomic.LoadUint64(&hostQWakes)
+		return w, w - atomic.LoadUint64(&hostQWakeSlept)
+	}
 	return hostStats.wakeSpins.Load(), hostStats.woken.Load()
 }
 

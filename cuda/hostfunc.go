@@ -26,12 +26,14 @@ import (
 // The entries are allocated hostChunk at a time and never freed, so that
 // a HostFunc allocates nothing once there are enough of them.
 var hostFuncs struct {
-	once       gosync.Once
-	trampoline uintptr
-	mu         gosync.Mutex
-	chunks     []*[hostChunk]hostEntry // every entry, kept reachable while the driver holds one
-	free       []*hostEntry            // entries not in use, the most recently given back last
-	pending    int                     // entries in use
+	once        gosync.Once
+	trampoline  uintptr
+	mu          gosync.Mutex
+	chunks      []*[hostChunk]hostEntry // every entry, kept reachable while the driver holds one
+	free        []*hostEntry            // entries not in use, the most recently given back last
+	pending     int                     // entries in use
+	queued      int                     // of those, the ones submitted through the queue (hostq.go)
+	dispatching bool                    // the queue's dispatcher runs
 }
 
 const hostChunk = 64
@@ -41,6 +43,7 @@ type hostEntry struct {
 	used   bool         // taken by a HostFunc and not given back
 	keep   bool         // captured: runs at every launch of the graph
 	direct bool         // runs on the driver's thread (HostFuncOnDriverThread)
+	queued bool         // submitted through the queue (hostq.go): the driver's thread does not enter Go
 	st     *streamState // submitted outside a capture: where a failure is reported
 }
 
@@ -57,13 +60,20 @@ func takeHostEntry(f func(), st *streamState, keep, direct bool) *hostEntry {
 	e := hostFuncs.free[n-1]
 	hostFuncs.free[n-1] = nil
 	hostFuncs.free = hostFuncs.free[:n-1]
-	*e = hostEntry{f: f, used: true, keep: keep, direct: direct, st: st}
+	*e = hostEntry{f: f, used: true, keep: keep, direct: direct, queued: hostQueueing && !direct, st: st}
 	hostFuncs.pending++
+	if e.queued {
+		hostFuncs.queued++
+		startHostDispatcher()
+	}
 	return e
 }
 
 // giveBackHostEntry makes e free again; hostFuncs.mu is held.
 func giveBackHostEntry(e *hostEntry) {
+	if e.queued {
+		hostFuncs.queued--
+	}
 	*e = hostEntry{}
 	hostFuncs.free = append(hostFuncs.free, e)
 	hostFuncs.pending--
@@ -90,12 +100,18 @@ func hostTrampoline(e *hostEntry) {
 		err = runHostFunc(f)
 	}
 	if err != nil {
-		if st != nil {
-			st.hostFailed(err)
-		} else {
-			logErr("a host function of a graph failed", err)
-		}
+		reportHostErr(st, err)
 	}
+}
+
+// reportHostErr keeps the failure of a host function for st's next Sync,
+// or logs it for one captured into a graph (st nil).
+func reportHostErr(st *streamState, err error) {
+	if st != nil {
+		st.hostFailed(err)
+		return
+	}
+	logErr("a host function of a graph failed", err)
 }
 
 // runHostFunc runs f on one of the host workers, goroutines that the Go
@@ -491,7 +507,11 @@ func (s *Stream) hostFunc(op string, f func(), direct bool) error {
 	hostFuncs.mu.Lock()
 	e := takeHostEntry(f, failed, capturing, direct)
 	hostFuncs.mu.Unlock()
-	if err := launchHostFunc(st, e); err != nil {
+	fn := hostFuncs.trampoline
+	if e.queued {
+		fn = hostQueueCallback()
+	}
+	if err := launchHostFunc(st, fn, e); err != nil {
 		hostFuncs.mu.Lock()
 		giveBackHostEntry(e)
 		hostFuncs.mu.Unlock()
@@ -512,12 +532,12 @@ func (s *Stream) hostFunc(op string, f func(), direct bool) error {
 
 // launchHostFunc submits e's function to st's stream, with st's context
 // current.
-func launchHostFunc(st *streamState, e *hostEntry) (err error) {
+func launchHostFunc(st *streamState, fn uintptr, e *hostEntry) (err error) {
 	prev, err := st.ctx.enter()
 	if err != nil {
 		return err
 	}
-	err = libcuda.LaunchHostFunc(st.raw, libcuda.HostFn(hostFuncs.trampoline), unsafe.Pointer(e))
+	err = libcuda.LaunchHostFunc(st.raw, libcuda.HostFn(fn), unsafe.Pointer(e))
 	if lerr := st.ctx.leave(prev); lerr != nil {
 		err = errors.Join(err, lerr)
 	}

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"runtime/pprof"
 	"time"
 
 	"github.com/purecuda/purecuda/cuda"
@@ -16,8 +18,13 @@ import (
 
 // Main runs run and, when it fails, prints the program's name and the
 // error on standard error and exits with status 1.
+//
+// With PURECUDA_SAMPLE_CPUPROFILE set to a file name, the run is CPU
+// profiled into that file (for comparing a sample with its C baseline),
+// and the number of garbage collections during the run is printed on
+// standard error.
 func Main(name string, run func() error) {
-	if err := run(); err != nil {
+	if err := profiled(run); err != nil {
 		fmt.Fprintf(os.Stderr, "%s: %v\n", name, err)
 		os.Exit(1)
 	}
@@ -68,3 +75,27 @@ func (r *Rand) Float() float32 {
 
 // Ms is d in milliseconds.
 func Ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// profiled runs run, under a CPU profile when PURECUDA_SAMPLE_CPUPROFILE
+// names a file.
+func profiled(run func() error) error {
+	path := os.Getenv("PURECUDA_SAMPLE_CPUPROFILE")
+	if path == "" {
+		return run()
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		return errors.Join(err, f.Close())
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err = run()
+	runtime.ReadMemStats(&after)
+	pprof.StopCPUProfile()
+	fmt.Fprintf(os.Stderr, "garbage collections during the run: %d; allocations: %d (%d bytes)\n",
+		after.NumGC-before.NumGC, after.Mallocs-before.Mallocs, after.TotalAlloc-before.TotalAlloc)
+	return errors.Join(err, f.Close())
+}

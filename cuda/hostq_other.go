@@ -1,0 +1,11 @@
+//go:build !linux || !(amd64 || arm64)
+
+package cuda
+
+// Here HostFunc's functions go through the callback that enters Go
+// (newHostCallback), and are handed to a host worker there.
+const hostQueueing = false
+
+func hostQueueCallback() uintptr { return 0 }
+
+func startHostDispatcher() {}

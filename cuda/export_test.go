@@ -31,6 +31,13 @@ func HostHandoffs() (calls, warm, unblocked uint64) {
 	return hostStats.calls.Load(), hostStats.warm.Load(), hostStats.unblocked.Load()
 }
 
+// HostEntries counts the driver's calls of a host function that entered
+// Go, and the queued records run on a goroutine other than the
+// dispatcher's because they were taken together with another.
+func HostEntries() (entered, batched uint64) {
+	return hostStats.entered.Load(), hostStats.batched.Load()
+}
+
 // HostQueueing reports whether HostFunc's driver thread hands the call to
 // a dispatcher without entering Go (hostq.go), on this platform.
 const HostQueueing = hostQueueing
@@ -77,3 +84,7 @@ func StreamLockedForClose(s *Stream) bool {
 	}
 	return true
 }
+
+// HostWorkerIdle is how long the dispatcher and the host workers wait for
+// a call before they end.
+const HostWorkerIdle = hostWorkerIdle

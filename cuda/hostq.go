@@ -111,6 +111,7 @@ func hostDispatch() {
 		for rest := hostQNext(list); rest != 0; {
 			next := hostQNext(rest)
 			hostStats.calls.Add(1)
+			hostStats.batched.Add(1)
 			go runRecord(rest, false)
 			rest = next
 		}

@@ -18,9 +18,12 @@ import (
 	"github.com/purecuda/purecuda/sync"
 )
 
-// Host functions go through one C-callable function, made once
-// (newHostCallback). Each HostFunc takes an entry of hostFuncs' for its
-// function, and the entry's address is the driver's user data; an entry
+// Host functions go through one of two C-callable functions: HostFunc's,
+// on Linux amd64 and arm64, through the queue of hostq.go, whose callback
+// never enters Go; the others through one made once (newHostCallback),
+// which enters Go on the driver's thread. Each takes an entry of
+// hostFuncs' for its function, and the entry's address is the driver's
+// user data; an entry
 // is given back when its function has run (or, for a function captured
 // into a graph, when the graph is gone), and the next HostFunc reuses it.
 // The entries are allocated hostChunk at a time and never freed, so that

@@ -32,6 +32,7 @@ func TestHostFuncNeverEntersGoOnTheDriverThread(t *testing.T) {
 	}
 	f := newFixture(t)
 	entered0, _ := cuda.HostEntries()
+	posted0 := cuda.HostQueuePosts()
 	var mu gosync.Mutex
 	var order []int
 	ids := map[string]bool{}
@@ -49,6 +50,9 @@ func TestHostFuncNeverEntersGoOnTheDriverThread(t *testing.T) {
 	entered, _ := cuda.HostEntries()
 	if d := entered - entered0; d != 0 {
 		t.Errorf("%d of %d HostFunc calls entered Go on the driver's thread, want none", d, n)
+	}
+	if d := cuda.HostQueuePosts() - posted0; d != n {
+		t.Errorf("%d records posted to the queue for %d HostFunc calls", d, n)
 	}
 	mu.Lock()
 	for i, v := range order {

@@ -139,3 +139,37 @@ func TestHostFuncsOfManyStreamsAtOnceAllRun(t *testing.T) {
 	_, batched := cuda.HostEntries()
 	t.Logf("records run beside another taken with them, so far: %d", batched)
 }
+
+// After a call, the dispatcher checks for the next one before it sleeps
+// (with Ps to spare): a call made while it checks is taken without a
+// wake-up, and its driver thread is not woken either. The check is made
+// long here, so that the test does not depend on the machine's speed.
+func TestHostFuncDispatcherChecksForTheNextCallBeforeItSleeps(t *testing.T) {
+	f := newFixture(t)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	defer cuda.SetHostDispatcherSpin(time.Minute)()
+	var ran atomic.Int32
+	count := func() { ran.Add(1) }
+	// The first call wakes (or starts) the dispatcher, which reads
+	// GOMAXPROCS and the check's length, then checks for the next.
+	testenv.Must(t, f.s.HostFunc(count))
+	sync(t, f.s)
+	testenv.Eventually(t, "the dispatcher checks for the next call", cuda.HostDispatcherSpinning)
+	calls0, warm0, _ := cuda.HostHandoffs()
+	spun0, _ := cuda.HostWakeHandoffs()
+	const n = 20
+	for range n {
+		testenv.Must(t, f.s.HostFunc(count))
+	}
+	sync(t, f.s)
+	calls, warm, _ := cuda.HostHandoffs()
+	spun, _ := cuda.HostWakeHandoffs()
+	if ran.Load() != n+1 || calls-calls0 != n {
+		t.Fatalf("%d host functions ran, %d records taken; want %d, %d", ran.Load(), calls-calls0, n+1, n)
+	}
+	if warm-warm0 != n || spun != spun0 {
+		t.Errorf("of %d calls made while the dispatcher checks, %d were taken without a wake-up and %d woke it; want all, none", n, warm-warm0, spun-spun0)
+	}
+	// Shorten the check again, so that the dispatcher can sleep and end.
+	cuda.SetHostDispatcherSpin(cuda.HostWorkerSpin)
+}

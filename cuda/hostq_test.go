@@ -173,3 +173,31 @@ func TestHostFuncDispatcherChecksForTheNextCallBeforeItSleeps(t *testing.T) {
 	// Shorten the check again, so that the dispatcher can sleep and end.
 	cuda.SetHostDispatcherSpin(cuda.HostWorkerSpin)
 }
+
+// With no Ps to spare (GOMAXPROCS below 4) the dispatcher does not check
+// for the next call: it sleeps at once, and the next call wakes it, even
+// with the check made long.
+func TestHostFuncDispatcherDoesNotCheckWithoutPsToSpare(t *testing.T) {
+	f := newFixture(t)
+	var ran atomic.Int32
+	count := func() { ran.Add(1) }
+	// Let a dispatcher that checks from an earlier test go to sleep.
+	testenv.Eventually(t, "the dispatcher stops checking", func() bool { return !cuda.HostDispatcherSpinning() })
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	defer cuda.SetHostDispatcherSpin(time.Minute)()
+	testenv.Must(t, f.s.HostFunc(count)) // wakes or starts it: it reads GOMAXPROCS
+	sync(t, f.s)
+	testenv.Eventually(t, "the dispatcher sleeps", func() bool { return !cuda.HostDispatcherSpinning() })
+	spun0, _ := cuda.HostWakeHandoffs()
+	const n = 5
+	for range n {
+		testenv.Must(t, f.s.HostFunc(count))
+		sync(t, f.s)
+	}
+	if got := ran.Load(); got != n+1 {
+		t.Fatalf("%d of %d host functions ran", got, n+1)
+	}
+	if spun, _ := cuda.HostWakeHandoffs(); spun-spun0 != n {
+		t.Errorf("%d of %d calls woke the dispatcher; with GOMAXPROCS 2 it sleeps after each, so each should", spun-spun0, n)
+	}
+}

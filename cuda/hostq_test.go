@@ -187,10 +187,10 @@ func TestHostFuncDispatcherDoesNotCheckWithoutPsToSpare(t *testing.T) {
 	defer cuda.SetHostDispatcherSpin(time.Minute)()
 	testenv.Must(t, f.s.HostFunc(count)) // wakes or starts it: it reads GOMAXPROCS
 	sync(t, f.s)
-	testenv.Eventually(t, "the dispatcher sleeps", func() bool { return !cuda.HostDispatcherSpinning() })
 	spun0, _ := cuda.HostWakeHandoffs()
 	const n = 5
 	for range n {
+		testenv.Eventually(t, "the dispatcher sleeps", cuda.HostDispatcherSleeping)
 		testenv.Must(t, f.s.HostFunc(count))
 		sync(t, f.s)
 	}

@@ -15,12 +15,12 @@ func TestPrintGoalsWorksOutEachRowAgainstItsFloor(t *testing.T) {
 	launch := "launch, 4 args, then a wait each 1000"
 	host := "host function in a stream, then a wait each 100"
 	got := map[[2]string]result{
-		{launch, "Function.Launch"}:                    {ns: 2020},
-		{launch, "cuda.Stream.Launch"}:                 {ns: 2100},
-		{launch, "call path: Go→C per call (dl.Call)"}: {ns: 2000},
+		{launch, "Function.Launch"}:                                                    {ns: 2020},
+		{launch, "cuda.Stream.Launch"}:                                                 {ns: 2100},
+		{launch, "call path: Go→C per call (dl.Call)"}:                                 {ns: 2000},
 		{"SGEMM 64x64 (host overhead)", "call path: cublas.Gemm over the raw wrapper"}: {ns: 5000, other: "raw", extra: map[string]float64{bench.MetricDiff: 120, bench.MetricB: 4880}},
-		{host, "cuda.Stream.HostFunc"}:               {ns: 3000, other: "C", extra: map[string]float64{bench.MetricRatio: 1.2, bench.MetricB: 2500}},
-		{host, "cuda.Stream.HostFuncOnDriverThread"}: {ns: 4000, other: "C", extra: map[string]float64{bench.MetricRatio: 1.6, bench.MetricB: 2500}},
+		{host, "cuda.Stream.HostFunc"}:                                                 {ns: 3000, other: "C", extra: map[string]float64{bench.MetricRatio: 1.2, bench.MetricB: 2500}},
+		{host, "cuda.Stream.HostFuncOnDriverThread"}:                                   {ns: 4000, other: "C", extra: map[string]float64{bench.MetricRatio: 1.6, bench.MetricB: 2500}},
 	}
 	var b strings.Builder
 	if err := printGoals(&b, got); err != nil {

@@ -58,6 +58,15 @@ type ctxState struct {
 	major  atomic.Int32 // the device's compute capability major, once read (computeMajor)
 
 	graphMem graphMemList // graph allocations that may outlive their capture (graphmem.go)
+
+	// inside is the goroutine (curG) that runs the function of a
+	// RunCached on a stream of this context, or 0: its thread is locked
+	// with this context current until that RunCached returns, so the
+	// calls the function makes in this context (Zero, the copies, event
+	// records) run as they are, without asking the thread for its
+	// context (do). One goroutine holds it at a time; a RunCached that
+	// finds it held runs its function's calls the ordinary way.
+	inside atomic.Uintptr
 }
 
 // Context retains the device's primary context (cuDevicePrimaryCtxRetain)
@@ -322,8 +331,16 @@ func (st *streamState) leave(prev libcuda.Context) error {
 
 // do runs f between enter and leave. leave is deferred: a panic in f (a
 // user's function, in RunCached) still restores the thread's context and
-// unlocks the thread before it goes on up.
+// unlocks the thread before it goes on up. On the goroutine inside a
+// RunCached's function (st.inside), whose thread is locked with st
+// current already, it runs f as it is: no driver call of its own.
 func (st *ctxState) do(f func() error) (err error) {
+	if g := st.inside.Load(); g != 0 && g == curG() {
+		if err := st.lostErr(); err != nil {
+			return err
+		}
+		return st.check(f())
+	}
 	prev, err := st.enter()
 	if err != nil {
 		return err
@@ -335,6 +352,19 @@ func (st *ctxState) do(f func() error) (err error) {
 		err = st.check(err)
 	}()
 	return f()
+}
+
+// enterInside marks the calling goroutine as inside a RunCached's
+// function (st.inside) when no other goroutine is; the caller's thread is
+// locked with st current, and stays so until leaveInside. It returns
+// whether it marked, for leaveInside.
+func (st *ctxState) enterInside() bool { return st.inside.CompareAndSwap(0, curG()) }
+
+// leaveInside ends enterInside's mark, if it made one.
+func (st *ctxState) leaveInside(marked bool) {
+	if marked {
+		st.inside.Store(0)
+	}
 }
 
 // dropped logs, once for each kind of value, that a value was collected

@@ -39,7 +39,9 @@ import (
 // driver runs it in the stream's context whatever context the thread has
 // (DESIGN.md, driver facts), so it neither asks for nor changes the
 // thread's context (cooperative and cluster launches, through
-// cuLaunchKernelEx, still do).
+// cuLaunchKernelEx, still do). Inside the function of a RunCached, the
+// calls made on its goroutine in the stream's context ask nothing either:
+// the run keeps the context current on its locked thread throughout.
 //
 // A Context's methods are safe for concurrent use.
 type Context struct {

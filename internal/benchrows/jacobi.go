@@ -298,6 +298,66 @@ func (cj *CudaJacobi) solve(s *cuda.Stream, residual *cuda.Pinned[float64], driv
 	return jacobiMax, fmt.Errorf("jacobi: no convergence in %d sweeps", jacobiMax)
 }
 
+// SolveDriver is SolveC written in Go: the same driver calls in the same
+// order, each through its generated wrapper (libcuda), nothing else: the
+// floor of a Go program's sweep, whose gap to C's is what the calls'
+// crossings from Go into C cost. The calling goroutine is locked to its
+// thread with s's context current, as SolveGo's.
+func (j *Jacobi) SolveDriver(s libcuda.Stream, pinned *float64) (iters int, err error) {
+	var exec libcuda.GraphExec
+	defer func() {
+		if exec != 0 {
+			err = errors.Join(err, libcuda.GraphExecDestroy(exec))
+		}
+	}()
+	n := uint64(j.N)
+	for k := range jacobiMax {
+		in, out := j.x, j.xnew
+		if k%2 == 1 {
+			in, out = out, in
+		}
+		params := [6]unsafe.Pointer{unsafe.Pointer(&j.a), unsafe.Pointer(&j.b), unsafe.Pointer(&in), unsafe.Pointer(&out), unsafe.Pointer(&j.sum), unsafe.Pointer(&n)}
+		if err := libcuda.StreamBeginCapture(s, libcuda.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL); err != nil {
+			return k, err
+		}
+		err := libcuda.MemsetD8Async(j.sum, 0, 8, s)
+		if err == nil {
+			err = libcuda.LaunchKernel(j.fn.Handle(), uint32(j.N), 1, 1, jacobiWarp, 1, 1, 0, s, &params[0], nil)
+		}
+		if err == nil {
+			err = libcuda.MemcpyDtoHAsync(unsafe.Pointer(pinned), j.sum, 8, s)
+		}
+		var g libcuda.Graph
+		if eerr := libcuda.StreamEndCapture(s, &g); err == nil {
+			err = eerr
+		}
+		if err == nil {
+			if exec != 0 {
+				var info libcuda.GraphExecUpdateResultInfo
+				err = libcuda.GraphExecUpdate(exec, g, &info)
+			} else {
+				err = libcuda.GraphInstantiateWithFlags(&exec, g, 0)
+			}
+		}
+		if g != 0 {
+			err = errors.Join(err, libcuda.GraphDestroy(g))
+		}
+		if err == nil {
+			err = libcuda.GraphLaunch(exec, s)
+		}
+		if err == nil {
+			err = libcuda.StreamSynchronize(s)
+		}
+		if err != nil {
+			return k, err
+		}
+		if *(*float64)(unsafe.Pointer(pinned)) < JacobiTol {
+			return k + 1, nil
+		}
+	}
+	return jacobiMax, fmt.Errorf("jacobi: no convergence in %d sweeps", jacobiMax)
+}
+
 // SolveC is SolveGo in C (paired.c's pc_jacobi) with the residual in
 // pinned memory.
 func (j *Jacobi) SolveC(c *C, s libcuda.Stream, pinned *float64) (int, error) {
@@ -306,15 +366,18 @@ func (j *Jacobi) SolveC(c *C, s libcuda.Stream, pinned *float64) (int, error) {
 	return int(iters), err
 }
 
-// jacobiPairs: the solver in Go, with the residual wrapped and Use()d in
-// each capture and with it in pinned memory, each against the solver in C;
-// both run on the fixture's thread with its context current, as C's does,
-// through Cached.RunCurrent, and the pinned one also through Cached.Run.
-// Then the solver as examples/jacobi writes it, through package cuda on a
-// goroutine not locked to its thread, with package cuda's Sync and with
+// jacobiPairs: first C's solver written in Go with the generated
+// wrappers (SolveDriver), the floor of the rows after it. Then the solver
+// in Go, with the residual wrapped and Use()d in each capture and with it
+// in pinned memory, each against the solver in C; both run on the
+// fixture's thread with its context current, as C's does, through
+// Cached.RunCurrent, and the pinned one also through Cached.Run. Then the
+// solver as examples/jacobi writes it, through package cuda on a goroutine
+// not locked to its thread, with package cuda's Sync and with
 // cuStreamSynchronize as the wait: against the rows before, what package
-// cuda's layers cost a sweep, and what its wait does. A round is one
-// solve; each side's sweeps are checked to be the same.
+// cuda's layers cost a sweep, and what its wait does (its memset is
+// Zero's cuMemsetD32Async, the others' cuMemsetD8Async: the same 8 bytes).
+// A round is one solve; each side's sweeps are checked to be the same.
 func (f *Fixture) jacobiPairs(c *C) []pair {
 	mk := func(way string, wrapped, run bool) pair {
 		return f.jacobiPair(c, way, func(j *Jacobi, pinned *float64, residual []float64) (int, error) {
@@ -347,7 +410,11 @@ func (f *Fixture) jacobiPairs(c *C) []pair {
 			b.Cleanup(func() { must(b, cj.Close()) })
 		})
 	}
+	floor := f.jacobiPair(c, "Go, C's driver calls alone through the generated wrappers (the floor)", func(j *Jacobi, pinned *float64, _ []float64) (int, error) {
+		return j.SolveDriver(f.Stream, pinned)
+	}, nil)
 	return []pair{
+		floor,
 		mk("Go, wrapped residual Use()d in each capture", true, false),
 		mk("Go, pinned residual", false, false),
 		mk("Go, pinned residual, Cached.Run (asks for the contexts)", false, true),

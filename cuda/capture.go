@@ -78,8 +78,11 @@ func (s *Stream) LaunchGraph(e *Exec) error {
 // RunCurrent, with the context the stream carries). The calls that f
 // makes on the calling goroutine in the stream's context (Zero, copies,
 // event records) ask no more: the thread is locked with the context
-// current for the whole run. f must leave the thread's context and its
-// lock as it found them.
+// current for the whole run, and this package notices when f runs code
+// under another context (Context.Do, another device's RunCached,
+// libcuda.WithContext). f must leave the thread's lock as it found it,
+// and must not call into this package while it has made another context
+// current by libcuda's CtxSetCurrent or CtxPushCurrent itself.
 //
 //go:noinline
 func (s *Stream) RunCached(c *Cached, f func(s *Stream) error) error {

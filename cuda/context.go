@@ -66,10 +66,29 @@ type ctxState struct {
 	// with this context current until that RunCached returns, so the
 	// calls the function makes in this context (Zero, the copies, event
 	// records) run as they are, without asking the thread for its
-	// context (do). One goroutine holds it at a time; a RunCached that
-	// finds it held runs its function's calls the ordinary way.
-	inside atomic.Uintptr
+	// context (do), as long as no call of this package or of
+	// libcuda.WithContext has made another context current anywhere
+	// since the mark (insideAt, switchCount): the function may run code
+	// under another context (another device's RunCached, Context.Do) and
+	// call into this one from there. One
+	// goroutine holds it at a time; a RunCached that finds it held runs
+	// its function's calls the ordinary way.
+	inside   atomic.Uintptr
+	insideAt atomic.Uint64 // ctxSwitches when inside was marked
 }
+
+// ctxSwitches counts the times a call of this package made a context
+// current on a thread that had another one (or none): a mark of
+// ctxState.inside made before the latest holds no more. (The restore at
+// the end of such a call needs no count: a mark made before the switch
+// is stale already, and one made after it belongs to a run inside the
+// call, which has ended by then.) switchCount adds libcuda.WithContext's
+// (Context.Do, and packages graph, sync and hostmem when they run a
+// caller's function in a context): both only grow, so their sum is
+// unchanged only when neither changed.
+var ctxSwitches atomic.Uint64
+
+func switchCount() uint64 { return ctxSwitches.Load() + libcuda.ContextSwitches() }
 
 // Context retains the device's primary context (cuDevicePrimaryCtxRetain)
 // and returns it. Each call retains it once more; each Context is closed
@@ -291,6 +310,7 @@ func (st *ctxState) makeCurrent(cu libcuda.Context, checkLost bool) (prev libcud
 		return 0, st.check(driverErr("cuCtxGetCurrent", err))
 	}
 	if prev != cu {
+		ctxSwitches.Add(1)
 		if err := libcuda.CtxSetCurrent(cu); err != nil {
 			runtime.UnlockOSThread()
 			return 0, st.check(driverErr("cuCtxSetCurrent", err))
@@ -337,7 +357,7 @@ func (st *streamState) leave(prev libcuda.Context) error {
 // RunCached's function (st.inside), whose thread is locked with st
 // current already, it runs f as it is: no driver call of its own.
 func (st *ctxState) do(f func() error) (err error) {
-	if g := st.inside.Load(); g != 0 && g == curG() {
+	if g := st.inside.Load(); g != 0 && g == curG() && st.insideAt.Load() == switchCount() {
 		if err := st.lostErr(); err != nil {
 			return err
 		}
@@ -360,7 +380,15 @@ func (st *ctxState) do(f func() error) (err error) {
 // function (st.inside) when no other goroutine is; the caller's thread is
 // locked with st current, and stays so until leaveInside. It returns
 // whether it marked, for leaveInside.
-func (st *ctxState) enterInside() bool { return st.inside.CompareAndSwap(0, curG()) }
+func (st *ctxState) enterInside() bool {
+	if !st.inside.CompareAndSwap(0, curG()) {
+		return false
+	}
+	// Only this goroutine can match the mark, and it is here: no do
+	// reads insideAt before it is set.
+	st.insideAt.Store(switchCount())
+	return true
+}
 
 // leaveInside ends enterInside's mark, if it made one.
 func (st *ctxState) leaveInside(marked bool) {

@@ -61,6 +61,7 @@ func TestRunCachedSkipsTheContextQueryOnlyOnItsOwnGoroutine(t *testing.T) {
 	other := newStream(t, f.ctx)
 	d := alloc(t, f.s, make([]int32, 16))
 	o := alloc(t, other, slices.Repeat([]int32{-1}, 16))
+	testenv.Must(t, cuda.Zero(f.s, d)) // the first call of the memset resolves it
 	c := cuda.NewCached(cuda.DefaultCaptureMode)
 	defer func() { testenv.MustBounded(t, "c.Close", c.Close) }()
 	var own, theirs map[string]int64
@@ -106,6 +107,7 @@ func TestRunCachedEndsItsMarkWhenTheFunctionPanicsOrExits(t *testing.T) {
 	testenv.NoErrorsLogged(t)
 	f := newFixture(t)
 	d := alloc(t, f.s, make([]int32, 16))
+	testenv.Must(t, cuda.Zero(f.s, d)) // the first call of the memset resolves it
 	for _, way := range []string{"panic", "Goexit"} {
 		c := cuda.NewCached(cuda.DefaultCaptureMode)
 		done := make(chan map[string]int64, 1)
@@ -159,4 +161,71 @@ func zeroCalls(t *testing.T, s *cuda.Stream, d cuda.Slice[int32]) map[string]int
 		t.Error(err)
 	}
 	return calls
+}
+
+// A RunCached's function that runs code under another context (another
+// device's Context.Do, or its RunCached) and calls into the run's context
+// from there gets the run's context made current for that call and the
+// other one restored, as outside a run: the mark holds only while no call
+// of package cuda or of libcuda.WithContext has switched contexts since
+// it was made.
+func TestRunCachedCallsUnderAnotherContextMakeTheirOwnCurrent(t *testing.T) {
+	testenv.NoErrorsLogged(t)
+	f := newFixture(t)
+	devs, err := cuda.Devices()
+	testenv.Must(t, err)
+	if len(devs) < 2 {
+		t.Fatalf("the simulator shows %d devices, want 2", len(devs))
+	}
+	other, err := devs[1].Context()
+	testenv.Must(t, err)
+	t.Cleanup(func() { testenv.MustBounded(t, "other.Close", other.Close) })
+	otherS := newStream(t, other)
+	d := alloc(t, f.s, make([]int32, 16))
+	od := alloc(t, otherS, make([]int32, 1))
+	testenv.Must(t, cuda.Zero(f.s, d)) // the first call of the memset resolves it
+	for _, way := range []string{"Context.Do", "RunCached"} {
+		c := cuda.NewCached(cuda.DefaultCaptureMode)
+		oc := cuda.NewCached(cuda.DefaultCaptureMode)
+		var under, after map[string]int64
+		var current libcuda.Context
+		// Under the other context: a Zero in the run's, and what the
+		// thread has after it.
+		body := func(s *cuda.Stream) error {
+			under = testenv.CountThreadCalls(t, func() { testenv.Must(t, cuda.Zero(s, d)) })
+			return libcuda.CtxGetCurrent(&current)
+		}
+		testenv.Must(t, f.s.RunCached(c, func(s *cuda.Stream) error {
+			var err error
+			if way == "Context.Do" {
+				err = other.Do(func() error { return body(s) })
+			} else {
+				// The other run captures a Zero of its own; body's goes
+				// to s, which that run does not capture.
+				err = otherS.RunCached(oc, func(os *cuda.Stream) error {
+					if err := cuda.Zero(os, od); err != nil {
+						return err
+					}
+					return body(s)
+				})
+			}
+			after = testenv.CountThreadCalls(t, func() { testenv.Must(t, cuda.Zero(s, d)) })
+			return err
+		}))
+		sync(t, f.s)
+		sync(t, otherS)
+		if got, want := testenv.CallsPer(under, 1), testenv.CallsPer(map[string]int64{"cuMemsetD32Async": 1, "cuCtxGetCurrent": 1, "cuCtxSetCurrent": 2}, 1); got != want {
+			t.Errorf("%s: Zero in the run's context under the other's: driver calls\n%s\nwant\n%s", way, got, want)
+		}
+		if current != other.Raw() {
+			t.Errorf("%s: after the Zero, the thread has context %#x, want the other's %#x, restored", way, current, other.Raw())
+		}
+		// After the switches, the run's later calls ask again (and find
+		// their context current): the mark no longer holds.
+		if got, want := testenv.CallsPer(after, 1), testenv.CallsPer(map[string]int64{"cuMemsetD32Async": 1, "cuCtxGetCurrent": 1}, 1); got != want {
+			t.Errorf("%s: Zero in the run after the other's: driver calls\n%s\nwant\n%s", way, got, want)
+		}
+		testenv.MustBounded(t, "c.Close", c.Close)
+		testenv.MustBounded(t, "oc.Close", oc.Close)
+	}
 }

@@ -75,7 +75,14 @@ func (s *Stream) LaunchGraph(e *Exec) error {
 // LaunchGraph's does. Beside the driver calls of the capture, the update
 // and the launch, a run makes one: the thread's context, asked as every
 // call of this package that needs it current asks (graph.Cached's
-// RunCurrent, with the context the stream carries).
+// RunCurrent, with the context the stream carries). The calls that f
+// makes on the calling goroutine in the stream's context (Zero, copies,
+// event records) ask no more: the thread is locked with the context
+// current for the whole run, and this package notices when f runs code
+// under another context (Context.Do, another device's RunCached,
+// libcuda.WithContext). f must leave the thread's lock as it found it,
+// and must not call into this package while it has made another context
+// current by libcuda's CtxSetCurrent or CtxPushCurrent itself.
 //
 //go:noinline
 func (s *Stream) RunCached(c *Cached, f func(s *Stream) error) error {
@@ -95,6 +102,9 @@ func (s *Stream) RunCached(c *Cached, f func(s *Stream) error) error {
 	st.mu.RUnlock()
 	defer st.inCapture.Add(-1)
 	err = st.ctx.do(func() error {
+		// From here to the end of RunCurrent the thread is locked with
+		// the context current: f's calls in it need not ask.
+		defer st.ctx.leaveInside(st.ctx.enterInside())
 		return c.RunCurrent(st.ctx.cu, st.raw, func(libcuda.Stream) error { return f(s) })
 	})
 	if err != nil {

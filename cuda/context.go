@@ -39,7 +39,9 @@ import (
 // driver runs it in the stream's context whatever context the thread has
 // (DESIGN.md, driver facts), so it neither asks for nor changes the
 // thread's context (cooperative and cluster launches, through
-// cuLaunchKernelEx, still do).
+// cuLaunchKernelEx, still do). Inside the function of a RunCached, the
+// calls made on its goroutine in the stream's context ask nothing either:
+// the run keeps the context current on its locked thread throughout.
 //
 // A Context's methods are safe for concurrent use.
 type Context struct {
@@ -58,7 +60,35 @@ type ctxState struct {
 	major  atomic.Int32 // the device's compute capability major, once read (computeMajor)
 
 	graphMem graphMemList // graph allocations that may outlive their capture (graphmem.go)
+
+	// inside is the goroutine (curG) that runs the function of a
+	// RunCached on a stream of this context, or 0: its thread is locked
+	// with this context current until that RunCached returns, so the
+	// calls the function makes in this context (Zero, the copies, event
+	// records) run as they are, without asking the thread for its
+	// context (do), as long as no call of this package or of
+	// libcuda.WithContext has made another context current anywhere
+	// since the mark (insideAt, switchCount): the function may run code
+	// under another context (another device's RunCached, Context.Do) and
+	// call into this one from there. One
+	// goroutine holds it at a time; a RunCached that finds it held runs
+	// its function's calls the ordinary way.
+	inside   atomic.Uintptr
+	insideAt atomic.Uint64 // ctxSwitches when inside was marked
 }
+
+// ctxSwitches counts the times a call of this package made a context
+// current on a thread that had another one (or none): a mark of
+// ctxState.inside made before the latest holds no more. (The restore at
+// the end of such a call needs no count: a mark made before the switch
+// is stale already, and one made after it belongs to a run inside the
+// call, which has ended by then.) switchCount adds libcuda.WithContext's
+// (Context.Do, and packages graph, sync and hostmem when they run a
+// caller's function in a context): both only grow, so their sum is
+// unchanged only when neither changed.
+var ctxSwitches atomic.Uint64
+
+func switchCount() uint64 { return ctxSwitches.Load() + libcuda.ContextSwitches() }
 
 // Context retains the device's primary context (cuDevicePrimaryCtxRetain)
 // and returns it. Each call retains it once more; each Context is closed
@@ -280,6 +310,7 @@ func (st *ctxState) makeCurrent(cu libcuda.Context, checkLost bool) (prev libcud
 		return 0, st.check(driverErr("cuCtxGetCurrent", err))
 	}
 	if prev != cu {
+		ctxSwitches.Add(1)
 		if err := libcuda.CtxSetCurrent(cu); err != nil {
 			runtime.UnlockOSThread()
 			return 0, st.check(driverErr("cuCtxSetCurrent", err))
@@ -322,8 +353,16 @@ func (st *streamState) leave(prev libcuda.Context) error {
 
 // do runs f between enter and leave. leave is deferred: a panic in f (a
 // user's function, in RunCached) still restores the thread's context and
-// unlocks the thread before it goes on up.
+// unlocks the thread before it goes on up. On the goroutine inside a
+// RunCached's function (st.inside), whose thread is locked with st
+// current already, it runs f as it is: no driver call of its own.
 func (st *ctxState) do(f func() error) (err error) {
+	if g := st.inside.Load(); g != 0 && g == curG() && st.insideAt.Load() == switchCount() {
+		if err := st.lostErr(); err != nil {
+			return err
+		}
+		return st.check(f())
+	}
 	prev, err := st.enter()
 	if err != nil {
 		return err
@@ -335,6 +374,27 @@ func (st *ctxState) do(f func() error) (err error) {
 		err = st.check(err)
 	}()
 	return f()
+}
+
+// enterInside marks the calling goroutine as inside a RunCached's
+// function (st.inside) when no other goroutine is; the caller's thread is
+// locked with st current, and stays so until leaveInside. It returns
+// whether it marked, for leaveInside.
+func (st *ctxState) enterInside() bool {
+	if !st.inside.CompareAndSwap(0, curG()) {
+		return false
+	}
+	// Only this goroutine can match the mark, and it is here: no do
+	// reads insideAt before it is set.
+	st.insideAt.Store(switchCount())
+	return true
+}
+
+// leaveInside ends enterInside's mark, if it made one.
+func (st *ctxState) leaveInside(marked bool) {
+	if marked {
+		st.inside.Store(0)
+	}
 }
 
 // dropped logs, once for each kind of value, that a value was collected

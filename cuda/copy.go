@@ -299,12 +299,18 @@ func repeats(b []byte, width uintptr) bool {
 	return true
 }
 
-// Zero sets every byte of dst to 0 on stream s (cuMemsetD8Async).
+// Zero sets every byte of dst to 0 on stream s: with cuMemsetD32Async
+// when dst's device address and byte length are multiples of 4, as a C
+// program zeroes words, else with cuMemsetD16Async or cuMemsetD8Async,
+// the widest that they allow.
 func Zero[T any](s *Stream, dst Slice[T]) error {
 	size := unsafe.Sizeof(*new(T))
-	return memset(s, "Zero", dst.h, uintptr(dst.off)*size, uintptr(dst.n)*size, 1, 0)
+	return memset(s, "Zero", dst.h, uintptr(dst.off)*size, uintptr(dst.n)*size, 0, 0)
 }
 
+// memset sets n elements of width bytes (1, 2 or 4) to word, from byte
+// off of h's allocation; width 0 is Zero's: n bytes set to 0, in the
+// widest elements that the address and n allow (zeroWidth).
 func memset(s *Stream, op string, h *allocHandle, off, n, width uintptr, word uint32) error {
 	st, err := s.acquire(op)
 	if err != nil {
@@ -317,6 +323,10 @@ func memset(s *Stream, op string, h *allocHandle, off, n, width uintptr, word ui
 	p, err := h.a().acquire(off)
 	if err != nil {
 		return fmt.Errorf("cuda: %s: %w", op, err)
+	}
+	if width == 0 {
+		width = zeroWidth(p, n)
+		n /= width
 	}
 	done := false
 	defer func() { h.a().release(st, done) }()
@@ -391,6 +401,19 @@ func CopyPeer[T any](s *Stream, dst, src Slice[T]) error {
 	}
 	copied = true
 	return nil
+}
+
+// zeroWidth is the widest element, of 4, 2 or 1 bytes, in which n bytes
+// at device address p can be zeroed: the driver's D16 and D32 memsets
+// need an address aligned to their element.
+func zeroWidth(p libcuda.Deviceptr, n uintptr) uintptr {
+	switch a := uintptr(p) | n; {
+	case a%4 == 0:
+		return 4
+	case a%2 == 0:
+		return 2
+	}
+	return 1
 }
 
 // orderCopy orders a device-to-device copy on st: a write of dst, a read

@@ -3,6 +3,7 @@
 package cuda_test
 
 import (
+	"context"
 	"runtime"
 	"testing"
 
@@ -13,16 +14,20 @@ import (
 )
 
 // A sweep of examples/jacobi's loop (RunCached of a zeroing, a checked
-// launch and the copy of the residual into pinned host memory) makes the
-// driver calls of C's capture, update and launch, and one cuCtxGetCurrent
-// for each of the three calls of package cuda that make the stream's
-// context current: RunCached, Zero and CopyToHost. With the residual in
-// memory of hostmem.Alloc or in a Go slice (Pin), the same: the copy's Use
-// leases the memory to the capture with no driver call. It made 4 more
-// before (issue 29): cuStreamGetCtx, cuCtxGetCurrent and
+// launch and the copy of the residual into pinned host memory, then a
+// Sync) makes the driver calls of C's capture, update and launch
+// (baseline.c: the zeroing by cuMemsetD32Async too), one cuCtxGetCurrent
+// for RunCached, which makes the stream's context current, and for the
+// Sync of the finished stream one cuStreamQuery where C makes one
+// cuStreamSynchronize. Zero and CopyToHost inside the run ask for no
+// context: the run's thread is locked with it current (issue 44: they
+// asked one each before, and Zero's memset was cuMemsetD8Async). With the
+// residual in memory of hostmem.Alloc or in a Go slice (Pin), the same:
+// the copy's Use leases the memory to the capture with no driver call. It
+// made 4 more before issue 29: cuStreamGetCtx, cuCtxGetCurrent and
 // cuStreamGetCaptureInfo in graph.Cached.Run, and the lease's
 // cuStreamGetCaptureInfo. No sweep allocates beyond what the Use of a
-// buffer costs (none).
+// buffer costs (none), and neither does the Sync.
 func TestRunCachedSweepMakesTheDriverCallsOfCsLoop(t *testing.T) {
 	testenv.NoErrorsLogged(t)
 	f := newFixture(t)
@@ -45,7 +50,9 @@ func TestRunCachedSweepMakesTheDriverCallsOfCsLoop(t *testing.T) {
 	testenv.Must(t, err)
 	t.Cleanup(func() { testenv.MustBounded(t, "pinned.Free", pinned.Free) })
 	want := testenv.CSweepCalls()
-	want["cuCtxGetCurrent"] = 3
+	delete(want, "cuMemsetD8Async") // testenv's sweep zeroes bytes; C's, and Zero, words
+	want["cuMemsetD32Async"] = 1
+	want["cuCtxGetCurrent"] = 1
 	for _, tc := range []struct {
 		way  string
 		host *cuda.Pinned[int32]
@@ -111,6 +118,17 @@ func TestRunCachedSweepMakesTheDriverCallsOfCsLoop(t *testing.T) {
 		// another goroutine's odd one does not count as the sweep's.
 		if perRun := float64(allocs / sweeps); perRun > want {
 			t.Errorf("%s: %v allocations a RunCached, want at most %v", tc.way, perRun, want)
+		}
+		// The wait that ends each sweep, on the stream finished by now
+		// (sync above): one query, as C's one cuStreamSynchronize, and no
+		// allocation.
+		bg := context.Background()
+		syncCalls := testenv.CountThreadCalls(t, func() { testenv.Must(t, f.s.Sync(bg)) })
+		if got, want := testenv.CallsPer(syncCalls, 1), testenv.CallsPer(map[string]int64{"cuStreamQuery": 1}, 1); got != want {
+			t.Errorf("%s: driver calls of the Sync of a finished stream:\n%s\nwant\n%s", tc.way, got, want)
+		}
+		if n := testing.AllocsPerRun(sweeps, func() { testenv.Must(t, f.s.Sync(bg)) }); n != 0 {
+			t.Errorf("%s: %v allocations a Sync of a finished stream, want 0", tc.way, n)
 		}
 		testenv.MustBounded(t, "c.Close", c.Close)
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"sync/atomic"
 
 	"github.com/purecuda/purecuda/internal/dl"
 )
@@ -29,6 +30,7 @@ func WithContext(ctx Context, f func() error) (err error) {
 		return dl.Failed("", "cuCtxGetCurrent", err)
 	}
 	if prev != ctx {
+		switches.Add(1)
 		if err := CtxSetCurrent(ctx); err != nil {
 			return dl.Failed("", "cuCtxSetCurrent", err)
 		}
@@ -40,3 +42,16 @@ func WithContext(ctx Context, f func() error) (err error) {
 	}
 	return f()
 }
+
+// switches counts WithContext's changes of a thread's context.
+var switches atomic.Uint64
+
+// ContextSwitches is the number of times WithContext has made a context
+// current on a thread that had another one (or none) since the program
+// started; the restores that end those calls are not counted. A layer
+// that knows what a thread has current without asking the driver
+// (package cuda inside a RunCached) reads it before and after code it
+// does not control: when it has changed, what it knew may no longer hold.
+// Calls of CtxSetCurrent, CtxPushCurrent and CtxPopCurrent made directly
+// are not counted.
+func ContextSwitches() uint64 { return switches.Load() }

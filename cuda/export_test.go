@@ -1,7 +1,5 @@
 package cuda
 
-import "sync/atomic"
-
 // ResetDroppedLogs forgets which kinds of dropped values were logged, so
 // that a test can see the one warning of each kind again.
 func ResetDroppedLogs() { droppedKinds.Clear() }
@@ -26,9 +24,24 @@ func HostWorkersIdle() int {
 func HostHandoffs() (calls, warm, unblocked uint64) {
 	if hostQueueing {
 		calls = hostStats.calls.Load()
-		return calls, hostStats.warm.Load(), calls - atomic.LoadUint64(&hostQSlept)
+		_, _, slept, _ := hostQCounts()
+		return calls, hostStats.warm.Load(), calls - slept
 	}
 	return hostStats.calls.Load(), hostStats.warm.Load(), hostStats.unblocked.Load()
+}
+
+// HostEntries counts the driver's calls of a host function that entered
+// Go, and the queued records run on a goroutine other than the
+// dispatcher's because they were taken together with another.
+func HostEntries() (entered, batched uint64) {
+	return hostStats.entered.Load(), hostStats.batched.Load()
+}
+
+// HostQueuePosts counts the records HostFunc's callback posted to the
+// queue since the program began.
+func HostQueuePosts() uint64 {
+	posted, _, _, _ := hostQCounts()
+	return posted
 }
 
 // HostQueueing reports whether HostFunc's driver thread hands the call to
@@ -55,8 +68,8 @@ func HostFuncsOnDriverThread() uint64 { return hostStats.direct.Load() }
 // the result without sleeping.
 func HostWakeHandoffs() (spun, unblocked uint64) {
 	if hostQueueing {
-		w := atomic.LoadUint64(&hostQWakes)
-		return w, w - atomic.LoadUint64(&hostQWakeSlept)
+		_, w, _, ws := hostQCounts()
+		return w, w - ws
 	}
 	return hostStats.wakeSpins.Load(), hostStats.woken.Load()
 }
@@ -77,3 +90,7 @@ func StreamLockedForClose(s *Stream) bool {
 	}
 	return true
 }
+
+// HostWorkerIdle is how long the dispatcher and the host workers wait for
+// a call before they end.
+const HostWorkerIdle = hostWorkerIdle

@@ -18,9 +18,12 @@ import (
 	"github.com/purecuda/purecuda/sync"
 )
 
-// Host functions go through one C-callable function, made once
-// (newHostCallback). Each HostFunc takes an entry of hostFuncs' for its
-// function, and the entry's address is the driver's user data; an entry
+// Host functions go through one of two C-callable functions: HostFunc's,
+// on Linux amd64 and arm64, through the queue of hostq.go, whose callback
+// never enters Go; the others through one made once (newHostCallback),
+// which enters Go on the driver's thread. Each takes an entry of
+// hostFuncs' for its function, and the entry's address is the driver's
+// user data; an entry
 // is given back when its function has run (or, for a function captured
 // into a graph, when the graph is gone), and the next HostFunc reuses it.
 // The entries are allocated hostChunk at a time and never freed, so that
@@ -82,6 +85,7 @@ func giveBackHostEntry(e *hostEntry) {
 // hostTrampoline is the Go side of the function the driver calls for
 // every host function: e is the driver's user data, the function's entry.
 func hostTrampoline(e *hostEntry) {
+	hostStats.entered.Add(1)
 	hostFuncs.mu.Lock()
 	if e == nil || !e.used {
 		hostFuncs.mu.Unlock()
@@ -232,8 +236,13 @@ const (
 // caller checked for the result of a worker it had to wake) and woken (of
 // those, the ones that had it without blocking); direct counts the host
 // functions run on the driver's thread, with no hand-off.
+//
+// entered counts the calls from the driver that entered Go (all of them,
+// except HostFunc's where it goes through the queue); batched, the
+// records the dispatcher handed to another goroutine because it took them
+// together with another.
 var hostStats struct {
-	calls, warm, unblocked, wakeSpins, woken, direct atomic.Uint64
+	calls, warm, unblocked, wakeSpins, woken, direct, entered, batched atomic.Uint64
 }
 
 // A hostWorker is a goroutine that runs host functions handed to it, one
@@ -440,27 +449,36 @@ func HostFuncsPending() int {
 
 // HostFunc makes f run once the work submitted to the stream so far has
 // finished; the stream's later work waits for it to return
-// (cuLaunchHostFunc). f runs on a goroutine of package cuda's (one of a
-// few that run host functions one after another and end when idle for a
-// while), which a driver thread waits for. f must not call the CUDA driver
-// (through package cuda or otherwise) and should be short. Inside a
-// Capture, f becomes a node of the graph and runs at each of its launches.
+// (cuLaunchHostFunc). f runs on a goroutine of package cuda's, which the
+// driver's thread waits for. f must not call the CUDA driver (through
+// package cuda or otherwise) and should be short. Inside a Capture, f
+// becomes a node of the graph and runs at each of its launches.
+//
+// On Linux (amd64, arm64) the driver's thread does not enter Go at all: it
+// hands the call to one goroutine, the dispatcher, and waits for it. The
+// host functions of all streams then run one after another, as CUDA
+// allows for those of independent streams, except that calls the driver
+// makes at the same moment from several threads run side by side; so a
+// host function that waits for another stream's host function may wait
+// for ever, as it may in C. Elsewhere the driver's thread enters Go and
+// hands f to one of a few goroutines that end when idle for a while.
 //
 // A panic in f, or a runtime.Goexit (t.Fatal in a test), ends f only (a
-// Goexit ends the goroutine f ran on, which is replaced): the stream goes on, and the stream's next Sync returns
-// the failure (a *HostFuncError matching ErrHostFunc), once. A failure
-// that no Sync can report is logged at level Error instead: the second of
-// them before a Sync, one after the stream's Close, and one of a host
-// function captured into a graph.
+// Goexit ends the goroutine f ran on, which is replaced): the stream goes
+// on, and the stream's next Sync returns the failure (a *HostFuncError
+// matching ErrHostFunc), once. A failure that no Sync can report is
+// logged at level Error instead: the second of them before a Sync, one
+// after the stream's Close, and one of a host function captured into a
+// graph.
 //
 // Any number of host functions can be submitted over the program's life:
 // they share one callback.
 //
-// The hand-off to a goroutine costs the stream's timeline: once the
-// goroutine has gone idle (about 50µs after its last call), the driver's
-// thread wakes it and then waits to be woken in turn, two OS thread
-// wake-ups. HostFuncOnDriverThread runs f on the driver's thread instead,
-// for a function that does not call runtime.Goexit.
+// The hand-off costs the stream's timeline little while host functions
+// come back to back: the dispatcher checks for the next call for about
+// 50µs after each one, and the driver's thread checks for the result
+// before it sleeps (both only when GOMAXPROCS is 4 or more). After an
+// idle spell a call wakes the dispatcher, an OS thread wake-up.
 func (s *Stream) HostFunc(f func()) error { return s.hostFunc("HostFunc", f, false) }
 
 // HostFuncOnDriverThread is HostFunc for a function that runs on the
@@ -506,11 +524,11 @@ func (s *Stream) hostFunc(op string, f func(), direct bool) error {
 	}
 	hostFuncs.mu.Lock()
 	e := takeHostEntry(f, failed, capturing, direct)
-	hostFuncs.mu.Unlock()
 	fn := hostFuncs.trampoline
-	if e.queued {
+	if e.queued { // read under the lock: the driver may run e's function as soon as it is submitted
 		fn = hostQueueCallback()
 	}
+	hostFuncs.mu.Unlock()
 	if err := launchHostFunc(st, fn, e); err != nil {
 		hostFuncs.mu.Lock()
 		giveBackHostEntry(e)

@@ -111,6 +111,7 @@ func hostDispatch() {
 		for rest := hostQNext(list); rest != 0; {
 			next := hostQNext(rest)
 			hostStats.calls.Add(1)
+			hostStats.batched.Add(1)
 			go runRecord(rest, false)
 			rest = next
 		}
@@ -231,3 +232,10 @@ const (
 	futexWaitPrivate = 128
 	futexWakePrivate = 129
 )
+
+// hostQCounts reads the callback's counters: records posted, posts that
+// woke the dispatcher, records whose driver thread slept for the result,
+// and of those the ones that had woken the dispatcher.
+func hostQCounts() (posted, wakes, slept, wakeSlept uint64) {
+	return atomic.LoadUint64(&hostQPosted), atomic.LoadUint64(&hostQWakes), atomic.LoadUint64(&hostQSlept), atomic.LoadUint64(&hostQWakeSlept)
+}

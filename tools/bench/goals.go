@@ -22,6 +22,7 @@ type goal struct {
 	floorWay  string // the floor: a way of the same operation; "" for a paired row's own other way
 	maxRatio  float64
 	maxDeltaN float64 // ns over the floor, for a paired row's median difference
+	paired    bool    // maxRatio bounds a paired row's median ratio to its own other way
 }
 
 // floorGoals are issue 44's goals, each against the floor row that stops
@@ -30,6 +31,8 @@ var floorGoals = []goal{
 	{op: "launch, 4 args, then a wait each 1000", way: "Function.Launch", floorWay: "call path: Go→C per call (dl.Call)", maxRatio: 1.01},
 	{op: "launch, 4 args, then a wait each 1000", way: "cuda.Stream.Launch", floorWay: "call path: Go→C per call (dl.Call)", maxRatio: 1.03},
 	{op: "SGEMM 64x64 (host overhead)", way: "call path: cublas.Gemm over the raw wrapper", maxDeltaN: 150},
+	{op: "host function in a stream, then a wait each 100", way: "cuda.Stream.HostFuncOnDriverThread", maxRatio: 1.3, paired: true},
+	{op: "host function in a stream, then a wait each 100", way: "cuda.Stream.HostFunc", maxRatio: 1.5, paired: true},
 }
 
 // printGoals writes, for each goal whose rows ran, the row, its floor and
@@ -40,6 +43,11 @@ func printGoals(out io.Writer, got map[[2]string]result) error {
 	for _, g := range floorGoals {
 		r, ok := got[[2]string{g.op, g.way}]
 		if !ok {
+			continue
+		}
+		if g.paired { // a paired row: the median of its pairs' ratios
+			q := r.extra[bench.MetricRatio]
+			fmt.Fprintf(w, "%s / %s\t%.1f\t%s\t%.1f\t%.3fx\t≤ %.2fx\t%s\t\n", g.op, g.way, r.ns, r.other, r.extra[bench.MetricB], q, g.maxRatio, yes(q <= g.maxRatio))
 			continue
 		}
 		if g.floorWay == "" { // a paired row: its own median difference

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"regexp"
 	"sort"
@@ -90,6 +91,7 @@ func runScale() (err error) {
 	defer func() { err = errors.Join(err, stop()) }()
 	w := tabwriter.NewWriter(os.Stdout, 0, 8, 2, ' ', 0)
 	fmt.Fprintln(w, "case\titerations\tns/op\tmetrics")
+	p50 := map[string]float64{} // each Wait case's p50-ns, for the goals
 	for _, c := range scalebench.Cases(ctx, z) {
 		if !match.MatchString(c.Name) {
 			continue
@@ -112,6 +114,40 @@ func runScale() (err error) {
 			metrics = append(metrics, fmt.Sprintf("%.4g %s", r.Extra[u], u))
 		}
 		fmt.Fprintf(w, "%s\t%d\t%d\t%s\n", c.Name, r.N, r.NsPerOp(), strings.Join(metrics, "  "))
+		if v, ok := r.Extra["p50-ns"]; ok {
+			p50[c.Name] = v
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return printWaitGoals(os.Stdout, z.Waiters, p50)
+}
+
+// waitGoalSlack is issue 44's allowance for the waits over their floor:
+// the reference's p50 plus the goroutine wake-ups' p50.
+const waitGoalSlack = 100e3 // ns
+
+// printWaitGoals writes, for each M whose sync, reference and goroutines
+// cases ran, the sync waits' p50 beside its floor (the reference's p50
+// plus the Go scheduler's waking of M goroutines) and the goal, so that
+// no arithmetic is left to the reader.
+func printWaitGoals(out io.Writer, ms []int, p50 map[string]float64) error {
+	w := tabwriter.NewWriter(out, 0, 8, 2, ' ', 0)
+	header := false
+	for _, m := range ms {
+		got, ok1 := p50[fmt.Sprintf("Wait/M=%d/sync", m)]
+		ref, ok2 := p50[fmt.Sprintf("Wait/M=%d/reference", m)]
+		gor, ok3 := p50[fmt.Sprintf("Wait/M=%d/goroutines", m)]
+		if !ok1 || !ok2 || !ok3 {
+			continue
+		}
+		if !header {
+			fmt.Fprint(w, "\ngoal\tp50 ns\tfloor: reference + goroutines, ns\tover the floor, ns\tgoal\tmet\t\n")
+			header = true
+		}
+		floor := ref + gor
+		fmt.Fprintf(w, "Wait/M=%d/sync p50\t%.0f\t%.0f + %.0f = %.0f\t%+.0f\t≤ %+.0f\t%s\t\n", m, got, ref, gor, floor, got-floor, waitGoalSlack, yes(got-floor <= waitGoalSlack))
 	}
 	return w.Flush()
 }

@@ -79,6 +79,7 @@ func bindDriverThreads() {
 		return
 	}
 	hostMKey, pthreadSetspecific = uintptr(key), set
+	_, _ = hostMKey, pthreadSetspecific // read only by hostBindM
 	runtimeBindM = hostBindMABI0
 	atomic.StoreUintptr(runtimeKeyCreated, 1) // after the two above: a thread that sees it binds through them
 	driverThreadsBound.Store(true)

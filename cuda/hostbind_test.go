@@ -33,18 +33,14 @@ func TestHostFuncDriverThreadsExitUnderTheProfiler(t *testing.T) {
 		runtime.SetCPUProfileRate(1000) // stands: StartCPUProfile's own 100 Hz is refused (a line on stderr)
 		testenv.Must(t, pprof.StartCPUProfile(io.Discard))
 		defer pprof.StopCPUProfile()
-		stop, spun := make(chan struct{}), make(chan struct{})
+		var stop atomic.Bool
+		spun := make(chan struct{})
 		go func() { // a CPU-bound goroutine, so that SIGPROF keeps coming
 			defer close(spun)
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
+			for !stop.Load() {
 			}
 		}()
-		defer func() { close(stop); <-spun }()
+		defer func() { stop.Store(true); <-spun }()
 		ms := pprof.Lookup("threadcreate")
 		var ran atomic.Int64
 		ms0 := ms.Count()

@@ -94,3 +94,7 @@ func StreamLockedForClose(s *Stream) bool {
 // HostWorkerIdle is how long the dispatcher and the host workers wait for
 // a call before they end.
 const HostWorkerIdle = hostWorkerIdle
+
+// HostWorkerSpin is how long the dispatcher and the host workers check
+// for the next call before they sleep.
+const HostWorkerSpin = hostWorkerSpin

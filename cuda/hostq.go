@@ -47,6 +47,16 @@ var (
 	hostQPosted, hostQWakes, hostQSlept, hostQWakeSlept uint64
 )
 
+// hostQSpinFor is how long the dispatcher checks for the next post
+// before it sleeps (hostWorkerSpin; tests make it longer); hostQSpinning
+// says that it is checking.
+var (
+	hostQSpinFor  atomic.Int64
+	hostQSpinning atomic.Bool
+)
+
+func init() { hostQSpinFor.Store(int64(hostWorkerSpin)) }
+
 // hostQueueCallbackABI0 is the address of hostQueueCallback.
 var hostQueueCallbackABI0 uintptr
 
@@ -132,18 +142,21 @@ func hostDispatch() {
 // no entry in use), and whether it slept.
 func hostWaitPost(spin bool) (exit, slept bool) {
 	if spin {
+		hostQSpinning.Store(true)
 		start := time.Now()
 		for {
 			for range 64 {
 				if atomic.LoadUintptr(&hostQHead) != 0 {
+					hostQSpinning.Store(false)
 					return false, false
 				}
 			}
-			if time.Since(start) > hostWorkerSpin {
+			if time.Since(start) > time.Duration(hostQSpinFor.Load()) {
 				break
 			}
 			runtime.Gosched()
 		}
+		hostQSpinning.Store(false)
 	}
 	seq := atomic.LoadUint32(&hostQSeq)
 	atomic.StoreUint32(&hostQSleeping, 1)

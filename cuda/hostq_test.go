@@ -139,3 +139,79 @@ func TestHostFuncsOfManyStreamsAtOnceAllRun(t *testing.T) {
 	_, batched := cuda.HostEntries()
 	t.Logf("records run beside another taken with them, so far: %d", batched)
 }
+
+// dispatcherAsleep makes sure that the dispatcher runs and sleeps, so
+// that the next call wakes it and it reads GOMAXPROCS again: a graph
+// holding a host function (destroyed at the test's end) keeps it from
+// ending when idle, however slowly the test goes.
+func dispatcherAsleep(t *testing.T, f *fixture) {
+	t.Helper()
+	g, err := f.s.Capture(func(s *cuda.Stream) error { return s.HostFunc(func() {}) })
+	testenv.Must(t, err)
+	t.Cleanup(func() { testenv.MustBounded(t, "g.Destroy", g.Destroy) })
+	testenv.Must(t, f.s.HostFunc(func() {}))
+	sync(t, f.s)
+	testenv.Eventually(t, "the dispatcher sleeps", cuda.HostDispatcherSleeping)
+}
+
+// After a call, the dispatcher checks for the next one before it sleeps
+// (with Ps to spare): a call made while it checks is taken without a
+// wake-up, and its driver thread is not woken either. The check is made
+// long here, so that the test does not depend on the machine's speed.
+func TestHostFuncDispatcherChecksForTheNextCallBeforeItSleeps(t *testing.T) {
+	f := newFixture(t)
+	dispatcherAsleep(t, f)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
+	defer cuda.SetHostDispatcherSpin(time.Minute)()
+	var ran atomic.Int32
+	count := func() { ran.Add(1) }
+	// The first call wakes the dispatcher, which reads GOMAXPROCS, then
+	// checks for the next.
+	testenv.Must(t, f.s.HostFunc(count))
+	sync(t, f.s)
+	testenv.Eventually(t, "the dispatcher checks for the next call", cuda.HostDispatcherSpinning)
+	calls0, warm0, _ := cuda.HostHandoffs()
+	spun0, _ := cuda.HostWakeHandoffs()
+	const n = 20
+	for range n {
+		testenv.Must(t, f.s.HostFunc(count))
+	}
+	sync(t, f.s)
+	calls, warm, _ := cuda.HostHandoffs()
+	spun, _ := cuda.HostWakeHandoffs()
+	if ran.Load() != n+1 || calls-calls0 != n {
+		t.Fatalf("%d host functions ran, %d records taken; want %d, %d", ran.Load(), calls-calls0, n+1, n)
+	}
+	if warm-warm0 != n || spun != spun0 {
+		t.Errorf("of %d calls made while the dispatcher checks, %d were taken without a wake-up and %d woke it; want all, none", n, warm-warm0, spun-spun0)
+	}
+	// Shorten the check again, so that the dispatcher can sleep and end.
+	cuda.SetHostDispatcherSpin(cuda.HostWorkerSpin)
+}
+
+// With no Ps to spare (GOMAXPROCS below 4) the dispatcher does not check
+// for the next call: it sleeps at once, and the next call wakes it, even
+// with the check made long.
+func TestHostFuncDispatcherDoesNotCheckWithoutPsToSpare(t *testing.T) {
+	f := newFixture(t)
+	var ran atomic.Int32
+	count := func() { ran.Add(1) }
+	dispatcherAsleep(t, f)
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	defer cuda.SetHostDispatcherSpin(time.Minute)()
+	testenv.Must(t, f.s.HostFunc(count)) // wakes it: it reads GOMAXPROCS
+	sync(t, f.s)
+	spun0, _ := cuda.HostWakeHandoffs()
+	const n = 5
+	for range n {
+		testenv.Eventually(t, "the dispatcher sleeps", cuda.HostDispatcherSleeping)
+		testenv.Must(t, f.s.HostFunc(count))
+		sync(t, f.s)
+	}
+	if got := ran.Load(); got != n+1 {
+		t.Fatalf("%d of %d host functions ran", got, n+1)
+	}
+	if spun, _ := cuda.HostWakeHandoffs(); spun-spun0 != n {
+		t.Errorf("%d of %d calls woke the dispatcher; with GOMAXPROCS 2 it sleeps after each, so each should", spun-spun0, n)
+	}
+}

@@ -3,6 +3,7 @@ package cuda_test
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -83,6 +84,26 @@ func BenchmarkOps(b *testing.B) {
 			}
 		}
 		sync(b, f.s)
+	})
+	// A host function on the driver's thread and back, 100 to a Sync (as
+	// bench's row "host function in a stream, then a wait each 100"):
+	// the entry into Go on the driver's thread is most of it.
+	b.Run("HostFuncOnDriverThread", func(b *testing.B) {
+		var ran atomic.Int64
+		fn := func() { ran.Add(1) }
+		b.ReportAllocs()
+		for i := 0; b.Loop(); i++ {
+			if err := f.s.HostFuncOnDriverThread(fn); err != nil {
+				b.Fatal(err)
+			}
+			if i%100 == 99 {
+				sync(b, f.s)
+			}
+		}
+		sync(b, f.s)
+		if n := ran.Load(); n != int64(b.N) {
+			b.Fatalf("%d of %d host functions ran", n, b.N)
+		}
 	})
 	b.Run("RecordClose", func(b *testing.B) {
 		b.ReportAllocs()

@@ -499,6 +499,14 @@ func (s *Stream) HostFunc(f func()) error { return s.hostFunc("HostFunc", f, fal
 // a log line that says so). Use HostFunc for a function that may. f must
 // not call the CUDA driver, and should be short: while it runs, the
 // driver's thread runs no other host function.
+//
+// On Linux (amd64, arm64) the driver's thread keeps the Go runtime's M
+// that it first entered Go on until it exits, so that later entries cost
+// no system calls: package cuda makes the runtime's pthread key for it
+// when the first host function is submitted, which does the same for any
+// thread that calls into Go from C from then on (as in a cgo program with
+// exported functions). PURECUDA_BIND_DRIVER_THREADS=0 in the environment
+// leaves it out: every entry then borrows an M and gives it back.
 func (s *Stream) HostFuncOnDriverThread(f func()) error {
 	return s.hostFunc("HostFuncOnDriverThread", f, true)
 }

@@ -98,3 +98,10 @@ const HostWorkerIdle = hostWorkerIdle
 // HostWorkerSpin is how long the dispatcher and the host workers check
 // for the next call before they sleep.
 const HostWorkerSpin = hostWorkerSpin
+
+// LockHostTable holds the host function table's lock, which submissions
+// take, until unlock is called.
+func LockHostTable() (unlock func()) {
+	hostFuncs.mu.Lock()
+	return hostFuncs.mu.Unlock
+}

@@ -23,35 +23,57 @@ import (
 // never enters Go; the others through one made once (newHostCallback),
 // which enters Go on the driver's thread. Each takes an entry of
 // hostFuncs' for its function, and the entry's address is the driver's
-// user data; an entry
-// is given back when its function has run (or, for a function captured
-// into a graph, when the graph is gone), and the next HostFunc reuses it.
-// The entries are allocated hostChunk at a time and never freed, so that
-// a HostFunc allocates nothing once there are enough of them.
+// user data. The entries are allocated hostChunk at a time and never
+// freed, so that a HostFunc allocates nothing once there are enough of
+// them.
+//
+// The driver's side never takes hostFuncs.mu, which the submitting
+// goroutines hold while they take entries: an entry's fields are written
+// before its state says it is in use (an atomic store, which the driver's
+// side loads), and an entry whose function has run (or, for a function
+// captured into a graph, whose graph is gone) is given back onto
+// hostReturned, a lock-free stack that the next HostFunc to find no free
+// entry takes whole.
 var hostFuncs struct {
 	once        gosync.Once
 	trampoline  uintptr
 	mu          gosync.Mutex
 	chunks      []*[hostChunk]hostEntry // every entry, kept reachable while the driver holds one
-	free        []*hostEntry            // entries not in use, the most recently given back last
-	pending     int                     // entries in use
-	queued      int                     // of those, the ones submitted through the queue (hostq.go)
+	free        []*hostEntry            // entries not in use, the most recently freed last
 	dispatching bool                    // the queue's dispatcher runs
 }
+
+// hostReturned is the stack of entries given back since the free list
+// last took them; hostPending counts the entries in use, hostQueued those
+// of them submitted through the queue (hostq.go).
+var (
+	hostReturned atomic.Pointer[hostEntry]
+	hostPending  atomic.Int64
+	hostQueued   atomic.Int64
+)
 
 const hostChunk = 64
 
 type hostEntry struct {
 	f      func()
-	used   bool         // taken by a HostFunc and not given back
 	keep   bool         // captured: runs at every launch of the graph
 	direct bool         // runs on the driver's thread (HostFuncOnDriverThread)
 	queued bool         // submitted through the queue (hostq.go): the driver's thread does not enter Go
 	st     *streamState // submitted outside a capture: where a failure is reported
+	used   atomic.Bool  // taken by a HostFunc and not given back; stored after the fields above
+	next   *hostEntry   // on hostReturned
 }
 
 // takeHostEntry takes a free entry for f; hostFuncs.mu is held.
 func takeHostEntry(f func(), st *streamState, keep, direct bool) *hostEntry {
+	if len(hostFuncs.free) == 0 {
+		for e := hostReturned.Swap(nil); e != nil; {
+			next := e.next
+			e.next = nil
+			hostFuncs.free = append(hostFuncs.free, e)
+			e = next
+		}
+	}
 	if len(hostFuncs.free) == 0 {
 		c := new([hostChunk]hostEntry)
 		hostFuncs.chunks = append(hostFuncs.chunks, c)
@@ -63,40 +85,58 @@ func takeHostEntry(f func(), st *streamState, keep, direct bool) *hostEntry {
 	e := hostFuncs.free[n-1]
 	hostFuncs.free[n-1] = nil
 	hostFuncs.free = hostFuncs.free[:n-1]
-	*e = hostEntry{f: f, used: true, keep: keep, direct: direct, queued: hostQueueing && !direct, st: st}
-	hostFuncs.pending++
+	e.f, e.st, e.keep, e.direct, e.queued = f, st, keep, direct, hostQueueing && !direct
+	e.used.Store(true)
+	hostPending.Add(1)
 	if e.queued {
-		hostFuncs.queued++
+		hostQueued.Add(1)
 		startHostDispatcher()
 	}
 	return e
 }
 
-// giveBackHostEntry makes e free again; hostFuncs.mu is held.
+// giveBackHostEntry makes e free again. It takes no lock: the driver's
+// side calls it.
 func giveBackHostEntry(e *hostEntry) {
-	if e.queued {
-		hostFuncs.queued--
+	queued := e.queued
+	e.f, e.st = nil, nil
+	e.used.Store(false)
+	for {
+		top := hostReturned.Load()
+		e.next = top
+		if hostReturned.CompareAndSwap(top, e) {
+			break
+		}
 	}
-	*e = hostEntry{}
-	hostFuncs.free = append(hostFuncs.free, e)
-	hostFuncs.pending--
+	hostPending.Add(-1)
+	if queued {
+		hostQueued.Add(-1)
+	}
+}
+
+// takeCall reads what the driver's call of e needs, and gives e back
+// unless it is captured; ok is false for an entry that is not in use (a
+// call the table does not know, logged).
+func takeCall(e *hostEntry) (f func(), st *streamState, direct, ok bool) {
+	if e == nil || !e.used.Load() {
+		slog.Error("cuda: the driver called a host function that is not in the table")
+		return nil, nil, false, false
+	}
+	f, st, direct = e.f, e.st, e.direct
+	if !e.keep {
+		giveBackHostEntry(e)
+	}
+	return f, st, direct, true
 }
 
 // hostTrampoline is the Go side of the function the driver calls for
 // every host function: e is the driver's user data, the function's entry.
 func hostTrampoline(e *hostEntry) {
 	hostStats.entered.Add(1)
-	hostFuncs.mu.Lock()
-	if e == nil || !e.used {
-		hostFuncs.mu.Unlock()
-		slog.Error("cuda: the driver called a host function that is not in the table")
+	f, st, direct, ok := takeCall(e)
+	if !ok {
 		return
 	}
-	f, direct, st := e.f, e.direct, e.st
-	if !e.keep {
-		giveBackHostEntry(e)
-	}
-	hostFuncs.mu.Unlock()
 	var err error
 	if direct {
 		err = runOnDriverThread(f)
@@ -442,9 +482,7 @@ func logHostErr(err error) {
 // is still in the table: not yet run, or captured into a graph that still
 // exists.
 func HostFuncsPending() int {
-	hostFuncs.mu.Lock()
-	defer hostFuncs.mu.Unlock()
-	return hostFuncs.pending
+	return int(hostPending.Load())
 }
 
 // HostFunc makes f run once the work submitted to the stream so far has
@@ -538,18 +576,12 @@ func (s *Stream) hostFunc(op string, f func(), direct bool) error {
 	}
 	hostFuncs.mu.Unlock()
 	if err := launchHostFunc(st, fn, e); err != nil {
-		hostFuncs.mu.Lock()
 		giveBackHostEntry(e)
-		hostFuncs.mu.Unlock()
 		return driverErr("cuLaunchHostFunc", err)
 	}
 	if capturing {
 		// The entry lives as long as the graph.
-		if !graph.Lease(st.raw, func() {
-			hostFuncs.mu.Lock()
-			giveBackHostEntry(e)
-			hostFuncs.mu.Unlock()
-		}) {
+		if !graph.Lease(st.raw, func() { giveBackHostEntry(e) }) {
 			return errors.New("cuda: Stream." + op + ": the stream is captured outside package graph: the function is kept for the life of the program")
 		}
 	}

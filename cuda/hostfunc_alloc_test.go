@@ -5,6 +5,7 @@ package cuda_test
 import (
 	"errors"
 	"runtime"
+	gosync "sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -67,5 +68,43 @@ func TestHostFuncAllocatesNothing(t *testing.T) {
 	}
 	if p := cuda.HostFuncsPending(); p != pending {
 		t.Errorf("%d host functions pending after the Syncs, want %d", p, pending)
+	}
+}
+
+// The driver's side of a host function takes no lock that a submission
+// holds: host functions submitted before run to the end, and give their
+// entries back, while the table's lock is held (a submission in the
+// middle of taking an entry, say).
+func TestHostFuncsRunWhileTheTableIsLocked(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		submit func(*cuda.Stream, func()) error
+	}{
+		{"HostFunc", (*cuda.Stream).HostFunc},
+		{"HostFuncOnDriverThread", (*cuda.Stream).HostFuncOnDriverThread},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t)
+			pending := cuda.HostFuncsPending()
+			gate := make(chan struct{})
+			var ran atomic.Int32
+			testenv.Must(t, c.submit(f.s, func() { <-gate; ran.Add(1) }))
+			for range 3 {
+				testenv.Must(t, c.submit(f.s, func() { ran.Add(1) }))
+			}
+			var unlock gosync.Once
+			locked := cuda.LockHostTable()
+			t.Cleanup(func() { unlock.Do(locked) }) // after a failure below: let the stream go on
+			close(gate)
+			err := testenv.BoundedErr(t, "the stream's host functions with the table locked", func() error { return f.s.Sync(testenv.Context(t)) })
+			unlock.Do(locked)
+			testenv.Must(t, err)
+			if got := ran.Load(); got != 4 {
+				t.Errorf("%d of 4 host functions ran", got)
+			}
+			if p := cuda.HostFuncsPending(); p != pending {
+				t.Errorf("%d entries in use after the host functions ran, want %d", p, pending)
+			}
+		})
 	}
 }

@@ -3,7 +3,6 @@
 package cuda
 
 import (
-	"log/slog"
 	"runtime"
 	"runtime/debug"
 	"sync/atomic"
@@ -75,7 +74,7 @@ func hostQueueCallback() uintptr { return hostQueueCallbackABI0 }
 
 // startHostDispatcher starts the dispatcher unless it runs; hostFuncs.mu
 // is held. It runs while any entry submitted through the queue is in use
-// (hostFuncs.queued): only then can the driver post a record.
+// (hostQueued): only then can the driver post a record.
 func startHostDispatcher() {
 	if !hostFuncs.dispatching {
 		hostFuncs.dispatching = true
@@ -171,7 +170,7 @@ func hostWaitPost(spin bool) (exit, slept bool) {
 	}
 	hostFuncs.mu.Lock()
 	defer hostFuncs.mu.Unlock()
-	if hostFuncs.queued > 0 || atomic.LoadUintptr(&hostQHead) != 0 {
+	if hostQueued.Load() > 0 || atomic.LoadUintptr(&hostQHead) != 0 {
 		return false, true
 	}
 	hostFuncs.dispatching = false
@@ -183,19 +182,11 @@ func hostWaitPost(spin bool) (exit, slept bool) {
 // runtime.Goexit, and the goroutine ends after runRecord; if it was the
 // dispatcher, another is started).
 func runRecord(rec uintptr, dispatcher bool) (ok bool) {
-	e := hostQEntry(rec)
-	hostFuncs.mu.Lock()
-	if e == nil || !e.used {
-		hostFuncs.mu.Unlock()
+	f, st, _, known := takeCall(hostQEntry(rec))
+	if !known {
 		hostQComplete(rec)
-		slog.Error("cuda: the driver called a host function that is not in the table")
 		return true
 	}
-	f, st := e.f, e.st
-	if !e.keep {
-		giveBackHostEntry(e)
-	}
-	hostFuncs.mu.Unlock()
 	returned := false
 	defer func() {
 		if !returned {

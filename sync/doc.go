@@ -8,12 +8,17 @@
 // queries between runtime.Gosched calls, and then hands the wait to a
 // helper OS thread from a small bounded pool, which blocks in the driver on
 // an event created with CU_EVENT_BLOCKING_SYNC (the thread sleeps, no core
-// is burnt) while the caller waits on a channel. When every helper is
-// busy, the wait goes to the shared poller instead: one goroutine that
-// queries all such targets in rounds (one query a target, however many
-// waits are on it), backs off while none finishes and wakes each waiter by
-// its channel, so that the cost of many waits does not grow with a timer
-// for each.
+// is burnt) while the caller waits on a channel. A wait that nothing can
+// cancel (its context.Context has no Done channel, as Background's) blocks
+// on the event on its own thread instead, locked and in relaxed capture
+// mode for the call, with its current context and mode restored after, in
+// one of the helpers' places: the driver then wakes the waiting goroutine's
+// own thread, where a helper's answer would cost a second OS thread
+// wake-up. When every helper is busy, the wait goes to the shared poller
+// instead: one goroutine that queries all such targets in rounds (one
+// query a target, however many waits are on it), backs off while none
+// finishes and wakes each waiter by its channel, so that the cost of many
+// waits does not grow with a timer for each.
 //
 // Only a few waits spin and yield on their own goroutines at once: a
 // quarter of GOMAXPROCS, at least one and at most four (the spin slots).

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"runtime"
 	gosync "sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/purecuda/purecuda/internal/dl"
@@ -145,6 +146,67 @@ func (p *pool) finish(j *job) {
 	}
 	j.state = jobDone
 }
+
+// blockOnCaller blocks in the driver for t (as a helper would: t.block)
+// on the calling goroutine's own thread, for an Auto wait that nothing can
+// cancel (its context.Context has no Done channel, as Background's). The
+// thread is woken by the driver when t finishes and the wait returns from
+// there, where a helper's answer would have to wake the waiting goroutine
+// in turn, a second OS thread wake-up. The thread is locked and in relaxed
+// capture mode for the call, and its current context and capture mode are
+// restored after. It takes one of the MaxHelpers places (and counts as a
+// blocking helper in ReadStats, and in CallerBlocks); ok is false, with
+// nothing done, when none is free or the thread's capture mode cannot be
+// set.
+func blockOnCaller(t target) (ok bool, err error) {
+	p := helpers
+	p.mu.Lock()
+	if p.active >= MaxHelpers {
+		p.mu.Unlock()
+		return false, nil
+	}
+	p.active++
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		p.active--
+		p.freeLocked()
+		p.mu.Unlock()
+	}()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	mode := libcuda.CU_STREAM_CAPTURE_MODE_RELAXED
+	if libcuda.ThreadExchangeStreamCaptureMode(&mode) != nil {
+		return false, nil
+	}
+	var prev libcuda.Context
+	if err := libcuda.CtxGetCurrent(&prev); err != nil {
+		err = dl.Failed("", "cuCtxGetCurrent", err)
+		if merr := libcuda.ThreadExchangeStreamCaptureMode(&mode); merr != nil {
+			err = errors.Join(err, dl.Failed("", "cuThreadExchangeStreamCaptureMode", merr))
+		}
+		return true, err
+	}
+	p.mu.Lock()
+	p.blocking++
+	p.mu.Unlock()
+	err = t.block()
+	p.mu.Lock()
+	p.blocking--
+	p.mu.Unlock()
+	if cerr := libcuda.CtxSetCurrent(prev); cerr != nil {
+		err = errors.Join(err, dl.Failed("", "cuCtxSetCurrent", cerr))
+	}
+	if merr := libcuda.ThreadExchangeStreamCaptureMode(&mode); merr != nil {
+		err = errors.Join(err, dl.Failed("", "cuThreadExchangeStreamCaptureMode", merr))
+	}
+	callerBlocks.Add(1)
+	return true, err
+}
+
+// callerBlocks counts the waits that blocked on their own thread
+// (blockOnCaller) since the program started.
+var callerBlocks atomic.Int64
 
 func (p *pool) helper(j *job) {
 	runtime.LockOSThread() // never unlocked: the thread ends with the goroutine

@@ -15,6 +15,11 @@ type Stats struct {
 	BlockingHelpers int
 	// HelperThreads are the helper threads alive, idle ones included.
 	HelperThreads int
+	// CallerBlocks counts, since the program started, the Auto waits that
+	// nothing could cancel and that blocked in the driver on their own
+	// thread instead of a helper's (each counted among ActiveHelpers and
+	// BlockingHelpers while it blocked).
+	CallerBlocks int64
 	// PolledWaits are the waits on the shared poller: past their own
 	// spinning, with no helper thread, or without spinning of their own
 	// (every spin slot was taken, or the poller was spinning for other
@@ -95,6 +100,7 @@ func ReadStats() Stats {
 	s.ActiveHelpers, s.AbandonedHelpers, s.HelperThreads = helpers.active, helpers.abandoned, helpers.threads
 	s.BlockingHelpers = helpers.blocking
 	helpers.mu.Unlock()
+	s.CallerBlocks = callerBlocks.Load()
 	s.PolledWaits = int(polledWaits.Load())
 	s.SpinningWaits = int(spinning.Load())
 	s.PollerRounds, s.PollerQueries = pollerRounds.Load(), pollerQueries.Load()

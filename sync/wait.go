@@ -17,7 +17,8 @@ type Mode int
 
 const (
 	// Auto spins on the query, then yields between queries, then blocks on
-	// a helper thread: fast for short waits, cheap for long ones.
+	// a helper thread (or, for a wait that nothing can cancel, on its own):
+	// fast for short waits, cheap for long ones.
 	Auto Mode = iota
 	// Blocking hands the wait to a helper thread at once.
 	Blocking
@@ -309,6 +310,11 @@ func wait[T target](p Policy, ctx context.Context, t T, first error) error {
 		return err
 	}
 	if p.Mode == Auto {
+		if ctx.Done() == nil { // a wait that nothing can cancel
+			if ok, err := blockOnCaller(t); ok {
+				return wrap(t, err)
+			}
+		}
 		return onHelper(p, ctx, t)
 	}
 	return polled(p, ctx, t)

@@ -525,8 +525,8 @@ func (s *Stream) HostFunc(f func()) error { return s.hostFunc("HostFunc", f, fal
 // handed to a goroutine of package cuda's: no other thread is woken for
 // it, so a host function costs the stream's timeline what it costs in C
 // plus the entry into Go (HostFunc's hand-off costs an OS thread wake-up
-// or two each time the worker has gone idle: tens of µs on an idle
-// server). For short functions in a graph launched in a loop, say.
+// each time the dispatcher has gone idle: tens of µs on an idle server).
+// For short functions in a graph launched in a loop, say.
 //
 // The guarantee kept: a panic in f is recovered on the driver's thread and
 // reported as HostFunc's are (the next Sync returns it, once, as a

@@ -58,10 +58,10 @@ func demangleFunc(name string) (sig funcSig, ok bool) {
 	if !isFunc {
 		return funcSig{}, false
 	}
+	// A parameter list written "v" comes with no Args; a lone void that
+	// came through a substitution or a template parameter stays, as the
+	// library prints it ("(void)").
 	args := ft.Args
-	if len(args) == 1 && isVoid(args[0]) {
-		args = nil
-	}
 	sig = funcSig{params: make([]cParam, len(args))}
 	texts := make([]string, len(args))
 	for i, p := range args {
@@ -80,11 +80,6 @@ func demangleFunc(name string) (sig funcSig, ok bool) {
 		return funcSig{}, false
 	}
 	return sig, true
-}
-
-func isVoid(a demangle.AST) bool {
-	b, ok := a.(*demangle.BuiltinType)
-	return ok && b.Name == "void"
 }
 
 // normalize makes two spellings of one C++ name compare equal: single

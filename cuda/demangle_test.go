@@ -35,6 +35,9 @@ func TestDemangle(t *testing.T) {
 		{"_ZN3ops6offsetEPiiy", "ops::offset(int*, int, unsigned long long)"},
 		// Empty parameter lists, const, references, volatile.
 		{"_Z4stepv", "step()"},
+		// A lone void through a template parameter is a parameter, as the
+		// library prints it; "v" alone is none.
+		{"_Z1AIvEvT_", "A<void>(void)"},
 		{"_Z3addPKfS0_Pf", "add(float const*, float const*, float*)"},
 		{"_Z1fRKiPVj", "f(int const&, unsigned int volatile*)"},
 		// Nested namespaces and substitutions of prefixes.

@@ -4,11 +4,9 @@ package cuda_test
 
 import (
 	"runtime"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/purecuda/purecuda/cuda"
 	"github.com/purecuda/purecuda/graph"
 	"github.com/purecuda/purecuda/internal/testenv"
 )
@@ -25,20 +23,7 @@ func TestGraphWithAHostFuncLaunchMakesCsCallsAndAllocatesNothing(t *testing.T) {
 	testenv.NoErrorsLogged(t)
 	f := newFixture(t)
 	testenv.OnThread(t, f.ctx.Raw())
-	d := alloc(t, f.s, make([]int32, 64))
-	var ran atomic.Int64
-	check := func() { ran.Add(1) }
-	g, err := f.s.Capture(func(s *cuda.Stream) error {
-		if err := cuda.Zero(s, d); err != nil {
-			return err
-		}
-		return s.HostFuncOnDriverThread(check)
-	})
-	testenv.Must(t, err)
-	defer func() { testenv.Must(t, g.Destroy()) }()
-	e, err := g.Instantiate()
-	testenv.Must(t, err)
-	defer func() { testenv.Must(t, e.Destroy()) }()
+	e, ran := hostFuncGraph(t, f)
 	launch := func() { testenv.Must(t, f.s.LaunchGraph(e)) }
 	launch() // the driver's callback thread enters Go a first time
 	sync(t, f.s)

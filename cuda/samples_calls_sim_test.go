@@ -4,6 +4,7 @@ package cuda_test
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"sync/atomic"
 	"testing"
@@ -26,20 +27,7 @@ func TestSimpleCudaGraphsTimedPartMakesCsCallsAndAllocatesNothing(t *testing.T) 
 	testenv.NoErrorsLogged(t)
 	f := newFixture(t)
 	testenv.OnThread(t, f.ctx.Raw())
-	d := alloc(t, f.s, make([]int32, 64))
-	var ran atomic.Int64
-	check := func() { ran.Add(1) }
-	g, err := f.s.Capture(func(s *cuda.Stream) error {
-		if err := cuda.Zero(s, d); err != nil {
-			return err
-		}
-		return s.HostFuncOnDriverThread(check)
-	})
-	testenv.Must(t, err)
-	defer func() { testenv.Must(t, g.Destroy()) }()
-	e, err := g.Instantiate()
-	testenv.Must(t, err)
-	defer func() { testenv.Must(t, e.Destroy()) }()
+	e, ran := hostFuncGraph(t, f)
 	start, err := cuda.NewEvent(f.ctx)
 	testenv.Must(t, err)
 	defer func() { testenv.Must(t, start.Close()) }()
@@ -117,4 +105,27 @@ func TestSimpleCudaGraphsTimedPartMakesCsCallsAndAllocatesNothing(t *testing.T) 
 	if perRun := allocs / runs; perRun != 0 && !raceEnabled {
 		t.Errorf("%d allocations in %d runs of simplecudagraphs' timed part, want none", allocs, runs)
 	}
+}
+
+// hostFuncGraph captures the graph of examples/simplecudagraphs' shape on
+// f's stream (a memset, then a host function on the driver's thread that
+// counts its runs) and instantiates it; both are destroyed when the test
+// ends.
+func hostFuncGraph(t *testing.T, f *fixture) (*graph.Exec, *atomic.Int64) {
+	t.Helper()
+	d := alloc(t, f.s, make([]int32, 64))
+	ran := new(atomic.Int64)
+	g, err := f.s.Capture(func(s *cuda.Stream) error {
+		if err := cuda.Zero(s, d); err != nil {
+			return err
+		}
+		return s.HostFuncOnDriverThread(func() { ran.Add(1) })
+	})
+	testenv.Must(t, err)
+	e, err := g.Instantiate()
+	if err != nil {
+		testenv.Must(t, errors.Join(err, g.Destroy()))
+	}
+	t.Cleanup(func() { testenv.Must(t, errors.Join(e.Destroy(), g.Destroy())) })
+	return e, ran
 }

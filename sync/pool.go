@@ -83,6 +83,32 @@ func (p *pool) trySubmit(j *job) (bool, <-chan struct{}) {
 	p.active++
 	j.state = jobRunning
 	p.mu.Unlock()
+	p.start(j)
+	return true, nil
+}
+
+// takePlace takes one of the MaxHelpers places if one is free, for a
+// wait that blocks outside the helpers (blockOnCaller); givePlace gives
+// it back.
+func (p *pool) takePlace() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.active >= MaxHelpers {
+		return false
+	}
+	p.active++
+	return true
+}
+
+func (p *pool) givePlace() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.active--
+	p.freeLocked()
+}
+
+// start hands j to an idle helper, or to a new one.
+func (p *pool) start(j *job) {
 	select {
 	case p.jobs <- j: // an idle helper took it
 	default:
@@ -91,7 +117,6 @@ func (p *pool) trySubmit(j *job) (bool, <-chan struct{}) {
 		p.mu.Unlock()
 		go p.helper(j)
 	}
-	return true, nil
 }
 
 // submitWait starts j on a helper as soon as a place is free, or returns
@@ -160,19 +185,10 @@ func (p *pool) finish(j *job) {
 // set.
 func blockOnCaller(t target) (ok bool, err error) {
 	p := helpers
-	p.mu.Lock()
-	if p.active >= MaxHelpers {
-		p.mu.Unlock()
+	if !p.takePlace() {
 		return false, nil
 	}
-	p.active++
-	p.mu.Unlock()
-	defer func() {
-		p.mu.Lock()
-		p.active--
-		p.freeLocked()
-		p.mu.Unlock()
-	}()
+	defer p.givePlace()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	mode := libcuda.CU_STREAM_CAPTURE_MODE_RELAXED
